@@ -1,0 +1,145 @@
+package flakegate
+
+import (
+	"context"
+	"time"
+)
+
+// Triple names one seeded property test: the property path, the fixture
+// digest and the seed. A freeze covers exactly one triple.
+type Triple struct {
+	PropertyPath  string `json:"property_path"`
+	Seed          Seed   `json:"seed"`
+	FixtureSHA256 string `json:"fixture_sha256"`
+}
+
+// Key is a stable string form of the triple, used to sort and index.
+func (t Triple) Key() string {
+	return t.PropertyPath + "\x00" + string(t.Seed) + "\x00" + t.FixtureSHA256
+}
+
+// Less orders triples by property path, then seed text, then digest.
+func (t Triple) Less(u Triple) bool { return t.Key() < u.Key() }
+
+// Freeze is one entry of the freeze ledger: a SCHEDULER triple that may be
+// skipped for ExpiresAfterRuns more runs.
+type Freeze struct {
+	Label            Label     `json:"label"`
+	PropertyPath     string    `json:"property_path"`
+	Seed             Seed      `json:"seed"`
+	FixtureSHA256    string    `json:"fixture_sha256"`
+	ExpiresAfterRuns int       `json:"expires_after_runs"`
+	Owner            string    `json:"owner"`
+	RecordSHA256     string    `json:"record_sha256"`
+	PropertySHA256   string    `json:"property_sha256"`
+	GrantedAt        time.Time `json:"granted_at"`
+	GrantedBy        string    `json:"granted_by"`
+}
+
+// Triple returns the triple the freeze covers.
+func (f Freeze) Triple() Triple {
+	return Triple{PropertyPath: f.PropertyPath, Seed: f.Seed, FixtureSHA256: f.FixtureSHA256}
+}
+
+// MaxFreezeRuns is the default policy maximum for a freeze's run count.
+const MaxFreezeRuns = 100
+
+// AuditAction is what happened to a freeze.
+type AuditAction string
+
+// The audit actions. Every change to the ledger appends one event.
+const (
+	ActionGrant  AuditAction = "grant"  // a freeze was written (or replaced)
+	ActionSkip   AuditAction = "skip"   // a run skipped the triple; runs_left after it
+	ActionExpire AuditAction = "expire" // the count reached zero; the freeze is gone
+	ActionVoid   AuditAction = "void"   // a check failed; the freeze is gone
+	ActionRevoke AuditAction = "revoke" // a person removed the freeze
+)
+
+// AuditEvent is one line of the audit log.
+type AuditEvent struct {
+	Action   AuditAction `json:"action"`
+	At       time.Time   `json:"at"`
+	By       string      `json:"by,omitempty"`
+	Triple   Triple      `json:"triple"`
+	RunsLeft int         `json:"runs_left"`
+	Reason   string      `json:"reason,omitempty"`
+	// Freeze is the entry written, on grant events only.
+	Freeze *Freeze `json:"freeze,omitempty"`
+	// PrevSHA256 is the sha256 of the previous line of the log ("" first).
+	PrevSHA256 string `json:"prev_sha256"`
+}
+
+// BaseReplay is the first base result stored for a replay key.
+type BaseReplay struct {
+	Result      string    `json:"result"` // "pass", "fail" or "error"
+	WallSeconds float64   `json:"wall_seconds"`
+	RunID       string    `json:"run_id"`
+	At          time.Time `json:"at"`
+}
+
+// Ledger holds the freezes, one per triple. Every change appends an audit
+// event in the same atomic step, so the log replays to the ledger.
+type Ledger interface {
+	// ListFreezes returns every freeze, sorted by triple.
+	ListFreezes(ctx context.Context) ([]Freeze, error)
+
+	// GetFreeze returns the freeze for t, or an error with code ENOTFOUND.
+	GetFreeze(ctx context.Context, t Triple) (Freeze, error)
+
+	// Grant writes f and a grant event. If a freeze for the triple exists it
+	// returns ECONFLICT, unless replace is true.
+	Grant(ctx context.Context, f Freeze, replace bool) error
+
+	// Consume counts one skip of t: it decrements the freeze's runs left if
+	// the freeze exists, names recordSHA256 and has runs left, and deletes
+	// it when the count reaches zero (a skip event, then an expire event).
+	// It returns the runs left after the skip, or ENOTFOUND when no such
+	// freeze could be consumed. Concurrent callers never lose or double a
+	// decrement.
+	Consume(ctx context.Context, t Triple, recordSHA256, by string) (int, error)
+
+	// Remove deletes t's freeze with action ActionVoid or ActionRevoke and
+	// a reason. ENOTFOUND if there is none.
+	Remove(ctx context.Context, t Triple, action AuditAction, by, reason string) error
+}
+
+// AuditLog reads the append-only log of ledger changes.
+type AuditLog interface {
+	// AuditLines returns every event line, oldest first, as stored bytes.
+	AuditLines(ctx context.Context) ([][]byte, error)
+}
+
+// RecordStore keeps run records by their record_sha256, byte for byte.
+type RecordStore interface {
+	// PutRecord stores raw under sha. Storing the same sha again keeps the
+	// first bytes and is not an error.
+	PutRecord(ctx context.Context, sha string, raw []byte) error
+
+	// GetRecord returns the stored bytes, or ENOTFOUND.
+	GetRecord(ctx context.Context, sha string) ([]byte, error)
+
+	// EachRecord calls fn for every stored record (order unspecified) until
+	// fn returns an error.
+	EachRecord(ctx context.Context, fn func(sha string, raw []byte) error) error
+}
+
+// ReplayCache keeps the first base result per replay key; it is never
+// overwritten, so a base that failed once stays failed.
+type ReplayCache interface {
+	// GetReplay returns the stored result and true, or false if absent.
+	GetReplay(ctx context.Context, key string) (BaseReplay, bool, error)
+
+	// PutReplay stores r under key unless a result is there already; it
+	// returns the result that is stored after the call (the first one).
+	PutReplay(ctx context.Context, key string, r BaseReplay) (BaseReplay, error)
+}
+
+// Store is everything the check needs from a backend.
+type Store interface {
+	Ledger
+	AuditLog
+	RecordStore
+	ReplayCache
+	Close() error
+}

@@ -1,0 +1,88 @@
+package flakegate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// Env is the environment of one side of a check, compared by rows 7 and 8
+// of the decision table.
+type Env struct {
+	Workers      int     `json:"workers"`
+	ClockBudgetS float64 `json:"clock_budget_s"`
+	Filesystem   string  `json:"filesystem"`
+}
+
+// Attempt is one run of the property command.
+type Attempt struct {
+	Side        string    `json:"side"`   // "candidate" or "base"
+	Index       int       `json:"index"`  // 0 is the first candidate run, 1.. retries
+	Result      string    `json:"result"` // "pass", "fail", "error" or "timeout"
+	ExitCode    int       `json:"exit_code"`
+	Signal      string    `json:"signal,omitempty"`
+	StartedAt   time.Time `json:"started_at"`
+	WallSeconds float64   `json:"wall_seconds"`
+	OutputTail  string    `json:"output_tail,omitempty"`
+}
+
+// RunRecord is the record flakegate writes for one triple (schema
+// flakegate.run/v1). Its JSON holds every required key of the spec plus
+// the provenance keys of DESIGN.md.
+type RunRecord struct {
+	Schema               string    `json:"schema"`
+	RunID                string    `json:"run_id"`
+	Seed                 Seed      `json:"seed"`
+	PropertyPath         string    `json:"property_path"`
+	PropertySHA256       string    `json:"property_sha256"`
+	FixtureSHA256        string    `json:"fixture_sha256"`
+	BaseFixtureSHA256    string    `json:"base_fixture_sha256"`
+	DiffPaths            []string  `json:"diff_paths"`
+	CandidateResult      string    `json:"candidate_result"`
+	BaseSeedResult       string    `json:"base_seed_result"`
+	RetryResults         []string  `json:"retry_results"`
+	RetryCap             int       `json:"retry_cap"`
+	BudgetOK             bool      `json:"budget_ok"`
+	TranscriptComplete   bool      `json:"transcript_complete"`
+	FixtureGeneratorPath string    `json:"fixture_generator_path,omitempty"`
+	WatchPaths           []string  `json:"watch_paths,omitempty"`
+	CandidateEnv         *Env      `json:"candidate_env,omitempty"`
+	BaseEnv              *Env      `json:"base_env,omitempty"`
+	BaseSHA              string    `json:"base_sha"`
+	CandidateSHA         string    `json:"candidate_sha"`
+	FixturePath          string    `json:"fixture_path"`
+	WallBudgetS          float64   `json:"wall_budget_s"`
+	Samples              int       `json:"samples"`
+	Attempts             []Attempt `json:"attempts"`
+	TranscriptPath       string    `json:"transcript_path"`
+	TranscriptSHA256     string    `json:"transcript_sha256"`
+	BaseFromCache        bool      `json:"base_from_replay_cache"`
+	ToolVersion          string    `json:"tool_version"`
+}
+
+// Marshal returns the record's bytes as flakegate stores them.
+func (r *RunRecord) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ReplayKey is the identity of a base replay in the replay cache.
+type ReplayKey struct {
+	BaseSHA        string   `json:"base_sha"`
+	PropertySHA256 string   `json:"property_sha256"`
+	FixtureSHA256  string   `json:"fixture_sha256"`
+	Seed           Seed     `json:"seed"`
+	Command        []string `json:"command"`
+	Env            Env      `json:"env"`
+}
+
+// String returns the cache key: the sha256 of the key's JSON.
+func (k ReplayKey) String() string {
+	b, _ := json.Marshal(k)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
