@@ -1,0 +1,179 @@
+package flakegate
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+)
+
+// Row is one row of the decision table: a named predicate and the label it
+// gives. Rows are tried in order and the first match wins.
+type Row struct {
+	N     int
+	Name  string
+	Label Label
+	// Match reports whether the row applies, and says why in words.
+	Match func(r *Record) (reason string, ok bool)
+}
+
+// Table is the decision table of DESIGN.md, row for row.
+var Table = []Row{
+	{1, "incomplete record", Incomplete, incompleteRecord},
+	{2, "watched path in the diff", Contaminated, watchedPathInDiff},
+	{3, "fixture digest differs from base", Fixture, fixtureDigestDiffers},
+	{4, "budget missed", Budget, budgetMissed},
+	{5, "base replay not stored as pass or fail", Incomplete, noBaseReplay},
+	{6, "candidate passed", Pass, candidatePassed},
+	{7, "only one side's env recorded", Incomplete, oneEnvMissing},
+	{8, "envs differ", Budget, envsDiffer},
+	{9, "cleared by a retry inside the cap, base green", Scheduler, schedulerNoise},
+	{10, "candidate failed", Property, always},
+}
+
+func incompleteRecord(r *Record) (string, bool) {
+	switch {
+	case len(r.Missing) > 0:
+		return "missing required key(s): " + strings.Join(r.Missing, ", "), true
+	case r.Problem != "":
+		return r.Problem, true
+	case !r.TranscriptComplete:
+		return "transcript_complete is false", true
+	}
+	return "", false
+}
+
+func watchedPathInDiff(r *Record) (string, bool) {
+	if hit := r.watchedInDiff(); hit != nil {
+		return "the patch edits what grades it: " + strings.Join(hit, ", "), true
+	}
+	return "", false
+}
+
+func fixtureDigestDiffers(r *Record) (string, bool) {
+	if r.FixtureSHA256 != r.BaseFixtureSHA256 {
+		return fmt.Sprintf("fixture_sha256 %s differs from base_fixture_sha256 %s", truncate(r.FixtureSHA256, 16), truncate(r.BaseFixtureSHA256, 16)), true
+	}
+	return "", false
+}
+
+func budgetMissed(r *Record) (string, bool) {
+	if !r.BudgetOK {
+		return "budget_ok is false", true
+	}
+	return "", false
+}
+
+func noBaseReplay(r *Record) (string, bool) {
+	b := r.BaseSeedResult
+	if b.Kind == KindString && (b.Str == "pass" || b.Str == "fail") {
+		return "", false
+	}
+	return "base_seed_result is " + describe(b) + `, want "pass" or "fail"`, true
+}
+
+func candidatePassed(r *Record) (string, bool) { return "", r.CandidateResult == "pass" }
+
+// schedulerSignals: candidate failed, base seed passed, and a retry inside
+// the cap passed.
+func schedulerSignals(r *Record) bool {
+	if r.CandidateResult == "pass" || r.BaseSeedResult.Str != "pass" {
+		return false
+	}
+	for _, res := range r.RetryResults[:r.RetryCap] {
+		if res == "pass" {
+			return true
+		}
+	}
+	return false
+}
+
+func oneEnvMissing(r *Record) (string, bool) {
+	if schedulerSignals(r) && (r.CandidateEnv == nil) != (r.BaseEnv == nil) {
+		if r.CandidateEnv == nil {
+			return "base_env is recorded but candidate_env is not", true
+		}
+		return "candidate_env is recorded but base_env is not", true
+	}
+	return "", false
+}
+
+var envKeys = [...]string{"workers", "clock_budget_s", "filesystem"}
+
+func envsDiffer(r *Record) (string, bool) {
+	if !schedulerSignals(r) || r.CandidateEnv == nil || r.BaseEnv == nil {
+		return "", false
+	}
+	for _, k := range envKeys {
+		c, cok := r.CandidateEnv.Get(k)
+		b, bok := r.BaseEnv.Get(k)
+		if cok != bok || (cok && !sameValue(c, b)) {
+			return fmt.Sprintf("candidate and base differ in %s", k), true
+		}
+	}
+	return "", false
+}
+
+// sameValue compares two env values: numbers by value (60 equals 60.0),
+// anything else by canonical form.
+func sameValue(a, b *Value) bool {
+	if a.Kind == KindNumber && b.Kind == KindNumber {
+		x, ok1 := new(big.Rat).SetString(a.Str)
+		y, ok2 := new(big.Rat).SetString(b.Str)
+		return ok1 && ok2 && x.Cmp(y) == 0
+	}
+	return string(AppendCanonical(nil, a)) == string(AppendCanonical(nil, b))
+}
+
+func schedulerNoise(r *Record) (string, bool) { return "", schedulerSignals(r) }
+
+func always(r *Record) (string, bool) {
+	switch {
+	case r.BaseSeedResult.Str == "fail":
+		return "the same seed fails on base", true
+	case r.RetryCap == 0:
+		return "no retry inside a cap of 0", true
+	}
+	return "no retry inside the cap passed", true
+}
+
+// Classify runs the decision table over a record.
+func Classify(r *Record) Decision {
+	for _, row := range Table {
+		reason, ok := row.Match(r)
+		if !ok {
+			continue
+		}
+		d := Decision{Label: row.Label, Row: row.N, Reason: reason}
+		switch row.Label {
+		case Incomplete:
+			if row.N == 1 && r.Value.Kind == KindObject {
+				d.Missing = r.Missing
+				if d.Missing == nil {
+					d.Missing = []string{}
+				}
+			}
+		case Contaminated:
+			d.Paths = r.watchedInDiff()
+		case Scheduler:
+			d.Freeze = true
+			d.Seed = r.Seed
+			d.PropertyPath = r.PropertyPath
+			d.FixtureSHA256 = r.FixtureSHA256
+		}
+		return d
+	}
+	panic("unreachable: the last row always matches")
+}
+
+// ClassifyBytes reads raw strictly, hashes it and runs the decision table.
+// It never panics: bytes that are not one acceptable JSON value are
+// INCOMPLETE with the reader's reason and a null record_sha256.
+func ClassifyBytes(raw []byte) Decision {
+	v, err := ReadValue(raw)
+	if err != nil {
+		return Decision{Label: Incomplete, Row: 1, Reason: "not a JSON record: " + err.Error()}
+	}
+	d := Classify(NewRecord(v))
+	d.RecordSHA256 = CanonicalSHA256(&v)
+	return d
+}

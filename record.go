@@ -1,0 +1,299 @@
+package flakegate
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// RequiredKeys are the keys every run record must carry, in the spec's order.
+var RequiredKeys = []string{
+	"run_id", "seed", "property_path", "property_sha256", "fixture_sha256",
+	"base_fixture_sha256", "diff_paths", "candidate_result", "base_seed_result",
+	"retry_results", "retry_cap", "budget_ok", "transcript_complete",
+}
+
+// Record is a run record read strictly, with the fields the decision table
+// reads. Value keeps every key, known or not, for the hash.
+type Record struct {
+	Value Value
+
+	Seed               Seed
+	PropertyPath       string // cleaned
+	PropertySHA256     string
+	FixtureSHA256      string
+	BaseFixtureSHA256  string
+	DiffPaths          []string // cleaned
+	CandidateResult    string
+	BaseSeedResult     *Value // any value; only "pass" and "fail" are results
+	RetryResults       []string
+	RetryCap           int // clamped to len(retry_results) when larger
+	BudgetOK           bool
+	TranscriptComplete bool
+	GeneratorPath      string   // cleaned; "" when absent
+	WatchPaths         []string // cleaned
+	WatchFolders       []string // cleaned watch_paths entries that ended in "/"
+	CandidateEnv       *Value
+	BaseEnv            *Value
+
+	// Missing lists absent required keys; Problem is the first type or path
+	// problem. Either makes the record INCOMPLETE.
+	Missing []string
+	Problem string
+}
+
+var seedString = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+
+// NewRecord reads the typed fields of a JSON object value. It never fails:
+// problems are kept in Missing and Problem for the decision table.
+func NewRecord(v Value) *Record {
+	r := &Record{Value: v}
+	if v.Kind != KindObject {
+		r.Problem = fmt.Sprintf("record is a JSON %s, want an object", v.Kind)
+		return r
+	}
+	get := func(key string) *Value {
+		if x, ok := v.Get(key); ok {
+			return x
+		}
+		return nil
+	}
+	for _, k := range RequiredKeys {
+		if get(k) == nil {
+			r.Missing = append(r.Missing, k)
+		}
+	}
+	bad := func(format string, args ...any) {
+		if r.Problem == "" {
+			r.Problem = fmt.Sprintf(format, args...)
+		}
+	}
+	if x := get("transcript_complete"); x != nil {
+		if x.Kind != KindBool {
+			bad("transcript_complete: want true or false, got a %s", x.Kind)
+		}
+		r.TranscriptComplete = x.Kind == KindBool && x.Bool
+	}
+	if x := get("run_id"); x != nil && x.Kind == KindNull {
+		bad("run_id: want a value, got null")
+	}
+	if x := get("seed"); x != nil {
+		switch {
+		case x.IsInt():
+			s := x.Str
+			if s == "-0" {
+				s = "0"
+			}
+			r.Seed = Seed(s)
+		case x.Kind == KindString && seedString.MatchString(x.Str):
+			r.Seed = Seed(strconv.Quote(x.Str))
+		default:
+			bad("seed: want a JSON integer or a non-empty string of [A-Za-z0-9._:-], got %s", describe(x))
+		}
+	}
+	digest := func(key string, dst *string) {
+		if x := get(key); x != nil {
+			if x.Kind != KindString || x.Str == "" {
+				bad("%s: want a non-empty string, got %s", key, describe(x))
+				return
+			}
+			*dst = x.Str
+		}
+	}
+	digest("property_sha256", &r.PropertySHA256)
+	digest("fixture_sha256", &r.FixtureSHA256)
+	digest("base_fixture_sha256", &r.BaseFixtureSHA256)
+	if x := get("property_path"); x != nil {
+		r.PropertyPath = cleanPath("property_path", x, bad)
+	}
+	if x := get("fixture_generator_path"); x != nil && x.Kind != KindNull {
+		if x.Kind == KindString && x.Str == "" {
+			// The listing treats an empty generator path as none.
+		} else {
+			r.GeneratorPath = cleanPath("fixture_generator_path", x, bad)
+		}
+	}
+	if x := get("diff_paths"); x != nil {
+		r.DiffPaths, _ = pathList("diff_paths", x, bad)
+	}
+	if x := get("watch_paths"); x != nil && x.Kind != KindNull {
+		r.WatchPaths, r.WatchFolders = pathList("watch_paths", x, bad)
+	}
+	if x := get("candidate_result"); x != nil {
+		if x.Kind != KindString || (x.Str != "pass" && x.Str != "fail") {
+			bad(`candidate_result: want "pass" or "fail", got %s`, describe(x))
+		}
+		r.CandidateResult = x.Str
+	}
+	r.BaseSeedResult = get("base_seed_result")
+	if x := get("retry_results"); x != nil {
+		if x.Kind != KindArray {
+			bad("retry_results: want an array of \"pass\"/\"fail\", got %s", describe(x))
+		} else {
+			r.RetryResults = make([]string, 0, len(x.Elems))
+			for i := range x.Elems {
+				e := &x.Elems[i]
+				if e.Kind != KindString || (e.Str != "pass" && e.Str != "fail") {
+					bad(`retry_results[%d]: want "pass" or "fail", got %s`, i, describe(e))
+				}
+				r.RetryResults = append(r.RetryResults, e.Str)
+			}
+		}
+	}
+	if x := get("retry_cap"); x != nil {
+		switch {
+		case !x.IsInt():
+			bad("retry_cap: want an integer >= 0, got %s", describe(x))
+		case strings.HasPrefix(x.Str, "-") && x.Str != "-0":
+			bad("retry_cap: want an integer >= 0, got %s", x.Str)
+		default:
+			n, err := strconv.Atoi(x.Str)
+			if err != nil || n > len(r.RetryResults) {
+				n = len(r.RetryResults) // a cap past the retries run cuts nothing
+			}
+			r.RetryCap = n
+		}
+	}
+	if x := get("budget_ok"); x != nil {
+		if x.Kind != KindBool {
+			bad("budget_ok: want true or false, got %s", describe(x))
+		}
+		r.BudgetOK = x.Bool
+	}
+	for _, k := range [...]string{"candidate_env", "base_env"} {
+		x := get(k)
+		if x == nil || x.Kind == KindNull {
+			continue
+		}
+		if x.Kind != KindObject {
+			bad("%s: want an object with workers, clock_budget_s and filesystem, got %s", k, describe(x))
+			continue
+		}
+		if k == "candidate_env" {
+			r.CandidateEnv = x
+		} else {
+			r.BaseEnv = x
+		}
+	}
+	return r
+}
+
+// describe names a value's type, and shows it when it is short.
+func describe(v *Value) string {
+	switch v.Kind {
+	case KindNumber:
+		return "the number " + truncate(v.Str, 40)
+	case KindString:
+		return "the string " + strconv.Quote(truncate(v.Str, 40))
+	case KindBool:
+		return strconv.FormatBool(v.Bool)
+	case KindNull:
+		return "null"
+	}
+	return "an " + v.Kind.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// CleanPath cleans a repo-relative path ("./a//b" is "a/b") and refuses an
+// empty, absolute or escaping one.
+func CleanPath(p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("empty path")
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", fmt.Errorf("path %q has a NUL byte", p)
+	}
+	if strings.HasPrefix(p, "/") {
+		return "", fmt.Errorf("path %q is absolute, want repo-relative", p)
+	}
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("path %q climbs out of the repo", p)
+	}
+	if c == "." {
+		return "", fmt.Errorf("path %q names the repo root, want a file", p)
+	}
+	return c, nil
+}
+
+func cleanPath(key string, x *Value, bad func(string, ...any)) string {
+	if x.Kind != KindString {
+		bad("%s: want a repo-relative path string, got %s", key, describe(x))
+		return ""
+	}
+	c, err := CleanPath(x.Str)
+	if err != nil {
+		bad("%s: %v", key, err)
+		return ""
+	}
+	return c
+}
+
+func pathList(key string, x *Value, bad func(string, ...any)) (paths, folders []string) {
+	if x.Kind != KindArray {
+		bad("%s: want an array of path strings, got %s", key, describe(x))
+		return nil, nil
+	}
+	paths = make([]string, 0, len(x.Elems))
+	for i := range x.Elems {
+		e := &x.Elems[i]
+		k := fmt.Sprintf("%s[%d]", key, i)
+		c := cleanPath(k, e, bad)
+		if c == "" {
+			continue
+		}
+		if e.Kind == KindString && strings.HasSuffix(e.Str, "/") {
+			folders = append(folders, c)
+		} else {
+			paths = append(paths, c)
+		}
+	}
+	return paths, folders
+}
+
+// watchedInDiff returns the sorted watched paths found in the diff: the
+// property path, the generator path, every watch_paths file, and every
+// diff path under a watch_paths folder.
+func (r *Record) watchedInDiff() []string {
+	var hit []string
+	watched := make([]string, 0, 2+len(r.WatchPaths))
+	watched = append(watched, r.PropertyPath)
+	if r.GeneratorPath != "" {
+		watched = append(watched, r.GeneratorPath)
+	}
+	watched = append(watched, r.WatchPaths...)
+	for _, d := range r.DiffPaths {
+		for _, w := range watched {
+			if d == w {
+				hit = append(hit, d)
+				break
+			}
+		}
+		for _, f := range r.WatchFolders {
+			if strings.HasPrefix(d, f+"/") {
+				hit = append(hit, d)
+				break
+			}
+		}
+	}
+	if len(hit) == 0 {
+		return nil
+	}
+	sort.Strings(hit)
+	out := hit[:1]
+	for _, h := range hit[1:] {
+		if h != out[len(out)-1] {
+			out = append(out, h)
+		}
+	}
+	return out
+}

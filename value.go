@@ -1,0 +1,53 @@
+package flakegate
+
+// Kind is the JSON type of a Value.
+type Kind uint8
+
+// The JSON kinds.
+const (
+	KindNull Kind = iota
+	KindBool
+	KindNumber
+	KindString
+	KindArray
+	KindObject
+)
+
+var kindNames = [...]string{"null", "boolean", "number", "string", "array", "object"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Value is one JSON value as read from a record, exactly: numbers keep their
+// text (a 30-digit seed survives), objects keep their members in input
+// order (duplicates are refused by the reader).
+type Value struct {
+	Kind Kind
+	Bool bool
+	// Str is the decoded string for KindString and the number's literal
+	// text for KindNumber.
+	Str string
+	// Float reports whether a number has a fraction or an exponent (Python
+	// reads it as a float, not an int).
+	Float   bool
+	Elems   []Value
+	Members []Member
+}
+
+// Member is one key and value of an object.
+type Member struct {
+	Key   string
+	Value Value
+}
+
+// Get returns the member value for key and whether it is present.
+func (v *Value) Get(key string) (*Value, bool) {
+	for i := range v.Members {
+		if v.Members[i].Key == key {
+			return &v.Members[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// IsInt reports whether v is a JSON number without fraction or exponent.
+func (v *Value) IsInt() bool { return v.Kind == KindNumber && !v.Float }
