@@ -16,6 +16,16 @@ import (
 // order), every non-ASCII character is escaped as \uXXXX (surrogate pairs
 // above U+FFFF), integers keep their digits and floats follow Python's repr.
 func AppendCanonical(b []byte, v *Value) []byte {
+	var e canonEncoder
+	return e.append(b, v)
+}
+
+// canonEncoder keeps scratch space for sorting keys between records.
+type canonEncoder struct {
+	idx []int
+}
+
+func (e *canonEncoder) append(b []byte, v *Value) []byte {
 	switch v.Kind {
 	case KindNull:
 		return append(b, "null"...)
@@ -41,34 +51,34 @@ func AppendCanonical(b []byte, v *Value) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendCanonical(b, &v.Elems[i])
+			b = e.append(b, &v.Elems[i])
 		}
 		return append(b, ']')
 	default:
 		b = append(b, '{')
-		for n, i := range sortedMembers(v.Members) {
-			if n > 0 {
+		base := len(e.idx)
+		e.idx = sortMembers(e.idx, v.Members)
+		for n := base; n < len(e.idx); n++ {
+			if n > base {
 				b = append(b, ',')
 			}
-			m := &v.Members[i]
+			m := &v.Members[e.idx[n]]
 			b = appendPythonString(b, m.Key)
 			b = append(b, ':')
-			b = AppendCanonical(b, &m.Value)
+			b = e.append(b, &m.Value)
 		}
+		e.idx = e.idx[:base]
 		return append(b, '}')
 	}
 }
 
-// sortedMembers returns member indexes in key order.
-func sortedMembers(ms []Member) []int {
-	var small [32]int
-	idx := small[:0]
-	if len(ms) > len(small) {
-		idx = make([]int, 0, len(ms))
-	}
+// sortMembers appends the member indexes of ms to stack in key order.
+func sortMembers(stack []int, ms []Member) []int {
+	base := len(stack)
 	for i := range ms {
-		idx = append(idx, i)
+		stack = append(stack, i)
 	}
+	idx := stack[base:]
 	// Insertion sort: records have a few dozen keys, often nearly sorted.
 	if len(idx) <= 32 {
 		for i := 1; i < len(idx); i++ {
@@ -76,10 +86,10 @@ func sortedMembers(ms []Member) []int {
 				idx[j], idx[j-1] = idx[j-1], idx[j]
 			}
 		}
-		return idx
+		return stack
 	}
 	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(ms[a].Key, ms[b].Key) })
-	return idx
+	return stack
 }
 
 const hexDigits = "0123456789abcdef"
@@ -201,9 +211,19 @@ func AppendPythonFloat(b []byte, f float64) []byte {
 
 // CanonicalSHA256 returns the hex sha256 of v's canonical form.
 func CanonicalSHA256(v *Value) string {
-	var stack [1024]byte
-	b := AppendCanonical(stack[:0], v)
-	sum := sha256.Sum256(b)
+	var h hasher
+	return h.sum(v)
+}
+
+// hasher keeps the canonical bytes' buffer between records.
+type hasher struct {
+	enc canonEncoder
+	buf []byte
+}
+
+func (h *hasher) sum(v *Value) string {
+	h.buf = h.enc.append(h.buf[:0], v)
+	sum := sha256.Sum256(h.buf)
 	return hex.EncodeToString(sum[:])
 }
 

@@ -171,7 +171,7 @@ func Classify(r *Record) Decision {
 func ClassifyBytes(raw []byte) Decision {
 	v, err := ReadValue(raw)
 	if err != nil {
-		return Decision{Label: Incomplete, Row: 1, Reason: "not a JSON record: " + err.Error()}
+		return notJSON(err)
 	}
 	d := Classify(NewRecord(v))
 	d.RecordSHA256 = CanonicalSHA256(&v)

@@ -116,8 +116,23 @@ func writeStrings(b *bytes.Buffer, ss []string) {
 	b.WriteByte(']')
 }
 
-// writeJSONString writes s as a JSON string (UTF-8 kept, controls escaped).
+// writeJSONString writes s as a JSON string: UTF-8 kept, quotes,
+// backslashes and control characters escaped, and <, >, & and U+2028/9
+// escaped as encoding/json does, so the output is safe in HTML too.
 func writeJSONString(b *bytes.Buffer, s string) {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	enc, _ := json.Marshal(s)
 	b.Write(enc)
 }

@@ -1,21 +1,20 @@
 package flakegate
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 )
 
-// jsonlBatch is how many lines one worker classifies at a time.
-const jsonlBatch = 256
+// jsonlChunk is how many bytes of input one batch holds, at least.
+const jsonlChunk = 256 << 10
 
 type batch struct {
-	lines [][]byte
+	lines []string
 	out   bytes.Buffer
 	done  chan struct{}
 }
@@ -24,7 +23,8 @@ type batch struct {
 // per line to w, in input order, using every core. A line that is not a
 // JSON record still gets its INCOMPLETE decision; a final newline does not
 // start another record. A line longer than MaxRecordBytes is INCOMPLETE.
-// It returns the first read or write error; reject labels are results.
+// onLabel, if not nil, sees every label in order. It returns the first
+// read or write error; reject labels are results, not errors.
 func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(Label)) error {
 	workers := runtime.GOMAXPROCS(0)
 	work := make(chan *batch, workers*2)
@@ -34,9 +34,10 @@ func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(L
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var p parser
 			for b := range work {
 				for _, line := range b.lines {
-					d := classifyLine(line)
+					d := p.classifyLine(line)
 					d.AppendJSON(&b.out)
 					b.out.WriteByte('\n')
 				}
@@ -50,7 +51,6 @@ func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(L
 		defer close(work)
 		readErr <- readBatches(ctx, r, work, order)
 	}()
-	bw := bufio.NewWriterSize(w, 256<<10)
 	var werr error
 	for b := range order {
 		<-b.done
@@ -58,95 +58,115 @@ func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(L
 			if onLabel != nil {
 				labelsOf(b.out.Bytes(), onLabel)
 			}
-			_, werr = bw.Write(b.out.Bytes())
+			_, werr = w.Write(b.out.Bytes())
 		}
 	}
 	wg.Wait()
 	if err := <-readErr; err != nil {
 		return err
 	}
-	if werr != nil {
-		return werr
-	}
-	return bw.Flush()
+	return werr
 }
 
+// readBatches cuts the input into batches of whole lines. Each batch is one
+// string (one copy of the bytes) whose lines are substrings of it.
 func readBatches(ctx context.Context, r io.Reader, work, order chan<- *batch) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	cur := &batch{done: make(chan struct{})}
-	send := func() {
-		work <- cur
-		order <- cur
-		cur = &batch{done: make(chan struct{})}
+	buf := make([]byte, 0, 2*jsonlChunk)
+	skipping := false // inside a line longer than MaxRecordBytes
+	send := func(lines []string) {
+		b := &batch{lines: lines, done: make(chan struct{})}
+		work <- b
+		order <- b
 	}
-	for {
+	eof := false
+	for !eof {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		line, err := readLine(br)
-		if len(line) > 0 || (err == nil) {
-			cur.lines = append(cur.lines, line)
-			if len(cur.lines) == jsonlBatch {
-				send()
-			}
+		if cap(buf)-len(buf) < jsonlChunk {
+			nb := make([]byte, len(buf), 2*cap(buf)+jsonlChunk)
+			copy(nb, buf)
+			buf = nb
 		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
 		if err == io.EOF {
-			break
-		}
-		if err != nil {
+			eof = true
+		} else if err != nil {
 			return err
 		}
-	}
-	if len(cur.lines) > 0 {
-		send()
+		var lines []string
+		if skipping {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				buf = buf[:0]
+				if eof {
+					send([]string{tooLongLine})
+				}
+				continue
+			}
+			lines = append(lines, tooLongLine)
+			buf = buf[i+1:]
+			skipping = false
+		}
+		last := bytes.LastIndexByte(buf, '\n')
+		if eof {
+			last = len(buf) - 1
+		}
+		if last >= 0 && (last+1 >= jsonlChunk || eof) {
+			chunk := string(buf[:last+1])
+			for len(chunk) > 0 {
+				i := strings.IndexByte(chunk, '\n')
+				if i < 0 {
+					i = len(chunk)
+				}
+				lines = append(lines, chunk[:i])
+				chunk = chunk[min(i+1, len(chunk)):]
+			}
+			rest := copy(buf, buf[last+1:])
+			buf = buf[:rest]
+		}
+		if len(buf) > MaxRecordBytes+2 && bytes.IndexByte(buf, '\n') < 0 {
+			skipping = true
+			buf = buf[:0]
+		}
+		if len(lines) > 0 {
+			send(lines)
+		}
 	}
 	return nil
 }
 
-var errLineTooLong = errors.New("line too long")
+const tooLongLine = "\x00too-long"
 
-// readLine returns the next line without its newline (and a trailing \r).
-// A line over MaxRecordBytes comes back as a marker that classifies as
-// INCOMPLETE; the rest of that line is skipped.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) > MaxRecordBytes+2 {
-			for err == bufio.ErrBufferFull {
-				_, err = br.ReadSlice('\n')
-			}
-			if err == io.EOF {
-				err = nil
-			}
-			return tooLongLine, err
-		}
-		line = append(line, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err == io.EOF && len(line) == 0 {
-			return nil, io.EOF
-		}
-		line = bytes.TrimSuffix(line, []byte{'\n'})
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if err == io.EOF {
-			return line, nil
-		}
-		return line, err
-	}
-}
-
-var tooLongLine = []byte("\x00too-long")
-
-func classifyLine(line []byte) Decision {
-	if len(line) == 0 {
+func (p *parser) classifyLine(line string) Decision {
+	line = strings.TrimSuffix(line, "\r")
+	switch line {
+	case "":
 		return Decision{Label: Incomplete, Row: 1, Reason: "not a JSON record: empty line"}
-	}
-	if bytes.Equal(line, tooLongLine) {
+	case tooLongLine:
 		return Decision{Label: Incomplete, Row: 1, Reason: fmt.Sprintf("not a JSON record: line longer than %d MiB", MaxRecordBytes>>20)}
 	}
-	return ClassifyBytes(line)
+	return p.classifyString(line)
+}
+
+// classifyString is ClassifyBytes on a string, reusing p's arenas.
+func (p *parser) classifyString(s string) Decision {
+	if err := precheck(s); err != nil {
+		return notJSON(err)
+	}
+	p.reset(s)
+	v, err := p.read()
+	if err != nil {
+		return notJSON(err)
+	}
+	d := Classify(NewRecord(v))
+	d.RecordSHA256 = p.hash.sum(&v)
+	return d
+}
+
+func notJSON(err error) Decision {
+	return Decision{Label: Incomplete, Row: 1, Reason: "not a JSON record: " + err.Error()}
 }
 
 // labelsOf calls fn with the label of each decision line in out.

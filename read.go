@@ -3,6 +3,7 @@ package flakegate
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -29,23 +30,40 @@ func (e *ReadError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.Msg
 // whitespace, nesting at most MaxDepth.
 func ReadValue(raw []byte) (Value, error) {
 	if len(raw) > MaxRecordBytes {
-		return Value{}, &ReadError{0, fmt.Sprintf("record is %d bytes, more than the %d MiB limit", len(raw), MaxRecordBytes>>20)}
+		return Value{}, precheck(string(raw[:MaxRecordBytes+1]))
 	}
-	if len(raw) >= 3 && raw[0] == 0xEF && raw[1] == 0xBB && raw[2] == 0xBF {
-		return Value{}, &ReadError{0, "starts with a UTF-8 byte order mark"}
+	p := parser{s: string(raw)}
+	if err := precheck(p.s); err != nil {
+		return Value{}, err
 	}
-	if !utf8.Valid(raw) {
+	return p.read()
+}
+
+// precheck refuses oversized input, a byte order mark and invalid UTF-8.
+func precheck(s string) error {
+	if len(s) > MaxRecordBytes {
+		return &ReadError{0, fmt.Sprintf("record is %d bytes, more than the %d MiB limit", len(s), MaxRecordBytes>>20)}
+	}
+	if strings.HasPrefix(s, "\xEF\xBB\xBF") {
+		return &ReadError{0, "starts with a UTF-8 byte order mark"}
+	}
+	if !utf8.ValidString(s) {
 		off := 0
-		for off < len(raw) {
-			r, n := utf8.DecodeRune(raw[off:])
+		for off < len(s) {
+			r, n := utf8.DecodeRuneInString(s[off:])
 			if r == utf8.RuneError && n <= 1 {
 				break
 			}
 			off += n
 		}
-		return Value{}, &ReadError{off, "invalid UTF-8"}
+		return &ReadError{off, "invalid UTF-8"}
 	}
-	p := parser{s: string(raw)}
+	return nil
+}
+
+// read parses p.s, which holds the whole input.
+func (p *parser) read() (Value, error) {
+	p.i = 0
 	p.skipSpace()
 	if p.i == len(p.s) {
 		return Value{}, &ReadError{0, "empty input, want one JSON object"}
@@ -61,9 +79,25 @@ func ReadValue(raw []byte) (Value, error) {
 	return v, nil
 }
 
+// parser reads one JSON text. Members and elements are collected on
+// stacks and copied into arenas when their object or array closes, so a
+// parser reused across records allocates almost nothing.
 type parser struct {
-	s string
-	i int
+	s      string
+	i      int
+	mstack []Member
+	marena []Member
+	estack []Value
+	earena []Value
+	hash   hasher
+}
+
+// reset drops the arenas' contents for the next record. Values read before
+// must no longer be used.
+func (p *parser) reset(s string) {
+	p.s, p.i = s, 0
+	p.mstack, p.estack = p.mstack[:0], p.estack[:0]
+	p.marena, p.earena = p.marena[:0], p.earena[:0]
 }
 
 func (p *parser) fail(msg string) error { return &ReadError{p.i, msg} }
@@ -130,7 +164,10 @@ func (p *parser) object(depth int) (Value, error) {
 		return v, nil
 	}
 	var seen map[string]struct{}
+	base := len(p.mstack)
+	defer func() { p.mstack = p.mstack[:base] }()
 	for {
+		members := p.mstack[base:]
 		p.skipSpace()
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
 			return Value{}, p.fail("want a string key")
@@ -142,17 +179,17 @@ func (p *parser) object(depth int) (Value, error) {
 		}
 		// Python keeps the last of duplicate keys; a record that says two
 		// things about one key says nothing we can trust.
-		if len(v.Members) < 16 {
-			for i := range v.Members {
-				if v.Members[i].Key == key {
+		if len(members) < 16 {
+			for i := range members {
+				if members[i].Key == key {
 					return Value{}, &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
 				}
 			}
 		} else {
 			if seen == nil {
 				seen = make(map[string]struct{}, 32)
-				for i := range v.Members {
-					seen[v.Members[i].Key] = struct{}{}
+				for i := range members {
+					seen[members[i].Key] = struct{}{}
 				}
 			}
 			if _, dup := seen[key]; dup {
@@ -170,7 +207,7 @@ func (p *parser) object(depth int) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		v.Members = append(v.Members, Member{Key: key, Value: val})
+		p.mstack = append(p.mstack, Member{Key: key, Value: val})
 		p.skipSpace()
 		if p.i >= len(p.s) {
 			return Value{}, p.fail("unexpected end of input in object")
@@ -180,6 +217,9 @@ func (p *parser) object(depth int) (Value, error) {
 			p.i++
 		case '}':
 			p.i++
+			start := len(p.marena)
+			p.marena = append(p.marena, p.mstack[base:]...)
+			v.Members = p.marena[start:len(p.marena):len(p.marena)]
 			return v, nil
 		default:
 			return Value{}, p.fail("want ',' or '}' in object")
@@ -198,13 +238,15 @@ func (p *parser) array(depth int) (Value, error) {
 		p.i++
 		return v, nil
 	}
+	base := len(p.estack)
+	defer func() { p.estack = p.estack[:base] }()
 	for {
 		p.skipSpace()
 		e, err := p.value(depth)
 		if err != nil {
 			return Value{}, err
 		}
-		v.Elems = append(v.Elems, e)
+		p.estack = append(p.estack, e)
 		p.skipSpace()
 		if p.i >= len(p.s) {
 			return Value{}, p.fail("unexpected end of input in array")
@@ -214,6 +256,9 @@ func (p *parser) array(depth int) (Value, error) {
 			p.i++
 		case ']':
 			p.i++
+			start := len(p.earena)
+			p.earena = append(p.earena, p.estack[base:]...)
+			v.Elems = p.earena[start:len(p.earena):len(p.earena)]
 			return v, nil
 		default:
 			return Value{}, p.fail("want ',' or ']' in array")

@@ -3,7 +3,6 @@ package flakegate
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +13,23 @@ var RequiredKeys = []string{
 	"run_id", "seed", "property_path", "property_sha256", "fixture_sha256",
 	"base_fixture_sha256", "diff_paths", "candidate_result", "base_seed_result",
 	"retry_results", "retry_cap", "budget_ok", "transcript_complete",
+}
+
+// knownKeys are the keys the decision table reads.
+var knownKeys = [...]string{
+	"run_id", "seed", "property_path", "property_sha256", "fixture_sha256",
+	"base_fixture_sha256", "diff_paths", "candidate_result", "base_seed_result",
+	"retry_results", "retry_cap", "budget_ok", "transcript_complete",
+	"fixture_generator_path", "watch_paths", "candidate_env", "base_env",
+}
+
+func knownKeyIndex(key string) (int, bool) {
+	for i, k := range knownKeys {
+		if k == key {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // Record is a run record read strictly, with the fields the decision table
@@ -45,7 +61,19 @@ type Record struct {
 	Problem string
 }
 
-var seedString = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+// isSeedString reports whether s is a non-empty string of [A-Za-z0-9._:-].
+func isSeedString(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // NewRecord reads the typed fields of a JSON object value. It never fails:
 // problems are kept in Missing and Problem for the decision table.
@@ -55,11 +83,15 @@ func NewRecord(v Value) *Record {
 		r.Problem = fmt.Sprintf("record is a JSON %s, want an object", v.Kind)
 		return r
 	}
-	get := func(key string) *Value {
-		if x, ok := v.Get(key); ok {
-			return x
+	var known [len(knownKeys)]*Value
+	for i := range v.Members {
+		if k, ok := knownKeyIndex(v.Members[i].Key); ok {
+			known[k] = &v.Members[i].Value
 		}
-		return nil
+	}
+	get := func(key string) *Value {
+		k, _ := knownKeyIndex(key)
+		return known[k]
 	}
 	for _, k := range RequiredKeys {
 		if get(k) == nil {
@@ -88,7 +120,7 @@ func NewRecord(v Value) *Record {
 				s = "0"
 			}
 			r.Seed = Seed(s)
-		case x.Kind == KindString && seedString.MatchString(x.Str):
+		case x.Kind == KindString && isSeedString(x.Str):
 			r.Seed = Seed(strconv.Quote(x.Str))
 		default:
 			bad("seed: want a JSON integer or a non-empty string of [A-Za-z0-9._:-], got %s", describe(x))
@@ -226,16 +258,51 @@ func CleanPath(p string) (string, error) {
 }
 
 func cleanPath(key string, x *Value, bad func(string, ...any)) string {
+	return cleanPathAt(key, -1, x, bad)
+}
+
+// cleanPathAt cleans x, the element i of key (i < 0: key itself), and
+// reports a problem through bad, naming the key only then.
+func cleanPathAt(key string, i int, x *Value, bad func(string, ...any)) string {
+	name := func() string {
+		if i < 0 {
+			return key
+		}
+		return fmt.Sprintf("%s[%d]", key, i)
+	}
 	if x.Kind != KindString {
-		bad("%s: want a repo-relative path string, got %s", key, describe(x))
+		bad("%s: want a repo-relative path string, got %s", name(), describe(x))
 		return ""
+	}
+	if isCleanPath(x.Str) {
+		return x.Str
 	}
 	c, err := CleanPath(x.Str)
 	if err != nil {
-		bad("%s: %v", key, err)
+		bad("%s: %v", name(), err)
 		return ""
 	}
 	return c
+}
+
+// isCleanPath is a fast test for a path that CleanPath would return as is.
+func isCleanPath(p string) bool {
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] == 0 {
+			return false
+		}
+		if i == len(p) || p[i] == '/' {
+			if seg := p[start:i]; seg == "" || seg == "." || seg == ".." {
+				return false
+			}
+			start = i + 1
+		}
+	}
+	return true
 }
 
 func pathList(key string, x *Value, bad func(string, ...any)) (paths, folders []string) {
@@ -246,8 +313,7 @@ func pathList(key string, x *Value, bad func(string, ...any)) (paths, folders []
 	paths = make([]string, 0, len(x.Elems))
 	for i := range x.Elems {
 		e := &x.Elems[i]
-		k := fmt.Sprintf("%s[%d]", key, i)
-		c := cleanPath(k, e, bad)
+		c := cleanPathAt(key, i, e, bad)
 		if c == "" {
 			continue
 		}
