@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // jsonlChunk is how many bytes of input one batch holds, at least.
@@ -68,38 +69,37 @@ func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(L
 	return werr
 }
 
-// readBatches cuts the input into batches of whole lines. Each batch is one
-// string (one copy of the bytes) whose lines are substrings of it.
+// readBatches cuts the input into batches of whole lines. Each batch owns
+// a fresh buffer that is never written again once read, so its lines are
+// substrings of it without a copy.
 func readBatches(ctx context.Context, r io.Reader, work, order chan<- *batch) error {
-	buf := make([]byte, 0, 2*jsonlChunk)
+	var carry []byte  // the start of a line that continues in the next read
 	skipping := false // inside a line longer than MaxRecordBytes
 	send := func(lines []string) {
 		b := &batch{lines: lines, done: make(chan struct{})}
+		b.out.Grow(len(lines) * 320)
 		work <- b
 		order <- b
 	}
-	eof := false
-	for !eof {
+	for eof := false; !eof; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if cap(buf)-len(buf) < jsonlChunk {
-			nb := make([]byte, len(buf), 2*cap(buf)+jsonlChunk)
-			copy(nb, buf)
-			buf = nb
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf := make([]byte, len(carry), max(2*len(carry), len(carry)+jsonlChunk))
+		copy(buf, carry)
+		n, err := io.ReadAtLeast(r, buf[len(buf):cap(buf)], 1)
 		buf = buf[:len(buf)+n]
-		if err == io.EOF {
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
 			eof = true
-		} else if err != nil {
+		case err != nil:
 			return err
 		}
 		var lines []string
 		if skipping {
 			i := bytes.IndexByte(buf, '\n')
 			if i < 0 {
-				buf = buf[:0]
+				carry = nil
 				if eof {
 					send([]string{tooLongLine})
 				}
@@ -113,8 +113,9 @@ func readBatches(ctx context.Context, r io.Reader, work, order chan<- *batch) er
 		if eof {
 			last = len(buf) - 1
 		}
-		if last >= 0 && (last+1 >= jsonlChunk || eof) {
-			chunk := string(buf[:last+1])
+		carry = buf[last+1:]
+		if last >= 0 {
+			chunk := unsafe.String(&buf[0], last+1)
 			for len(chunk) > 0 {
 				i := strings.IndexByte(chunk, '\n')
 				if i < 0 {
@@ -123,12 +124,10 @@ func readBatches(ctx context.Context, r io.Reader, work, order chan<- *batch) er
 				lines = append(lines, chunk[:i])
 				chunk = chunk[min(i+1, len(chunk)):]
 			}
-			rest := copy(buf, buf[last+1:])
-			buf = buf[:rest]
 		}
-		if len(buf) > MaxRecordBytes+2 && bytes.IndexByte(buf, '\n') < 0 {
+		if len(carry) > MaxRecordBytes+2 {
 			skipping = true
-			buf = buf[:0]
+			carry = nil
 		}
 		if len(lines) > 0 {
 			send(lines)
@@ -160,7 +159,8 @@ func (p *parser) classifyString(s string) Decision {
 	if err != nil {
 		return notJSON(err)
 	}
-	d := Classify(NewRecord(v))
+	p.rec.fill(v)
+	d := Classify(&p.rec)
 	d.RecordSHA256 = p.hash.sum(&v)
 	return d
 }

@@ -90,6 +90,7 @@ type parser struct {
 	estack []Value
 	earena []Value
 	hash   hasher
+	rec    Record
 }
 
 // reset drops the arenas' contents for the next record. Values read before

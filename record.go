@@ -78,10 +78,18 @@ func isSeedString(s string) bool {
 // NewRecord reads the typed fields of a JSON object value. It never fails:
 // problems are kept in Missing and Problem for the decision table.
 func NewRecord(v Value) *Record {
-	r := &Record{Value: v}
+	r := new(Record)
+	r.fill(v)
+	return r
+}
+
+// fill sets r from v, reusing r's slices.
+func (r *Record) fill(v Value) {
+	retries, diff := r.RetryResults[:0], r.DiffPaths[:0]
+	*r = Record{Value: v, RetryResults: retries, DiffPaths: diff}
 	if v.Kind != KindObject {
 		r.Problem = fmt.Sprintf("record is a JSON %s, want an object", v.Kind)
-		return r
+		return
 	}
 	var known [len(knownKeys)]*Value
 	for i := range v.Members {
@@ -149,10 +157,10 @@ func NewRecord(v Value) *Record {
 		}
 	}
 	if x := get("diff_paths"); x != nil {
-		r.DiffPaths, _ = pathList("diff_paths", x, bad)
+		r.DiffPaths, _ = pathList(r.DiffPaths, "diff_paths", x, bad)
 	}
 	if x := get("watch_paths"); x != nil && x.Kind != KindNull {
-		r.WatchPaths, r.WatchFolders = pathList("watch_paths", x, bad)
+		r.WatchPaths, r.WatchFolders = pathList(nil, "watch_paths", x, bad)
 	}
 	if x := get("candidate_result"); x != nil {
 		if x.Kind != KindString || (x.Str != "pass" && x.Str != "fail") {
@@ -165,7 +173,6 @@ func NewRecord(v Value) *Record {
 		if x.Kind != KindArray {
 			bad("retry_results: want an array of \"pass\"/\"fail\", got %s", describe(x))
 		} else {
-			r.RetryResults = make([]string, 0, len(x.Elems))
 			for i := range x.Elems {
 				e := &x.Elems[i]
 				if e.Kind != KindString || (e.Str != "pass" && e.Str != "fail") {
@@ -210,7 +217,7 @@ func NewRecord(v Value) *Record {
 			r.BaseEnv = x
 		}
 	}
-	return r
+	return
 }
 
 // describe names a value's type, and shows it when it is short.
@@ -305,12 +312,11 @@ func isCleanPath(p string) bool {
 	return true
 }
 
-func pathList(key string, x *Value, bad func(string, ...any)) (paths, folders []string) {
+func pathList(paths []string, key string, x *Value, bad func(string, ...any)) (_, folders []string) {
 	if x.Kind != KindArray {
 		bad("%s: want an array of path strings, got %s", key, describe(x))
-		return nil, nil
+		return paths, nil
 	}
-	paths = make([]string, 0, len(x.Elems))
 	for i := range x.Elems {
 		e := &x.Elems[i]
 		c := cleanPathAt(key, i, e, bad)
