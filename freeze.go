@@ -88,7 +88,10 @@ type Ledger interface {
 	GetFreeze(ctx context.Context, t Triple) (Freeze, error)
 
 	// Grant writes f and a grant event. If a freeze for the triple exists it
-	// returns ECONFLICT, unless replace is true.
+	// returns ECONFLICT, unless replace is true. A freeze that fails
+	// f.Validate is EINVALID. The grant event carries By f.GrantedBy,
+	// RunsLeft f.ExpiresAfterRuns, the freeze itself, and a Reason when it
+	// replaced an entry.
 	Grant(ctx context.Context, f Freeze, replace bool) error
 
 	// Consume counts one skip of t: it decrements the freeze's runs left if
@@ -96,24 +99,28 @@ type Ledger interface {
 	// it when the count reaches zero (a skip event, then an expire event).
 	// It returns the runs left after the skip, or ENOTFOUND when no such
 	// freeze could be consumed. Concurrent callers never lose or double a
-	// decrement.
+	// decrement. Consume does not check the record; Skip does that first.
 	Consume(ctx context.Context, t Triple, recordSHA256, by string) (int, error)
 
 	// Remove deletes t's freeze with action ActionVoid or ActionRevoke and
-	// a reason. ENOTFOUND if there is none.
+	// a reason. ENOTFOUND if there is none; EINVALID for another action.
 	Remove(ctx context.Context, t Triple, action AuditAction, by, reason string) error
 }
 
 // AuditLog reads the append-only log of ledger changes.
 type AuditLog interface {
-	// AuditLines returns every event line, oldest first, as stored bytes.
+	// AuditLines returns every event line, oldest first, as stored bytes
+	// without a newline. Each line is written by AuditEvent.Line, chained
+	// to the line before it, in the same atomic step as the ledger change.
 	AuditLines(ctx context.Context) ([][]byte, error)
 }
 
 // RecordStore keeps run records by their record_sha256, byte for byte.
 type RecordStore interface {
 	// PutRecord stores raw under sha. Storing the same sha again keeps the
-	// first bytes and is not an error.
+	// first bytes and is not an error. A sha that is not 64 lowercase hex
+	// digits (ValidSHA256) is EINVALID, here and in GetRecord. The store
+	// does not hash raw: readers of a record check it (Skip does).
 	PutRecord(ctx context.Context, sha string, raw []byte) error
 
 	// GetRecord returns the stored bytes, or ENOTFOUND.

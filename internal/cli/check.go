@@ -1,16 +1,184 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/report"
 	"github.com/spf13/cobra"
 )
 
-// NewCmdCheck is being written; it will be replaced by the real command.
+// checkFlags are the command line of `flakegate check`.
+type checkFlags struct {
+	base, candidate, config, out, ledger string
+	json, github, noReplayCache          bool
+	junit, markdown, freezeOwner         string
+}
+
+// NewCmdCheck is the failure-class merge check.
 func NewCmdCheck(io *IO) *cobra.Command {
-	return &cobra.Command{
-		Use: "check",
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check --base REV [--candidate REV] [flags]",
+		Short: "Run the failure-class merge check of a candidate against a base",
+		Long: `check reads flakegate.yaml from the base revision, runs every (property,
+fixture, seed) triple on a clean candidate worktree under the retry cap,
+replays each seed once on a clean base worktree, writes a run record per
+triple and labels it with the decision table.
+
+Exit status: 0 the check passes (PASS, SCHEDULER or frozen), 1 a reject
+label, 2 usage or configuration error, 3 flakegate itself failed.`,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return flakegate.Errorf(flakegate.EINTERNAL, "check is not built yet")
+			return runCheck(c.Context(), io, &f)
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.base, "base", "", "base revision the candidate is measured against (required)")
+	fl.StringVar(&f.candidate, "candidate", "HEAD", "candidate revision")
+	fl.StringVar(&f.config, "config", "flakegate.yaml", "config path in the repository, read at the base revision")
+	fl.StringVar(&f.out, "out", "", "folder for records, transcripts and summary.json (default <git common dir>/flakegate/out/<candidate sha>)")
+	fl.StringVar(&f.ledger, "ledger", "", "ledger folder or postgres:// DSN (default $FLAKEGATE_LEDGER, else <git common dir>/flakegate)")
+	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object on stdout")
+	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
+	fl.StringVar(&f.markdown, "markdown", "", "also write a Markdown report to `FILE`")
+	fl.BoolVar(&f.github, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
+	fl.BoolVar(&f.noReplayCache, "no-replay-cache", false, "replay every seed on base, neither reading nor writing the replay cache")
+	fl.StringVar(&f.freezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
+	return cmd
+}
+
+func runCheck(ctx context.Context, io *IO, f *checkFlags) error {
+	spec := f.ledger
+	if spec == "" {
+		spec = io.Getenv("FLAKEGATE_LEDGER")
+	}
+	ledgerPath := ""
+	if spec != "" && !store.IsDSN(spec) {
+		ledgerPath = spec
+	}
+	opts := check.Options{
+		Dir:           ".",
+		Base:          f.base,
+		Candidate:     f.candidate,
+		ConfigPath:    f.config,
+		OutDir:        f.out,
+		LedgerPath:    ledgerPath,
+		NoReplayCache: f.noReplayCache,
+		FreezeOwner:   strings.TrimSpace(f.freezeOwner),
+		By:            "flakegate check",
+		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
+			return store.Open(ctx, spec, commonDir)
+		},
+		Progress:           io.ErrOut,
+		ProgressIsTerminal: io.ErrIsTerminal,
+	}
+	sum, err := check.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := writeCheckOutputs(io, f, sum); err != nil {
+		return err
+	}
+	if sum.Verdict == flakegate.VerdictReject {
+		return &ExitError{Code: ExitReject}
+	}
+	return nil
+}
+
+// writeCheckOutputs prints the summary and writes the requested reports.
+func writeCheckOutputs(ios *IO, f *checkFlags, sum *flakegate.Summary) error {
+	if f.json {
+		enc := json.NewEncoder(ios.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		printCheckText(ios.Out, sum)
+	}
+	if f.junit != "" {
+		if err := writeReportFile(f.junit, "--junit", func(w io.Writer) error { return report.JUnit(w, sum) }); err != nil {
+			return err
+		}
+	}
+	if f.markdown != "" {
+		if err := writeReportFile(f.markdown, "--markdown", func(w io.Writer) error { return report.Markdown(w, sum) }); err != nil {
+			return err
+		}
+	}
+	if f.github {
+		// Workflow commands are read from stdout; with --json stdout is the
+		// summary, so they go to stderr, which the runner reads too.
+		w := ios.Out
+		if f.json {
+			w = ios.ErrOut
+		}
+		if err := report.GitHubAnnotations(w, sum); err != nil {
+			return err
+		}
+		if p := ios.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+			file, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check --github", Path: p, Message: "cannot append the step summary", Err: err}
+			}
+			werr := report.Markdown(file, sum)
+			if cerr := file.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil {
+				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check --github", Path: p, Message: "cannot append the step summary", Err: werr}
+			}
+		}
+	}
+	return nil
+}
+
+func writeReportFile(path, flag string, write func(io.Writer) error) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check " + flag, Path: path, Message: "cannot create the report", Err: err}
+	}
+	werr := write(file)
+	if cerr := file.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check " + flag, Path: path, Message: "cannot write the report", Err: werr}
+	}
+	return nil
+}
+
+// printCheckText writes one line per triple, the command that replays a
+// reject or SCHEDULER seed, and the verdict.
+func printCheckText(w io.Writer, sum *flakegate.Summary) {
+	for _, r := range sum.Results {
+		label := string(r.Label)
+		if r.Skipped {
+			label += " (frozen)"
+		}
+		fmt.Fprintf(w, "%-21s %s seed %s", label, r.PropertyPath, r.Seed.String())
+		if r.Record != "" {
+			fmt.Fprintf(w, "  %s", r.Record)
+		}
+		fmt.Fprintln(w)
+		if !r.Skipped && r.Label != flakegate.Pass && r.Reproduce != "" {
+			fmt.Fprintf(w, "    reproduce: %s\n", r.Reproduce)
+		}
+	}
+	fmt.Fprintf(w, "verdict: %s (base %s, candidate %s)\n", sum.Verdict, short12(sum.Base), short12(sum.Candidate))
+}
+
+func short12(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
 }

@@ -1,16 +1,79 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/cobra"
 )
 
-// NewCmdDB is being written; it will be replaced by the real command.
+// NewCmdDB builds `flakegate db`, the commands for a shared PostgreSQL
+// ledger.
 func NewCmdDB(io *IO) *cobra.Command {
-	return &cobra.Command{
-		Use: "db",
+	cmd := &cobra.Command{
+		Use:   "db",
+		Short: "Manage a shared PostgreSQL ledger",
+		Args:  noArgs,
+	}
+	cmd.AddCommand(NewCmdDBMigrate(io))
+	return cmd
+}
+
+// DBMigrateOptions are the inputs of `flakegate db migrate`.
+type DBMigrateOptions struct {
+	IO     *IO
+	ctx    context.Context
+	Ledger string
+}
+
+// NewCmdDBMigrate builds `flakegate db migrate`.
+func NewCmdDBMigrate(io *IO) *cobra.Command { return newCmdDBMigrate(io, runDBMigrate) }
+
+func newCmdDBMigrate(io *IO, runF func(*DBMigrateOptions) error) *cobra.Command {
+	opts := &DBMigrateOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "migrate [--ledger postgres://...]",
+		Short: "Create or upgrade the flakegate schema in a PostgreSQL database",
+		Long: `Creates the flakegate schema in the database named by --ledger (or
+FLAKEGATE_LEDGER), or upgrades it to the version this flakegate knows, and prints
+the schema version. Safe to run again and from many runners at once. The role
+needs CREATE on the database; runners that only check and skip do not.
+
+A database whose schema is newer than this flakegate is refused (exit 3).`,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return flakegate.Errorf(flakegate.EINTERNAL, "db is not built yet")
+			opts.ctx = c.Context()
+			if opts.Ledger == "" {
+				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
+			}
+			return runF(opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.Ledger, "ledger", "", "the database: postgres://USER:PASSWORD@HOST:PORT/DATABASE (default $FLAKEGATE_LEDGER)")
+	return cmd
+}
+
+func runDBMigrate(opts *DBMigrateOptions) error {
+	const op = "db migrate"
+	switch {
+	case opts.Ledger == "":
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: op, Message: "no database named",
+			Hint: "pass --ledger postgres://USER:PASSWORD@HOST:PORT/DATABASE or set FLAKEGATE_LEDGER"}
+	case !postgres.IsDSN(opts.Ledger):
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: postgres.Redact(opts.Ledger),
+			Message: "not a PostgreSQL DSN; a folder ledger needs no migration",
+			Hint:    "pass --ledger postgres://USER:PASSWORD@HOST:PORT/DATABASE"}
+	}
+	before, after, err := postgres.MigrateVersions(opts.ctx, opts.Ledger)
+	if err != nil {
+		return err
+	}
+	what := "up to date"
+	if before != after {
+		what = fmt.Sprintf("migrated from %d", before)
+	}
+	_, err = fmt.Fprintf(opts.IO.Out, "%s: schema version %d (%s)\n", postgres.Redact(opts.Ledger), after, what)
+	return err
 }

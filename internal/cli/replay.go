@@ -1,16 +1,197 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/runner"
 	"github.com/spf13/cobra"
 )
 
-// NewCmdReplay is being written; it will be replaced by the real command.
-func NewCmdReplay(io *IO) *cobra.Command {
-	return &cobra.Command{
-		Use: "replay",
+// ReplayOptions are the inputs of `flakegate replay`.
+type ReplayOptions struct {
+	IO                  *IO
+	ctx                 context.Context
+	Workdir             string
+	Seed                string
+	ExpectFixtureSHA256 string
+	Fixture             string
+	Property            string
+	Samples             int
+	Timeout             time.Duration
+	Argv                []string
+}
+
+// NewCmdReplay builds `flakegate replay`.
+func NewCmdReplay(io *IO) *cobra.Command { return newCmdReplay(io, runReplay) }
+
+func newCmdReplay(io *IO, runF func(*ReplayOptions) error) *cobra.Command {
+	opts := &ReplayOptions{IO: io}
+	cmd := &cobra.Command{
+		DisableFlagsInUseLine: true,
+		Use:                   "replay --workdir DIR --seed S --expect-fixture-sha256 H [--fixture PATH] [--property P] [--samples N] [--timeout D] -- CMD [ARG ...]",
+		Short:                 "Run one seed once in a clean worktree, after checking the fixture digest",
+		Long: `Runs CMD once in DIR, with no shell and no retry, after checking that the fixture
+(--fixture, a file or folder relative to DIR) still has the digest H. The command's
+arguments may hold the placeholders {path} (--property), {seed}, {samples}
+(--samples) and {fixture}; they are filled in before the command runs. The
+command's output goes to stdout; one line on stderr says what happened.
+
+Exit status: 0 the command passed (exit 0), 1 it failed (exit 1), 3 the replay is
+incomplete: the fixture is missing or its digest differs (the command does not
+run), no --fixture was given, the command could not start, was killed, timed out
+(--timeout, or an interrupt), exited with another code, or printed a no-test
+marker ("no tests ran"). 2 is a usage error. Map 0 to pass and 1 to fail; treat
+anything else as incomplete, never as a result.`,
+		Example: `  flakegate replay --workdir ../base --seed 1402 \
+    --expect-fixture-sha256 "$FIXTURE_SHA" --fixture tests/fixtures/retry \
+    --property tests/props/test_retry_budget.py --timeout 60s \
+    -- pytest -q {path} --hypothesis-seed={seed}`,
 		RunE: func(c *cobra.Command, args []string) error {
-			return flakegate.Errorf(flakegate.EINTERNAL, "replay is not built yet")
+			opts.Argv = args
+			opts.ctx = c.Context()
+			return runF(opts)
 		},
 	}
+	f := cmd.Flags()
+	f.SetInterspersed(false) // everything from CMD on belongs to CMD
+	f.StringVar(&opts.Workdir, "workdir", "", "run the command in `DIR` (a clean checkout of the base)")
+	f.StringVar(&opts.Seed, "seed", "", "the seed `S` to replay: an integer or a string of [A-Za-z0-9._:-]")
+	f.StringVar(&opts.ExpectFixtureSHA256, "expect-fixture-sha256", "", "the fixture digest `H` the replay must see (as flakegate digest prints it)")
+	f.StringVar(&opts.Fixture, "fixture", "", "the fixture file or folder `PATH`, relative to DIR; {fixture}")
+	f.StringVar(&opts.Property, "property", "", "the property path `P`, relative to DIR; {path}")
+	f.IntVar(&opts.Samples, "samples", 0, "the sample count `N`; {samples}")
+	f.DurationVar(&opts.Timeout, "timeout", 0, "kill the command and its children after `D` (0: no limit)")
+	return cmd
+}
+
+func runReplay(opts *ReplayOptions) error {
+	ctx := opts.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	argv, err := opts.validate()
+	if err != nil {
+		return err
+	}
+
+	// The fixture pin comes first: a replay on a fixture the base does not
+	// own is no evidence about the base, so the command does not run.
+	if opts.Fixture == "" {
+		return replayIncomplete(opts, "no --fixture given, so the expected fixture digest cannot be checked")
+	}
+	sum, err := digest.Path(ctx, filepath.Join(opts.Workdir, opts.Fixture))
+	switch {
+	case flakegate.ErrorCode(err) == flakegate.ENOTFOUND:
+		return replayIncomplete(opts, fmt.Sprintf("fixture %s not found in %s", opts.Fixture, opts.Workdir))
+	case err != nil:
+		return replayIncomplete(opts, fmt.Sprintf("cannot digest fixture %s: %v", opts.Fixture, err))
+	case sum != opts.ExpectFixtureSHA256:
+		return replayIncomplete(opts, fmt.Sprintf("fixture %s has digest %s, expected %s", opts.Fixture, sum, opts.ExpectFixtureSHA256))
+	}
+
+	o := runner.Run(ctx, runner.Command{
+		Argv:       argv,
+		Dir:        opts.Workdir,
+		WallBudget: opts.Timeout,
+		Output:     opts.IO.Out,
+	})
+	took := strconv.FormatFloat(o.Wall.Seconds(), 'f', 2, 64) + "s"
+	switch o.Result {
+	case runner.Pass:
+		fmt.Fprintf(opts.IO.ErrOut, "replay: pass: %s exited 0 after %s\n", argv[0], took)
+		return nil
+	case runner.Fail:
+		fmt.Fprintf(opts.IO.ErrOut, "replay: fail: %s exited 1 after %s\n", argv[0], took)
+		return &ExitError{Code: ExitReject}
+	case runner.Timeout:
+		return replayIncomplete(opts, fmt.Sprintf("%s was killed after %s: %s", argv[0], took, o.Reason))
+	default:
+		return replayIncomplete(opts, fmt.Sprintf("%s after %s: %s", argv[0], took, o.Reason))
+	}
+}
+
+func replayIncomplete(opts *ReplayOptions, why string) error {
+	fmt.Fprintf(opts.IO.ErrOut, "replay: incomplete: %s\n", why)
+	return &ExitError{Code: ExitInternal}
+}
+
+// validate checks the flags and returns the expanded command.
+func (opts *ReplayOptions) validate() ([]string, error) {
+	usage := func(format string, args ...any) error {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf(format, args...), Hint: "run 'flakegate replay --help'"}
+	}
+	for _, req := range []struct{ flag, val string }{
+		{"--workdir", opts.Workdir}, {"--seed", opts.Seed}, {"--expect-fixture-sha256", opts.ExpectFixtureSHA256},
+	} {
+		if req.val == "" {
+			return nil, usage("%s is required", req.flag)
+		}
+	}
+	if fi, err := os.Stat(opts.Workdir); err != nil || !fi.IsDir() {
+		msg := "not a folder"
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			msg = pe.Err.Error()
+		} else if err != nil {
+			msg = err.Error()
+		}
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Path: opts.Workdir, Message: "--workdir: " + msg}
+	}
+	seed, err := flakegate.ParseSeed(opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range []struct {
+		flag string
+		val  *string
+	}{{"--fixture", &opts.Fixture}, {"--property", &opts.Property}} {
+		if *p.val == "" {
+			continue
+		}
+		clean, ok := replayLocalPath(*p.val)
+		if !ok {
+			return nil, usage("%s %q: want a path relative to --workdir, inside it", p.flag, *p.val)
+		}
+		*p.val = clean
+	}
+	if opts.Samples < 0 {
+		return nil, usage("--samples %d: want a count >= 0", opts.Samples)
+	}
+	if opts.Timeout < 0 {
+		return nil, usage("--timeout %s: want a duration >= 0", opts.Timeout)
+	}
+	if len(opts.Argv) == 0 {
+		return nil, usage("no command given: put it after --")
+	}
+	vars := runner.Vars{Path: opts.Property, Seed: seed.String(), Fixture: opts.Fixture}
+	if opts.Samples > 0 {
+		vars.Samples = strconv.Itoa(opts.Samples)
+	}
+	argv, err := runner.Expand(opts.Argv, vars)
+	if err != nil {
+		var fe *flakegate.Error
+		if errors.As(err, &fe) && strings.Contains(fe.Message, "has no value") {
+			fe.Hint = "give the flag that fills it: {path} --property, {samples} --samples, {fixture} --fixture"
+		}
+		return nil, err
+	}
+	return argv, nil
+}
+
+// replayLocalPath cleans p and reports whether it is relative and stays
+// inside the folder it is relative to.
+func replayLocalPath(p string) (string, bool) {
+	if filepath.IsAbs(p) || !filepath.IsLocal(p) {
+		return "", false
+	}
+	return filepath.Clean(p), true
 }

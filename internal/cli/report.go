@@ -1,16 +1,213 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/report"
 	"github.com/spf13/cobra"
 )
 
-// NewCmdReport is being written; it will be replaced by the real command.
+// reportFlags are the command line of `flakegate report`.
+type reportFlags struct {
+	html, ledger          string
+	from, junit, markdown string
+	github                bool
+}
+
+// NewCmdReport writes the reports people read: the HTML page over the
+// stores, and the JUnit, Markdown and GitHub outputs of a saved summary.
 func NewCmdReport(io *IO) *cobra.Command {
-	return &cobra.Command{
-		Use: "report",
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report (--html FILE [--ledger DIR|DSN] | --from SUMMARY.json [--junit FILE] [--markdown FILE] [--github])",
+		Short: "Write the HTML ledger report, or JUnit/Markdown/GitHub reports of a saved check",
+		Long: `report --html FILE writes one self-contained HTML page (no scripts, no
+external requests) over the configured stores: the freezes with their runs
+left, the labels of the recent checks per property, the triples that most
+often earn SCHEDULER, and the freezes the audit log shows as void or
+expired. The store is --ledger, else $FLAKEGATE_LEDGER, else the embedded
+store of the current repository.
+
+report --from SUMMARY.json reads the output of 'check --json' and writes
+the same reports check itself can: --junit FILE, --markdown FILE, and
+--github (annotations on stdout, the Markdown summary appended to
+$GITHUB_STEP_SUMMARY). A FILE of "-" is stdout.`,
+		Example: `  flakegate report --html ledger.html
+  flakegate report --html ledger.html --ledger postgres://ci@db/flakegate
+  flakegate check --base main --json > summary.json
+  flakegate report --from summary.json --junit junit.xml --github`,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return flakegate.Errorf(flakegate.EINTERNAL, "report is not built yet")
+			return runReport(c.Context(), io, &f)
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.html, "html", "", "write the HTML ledger report to `FILE`")
+	fl.StringVar(&f.ledger, "ledger", "", "read the stores of --html from `DIR|DSN` (default $FLAKEGATE_LEDGER, else <git common dir>/flakegate)")
+	fl.StringVar(&f.from, "from", "", "read a saved 'check --json' summary from `SUMMARY.json` (- for stdin)")
+	fl.StringVar(&f.junit, "junit", "", "write the summary as JUnit XML to `FILE` (needs --from)")
+	fl.StringVar(&f.markdown, "markdown", "", "write the summary as Markdown to `FILE` (needs --from)")
+	fl.BoolVar(&f.github, "github", false, "print GitHub annotations and append the Markdown summary to $GITHUB_STEP_SUMMARY (needs --from)")
+	return cmd
+}
+
+func runReport(ctx context.Context, ios *IO, f *reportFlags) error {
+	usage := func(msg string) error {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "report", Message: msg, Hint: "run 'flakegate report --help'"}
+	}
+	summaryOutputs := f.junit != "" || f.markdown != "" || f.github
+	switch {
+	case summaryOutputs && f.from == "":
+		return usage("--junit, --markdown and --github need --from SUMMARY.json (a saved 'check --json')")
+	case f.html == "" && f.from == "":
+		return usage("nothing to write: give --html FILE, or --from SUMMARY.json with --junit, --markdown or --github")
+	case f.from != "" && !summaryOutputs:
+		return usage("--from needs an output: --junit FILE, --markdown FILE or --github")
+	}
+	stdout := 0
+	for _, p := range []string{f.html, f.junit, f.markdown} {
+		if p == "-" {
+			stdout++
+		}
+	}
+	if f.github {
+		stdout++
+	}
+	if stdout > 1 {
+		return usage("only one output can go to stdout")
+	}
+
+	if f.from != "" {
+		sum, err := readSummary(ios, f.from)
+		if err != nil {
+			return err
+		}
+		if f.junit != "" {
+			if err := writeOutput(ios, f.junit, "report --junit", func(w io.Writer) error { return report.JUnit(w, sum) }); err != nil {
+				return err
+			}
+		}
+		if f.markdown != "" {
+			if err := writeOutput(ios, f.markdown, "report --markdown", func(w io.Writer) error { return report.Markdown(w, sum) }); err != nil {
+				return err
+			}
+		}
+		if f.github {
+			if err := writeGitHub(ios, ios.Out, sum); err != nil {
+				return err
+			}
+		}
+	}
+
+	if f.html != "" {
+		st, err := openLedger(ctx, ios, f.ledger)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		data, err := report.LoadHTMLData(ctx, st, time.Now().UTC())
+		if err != nil {
+			return err
+		}
+		if err := writeOutput(ios, f.html, "report --html", func(w io.Writer) error { return report.HTML(w, data) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readSummary reads a 'check --json' summary from path ("-" is stdin).
+func readSummary(ios *IO, path string) (*flakegate.Summary, error) {
+	var raw []byte
+	var err error
+	if path == "-" {
+		raw, err = io.ReadAll(ios.In)
+	} else {
+		raw, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path, Message: "cannot read the summary", Err: err}
+	}
+	var sum flakegate.Summary
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&sum); err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path, Message: "not a check summary", Err: err,
+			Hint: "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
+	}
+	if sum.Verdict != flakegate.VerdictPass && sum.Verdict != flakegate.VerdictReject {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path,
+			Message: `not a check summary: "verdict" is neither "pass" nor "reject"`,
+			Hint:    "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
+	}
+	for i, r := range sum.Results {
+		if !r.Label.Known() || r.PropertyPath == "" {
+			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path,
+				Message: fmt.Sprintf("result %d: want a property_path and one of the seven labels, got label %q", i, r.Label),
+				Hint:    "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
+		}
+	}
+	return &sum, nil
+}
+
+// writeGitHub prints the workflow annotations to w and appends the
+// Markdown summary to $GITHUB_STEP_SUMMARY when the runner sets it.
+func writeGitHub(ios *IO, w io.Writer, sum *flakegate.Summary) error {
+	if err := report.GitHubAnnotations(w, sum); err != nil {
+		return err
+	}
+	p := ios.Getenv("GITHUB_STEP_SUMMARY")
+	if p == "" {
+		return nil
+	}
+	file, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "report --github", Path: p, Message: "cannot append the step summary", Err: err}
+	}
+	werr := report.Markdown(file, sum)
+	if cerr := file.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "report --github", Path: p, Message: "cannot append the step summary", Err: werr}
+	}
+	return nil
+}
+
+// writeOutput writes a report to path, or to stdout for "-". A file is
+// written beside its final name and renamed into place, so a reader never
+// sees half a report.
+func writeOutput(ios *IO, path, op string, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(ios.Out)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: path, Message: "cannot create the report", Err: err}
+	}
+	werr := write(tmp)
+	if werr == nil {
+		werr = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		if flakegate.ErrorCode(werr) != flakegate.EINTERNAL {
+			return werr
+		}
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: path, Message: "cannot write the report", Err: werr}
+	}
+	return nil
 }

@@ -1,0 +1,368 @@
+// Package check is flakegate's main job, the failure-class merge check:
+// it reads flakegate.yaml from the pinned base revision, runs every
+// (property, fixture, seed) triple on a clean candidate worktree under a
+// retry cap fixed in advance, replays each seed once on a clean base
+// worktree, writes one run record per triple and labels it with the
+// decision table.
+//
+// The package takes a context, an Options struct and writers; it never
+// reads flags, the environment or the process streams (internal/cli does).
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/git"
+)
+
+// Options are the inputs of one check.
+type Options struct {
+	// Dir is a folder inside the repository (the CLI passes the working
+	// directory). Only git reads it: no test input comes from it.
+	Dir string
+	// Base and Candidate are revisions; Candidate "" means HEAD.
+	Base, Candidate string
+	// ConfigPath is the config's repo-relative path; "" means flakegate.yaml.
+	ConfigPath string
+	// OutDir receives records, transcripts, decisions and summary.json;
+	// "" means <git common dir>/flakegate/out/<candidate sha>.
+	OutDir string
+	// OpenStore opens the ledger, record store and replay cache, given the
+	// repository's git common directory. Required.
+	OpenStore func(ctx context.Context, commonDir string) (flakegate.Store, error)
+	// LedgerPath is the file-system path of a file-based ledger ("" for
+	// the default one or a database). A ledger inside the work tree is
+	// watched like the config.
+	LedgerPath string
+	// NoReplayCache neither reads nor writes the replay cache.
+	NoReplayCache bool
+	// FreezeOwner, if set, grants a freeze to every SCHEDULER result.
+	FreezeOwner string
+	// By names who runs the check in the audit log ("" is "flakegate check").
+	By string
+	// Env is the environment of test commands; nil inherits flakegate's.
+	Env []string
+	// Git is the git binary; "" means git on PATH.
+	Git string
+	// Progress receives one line per finished triple; nil discards them.
+	Progress io.Writer
+	// ProgressIsTerminal draws a live bar below the lines.
+	ProgressIsTerminal bool
+	// Now returns the time (tests fix it); nil is time.Now.
+	Now func() time.Time
+}
+
+// Run performs the check and returns its summary. A reject is a summary
+// with verdict "reject", not an error. Errors are *flakegate.Error:
+// EINVALID for usage and config problems (exit 2), EINTERNAL when
+// flakegate itself failed (exit 3).
+func Run(ctx context.Context, opts Options) (*flakegate.Summary, error) {
+	c, err := newChecker(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	return c.run(ctx)
+}
+
+// checker holds the state of one check.
+type checker struct {
+	opts     Options
+	git      *git.Client
+	top      string
+	common   string
+	baseSHA  string
+	candSHA  string
+	cfgPath  string
+	cfg      *config.Config
+	diff     []string
+	watch    []string // config and in-repo ledger: every triple's watch_paths
+	outDir   string
+	store    flakegate.Store
+	trees    *worktrees
+	props    []*propState
+	now      func() time.Time
+	progress *progressSink
+}
+
+func newChecker(ctx context.Context, opts Options) (*checker, error) {
+	if opts.OpenStore == nil {
+		return nil, internalf("check: no store opener was given")
+	}
+	if strings.TrimSpace(opts.Base) == "" {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
+			Hint: "pass the revision the candidate is measured against, e.g. --base origin/main"}
+	}
+	c := &checker{opts: opts, now: opts.Now}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.opts.By == "" {
+		c.opts.By = "flakegate check"
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	c.git = &git.Client{Dir: dir, Git: opts.Git}
+	var err error
+	if c.top, err = c.git.TopLevel(ctx); err != nil {
+		return nil, err
+	}
+	if c.common, err = c.git.CommonDir(ctx); err != nil {
+		return nil, err
+	}
+	if c.baseSHA, err = c.resolve(ctx, "--base", opts.Base); err != nil {
+		return nil, err
+	}
+	cand := opts.Candidate
+	if cand == "" {
+		cand = "HEAD"
+	}
+	if c.candSHA, err = c.resolve(ctx, "--candidate", cand); err != nil {
+		return nil, err
+	}
+	if err := c.loadConfig(ctx); err != nil {
+		return nil, err
+	}
+	if c.diff, err = c.git.DiffNames(ctx, c.baseSHA, c.candSHA); err != nil {
+		return nil, err
+	}
+	if err := c.watchLedger(); err != nil {
+		return nil, err
+	}
+	if err := c.makeOutDir(); err != nil {
+		return nil, err
+	}
+	if c.store, err = opts.OpenStore(ctx, c.common); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *checker) close() {
+	if c.trees != nil {
+		c.trees.unlock()
+	}
+	if c.store != nil {
+		c.store.Close()
+	}
+}
+
+func (c *checker) resolve(ctx context.Context, flag, rev string) (string, error) {
+	sha, err := c.git.RevParse(ctx, rev)
+	if err != nil {
+		var fe *flakegate.Error
+		if errors.As(err, &fe) && fe.Code == flakegate.EINVALID {
+			return "", &flakegate.Error{Code: flakegate.EINVALID, Op: "check " + flag, Message: fe.Message, Hint: fe.Hint}
+		}
+		return "", err
+	}
+	return sha, nil
+}
+
+// loadConfig reads the config at the base revision: a patch must not
+// choose its own gate.
+func (c *checker) loadConfig(ctx context.Context) error {
+	p := c.opts.ConfigPath
+	if p == "" {
+		p = config.DefaultPath
+	}
+	clean, err := config.CleanRepoPath(p)
+	if err != nil {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --config", Path: p, Message: err.Error(),
+			Hint: "give the config's path relative to the repository root"}
+	}
+	c.cfgPath = clean
+	raw, err := c.git.Show(ctx, c.baseSHA, clean)
+	if err != nil {
+		switch flakegate.ErrorCode(err) {
+		case flakegate.ENOTFOUND:
+			return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: clean,
+				Message: fmt.Sprintf("no such file at the base revision %s", short(c.baseSHA)),
+				Hint:    "commit " + clean + " on the base branch (the config is always read from the base), or pass --config PATH"}
+		case flakegate.EINVALID:
+			return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: clean, Message: "cannot read the config at the base revision", Err: err}
+		}
+		return err
+	}
+	c.cfg, err = config.Load(raw, clean)
+	if err != nil {
+		return err
+	}
+	c.watch = []string{clean}
+	return nil
+}
+
+// watchLedger adds a file ledger that lives inside the work tree to the
+// watched paths, as a folder prefix.
+func (c *checker) watchLedger() error {
+	if c.opts.LedgerPath == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(c.opts.LedgerPath)
+	if err != nil {
+		return err
+	}
+	top := c.top
+	if r, err := filepath.EvalSymlinks(top); err == nil {
+		top = r
+	}
+	if r, err := evalExisting(abs); err == nil {
+		abs = r
+	}
+	rel, err := filepath.Rel(top, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == "." {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --ledger", Path: c.opts.LedgerPath,
+			Message: "the ledger cannot be the repository root", Hint: "keep the ledger in its own folder"}
+	}
+	c.watch = append(c.watch, rel, rel+"/")
+	return nil
+}
+
+// evalExisting resolves symlinks of the longest existing prefix of p.
+func evalExisting(p string) (string, error) {
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", os.ErrNotExist
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+func (c *checker) makeOutDir() error {
+	dir := c.opts.OutDir
+	if dir == "" {
+		dir = filepath.Join(c.common, "flakegate", "out", c.candSHA)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	notWritable := func(err error) error {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --out", Path: abs,
+			Message: "the output folder is not writable", Err: unwrapPathError(err),
+			Hint: "pass --out with a folder flakegate can create and write"}
+	}
+	if err := os.MkdirAll(filepath.Join(abs, "transcripts"), 0o755); err != nil {
+		return notWritable(err)
+	}
+	probe, err := os.CreateTemp(abs, ".probe-*")
+	if err != nil {
+		return notWritable(err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	c.outDir = abs
+	return nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %s: %w", pe.Op, pe.Path, pe.Err)
+	}
+	return err
+}
+
+func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
+	workers := min(c.cfg.Workers, c.cfg.Triples())
+	var err error
+	if c.trees, err = openWorktrees(ctx, c.git, c.common, workers, c.baseSHA, c.candSHA); err != nil {
+		return nil, err
+	}
+	if err := c.preflight(ctx); err != nil {
+		return nil, err
+	}
+	jobs := c.jobs()
+	c.progress = newProgress(c.opts.Progress, c.opts.ProgressIsTerminal, len(jobs))
+	results, err := c.runJobs(ctx, jobs)
+	c.progress.Finish()
+	if err != nil {
+		return nil, err
+	}
+	if c.opts.FreezeOwner != "" {
+		if err := c.grantFreezes(ctx, jobs, results); err != nil {
+			return nil, err
+		}
+	}
+	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, Results: make([]flakegate.Result, len(results))}
+	for i, r := range results {
+		sum.Results[i] = r.result
+	}
+	sum.Verdict = flakegate.VerdictOf(sum.Results)
+	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// grantFreezes writes a freeze for each SCHEDULER record of this check,
+// in config order. A triple that already has a freeze keeps it.
+func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []tripleResult) error {
+	runs := c.cfg.Freeze.ExpiresAfterRuns
+	for i := range results {
+		r := &results[i]
+		if r.result.Skipped || r.result.Label != flakegate.Scheduler || r.raw == nil {
+			continue
+		}
+		f, err := flakegate.GrantRecord(ctx, c.store, r.raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())
+		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
+			c.progress.Note(fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.Path, jobs[i].seed))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		left := f.ExpiresAfterRuns
+		r.result.Owner, r.result.RunsLeft = f.Owner, &left
+	}
+	return nil
+}
+
+// inDiff returns the watched paths found in the diff: an entry ending in
+// "/" matches every path under it.
+func inDiff(diff, watched []string) []string {
+	var hits []string
+	for _, w := range watched {
+		for _, d := range diff {
+			d = path.Clean(d)
+			if d == path.Clean(w) || strings.HasSuffix(w, "/") && strings.HasPrefix(d, w) {
+				hits = append(hits, w)
+				break
+			}
+		}
+	}
+	return hits
+}
+
+func internalf(format string, args ...any) error {
+	return &flakegate.Error{Code: flakegate.EINTERNAL, Message: fmt.Sprintf(format, args...)}
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

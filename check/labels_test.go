@@ -1,0 +1,271 @@
+package check_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate"
+)
+
+// The scripted repository: props/prop.sh is the property, src/lib.sh the
+// code under test, fixtures/data.txt the fixture and tools/gen.sh its
+// generator. A candidate patch replaces some of them.
+const (
+	propScript = `#!/bin/sh
+# Property: the library accepts every seed on the fixture.
+. ./src/lib.sh
+grep -q alpha fixtures/data.txt || exit 1
+ok "$1"
+`
+	libOK = `ok() { return 0; }
+`
+	libRed = `ok() { return 1; }
+`
+	// libFlaky fails the first attempt of each seed and passes afterwards:
+	// the counter lives outside the worktree, which is cleaned per attempt.
+	libFlaky = `ok() {
+	n=$(cat "$FG_STATE/flaky-$1" 2>/dev/null || echo 0)
+	echo $((n + 1)) > "$FG_STATE/flaky-$1"
+	[ "$n" -ge 1 ]
+}
+`
+	libSlow  = "ok() { sleep 30; }\n"
+	libCrash = "ok() { exit 3; }\n"
+	libKill  = "ok() { kill -KILL $$; }\n"
+	// libCountBase passes and counts its runs (the base's library only).
+	libCountBase = `ok() { echo "$1" >> "$FG_STATE/base-runs"; return 0; }
+`
+	genScript = "#!/bin/sh\necho alpha > fixtures/data.txt\n"
+)
+
+func config(extra string) string {
+	return `version: 1
+retry_cap: 2
+workers: 1
+freeze:
+  expires_after_runs: 3
+properties:
+  - path: props/prop.sh
+    fixture: fixtures/data.txt
+    generator: tools/gen.sh
+    seeds: [11, 12]
+    run: [sh, "{path}", "{seed}"]
+    wall_budget: 1500ms
+` + extra
+}
+
+func baseFiles(lib string) map[string]string {
+	return map[string]string{
+		"flakegate.yaml":    config(""),
+		"props/prop.sh":     propScript,
+		"src/lib.sh":        lib,
+		"fixtures/data.txt": "alpha\n",
+		"tools/gen.sh":      genScript,
+		"README.md":         "scripted repository\n",
+	}
+}
+
+func TestCheckLabels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs git and the flakegate binary")
+	}
+	type testCase struct {
+		name      string
+		baseLib   string
+		candidate map[string]string
+		label     flakegate.Label
+		exit      int
+		// check looks at the first record.
+		check func(t *testing.T, rec *flakegate.RunRecord, res flakegate.Result)
+	}
+	run := func(t *testing.T, tc testCase) {
+		t.Parallel()
+		r := newRepo(t, baseFiles(tc.baseLib))
+		r.candidate("cand", tc.candidate)
+		cr := r.check("--base", "base", "--candidate", "cand")
+		if cr.code != tc.exit {
+			t.Fatalf("exit %d, want %d\n%s", cr.code, tc.exit, cr)
+		}
+		if got := strings.Join(cr.labels(), ","); got != string(tc.label)+","+string(tc.label) {
+			t.Fatalf("labels %s, want %s for both seeds\n%s", got, tc.label, cr)
+		}
+		for i, res := range cr.summary.Results {
+			rec := cr.record(t, i)
+			if res.RecordSHA256 == "" || !strings.HasPrefix(res.Reproduce, "flakegate replay ") {
+				t.Errorf("result %d: record_sha256 %q, reproduce %q", i, res.RecordSHA256, res.Reproduce)
+			}
+			if rec.BaseSHA != cr.summary.Base || rec.CandidateSHA != cr.summary.Candidate || len(rec.BaseSHA) != 40 {
+				t.Errorf("record pins %s..%s, summary %s..%s", rec.BaseSHA, rec.CandidateSHA, cr.summary.Base, cr.summary.Candidate)
+			}
+			if rec.RetryCap != 2 || rec.CandidateEnv == nil || rec.BaseEnv == nil || rec.CandidateEnv.Filesystem == "" || rec.CandidateEnv.Workers != 1 {
+				t.Errorf("record cap/env: %d %+v %+v", rec.RetryCap, rec.CandidateEnv, rec.BaseEnv)
+			}
+			if tc.check != nil {
+				tc.check(t, rec, res)
+			}
+		}
+		if !strings.Contains(cr.stderr, string(tc.label)) || !strings.Contains(cr.stderr, "props/prop.sh seed 11") {
+			t.Errorf("stderr lacks the per-triple line:\n%s", cr.stderr)
+		}
+	}
+	tests := []testCase{
+		{
+			name: "PASS", baseLib: libOK, label: flakegate.Pass, exit: 0,
+			candidate: map[string]string{"README.md": "changed\n"},
+			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if rec.CandidateResult != "pass" || rec.BaseSeedResult != "pass" || len(rec.RetryResults) != 0 || !rec.TranscriptComplete {
+					t.Errorf("record %+v", rec)
+				}
+				if len(rec.DiffPaths) != 1 || rec.DiffPaths[0] != "README.md" {
+					t.Errorf("diff_paths %v", rec.DiffPaths)
+				}
+			},
+		},
+		{
+			name: "SCHEDULER", baseLib: libOK, label: flakegate.Scheduler, exit: 0,
+			candidate: map[string]string{"src/lib.sh": libFlaky},
+			check: func(t *testing.T, rec *flakegate.RunRecord, res flakegate.Result) {
+				if rec.CandidateResult != "fail" || strings.Join(rec.RetryResults, ",") != "pass" || rec.BaseSeedResult != "pass" {
+					t.Errorf("record results %s %v %s", rec.CandidateResult, rec.RetryResults, rec.BaseSeedResult)
+				}
+				if !res.Freeze || len(res.Attempts) != 3 {
+					t.Errorf("freeze %t, attempts %d", res.Freeze, len(res.Attempts))
+				}
+			},
+		},
+		{
+			name: "PROPERTY base red", baseLib: libRed, label: flakegate.Property, exit: 1,
+			candidate: map[string]string{"README.md": "changed\n"},
+			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if rec.BaseSeedResult != "fail" || strings.Join(rec.RetryResults, ",") != "fail,fail" {
+					t.Errorf("base %s, retries %v", rec.BaseSeedResult, rec.RetryResults)
+				}
+			},
+		},
+		{
+			name: "PROPERTY base green", baseLib: libOK, label: flakegate.Property, exit: 1,
+			candidate: map[string]string{"src/lib.sh": libRed},
+			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if rec.BaseSeedResult != "pass" || rec.CandidateResult != "fail" || len(rec.RetryResults) != 2 {
+					t.Errorf("base %s, candidate %s, retries %v", rec.BaseSeedResult, rec.CandidateResult, rec.RetryResults)
+				}
+			},
+		},
+		{
+			name: "BUDGET by timeout", baseLib: libOK, label: flakegate.Budget, exit: 1,
+			candidate: map[string]string{"src/lib.sh": libSlow},
+			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if rec.BudgetOK || rec.Attempts[0].Result != "timeout" || rec.Attempts[0].WallSeconds > 10 {
+					t.Errorf("budget_ok %t, attempt %+v", rec.BudgetOK, rec.Attempts[0])
+				}
+			},
+		},
+		{
+			name: "INCOMPLETE by crash", baseLib: libOK, label: flakegate.Incomplete, exit: 1,
+			candidate: map[string]string{"src/lib.sh": libCrash},
+			check: func(t *testing.T, rec *flakegate.RunRecord, res flakegate.Result) {
+				if rec.CandidateResult != "error" || rec.Attempts[0].ExitCode != 3 || len(rec.RetryResults) != 0 {
+					t.Errorf("candidate %s, attempt %+v, retries %v", rec.CandidateResult, rec.Attempts[0], rec.RetryResults)
+				}
+				if !strings.Contains(res.Reason, "exit code 3") {
+					t.Errorf("reason %q does not say why", res.Reason)
+				}
+			},
+		},
+		{
+			name: "INCOMPLETE by signal", baseLib: libOK, label: flakegate.Incomplete, exit: 1,
+			candidate: map[string]string{"src/lib.sh": libKill},
+			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if rec.CandidateResult != "error" || rec.Attempts[0].Signal != "SIGKILL" {
+					t.Errorf("candidate %s, attempt %+v", rec.CandidateResult, rec.Attempts[0])
+				}
+			},
+		},
+		{
+			name: "FIXTURE", baseLib: libOK, label: flakegate.Fixture, exit: 1,
+			candidate: map[string]string{"fixtures/data.txt": "alpha beta\n"},
+			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if rec.FixtureSHA256 == rec.BaseFixtureSHA256 || len(rec.FixtureSHA256) != 64 {
+					t.Errorf("digests %s %s", rec.FixtureSHA256, rec.BaseFixtureSHA256)
+				}
+			},
+		},
+		{
+			name: "FIXTURE absent on the candidate", baseLib: libOK, label: flakegate.Fixture, exit: 1,
+			candidate: map[string]string{"fixtures/data.txt": ""},
+		},
+		{
+			name: "CONTAMINATED by property", baseLib: libOK, label: flakegate.Contaminated, exit: 1,
+			candidate: map[string]string{"props/prop.sh": propScript + "# weakened\n"},
+		},
+		{
+			name: "CONTAMINATED by generator", baseLib: libOK, label: flakegate.Contaminated, exit: 1,
+			candidate: map[string]string{"tools/gen.sh": genScript + "# edited\n"},
+		},
+		{
+			name: "CONTAMINATED by config", baseLib: libOK, label: flakegate.Contaminated, exit: 1,
+			// The candidate raises its own retry cap: the base's config
+			// still rules, and every triple is contaminated.
+			candidate: map[string]string{"flakegate.yaml": strings.Replace(config(""), "retry_cap: 2", "retry_cap: 9", 1)},
+			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if rec.RetryCap != 2 || len(rec.WatchPaths) == 0 || rec.WatchPaths[0] != "flakegate.yaml" {
+					t.Errorf("retry_cap %d (want the base's 2), watch_paths %v", rec.RetryCap, rec.WatchPaths)
+				}
+				if rec.BaseSeedResult != "pass" {
+					t.Errorf("the base seed did not run: %q", rec.BaseSeedResult)
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+}
+
+// TestCheckReplayCache: a second candidate on the same base replays no
+// base seed; --no-replay-cache replays them all again.
+func TestCheckReplayCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	r := newRepo(t, baseFiles(libCountBase))
+	r.candidate("cand1", map[string]string{"src/lib.sh": libOK, "README.md": "one\n"})
+	r.candidate("cand2", map[string]string{"src/lib.sh": libOK, "README.md": "two\n"})
+	baseRuns := func() int {
+		b, _ := os.ReadFile(filepath.Join(r.state, "base-runs"))
+		return strings.Count(string(b), "\n")
+	}
+	first := r.check("--base", "base", "--candidate", "cand1")
+	if first.code != 0 || baseRuns() != 2 {
+		t.Fatalf("first check: base ran %d times\n%s", baseRuns(), first)
+	}
+	for i := range first.summary.Results {
+		if rec := first.record(t, i); rec.BaseFromCache {
+			t.Errorf("first check: record %d claims a cached base result", i)
+		}
+	}
+	second := r.check("--base", "base", "--candidate", "cand2")
+	if second.code != 0 {
+		t.Fatalf("second check\n%s", second)
+	}
+	if n := baseRuns(); n != 2 {
+		t.Errorf("second candidate replayed base again: %d base runs", n)
+	}
+	for i := range second.summary.Results {
+		rec := second.record(t, i)
+		if !rec.BaseFromCache || rec.BaseSeedResult != "pass" {
+			t.Errorf("record %d: base_from_replay_cache %t, base %s", i, rec.BaseFromCache, rec.BaseSeedResult)
+		}
+		for _, a := range rec.Attempts {
+			if a.Side == "base" {
+				t.Errorf("record %d has a base attempt", i)
+			}
+		}
+	}
+	third := r.check("--base", "base", "--candidate", "cand2", "--no-replay-cache")
+	if third.code != 0 || baseRuns() != 4 {
+		t.Errorf("--no-replay-cache: base ran %d times in all, want 4\n%s", baseRuns(), third)
+	}
+}

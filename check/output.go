@@ -1,0 +1,122 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/report"
+)
+
+// writeFile writes data to path atomically: a temporary file in the same
+// folder, then a rename.
+func writeFile(path string, data []byte) error {
+	fail := func(err error) error {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: path, Message: "cannot write", Err: err}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return fail(err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return fail(err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return fail(err)
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: path, Message: "cannot encode", Err: err}
+	}
+	return writeFile(path, append(b, '\n'))
+}
+
+func mustJSON(v json.Marshaler) []byte {
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return []byte("null")
+	}
+	return b
+}
+
+// reproduce returns the command line that replays exactly one seed of the
+// triple in the candidate worktree, checking the fixture digest first.
+func (c *checker) reproduce(workdir string, ps *propState, seed flakegate.Seed, argv []string) string {
+	args := []string{"flakegate", "replay",
+		"--workdir", workdir,
+		"--seed", seed.String(),
+		"--expect-fixture-sha256", ps.candFixtureSHA256,
+		"--fixture", ps.prop.Fixture,
+		"--property", ps.prop.Path,
+		"--timeout", ps.prop.WallBudget.String(),
+		"--"}
+	args = append(args, argv...)
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// progressSink shows finished triples (report.Progress) and rare notes.
+type progressSink struct {
+	mu sync.Mutex
+	w  io.Writer
+	p  *report.Progress
+}
+
+func newProgress(w io.Writer, tty bool, total int) *progressSink {
+	if w == nil {
+		w = io.Discard
+		tty = false
+	}
+	return &progressSink{w: w, p: report.NewProgress(w, tty, total)}
+}
+
+func (s *progressSink) Done(r flakegate.Result) { s.p.Done(r) }
+
+func (s *progressSink) Finish() { s.p.Finish() }
+
+func (s *progressSink) Note(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, "note: %s\n", msg)
+}

@@ -1,0 +1,472 @@
+package check
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/runner"
+)
+
+// noTestMarkers are the runner's, plus the line `go test` prints for a
+// package in which -run selected no test ("ok  pkg  0.01s [no tests to run]").
+var noTestMarkers = slices.Concat(runner.DefaultNoTestMarkers, []string{"[no tests to run]"})
+
+// job is one triple of the config: a property and one of its seeds.
+type job struct {
+	index int // position in the summary
+	ps    *propState
+	seed  flakegate.Seed
+}
+
+// tripleResult is a finished triple: its summary line and the record bytes
+// (nil when skipped).
+type tripleResult struct {
+	result flakegate.Result
+	raw    []byte
+}
+
+// jobs lists the triples in config order, after preflight.
+func (c *checker) jobs() []job {
+	var jobs []job
+	for _, ps := range c.props {
+		for _, s := range ps.prop.Seeds {
+			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s})
+		}
+	}
+	return jobs
+}
+
+// runJobs runs the triples on the worker pool, one worktree pair per
+// worker, and returns their results in config order. Workers only run
+// attempts; one finisher goroutine writes the records, so the disk syncs
+// of one triple overlap the attempts of the next.
+func (c *checker) runJobs(ctx context.Context, jobs []job) ([]tripleResult, error) {
+	results := make([]tripleResult, len(jobs))
+	queue := make(chan *job)
+	type pending struct {
+		index  int
+		finish func() (tripleResult, error)
+	}
+	finished := make(chan pending, len(jobs))
+	errs := make(chan error, len(c.trees.workers)+1)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	for w := range c.trees.workers {
+		go func(w int) {
+			var first error
+			for j := range queue {
+				if first != nil {
+					continue
+				}
+				finish, err := c.runTriple(ctx, w, j)
+				if err != nil {
+					first = err
+					cancel(err)
+					continue
+				}
+				finished <- pending{j.index, finish}
+			}
+			errs <- first
+		}(w)
+	}
+	finisherDone := make(chan error, 1)
+	go func() {
+		var first error
+		for p := range finished {
+			if first != nil {
+				continue
+			}
+			r, err := p.finish()
+			if err != nil {
+				first = err
+				cancel(err)
+				continue
+			}
+			results[p.index] = r
+			c.progress.Done(r.result)
+		}
+		finisherDone <- first
+	}()
+feed:
+	for i := range jobs {
+		select {
+		case queue <- &jobs[i]:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	var first error
+	for range c.trees.workers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	close(finished)
+	if err := <-finisherDone; err != nil && first == nil {
+		first = err
+	}
+	if first == nil && ctx.Err() != nil {
+		first = interrupted(ctx)
+	}
+	return results, first
+}
+
+// runTriple consults the ledger, then runs the candidate attempts and the
+// base replay of one triple. The returned finish writes its record.
+func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleResult, error), error) {
+	ps := j.ps
+	p := ps.prop
+	argv, err := runner.Expand(p.Run, runner.Vars{Path: p.Path, Seed: j.seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture})
+	if err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: ps.key + ".run: " + err.Error()}
+	}
+	stem := fmt.Sprintf("%02d-%s-seed-%s", ps.index, slug(p.Path), slug(j.seed.String()))
+	triple := flakegate.Triple{PropertyPath: p.Path, Seed: j.seed, FixtureSHA256: ps.candFixtureSHA256}
+	reproduce := c.reproduce(c.trees.workers[w].cand[0].dir, ps, j.seed, argv)
+
+	var voided string
+	if c.mayConsultLedger(ps) {
+		d, err := flakegate.Skip(ctx, c.store, triple, ps.candPropertySHA256, c.opts.By)
+		if err != nil {
+			return nil, err
+		}
+		if d.Skipped {
+			return func() (tripleResult, error) { return c.skipped(ctx, triple, d, stem, reproduce) }, nil
+		}
+		if d.Voided {
+			voided = d.Reason
+		}
+	}
+
+	t, err := c.attempts(ctx, w, j, argv)
+	if err != nil {
+		return nil, err
+	}
+	return func() (tripleResult, error) { return c.finish(ctx, j, t, stem, reproduce, voided) }, nil
+}
+
+// finish closes the transcript, writes the record and its decision, stores
+// the record and returns the triple's summary line.
+func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, stem, reproduce, voided string) (tripleResult, error) {
+	ps := j.ps
+	p := ps.prop
+	if err := t.tr.Close(); err != nil {
+		t.complete = false
+	}
+	t.sha256 = t.tr.SHA256()
+	rec := &flakegate.RunRecord{
+		Schema:               flakegate.Schema,
+		RunID:                t.runID,
+		Seed:                 j.seed,
+		PropertyPath:         p.Path,
+		PropertySHA256:       ps.candPropertySHA256,
+		FixtureSHA256:        ps.candFixtureSHA256,
+		BaseFixtureSHA256:    ps.baseFixtureSHA256,
+		DiffPaths:            c.diff,
+		CandidateResult:      t.candidate,
+		BaseSeedResult:       t.base,
+		RetryResults:         t.retries,
+		RetryCap:             c.cfg.RetryCap,
+		BudgetOK:             t.budgetOK,
+		TranscriptComplete:   t.complete,
+		FixtureGeneratorPath: p.Generator,
+		WatchPaths:           ps.watch,
+		CandidateEnv:         &ps.candEnv,
+		BaseEnv:              &ps.baseEnv,
+		BaseSHA:              c.baseSHA,
+		CandidateSHA:         c.candSHA,
+		FixturePath:          p.Fixture,
+		WallBudgetS:          p.WallBudget.Seconds(),
+		Samples:              p.Samples,
+		Attempts:             t.attempts,
+		TranscriptPath:       t.path,
+		TranscriptSHA256:     t.sha256,
+		BaseFromCache:        t.fromCache,
+		ToolVersion:          flakegate.Version,
+	}
+	raw, err := rec.Marshal()
+	if err != nil {
+		return tripleResult{}, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot encode the record", Err: err}
+	}
+	sha, err := flakegate.RecordSHA256(raw)
+	if err != nil {
+		return tripleResult{}, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot hash the record", Err: err}
+	}
+	d := flakegate.ClassifyBytes(raw)
+	recPath := filepath.Join(c.outDir, stem+".json")
+	if err := writeFile(recPath, raw); err != nil {
+		return tripleResult{}, err
+	}
+	if err := writeFile(filepath.Join(c.outDir, stem+".decision.json"), append(mustJSON(d), '\n')); err != nil {
+		return tripleResult{}, err
+	}
+	if err := c.store.PutRecord(ctx, sha, raw); err != nil {
+		return tripleResult{}, err
+	}
+	reason := d.Reason
+	if d.Label == flakegate.Fixture && ps.candFixtureReason != "" {
+		reason = ps.candFixtureReason
+	}
+	if d.Label == flakegate.Incomplete && t.reason != "" {
+		reason = joinReason(reason, t.reason)
+	}
+	if voided != "" {
+		reason = joinReason(reason, voided)
+	}
+	res := flakegate.Result{
+		PropertyPath:  p.Path,
+		Seed:          j.seed,
+		FixtureSHA256: ps.candFixtureSHA256,
+		Label:         d.Label,
+		Row:           d.Row,
+		Reason:        reason,
+		Freeze:        d.Freeze,
+		RecordSHA256:  sha,
+		Record:        recPath,
+		Reproduce:     reproduce,
+		Attempts:      t.attempts,
+		Seconds:       t.seconds,
+	}
+	return tripleResult{result: res, raw: raw}, nil
+}
+
+// mayConsultLedger is false when a freeze must not hide what the patch
+// did: a watched path is in the diff or the fixture changed. Such a
+// triple runs, and the table rejects it.
+func (c *checker) mayConsultLedger(ps *propState) bool {
+	return len(ps.contaminated) == 0 && ps.candFixtureSHA256 == ps.baseFixtureSHA256
+}
+
+// skipped is the result of a triple the ledger lets the check skip. The
+// frozen record is copied into the output folder.
+func (c *checker) skipped(ctx context.Context, t flakegate.Triple, d flakegate.SkipDecision, stem, reproduce string) (tripleResult, error) {
+	recPath := ""
+	if raw, err := c.store.GetRecord(ctx, d.Freeze.RecordSHA256); err == nil {
+		recPath = filepath.Join(c.outDir, stem+".frozen.json")
+		if err := writeFile(recPath, raw); err != nil {
+			return tripleResult{}, err
+		}
+	}
+	left := d.RunsLeft
+	res := flakegate.Result{
+		PropertyPath:  t.PropertyPath,
+		Seed:          t.Seed,
+		FixtureSHA256: t.FixtureSHA256,
+		Label:         d.Freeze.Label,
+		Reason:        d.Reason,
+		Skipped:       true,
+		RunsLeft:      &left,
+		Owner:         d.Freeze.Owner,
+		RecordSHA256:  d.Freeze.RecordSHA256,
+		Record:        recPath,
+		Reproduce:     reproduce,
+	}
+	return tripleResult{result: res}, nil
+}
+
+// transcriptRun is what the attempts of one triple produced.
+type transcriptRun struct {
+	tr        *runner.Transcript
+	runID     string
+	path      string
+	sha256    string
+	candidate string   // pass, fail or error
+	retries   []string // pass, fail or error
+	base      string   // pass, fail, error or timeout
+	fromCache bool
+	budgetOK  bool
+	complete  bool
+	attempts  []flakegate.Attempt
+	reason    string // why an attempt errored, for the summary
+	seconds   float64
+}
+
+// attempts writes the transcript: the retry cap first, then the candidate
+// attempts (the first run, then retries until the first pass, at most
+// retry_cap), then the base replay, then complete.
+func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*transcriptRun, error) {
+	start := time.Now()
+	ps := j.ps
+	t := &transcriptRun{runID: newRunID(c.candSHA), budgetOK: true, complete: true}
+	t.path = filepath.Join(c.outDir, "transcripts", t.runID+".jsonl")
+	tr, err := runner.CreateTranscript(t.path)
+	if err != nil {
+		return nil, err
+	}
+	write := func(ev runner.Event) {
+		if tr.Write(ev) != nil {
+			t.complete = false
+		}
+	}
+	retryCap := c.cfg.RetryCap
+	write(runner.Event{Type: runner.EventRetryCap, RetryCap: &retryCap})
+
+	run := func(side string, index int, tr *tree, check func() string) string {
+		write(runner.Event{Type: runner.EventAttemptStart, Side: side, Index: index})
+		var out runner.Outcome
+		dir := tr.dir
+		defer tr.release(c.resetClean)
+		if err := tr.acquire(); err != nil {
+			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: "cannot reset the worktree: " + err.Error()}
+		} else if why := check(); why != "" {
+			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
+		} else {
+			out = runner.Run(ctx, runner.Command{Argv: argv, Dir: dir, Env: c.opts.Env, WallBudget: ps.prop.WallBudget, NoTestMarkers: noTestMarkers})
+		}
+		if ctx.Err() != nil {
+			t.complete = false // cancelled: the attempt did not finish
+		}
+		a := flakegate.Attempt{Side: side, Index: index, Result: out.Result, ExitCode: out.ExitCode, Signal: out.Signal,
+			StartedAt: out.Started.UTC(), WallSeconds: roundSeconds(out.Wall), OutputTail: out.Tail}
+		t.attempts = append(t.attempts, a)
+		write(runner.Event{Type: runner.EventAttemptEnd, Side: side, Index: index, Result: out.Result,
+			ExitCode: out.ExitCode, Signal: out.Signal, WallSeconds: a.WallSeconds, Reason: out.Reason})
+		if out.Result == runner.Errored && t.reason == "" {
+			t.reason = side + " attempt " + strconv.Itoa(index) + ": " + out.Reason
+		}
+		return out.Result
+	}
+	noCheck := func() string { return "" }
+
+	// Candidate: the first run, then retries under the cap.
+	trees := c.trees.workers[w]
+	switch r := run(runner.SideCandidate, 0, trees.nextCandidate(), noCheck); r {
+	case runner.Pass:
+		t.candidate = runner.Pass
+	case runner.Fail:
+		t.candidate = runner.Fail
+		for i := 1; i <= retryCap && ctx.Err() == nil; i++ {
+			rr := run(runner.SideCandidate, i, trees.nextCandidate(), noCheck)
+			if rr == runner.Timeout {
+				t.budgetOK = false
+				rr = runner.Fail
+			}
+			t.retries = append(t.retries, rr)
+			if rr != runner.Fail {
+				break // a pass ends the retries; an error ends the decision
+			}
+		}
+	case runner.Timeout:
+		t.candidate, t.budgetOK = runner.Fail, false
+	default:
+		t.candidate = runner.Errored
+	}
+	if t.retries == nil {
+		t.retries = []string{}
+	}
+
+	// Base: replayed once, never retried; the first result per replay key
+	// is kept in the cache.
+	if ctx.Err() == nil {
+		c.baseReplay(ctx, w, j, argv, t, run)
+		write(runner.Event{Type: runner.EventBaseReplay, Result: t.base, FromCache: t.fromCache})
+	} else {
+		t.base = "not_run"
+	}
+	write(runner.Event{Type: runner.EventComplete})
+	t.tr = tr // finish closes it (an fsync) off the attempts' path
+	t.seconds = roundSeconds(time.Since(start))
+	return t, nil
+}
+
+// baseReplay sets t.base from the replay cache or from one base attempt.
+func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, t *transcriptRun, run func(string, int, *tree, func() string) string) {
+	ps := j.ps
+	key := flakegate.ReplayKey{
+		BaseSHA:        c.baseSHA,
+		PropertySHA256: ps.basePropertySHA256,
+		FixtureSHA256:  ps.baseFixtureSHA256,
+		Seed:           j.seed,
+		Command:        argv,
+		Env:            ps.baseEnv,
+	}.String()
+	if !c.opts.NoReplayCache {
+		r, ok, err := c.store.GetReplay(ctx, key)
+		if err == nil && ok {
+			t.base, t.fromCache = r.Result, true
+			return
+		}
+		if err != nil && t.reason == "" {
+			t.reason = "replay cache: " + err.Error()
+		}
+	}
+	base := c.trees.workers[w].base
+	// The base fixture must be the bytes digested at the start.
+	checkFixture := func() string {
+		sum, err := digest.Path(ctx, filepath.Join(base.dir, filepath.FromSlash(ps.prop.Fixture)))
+		if err != nil {
+			return "cannot digest the base fixture: " + err.Error()
+		}
+		if sum != ps.baseFixtureSHA256 {
+			return fmt.Sprintf("the base fixture digest is %s, expected %s", short(sum), short(ps.baseFixtureSHA256))
+		}
+		return ""
+	}
+	started := time.Now()
+	result := run(runner.SideBase, 0, base, checkFixture)
+	t.base = result
+	if c.opts.NoReplayCache || ctx.Err() != nil {
+		return
+	}
+	wall := 0.0
+	if n := len(t.attempts); n > 0 {
+		wall = t.attempts[n-1].WallSeconds
+	}
+	stored, err := c.store.PutReplay(ctx, key, flakegate.BaseReplay{Result: result, WallSeconds: wall, RunID: t.runID, At: started.UTC()})
+	if err != nil {
+		if t.reason == "" {
+			t.reason = "replay cache: " + err.Error()
+		}
+		return
+	}
+	if stored.Result != result {
+		// Another check stored its base result first; the first one rules.
+		t.base, t.fromCache = stored.Result, true
+	}
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+func roundSeconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
+}
+
+// newRunID names one triple's run: the candidate's short hash and 8
+// random bytes, unique across checks.
+func newRunID(candSHA string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return short(candSHA) + "-" + hex.EncodeToString(b[:])
+}
+
+// slug turns a path or seed into a file name part.
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,167 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/git"
+)
+
+// worktrees are the clean checkouts a check runs in, under <git common
+// dir>/flakegate/worktrees (the repository's file system), reused between
+// checks. Each worker owns one base worktree and two candidate worktrees
+// it uses in turn, so that one is reset and cleaned in the background
+// while the other runs an attempt. A lock file keeps two checks of one
+// repository from resetting each other's trees.
+type worktrees struct {
+	workers []*workerTrees
+	lock    *os.File
+}
+
+// workerTrees are the trees of one worker; only that worker touches them.
+type workerTrees struct {
+	base *tree
+	cand [2]*tree
+	next int // the candidate tree of the next attempt
+}
+
+// tree is one worktree at a fixed revision. A tree is released after each
+// attempt and acquired before the next: release starts `git reset --hard`
+// and `git clean -ffdx`, acquire waits for them, so every attempt starts
+// on a clean checkout.
+type tree struct {
+	dir  string
+	sha  string
+	done chan error // the clean in flight; nil when the tree is clean
+}
+
+func worktreeRoot(common string) string { return filepath.Join(common, "flakegate", "worktrees") }
+
+// openWorktrees locks the worktree folder and prepares the trees of n
+// workers at the two revisions.
+func openWorktrees(ctx context.Context, g *git.Client, common string, n int, baseSHA, candSHA string) (*worktrees, error) {
+	root := worktreeRoot(common)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: root, Message: "cannot create the worktree folder", Err: err}
+	}
+	lock, err := lockFile(ctx, filepath.Join(root, ".lock"))
+	if err != nil {
+		return nil, err
+	}
+	w := &worktrees{lock: lock}
+	newTree := func(name, sha string) (*tree, error) {
+		t := &tree{dir: filepath.Join(root, name), sha: sha}
+		return t, prepare(ctx, g, t.dir, sha)
+	}
+	for i := 0; i < n; i++ {
+		wt := &workerTrees{}
+		var err error
+		if wt.base, err = newTree(fmt.Sprintf("base-%d", i), baseSHA); err == nil {
+			if wt.cand[0], err = newTree(fmt.Sprintf("candidate-%d", i), candSHA); err == nil {
+				wt.cand[1], err = newTree(fmt.Sprintf("candidate-%db", i), candSHA)
+			}
+		}
+		if err != nil {
+			w.unlock()
+			return nil, err
+		}
+		w.workers = append(w.workers, wt)
+	}
+	return w, nil
+}
+
+// nextCandidate returns the candidate tree for the next attempt.
+func (wt *workerTrees) nextCandidate() *tree {
+	t := wt.cand[wt.next]
+	wt.next = 1 - wt.next
+	return t
+}
+
+// acquire waits until t is clean. It waits even when the check is being
+// cancelled: a clean takes milliseconds, and a tree must never have two.
+func (t *tree) acquire() error {
+	if t.done == nil {
+		return nil
+	}
+	err := <-t.done
+	t.done = nil
+	return err
+}
+
+// release starts cleaning t in the background. The clean is not cancelled
+// with the check: a git process killed halfway leaves lock files behind.
+func (t *tree) release(clean func(context.Context, string, string) error) {
+	done := make(chan error, 1)
+	t.done = done
+	go func() { done <- clean(context.Background(), t.dir, t.sha) }()
+}
+
+// drain waits for every clean in flight, so no git process runs in the
+// trees once the lock is released.
+func (w *worktrees) drain() {
+	for _, wt := range w.workers {
+		for _, t := range []*tree{wt.base, wt.cand[0], wt.cand[1]} {
+			if t.done != nil {
+				<-t.done
+				t.done = nil
+			}
+		}
+	}
+}
+
+func prepare(ctx context.Context, g *git.Client, dir, sha string) error {
+	if err := g.PrepareWorktree(ctx, dir, sha); err != nil {
+		if ctx.Err() != nil {
+			return interrupted(ctx)
+		}
+		if flakegate.ErrorCode(err) == flakegate.EINVALID {
+			return err
+		}
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: dir, Message: "cannot prepare the worktree", Err: err,
+			Hint: "remove the folder and run 'git worktree prune'; flakegate recreates it"}
+	}
+	return nil
+}
+
+func (w *worktrees) unlock() {
+	if w.lock != nil {
+		w.drain()
+		syscall.Flock(int(w.lock.Fd()), syscall.LOCK_UN)
+		w.lock.Close()
+		w.lock = nil
+	}
+}
+
+// lockFile takes an exclusive flock on path, waiting while another check
+// holds it, until ctx ends.
+func lockFile(ctx context.Context, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: path, Message: "cannot open the worktree lock", Err: err}
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if err != syscall.EWOULDBLOCK {
+			f.Close()
+			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: path, Message: "cannot lock the worktrees", Err: err}
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, interrupted(ctx)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func interrupted(ctx context.Context) error {
+	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "interrupted", Err: context.Cause(ctx)}
+}

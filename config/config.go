@@ -1,0 +1,174 @@
+// Package config reads flakegate.yaml: the properties a check runs, their
+// seeds and argv templates, the retry cap, the number of workers and the
+// freeze policy.
+//
+// The reader is strict: an unknown key, a duplicate key, a wrong type, a
+// path that leaves the repository or a value that could be read as an
+// option is an error naming the file, the key and the line.
+package config
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate"
+)
+
+// DefaultPath is where check looks for the config, relative to the repo root.
+const DefaultPath = "flakegate.yaml"
+
+// Defaults for optional keys.
+const (
+	DefaultRetryCap         = 2
+	DefaultWorkers          = 1
+	DefaultExpiresAfterRuns = 20
+)
+
+// Limits that keep a typo from turning into a runaway check.
+const (
+	MaxRetryCap   = 100
+	MaxWorkers    = 64
+	MaxWallBudget = 24 * time.Hour
+)
+
+// Config is a validated flakegate.yaml.
+type Config struct {
+	// Name is the file name used in errors (the repo-relative path).
+	Name       string
+	Version    int
+	RetryCap   int
+	Workers    int
+	Freeze     FreezePolicy
+	Properties []Property
+}
+
+// FreezePolicy is the freeze block of the config.
+type FreezePolicy struct {
+	// ExpiresAfterRuns is the run count a granted freeze starts with.
+	ExpiresAfterRuns int
+}
+
+// Property is one entry of properties: a property file, its fixture, its
+// seeds and the argv template that runs one seed.
+type Property struct {
+	// Path is the property file, repo-relative and cleaned (watched).
+	Path string
+	// Fixture is a file or folder, repo-relative and cleaned (digested).
+	Fixture string
+	// Generator is the fixture generator, "" when there is none (watched).
+	Generator string
+	Seeds     []flakegate.Seed
+	// Run is the argv template; placeholders {path}, {seed}, {samples},
+	// {fixture} are replaced whole or inside an argument.
+	Run        []string
+	WallBudget time.Duration
+	// Samples is the value of {samples}; 0 when the key is absent.
+	Samples int
+}
+
+// Placeholders are the names a run template may use.
+var Placeholders = []string{"path", "seed", "samples", "fixture"}
+
+var placeholderRe = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// errorf returns an EINVALID error naming the file and the key.
+func errorf(file, key string, line int, format string, args ...any) *flakegate.Error {
+	where := file
+	if line > 0 {
+		where = fmt.Sprintf("%s:%d", file, line)
+	}
+	msg := fmt.Sprintf(format, args...)
+	if key != "" {
+		msg = key + ": " + msg
+	}
+	return &flakegate.Error{
+		Code:    flakegate.EINVALID,
+		Op:      "config",
+		Path:    where,
+		Message: msg,
+		Hint:    "fix " + file + " on the base revision (see the config section of the README)",
+	}
+}
+
+// CleanRepoPath checks that p is a repo-relative path that stays inside the
+// repository and cannot be read as an option, and returns it cleaned.
+func CleanRepoPath(p string) (string, error) {
+	switch {
+	case p == "":
+		return "", fmt.Errorf("empty path")
+	case strings.ContainsAny(p, "\x00\n\r"):
+		return "", fmt.Errorf("path %q holds a control character", p)
+	case strings.HasPrefix(p, "/"):
+		return "", fmt.Errorf("path %q is absolute; want a path relative to the repository root", p)
+	case strings.Contains(p, `\`):
+		return "", fmt.Errorf("path %q holds a backslash; use /", p)
+	}
+	c := path.Clean(p)
+	if c == "." {
+		return "", fmt.Errorf("path %q names the repository root", p)
+	}
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("path %q climbs out of the repository", p)
+	}
+	if strings.HasPrefix(c, "-") {
+		return "", fmt.Errorf("path %q starts with '-' and could be read as an option", p)
+	}
+	if c == ".git" || strings.HasPrefix(c, ".git/") {
+		return "", fmt.Errorf("path %q is inside .git", p)
+	}
+	return c, nil
+}
+
+// CheckTemplate reports the first placeholder of argv that is not one of
+// Placeholders.
+func CheckTemplate(argv []string) error {
+	for i, a := range argv {
+		for _, m := range placeholderRe.FindAllStringSubmatch(a, -1) {
+			if !knownPlaceholder(m[1]) {
+				return fmt.Errorf("run[%d] %q: unknown placeholder {%s}; want one of {path} {seed} {samples} {fixture}", i, a, m[1])
+			}
+		}
+	}
+	return nil
+}
+
+// UsesPlaceholder reports whether any argument of argv names {name}.
+func UsesPlaceholder(argv []string, name string) bool {
+	for _, a := range argv {
+		if strings.Contains(a, "{"+name+"}") {
+			return true
+		}
+	}
+	return false
+}
+
+func knownPlaceholder(name string) bool {
+	for _, p := range Placeholders {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// WatchPaths returns the repo paths a triple of p is graded against: the
+// property file and the generator. A candidate diff touching one of them
+// is CONTAMINATED.
+func (p Property) WatchPaths() []string {
+	if p.Generator == "" {
+		return []string{p.Path}
+	}
+	return []string{p.Path, p.Generator}
+}
+
+// Triples returns how many triples the config names.
+func (c *Config) Triples() int {
+	n := 0
+	for _, p := range c.Properties {
+		n += len(p.Seeds)
+	}
+	return n
+}

@@ -1,0 +1,389 @@
+// Package filestore is flakegate's embedded store: plain files in one
+// folder, by default .git/flakegate under the repository's git common
+// directory, so every worktree of a repository shares one ledger.
+//
+//	DIR/ledger.json                  the freezes, small, sorted, indented
+//	DIR/audit.jsonl                  one event per line, each line carrying
+//	                                 the sha256 of the line before it
+//	DIR/records/<record_sha256>.json the exact bytes of every frozen record
+//	DIR/replay/<sha256(key)>.json    the first base result per replay key
+//	DIR/lock                         the flock every change holds
+//
+// Every change takes the lock, writes a temporary file, fsyncs it, renames
+// it over the old file and fsyncs the folder. A change of the ledger writes
+// the audit log first and ledger.json second; ledger.json names the last
+// audit line it includes (audit_head). A process killed between the two
+// renames leaves the log one change ahead, and the next call rolls that
+// change forward under the lock, so log and ledger never disagree.
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flakegate/flakegate"
+)
+
+// The files of a store.
+const (
+	LedgerFile = "ledger.json"
+	AuditFile  = "audit.jsonl"
+	LockFile   = "lock"
+	RecordsDir = "records"
+	ReplayDir  = "replay"
+)
+
+// ledgerVersion is the "version" key of ledger.json.
+const ledgerVersion = 1
+
+// Store is the embedded store in one folder. Its methods are safe for
+// concurrent use by goroutines and by processes sharing the folder.
+type Store struct {
+	dir string
+	// Now is the clock audit events are stamped with; tests replace it.
+	Now func() time.Time
+}
+
+var _ flakegate.Store = (*Store)(nil)
+
+// Open opens the store in dir, creating the folder if it is missing.
+func Open(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fsError("open ledger", dir, err)
+	}
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "open ledger", Path: abs,
+			Message: "not a folder", Hint: "pass --ledger DIR naming a folder (or a postgres:// DSN)"}
+	}
+	for _, d := range []string{abs, filepath.Join(abs, RecordsDir), filepath.Join(abs, ReplayDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fsError("open ledger", d, err)
+		}
+	}
+	return &Store{dir: abs, Now: time.Now}, nil
+}
+
+// Dir returns the store's folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Close releases nothing: every call opens and closes its own files.
+func (s *Store) Close() error { return nil }
+
+// lock takes the store's exclusive lock; the returned func releases it.
+// flock locks belong to the open file, so goroutines of one process
+// exclude each other as processes do, and a killed process's lock goes
+// with it.
+func (s *Store) lock(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(s.dir, LockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fsError("lock ledger", path, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fsError("lock ledger", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// ledgerDoc is the JSON of ledger.json.
+type ledgerDoc struct {
+	Version int `json:"version"`
+	// AuditHead is the sha256 of the last audit line the ledger includes.
+	AuditHead string             `json:"audit_head"`
+	Freezes   []flakegate.Freeze `json:"freezes"`
+}
+
+// state is the ledger and the audit log as read under the lock.
+type state struct {
+	freezes map[string]flakegate.Freeze
+	lines   [][]byte
+	audit   []byte // audit.jsonl's bytes
+}
+
+func (st *state) head() string {
+	if len(st.lines) == 0 {
+		return ""
+	}
+	return flakegate.AuditLineSHA256(st.lines[len(st.lines)-1])
+}
+
+// load reads the ledger and the log; the caller holds the lock. A log
+// ahead of the ledger (a change cut short between its two renames) is
+// rolled forward and the ledger rewritten.
+func (s *Store) load() (*state, error) {
+	doc, err := s.readLedger()
+	if err != nil {
+		return nil, err
+	}
+	st := &state{freezes: make(map[string]flakegate.Freeze, len(doc.Freezes))}
+	for _, f := range doc.Freezes {
+		st.freezes[f.Triple().Key()] = f
+	}
+	auditPath := filepath.Join(s.dir, AuditFile)
+	st.audit, err = os.ReadFile(auditPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fsError("read audit log", auditPath, err)
+	}
+	st.lines = splitLines(st.audit)
+	if doc.AuditHead == st.head() {
+		return st, nil
+	}
+	if s.rollForward(st, doc.AuditHead) {
+		if err := s.writeLedger(st); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// rollForward applies the log lines after the one whose sha256 is head
+// ("" = before the first line), if head is found and those lines chain
+// from it and apply cleanly. Otherwise the ledger and log disagree for a
+// reason that is not a crash; freeze verify reports it.
+func (s *Store) rollForward(st *state, head string) bool {
+	from := -1
+	if head != "" {
+		for i := len(st.lines) - 1; i >= 0; i-- {
+			if flakegate.AuditLineSHA256(st.lines[i]) == head {
+				from = i
+				break
+			}
+		}
+		if from < 0 {
+			return false
+		}
+	}
+	m := make(map[string]flakegate.Freeze, len(st.freezes))
+	for k, f := range st.freezes {
+		m[k] = f
+	}
+	prev := head
+	for _, line := range st.lines[from+1:] {
+		e, err := flakegate.ParseAuditLine(line)
+		if err != nil || e.PrevSHA256 != prev || flakegate.ApplyAudit(m, e) != nil {
+			return false
+		}
+		prev = flakegate.AuditLineSHA256(line)
+	}
+	st.freezes = m
+	return true
+}
+
+func splitLines(b []byte) [][]byte {
+	if len(b) == 0 {
+		return nil
+	}
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.Split(b, []byte("\n"))
+}
+
+// readLedger reads and checks ledger.json; a missing file is an empty
+// ledger. Nothing is ever rewritten on a file that fails here.
+func (s *Store) readLedger() (*ledgerDoc, error) {
+	path := filepath.Join(s.dir, LedgerFile)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &ledgerDoc{Version: ledgerVersion}, nil
+	} else if err != nil {
+		return nil, fsError("read ledger", path, err)
+	}
+	bad := func(format string, args ...any) error {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "read ledger", Path: path,
+			Message: fmt.Sprintf(format, args...),
+			Hint:    "fix the file by hand, or move it aside to rebuild it from " + AuditFile + "; then run 'flakegate freeze verify'"}
+	}
+	var doc ledgerDoc
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			line, col := position(raw, syn.Offset)
+			return nil, bad("not valid JSON at line %d, column %d: %v", line, col, err)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			line, _ := position(raw, int64(len(raw)))
+			return nil, bad("not valid JSON: the file ends at line %d in the middle of the ledger", line)
+		}
+		var fe *flakegate.Error
+		if errors.As(err, &fe) {
+			return nil, bad("%s", fe.Message)
+		}
+		return nil, bad("not a ledger: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, bad("data after the ledger object")
+	}
+	if doc.Version != ledgerVersion {
+		return nil, bad("version is %d, want %d", doc.Version, ledgerVersion)
+	}
+	if doc.AuditHead != "" && !flakegate.ValidSHA256(doc.AuditHead) {
+		return nil, bad("audit_head %q is not a sha256", doc.AuditHead)
+	}
+	seen := make(map[string]bool, len(doc.Freezes))
+	for i, f := range doc.Freezes {
+		if f.ExpiresAfterRuns < 0 {
+			return nil, bad("entry %d (%s): expires_after_runs is %d; runs left cannot be negative", i+1, f.Triple(), f.ExpiresAfterRuns)
+		}
+		// A spent entry (0 runs) loads; Skip and verify void it.
+		g := f
+		if g.ExpiresAfterRuns == 0 {
+			g.ExpiresAfterRuns = 1
+		}
+		if err := g.Validate(); err != nil {
+			return nil, bad("entry %d: %s", i+1, err)
+		}
+		if seen[f.Triple().Key()] {
+			return nil, bad("entry %d: a second freeze for %s", i+1, f.Triple())
+		}
+		seen[f.Triple().Key()] = true
+	}
+	return &doc, nil
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(raw []byte, off int64) (int, int) {
+	if off > int64(len(raw)) {
+		off = int64(len(raw))
+	}
+	before := raw[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// commit appends events to the log, then writes the ledger; the caller
+// holds the lock and has applied the events to st.freezes.
+func (s *Store) commit(st *state, events ...flakegate.AuditEvent) error {
+	if len(events) > 0 {
+		buf := bytes.NewBuffer(make([]byte, 0, len(st.audit)+512*len(events)))
+		buf.Write(st.audit)
+		if len(st.audit) > 0 && st.audit[len(st.audit)-1] != '\n' {
+			buf.WriteByte('\n')
+		}
+		prev := st.head()
+		for _, e := range events {
+			line, err := e.Line(prev)
+			if err != nil {
+				return err
+			}
+			buf.Write(line)
+			buf.WriteByte('\n')
+			st.lines = append(st.lines, line)
+			prev = flakegate.AuditLineSHA256(line)
+		}
+		st.audit = buf.Bytes()
+		if err := writeAtomic(s.dir, AuditFile, st.audit); err != nil {
+			return err
+		}
+	}
+	return s.writeLedger(st)
+}
+
+func (s *Store) writeLedger(st *state) error {
+	doc := ledgerDoc{Version: ledgerVersion, AuditHead: st.head(), Freezes: sorted(st.freezes)}
+	for i := range doc.Freezes {
+		doc.Freezes[i].GrantedAt = doc.Freezes[i].GrantedAt.UTC()
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // owners like "Zoë <zoe@example.com>" stay readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	return writeAtomic(s.dir, LedgerFile, b.Bytes())
+}
+
+func sorted(m map[string]flakegate.Freeze) []flakegate.Freeze {
+	out := make([]flakegate.Freeze, 0, len(m))
+	for _, f := range m {
+		out = append(out, f)
+	}
+	flakegate.SortFreezes(out)
+	return out
+}
+
+// writeAtomic replaces dir/name with data: temporary file, fsync, rename,
+// fsync of the folder. The caller holds the lock, so one temporary name
+// per file is enough; a stale one left by a killed process is truncated.
+func writeAtomic(dir, name string, data []byte) error {
+	final := filepath.Join(dir, name)
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fsError("write", tmp, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fsError("write", tmp, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fsError("write", final, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fsError("sync", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fsError("sync", dir, err)
+	}
+	return nil
+}
+
+// fsError wraps a file system error for users: permissions are theirs to
+// fix (EINVALID), anything else is flakegate failing (EINTERNAL).
+func fsError(op, path string, err error) error {
+	var fe *flakegate.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	e := &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: path, Err: unwrapPath(err)}
+	if errors.Is(err, fs.ErrPermission) {
+		e.Code = flakegate.EINVALID
+		e.Hint = "check the folder's permissions, or pass --ledger DIR (FLAKEGATE_LEDGER) to keep the ledger elsewhere"
+	}
+	return e
+}
+
+// unwrapPath drops the *PathError wrapper, whose path the Error carries.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,134 @@
+package filestore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+)
+
+// PutRecord stores raw as records/<sha>.json unless that file exists.
+func (s *Store) PutRecord(ctx context.Context, sha string, raw []byte) error {
+	if !flakegate.ValidSHA256(sha) {
+		return flakegate.Errorf(flakegate.EINVALID, "store a record: %q is not a sha256", sha)
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	dir := filepath.Join(s.dir, RecordsDir)
+	if _, err := os.Stat(filepath.Join(dir, sha+".json")); err == nil {
+		return nil // the first bytes stay
+	}
+	return writeAtomic(dir, sha+".json", raw)
+}
+
+// GetRecord returns the bytes of records/<sha>.json, or ENOTFOUND.
+func (s *Store) GetRecord(ctx context.Context, sha string) ([]byte, error) {
+	if !flakegate.ValidSHA256(sha) {
+		return nil, flakegate.Errorf(flakegate.EINVALID, "read a record: %q is not a sha256", sha)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(s.dir, RecordsDir, sha+".json")
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &flakegate.Error{Code: flakegate.ENOTFOUND, Op: "read a record", Path: path, Message: "no such record"}
+	} else if err != nil {
+		return nil, fsError("read a record", path, err)
+	}
+	return raw, nil
+}
+
+// EachRecord calls fn for every stored record, in sha order.
+func (s *Store) EachRecord(ctx context.Context, fn func(sha string, raw []byte) error) error {
+	dir := filepath.Join(s.dir, RecordsDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fsError("list records", dir, err)
+	}
+	for _, ent := range ents {
+		sha, ok := strings.CutSuffix(ent.Name(), ".json")
+		if !ok || !flakegate.ValidSHA256(sha) || !ent.Type().IsRegular() {
+			continue // a temporary file or something not ours
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		raw, err := s.GetRecord(ctx, sha)
+		if err != nil {
+			return err
+		}
+		if err := fn(sha, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replayEntry is the JSON of one replay cache file.
+type replayEntry struct {
+	Key    string               `json:"key"`
+	Result flakegate.BaseReplay `json:"result"`
+}
+
+func (s *Store) replayPath(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(s.dir, ReplayDir, hex.EncodeToString(sum[:])+".json")
+}
+
+// GetReplay returns the base result stored for key.
+func (s *Store) GetReplay(ctx context.Context, key string) (flakegate.BaseReplay, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return flakegate.BaseReplay{}, false, err
+	}
+	return s.readReplay(key)
+}
+
+func (s *Store) readReplay(key string) (flakegate.BaseReplay, bool, error) {
+	path := s.replayPath(key)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return flakegate.BaseReplay{}, false, nil
+	} else if err != nil {
+		return flakegate.BaseReplay{}, false, fsError("read replay cache", path, err)
+	}
+	var e replayEntry
+	if err := json.Unmarshal(raw, &e); err != nil || e.Key != key {
+		return flakegate.BaseReplay{}, false, &flakegate.Error{Code: flakegate.EINVALID, Op: "read replay cache", Path: path,
+			Message: "not a replay cache entry for this key", Hint: "remove the file; the base will be replayed again"}
+	}
+	return e.Result, true, nil
+}
+
+// PutReplay stores r under key unless a result is there; it returns the
+// stored (first) result.
+func (s *Store) PutReplay(ctx context.Context, key string, r flakegate.BaseReplay) (flakegate.BaseReplay, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return flakegate.BaseReplay{}, err
+	}
+	defer unlock()
+	if old, ok, err := s.readReplay(key); err != nil || ok {
+		return old, err
+	}
+	r.At = r.At.UTC()
+	b, err := json.MarshalIndent(replayEntry{Key: key, Result: r}, "", "  ")
+	if err != nil {
+		return flakegate.BaseReplay{}, err
+	}
+	path := s.replayPath(key)
+	if err := writeAtomic(filepath.Dir(path), filepath.Base(path), append(b, '\n')); err != nil {
+		return flakegate.BaseReplay{}, err
+	}
+	return r, nil
+}

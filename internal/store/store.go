@@ -1,0 +1,42 @@
+// Package store opens the store a command names: the embedded file store
+// under the git common directory by default, another folder, or a shared
+// PostgreSQL database.
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/filestore"
+	"github.com/flakegate/flakegate/postgres"
+)
+
+// DefaultDir is the folder of the embedded store inside the git common
+// directory, shared by every worktree of the repository.
+const DefaultDir = "flakegate"
+
+// Open opens the store spec names: "" is <gitCommonDir>/flakegate, a
+// postgres:// or postgresql:// URL is a PostgreSQL database, anything
+// else is a folder for the embedded store. The CLI passes --ledger or, if
+// that is empty, $FLAKEGATE_LEDGER.
+func Open(ctx context.Context, spec, gitCommonDir string) (flakegate.Store, error) {
+	switch {
+	case IsDSN(spec):
+		return postgres.Open(ctx, spec)
+	case spec != "":
+		return filestore.Open(spec)
+	case gitCommonDir == "":
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "open ledger",
+			Message: "no ledger: not in a git repository and no ledger named",
+			Hint:    "run inside the repository, or pass --ledger DIR|postgres://... (or set FLAKEGATE_LEDGER)"}
+	default:
+		return filestore.Open(filepath.Join(gitCommonDir, DefaultDir))
+	}
+}
+
+// IsDSN reports whether spec names a PostgreSQL database.
+func IsDSN(spec string) bool {
+	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
+}

@@ -1,0 +1,136 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+
+	"github.com/flakegate/flakegate"
+	"github.com/jackc/pgx/v5"
+)
+
+// PutRecord stores raw under sha; a sha stored already keeps its first
+// bytes.
+func (s *Store) PutRecord(ctx context.Context, sha string, raw []byte) error {
+	const op = "postgres put record"
+	if !flakegate.ValidSHA256(sha) {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: sha, Message: "not a sha256"}
+	}
+	if raw == nil {
+		raw = []byte{} // bytea NOT NULL: an empty record is still a record
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO flakegate.records (record_sha256, raw) VALUES ($1, $2)
+		ON CONFLICT (record_sha256) DO NOTHING`, sha, raw)
+	return s.FormatError(op, err)
+}
+
+// GetRecord returns the bytes stored under sha, or ENOTFOUND.
+func (s *Store) GetRecord(ctx context.Context, sha string) ([]byte, error) {
+	const op = "postgres get record"
+	if !flakegate.ValidSHA256(sha) {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: sha, Message: "not a sha256"}
+	}
+	var raw []byte
+	err := s.pool.QueryRow(ctx, `SELECT raw FROM flakegate.records WHERE record_sha256 = $1`, sha).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, &flakegate.Error{Code: flakegate.ENOTFOUND, Op: op, Path: sha, Message: "no such record"}
+	}
+	if err != nil {
+		return nil, s.FormatError(op, err)
+	}
+	if raw == nil {
+		raw = []byte{}
+	}
+	return raw, nil
+}
+
+// recordPage is how many records EachRecord reads per query.
+const recordPage = 64
+
+// EachRecord calls fn for every stored record, in record_sha256 order,
+// until fn returns an error (which it returns). It reads the records a page
+// at a time and holds no connection while fn runs, so fn may use the store.
+func (s *Store) EachRecord(ctx context.Context, fn func(sha string, raw []byte) error) error {
+	const op = "postgres each record"
+	type rec struct {
+		sha string
+		raw []byte
+	}
+	after := "" // every stored sha is longer
+	for {
+		rows, err := s.pool.Query(ctx, `SELECT record_sha256, raw FROM flakegate.records
+			WHERE record_sha256 > $1 ORDER BY record_sha256 LIMIT $2`, after, recordPage)
+		if err != nil {
+			return s.FormatError(op, err)
+		}
+		page, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (rec, error) {
+			var r rec
+			err := row.Scan(&r.sha, &r.raw)
+			return r, err
+		})
+		if err != nil {
+			return s.FormatError(op, err)
+		}
+		for _, r := range page {
+			if r.raw == nil {
+				r.raw = []byte{}
+			}
+			if err := fn(r.sha, r.raw); err != nil {
+				return err
+			}
+		}
+		if len(page) < recordPage {
+			return nil
+		}
+		after = page[len(page)-1].sha
+	}
+}
+
+// GetReplay returns the base result stored under key, if any.
+func (s *Store) GetReplay(ctx context.Context, key string) (flakegate.BaseReplay, bool, error) {
+	const op = "postgres get replay"
+	r, err := s.getReplay(ctx, key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return flakegate.BaseReplay{}, false, nil
+	}
+	if err != nil {
+		return flakegate.BaseReplay{}, false, s.FormatError(op, err)
+	}
+	return r, true, nil
+}
+
+// PutReplay stores r under key unless a result is there already, and
+// returns the stored (first) result. Insert-if-absent is one statement, so
+// across runners the first base result wins.
+func (s *Store) PutReplay(ctx context.Context, key string, r flakegate.BaseReplay) (flakegate.BaseReplay, error) {
+	const op = "postgres put replay"
+	if key == "" {
+		return flakegate.BaseReplay{}, &flakegate.Error{Code: flakegate.EINVALID, Op: op, Message: "empty replay key"}
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO flakegate.replays (replay_key, result, wall_seconds, run_id, at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (replay_key) DO NOTHING`,
+		key, r.Result, r.WallSeconds, r.RunID, formatTime(r.At.UTC())); err != nil {
+		return flakegate.BaseReplay{}, s.FormatError(op, err)
+	}
+	// A row, once there, is never changed or deleted: reading it back
+	// after the insert returns the winner.
+	stored, err := s.getReplay(ctx, key)
+	if err != nil {
+		return flakegate.BaseReplay{}, s.FormatError(op, err)
+	}
+	return stored, nil
+}
+
+func (s *Store) getReplay(ctx context.Context, key string) (flakegate.BaseReplay, error) {
+	var r flakegate.BaseReplay
+	var at string
+	err := s.pool.QueryRow(ctx, `SELECT result, wall_seconds, run_id, at FROM flakegate.replays WHERE replay_key = $1`, key).
+		Scan(&r.Result, &r.WallSeconds, &r.RunID, &at)
+	if err != nil {
+		return r, err
+	}
+	if r.At, err = parseTime(at); err != nil {
+		return r, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "postgres get replay", Path: key,
+			Message: "stored time " + at + " is not an RFC 3339 time"}
+	}
+	return r, nil
+}

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestDocsExamples keeps docs/example-* in step with the code: the JUnit
+// XML, Markdown summary and annotations of testdata/summary.json, and the
+// HTML report of the store the README's screenshot shows. Refresh them
+// with -update.
+func TestDocsExamples(t *testing.T) {
+	type testCase struct {
+		file  string
+		write func(*bytes.Buffer) error
+	}
+	run := func(t *testing.T, tc testCase) {
+		var buf bytes.Buffer
+		if err := tc.write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("..", "docs", tc.file)
+		if *update {
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test ./report -update writes it)", err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%s is out of date; run go test ./report -update", path)
+		}
+	}
+	s := loadSummary(t, "summary.json")
+	for _, tc := range []testCase{
+		{"example-junit.xml", func(b *bytes.Buffer) error { return JUnit(b, s) }},
+		{"example-summary.md", func(b *bytes.Buffer) error { return Markdown(b, s) }},
+		{"example-annotations.txt", func(b *bytes.Buffer) error { return GitHubAnnotations(b, s) }},
+		{"example-report.html", func(b *bytes.Buffer) error {
+			d, err := LoadHTMLData(context.Background(), docsStore(t), reportNow)
+			if err != nil {
+				return err
+			}
+			return HTML(b, d)
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) { run(t, tc) })
+	}
+}
+
+// docsStore is the store of docs/example-report.html and docs/report.png.
+func docsStore(t testing.TB) *memStore { return bigStore(t, 3000, 9, 40) }

@@ -1,0 +1,93 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+)
+
+// GitHubAnnotations writes GitHub workflow commands for s: an ::error on
+// the property file for each reject, a ::notice for each SCHEDULER result
+// and one for each frozen triple that was skipped. Passing results get
+// none.
+func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
+	bw := bufio.NewWriter(w)
+	for i := range s.Results {
+		r := &s.Results[i]
+		var kind, title string
+		var msg strings.Builder
+		switch {
+		case r.Skipped:
+			kind, title = "notice", fmt.Sprintf("flakegate %s frozen", r.Label)
+			fmt.Fprintf(&msg, "seed %s skipped: frozen, owner %s, %s", r.Seed, ownerOf(r), runsLeft(r))
+		case r.Label.Reject():
+			kind, title = "error", "flakegate "+string(r.Label)
+			fmt.Fprintf(&msg, "seed %s: %s", r.Seed, reasonOf(r))
+			if line := attemptsShort(r.Attempts); line != "" {
+				fmt.Fprintf(&msg, "\nattempts: %s", line)
+			}
+			if r.Reproduce != "" {
+				fmt.Fprintf(&msg, "\nreproduce: %s", r.Reproduce)
+			}
+		case r.Label == flakegate.Scheduler:
+			kind, title = "notice", "flakegate SCHEDULER"
+			fmt.Fprintf(&msg, "seed %s failed, then passed on a retry inside the cap; the base seed passed", r.Seed)
+			if line := attemptsShort(r.Attempts); line != "" {
+				fmt.Fprintf(&msg, "\nattempts: %s", line)
+			}
+			fmt.Fprintf(&msg, "\nto freeze this triple: %s", grantCommand(r))
+		default:
+			continue
+		}
+		fmt.Fprintf(bw, "::%s file=%s,title=%s::%s\n", kind, escapeProperty(r.PropertyPath), escapeProperty(title), escapeData(msg.String()))
+	}
+	return bw.Flush()
+}
+
+// grantCommand is the command line that freezes a SCHEDULER result.
+func grantCommand(r *flakegate.Result) string {
+	rec := r.Record
+	if rec == "" {
+		rec = "RECORD"
+	}
+	return fmt.Sprintf("flakegate freeze grant --record %s --owner NAME", rec)
+}
+
+// escapeData escapes a workflow command's message: % first, then CR and LF.
+func escapeData(s string) string {
+	s = strings.ReplaceAll(s, "%", "%25")
+	s = strings.ReplaceAll(s, "\r", "%0D")
+	return strings.ReplaceAll(s, "\n", "%0A")
+}
+
+// escapeProperty escapes a workflow command's property value: as data,
+// plus ':' and ',' which end a value.
+func escapeProperty(s string) string {
+	s = escapeData(s)
+	s = strings.ReplaceAll(s, ":", "%3A")
+	return strings.ReplaceAll(s, ",", "%2C")
+}
+
+// attemptsShort tells the attempts in one line: the candidate's runs in
+// order, then the base replay: "fail → fail → pass; base pass".
+func attemptsShort(as []flakegate.Attempt) string {
+	var cand, base []string
+	for _, a := range as {
+		if a.Side == "base" {
+			base = append(base, a.Result)
+		} else {
+			cand = append(cand, a.Result)
+		}
+	}
+	s := strings.Join(cand, " → ")
+	if len(base) > 0 {
+		if s != "" {
+			s += "; "
+		}
+		s += "base " + strings.Join(base, ", ")
+	}
+	return s
+}

@@ -1,0 +1,267 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/flakegate/flakegate"
+)
+
+// MaxRecentChecks is how many of the newest stored records the label chart
+// counts.
+const MaxRecentChecks = 500
+
+// HTMLData is what the HTML report shows, read from one store.
+type HTMLData struct {
+	GeneratedAt time.Time
+	// Freezes are the ledger's entries, sorted by triple.
+	Freezes []FreezeRow
+	// Records is the number of records in the record store.
+	Records int
+	// Recent is the number of records the label chart counts (the newest
+	// MaxRecentChecks), and RecentFrom/RecentTo the attempt times they span
+	// (zero when no record carries attempt times).
+	Recent               int
+	RecentFrom, RecentTo time.Time
+	// Properties holds the label counts of the recent records per property
+	// path, most checked first.
+	Properties []PropertyLabels
+	// Schedulers counts, over every stored record, the triples labelled
+	// SCHEDULER, most frequent first.
+	Schedulers []TripleCount
+	// Removed holds the void and expire events of the audit log, newest
+	// first.
+	Removed []AuditRow
+	// AuditEvents counts the audit log's lines; BadAuditLines those that
+	// did not decode as an event.
+	AuditEvents   int
+	BadAuditLines int
+}
+
+// FreezeRow is one freeze and the run count it was granted with.
+type FreezeRow struct {
+	flakegate.Freeze
+	// GrantedRuns is expires_after_runs at the freeze's latest grant event,
+	// or 0 when the audit log has none.
+	GrantedRuns int
+}
+
+// RunsFraction is runs left over runs granted, in [0, 1].
+func (f FreezeRow) RunsFraction() float64 {
+	total := max(f.GrantedRuns, f.ExpiresAfterRuns)
+	if total <= 0 {
+		return 0
+	}
+	return float64(f.ExpiresAfterRuns) / float64(total)
+}
+
+// PropertyLabels counts the labels of one property's recent records.
+type PropertyLabels struct {
+	PropertyPath string
+	Counts       map[flakegate.Label]int
+	Total        int
+	Last         time.Time
+}
+
+// TripleCount is how often one triple earned SCHEDULER.
+type TripleCount struct {
+	flakegate.Triple
+	Schedulers int       // records labelled SCHEDULER
+	Records    int       // records of the triple, any label
+	Last       time.Time // latest attempt of a SCHEDULER record
+}
+
+// AuditRow is one void or expire event.
+type AuditRow struct {
+	flakegate.AuditEvent
+}
+
+// unreadablePath groups records whose property path cannot be read.
+const unreadablePath = "(unreadable records)"
+
+// recordInfo is what the report needs from one stored record.
+type recordInfo struct {
+	sha    string
+	path   string
+	triple flakegate.Triple
+	label  flakegate.Label
+	at     time.Time
+}
+
+// LoadHTMLData reads the store for the HTML report: the freezes, every
+// stored record (classified again, so the chart shows what the decision
+// table says today), and the audit log.
+func LoadHTMLData(ctx context.Context, store flakegate.Store, now time.Time) (*HTMLData, error) {
+	d := &HTMLData{GeneratedAt: now}
+
+	lines, err := store.AuditLines(ctx)
+	if err != nil {
+		return nil, err
+	}
+	granted := map[string]int{}
+	d.AuditEvents = len(lines)
+	for _, line := range lines {
+		var ev flakegate.AuditEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			d.BadAuditLines++
+			continue
+		}
+		switch ev.Action {
+		case flakegate.ActionGrant:
+			if ev.Freeze != nil {
+				granted[ev.Freeze.Triple().Key()] = ev.Freeze.ExpiresAfterRuns
+			}
+		case flakegate.ActionVoid, flakegate.ActionExpire:
+			d.Removed = append(d.Removed, AuditRow{ev})
+		}
+	}
+	// Newest first; the log is oldest first, so a stable reverse sort by
+	// time keeps the log's order for equal times reversed too.
+	for i, j := 0, len(d.Removed)-1; i < j; i, j = i+1, j-1 {
+		d.Removed[i], d.Removed[j] = d.Removed[j], d.Removed[i]
+	}
+	sort.SliceStable(d.Removed, func(i, j int) bool { return d.Removed[i].At.After(d.Removed[j].At) })
+
+	freezes, err := store.ListFreezes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range freezes {
+		d.Freezes = append(d.Freezes, FreezeRow{Freeze: f, GrantedRuns: granted[f.Triple().Key()]})
+	}
+
+	var infos []recordInfo
+	err = store.EachRecord(ctx, func(sha string, raw []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		infos = append(infos, readRecordInfo(sha, raw))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.Records = len(infos)
+	d.Schedulers = schedulerCounts(infos)
+	d.Properties = recentLabels(d, infos)
+	return d, nil
+}
+
+// readRecordInfo classifies raw and reads the fields the report groups
+// by. It reads leniently: a record the decision table calls INCOMPLETE
+// still shows under its property path when that path is a string.
+func readRecordInfo(sha string, raw []byte) recordInfo {
+	dec := flakegate.ClassifyBytes(raw)
+	info := recordInfo{sha: sha, label: dec.Label, path: unreadablePath}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return info
+	}
+	var path, fixture string
+	if json.Unmarshal(fields["property_path"], &path) == nil && path != "" {
+		info.path = path
+	}
+	json.Unmarshal(fields["fixture_sha256"], &fixture)
+	var seed flakegate.Seed
+	json.Unmarshal(fields["seed"], &seed)
+	info.triple = flakegate.Triple{PropertyPath: path, Seed: seed, FixtureSHA256: fixture}
+	if dec.Label == flakegate.Scheduler {
+		info.triple = dec.Triple()
+	}
+	var attempts []struct {
+		StartedAt time.Time `json:"started_at"`
+	}
+	if json.Unmarshal(fields["attempts"], &attempts) == nil {
+		for _, a := range attempts {
+			if a.StartedAt.After(info.at) {
+				info.at = a.StartedAt
+			}
+		}
+	}
+	return info
+}
+
+// recentLabels counts labels per property path over the newest records.
+func recentLabels(d *HTMLData, infos []recordInfo) []PropertyLabels {
+	recent := append([]recordInfo(nil), infos...)
+	sort.Slice(recent, func(i, j int) bool {
+		if !recent[i].at.Equal(recent[j].at) {
+			return recent[i].at.After(recent[j].at)
+		}
+		return recent[i].sha < recent[j].sha
+	})
+	if len(recent) > MaxRecentChecks {
+		recent = recent[:MaxRecentChecks]
+	}
+	d.Recent = len(recent)
+	byPath := map[string]*PropertyLabels{}
+	var out []PropertyLabels
+	for _, r := range recent {
+		if !r.at.IsZero() {
+			if d.RecentTo.IsZero() || r.at.After(d.RecentTo) {
+				d.RecentTo = r.at
+			}
+			if d.RecentFrom.IsZero() || r.at.Before(d.RecentFrom) {
+				d.RecentFrom = r.at
+			}
+		}
+		p, ok := byPath[r.path]
+		if !ok {
+			p = &PropertyLabels{PropertyPath: r.path, Counts: map[flakegate.Label]int{}}
+			byPath[r.path] = p
+		}
+		p.Counts[r.label]++
+		p.Total++
+		if r.at.After(p.Last) {
+			p.Last = r.at
+		}
+	}
+	for _, p := range byPath {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Total != out[j].Total {
+			return out[i].Total > out[j].Total
+		}
+		return out[i].PropertyPath < out[j].PropertyPath
+	})
+	return out
+}
+
+// schedulerCounts counts SCHEDULER records per triple over all records.
+func schedulerCounts(infos []recordInfo) []TripleCount {
+	byKey := map[string]*TripleCount{}
+	for _, r := range infos {
+		if r.triple.PropertyPath == "" {
+			continue
+		}
+		k := r.triple.Key()
+		t, ok := byKey[k]
+		if !ok {
+			t = &TripleCount{Triple: r.triple}
+			byKey[k] = t
+		}
+		t.Records++
+		if r.label == flakegate.Scheduler {
+			t.Schedulers++
+			if r.at.After(t.Last) {
+				t.Last = r.at
+			}
+		}
+	}
+	var out []TripleCount
+	for _, t := range byKey {
+		if t.Schedulers > 0 {
+			out = append(out, *t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Schedulers != out[j].Schedulers {
+			return out[i].Schedulers > out[j].Schedulers
+		}
+		return out[i].Triple.Less(out[j].Triple)
+	})
+	return out
+}

@@ -1,0 +1,212 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+)
+
+// The JUnit model follows the Surefire report schema, which Jenkins,
+// GitLab, GitHub test reporters and most CI views read: a reject is a
+// <failure>, a frozen skip is <skipped>, and a SCHEDULER result is a pass
+// that keeps each failed attempt as a <flakyFailure>.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Skipped   *junitSkipped `xml:"skipped"`
+	Failure   *junitFailure `xml:"failure"`
+	Flaky     []junitFlaky  `xml:"flakyFailure"`
+	SystemOut *cdata        `xml:"system-out"`
+}
+
+// cdata is element text written as a CDATA section, so multi-line output
+// stays readable in the file.
+type cdata struct {
+	Text string `xml:",cdata"`
+}
+
+func newCDATA(s string) *cdata {
+	if s == "" {
+		return nil
+	}
+	return &cdata{Text: xmlText(s)}
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Body    string `xml:",cdata"`
+}
+
+type junitFlaky struct {
+	Message    string `xml:"message,attr"`
+	Type       string `xml:"type,attr"`
+	StackTrace *cdata `xml:"stackTrace"`
+	SystemOut  *cdata `xml:"system-out"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// JUnit writes s as JUnit XML: one <testsuite> per property path, in the
+// order the paths first appear, and one <testcase> per triple with the
+// property path as classname and the seed as name.
+func JUnit(w io.Writer, s *flakegate.Summary) error {
+	doc := junitSuites{Name: "flakegate"}
+	index := map[string]int{}
+	var total float64
+	suiteTime := map[string]float64{}
+	for i := range s.Results {
+		r := &s.Results[i]
+		k, ok := index[r.PropertyPath]
+		if !ok {
+			k = len(doc.Suites)
+			index[r.PropertyPath] = k
+			doc.Suites = append(doc.Suites, junitSuite{
+				Name: r.PropertyPath,
+				Properties: []junitProperty{
+					{Name: "flakegate.verdict", Value: s.Verdict},
+					{Name: "flakegate.base", Value: s.Base},
+					{Name: "flakegate.candidate", Value: s.Candidate},
+				},
+			})
+		}
+		suite := &doc.Suites[k]
+		c := junitTestCase(r)
+		suite.Tests++
+		switch {
+		case c.Skipped != nil:
+			suite.Skipped++
+		case c.Failure != nil:
+			suite.Failures++
+		}
+		suite.Cases = append(suite.Cases, c)
+		suiteTime[r.PropertyPath] += r.Seconds
+		total += r.Seconds
+	}
+	for i := range doc.Suites {
+		su := &doc.Suites[i]
+		su.Time = junitTime(suiteTime[su.Name])
+		doc.Tests += su.Tests
+		doc.Failures += su.Failures
+		doc.Skipped += su.Skipped
+	}
+	doc.Time = junitTime(total)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func junitTestCase(r *flakegate.Result) junitCase {
+	c := junitCase{
+		Name:      xmlText(r.Seed.String()),
+		Classname: xmlText(r.PropertyPath),
+		Time:      junitTime(r.Seconds),
+	}
+	meta := fmt.Sprintf("label: %s\nrecord: %s\nrecord_sha256: %s\n", r.Label, r.Record, r.RecordSHA256)
+	if r.FixtureSHA256 != "" {
+		meta += "fixture_sha256: " + r.FixtureSHA256 + "\n"
+	}
+	reproduce := ""
+	if r.Reproduce != "" {
+		reproduce = "reproduce: " + r.Reproduce + "\n"
+	}
+	switch {
+	case r.Skipped:
+		c.Skipped = &junitSkipped{Message: xmlText(fmt.Sprintf("frozen %s, owner %s, %s", r.Label, ownerOf(r), runsLeft(r)))}
+	case r.Label.Reject():
+		c.Failure = &junitFailure{
+			Message: xmlText(fmt.Sprintf("%s: %s", r.Label, reasonOf(r))),
+			Type:    string(r.Label),
+			Body:    xmlText(attemptsText(r.Attempts) + reproduce + outputTails(r.Attempts)),
+		}
+	case r.Label == flakegate.Scheduler:
+		for _, a := range failedAttempts(r) {
+			c.Flaky = append(c.Flaky, junitFlaky{
+				Message:    xmlText("SCHEDULER: " + attemptLine(a)),
+				Type:       a.Result,
+				StackTrace: newCDATA(attemptsText(r.Attempts)),
+				SystemOut:  newCDATA(a.OutputTail),
+			})
+		}
+	}
+	c.SystemOut = newCDATA(meta + reproduce)
+	return c
+}
+
+// ansiEscape matches terminal colour and cursor sequences in output tails.
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
+
+// xmlText makes s safe for XML 1.0: terminal escape sequences are dropped
+// and any other character XML cannot hold becomes U+FFFD.
+func xmlText(s string) string {
+	s = ansiEscape.ReplaceAllString(s, "")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r',
+			r >= 0x20 && r <= 0xD7FF,
+			r >= 0xE000 && r <= 0xFFFD,
+			r >= 0x10000 && r <= 0x10FFFF:
+			return r
+		}
+		return '\uFFFD'
+	}, s)
+}
+
+// outputTails gives each attempt's output tail under a heading.
+func outputTails(as []flakegate.Attempt) string {
+	var b strings.Builder
+	for _, a := range as {
+		if a.OutputTail == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n--- %s output (tail) ---\n%s", attemptName(a), a.OutputTail)
+		if !strings.HasSuffix(a.OutputTail, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func junitTime(s float64) string { return fmt.Sprintf("%.3f", s) }

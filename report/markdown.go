@@ -1,0 +1,186 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+)
+
+// MaxMarkdownRows caps each table of the Markdown summary, so a check of
+// thousands of triples stays within GitHub's step summary size limit.
+const MaxMarkdownRows = 250
+
+// Markdown writes a summary of s for people: the verdict, a tally per
+// label, then the rejects (with how to reproduce them), the SCHEDULER
+// results (with how to freeze them), the frozen skips and the passes.
+func Markdown(w io.Writer, s *flakegate.Summary) error {
+	bw := bufio.NewWriter(w)
+	c := CountResults(s)
+
+	icon := "✅"
+	if s.Verdict != flakegate.VerdictPass {
+		icon = "❌"
+	}
+	fmt.Fprintf(bw, "## %s flakegate check: %s\n\n", icon, mdText(s.Verdict))
+	fmt.Fprintf(bw, "Base %s → candidate %s · %s\n\n", mdCode(shortSHA(s.Base)), mdCode(shortSHA(s.Candidate)), plural(c.Total, "triple"))
+
+	fmt.Fprintf(bw, "| Label | Triples | Meaning |\n|:--|--:|:--|\n")
+	for _, l := range flakegate.Labels {
+		if n := c.Labels[l]; n > 0 {
+			fmt.Fprintf(bw, "| %s %s | %d | %s |\n", labelIcon(l), l, n, mdText(labelMeaning[l]))
+		}
+	}
+	if c.Skipped > 0 {
+		fmt.Fprintf(bw, "| ❄️ frozen | %d | skipped: a SCHEDULER freeze with runs left |\n", c.Skipped)
+	}
+	bw.WriteString("\n")
+
+	var rejects, scheds, frozen, passes []*flakegate.Result
+	for i := range s.Results {
+		r := &s.Results[i]
+		switch {
+		case r.Skipped:
+			frozen = append(frozen, r)
+		case r.Label.Reject():
+			rejects = append(rejects, r)
+		case r.Label == flakegate.Scheduler:
+			scheds = append(scheds, r)
+		default:
+			passes = append(passes, r)
+		}
+	}
+
+	if len(rejects) > 0 {
+		fmt.Fprintf(bw, "### Rejects (%d)\n\n", len(rejects))
+		bw.WriteString("| Property | Seed | Label | Reason | Attempts |\n|:--|:--|:--|:--|:--|\n")
+		for _, r := range capRows(rejects) {
+			fmt.Fprintf(bw, "| %s | %s | %s %s | %s | %s |\n", mdCode(r.PropertyPath), mdText(r.Seed.String()),
+				labelIcon(r.Label), r.Label, mdText(reasonOf(r)), orDash(mdText(attemptsShort(r.Attempts))))
+		}
+		moreRows(bw, len(rejects))
+		bw.WriteString("\n<details><summary>Reproduce the rejects</summary>\n\n```sh\n")
+		for _, r := range capRows(rejects) {
+			if r.Reproduce != "" {
+				bw.WriteString(oneLine(r.Reproduce) + "\n")
+			}
+		}
+		bw.WriteString("```\n\n</details>\n\n")
+	}
+
+	if len(scheds) > 0 {
+		fmt.Fprintf(bw, "### SCHEDULER: may be frozen (%d)\n\n", len(scheds))
+		bw.WriteString("Each failed, then passed on a retry inside the cap, and the seed passed on the base. A freeze skips exactly that triple for a counted number of runs.\n\n")
+		bw.WriteString("| Property | Seed | Attempts | Freeze with |\n|:--|:--|:--|:--|\n")
+		for _, r := range capRows(scheds) {
+			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", mdCode(r.PropertyPath), mdText(r.Seed.String()),
+				orDash(mdText(attemptsShort(r.Attempts))), mdCode(grantCommand(r)))
+		}
+		moreRows(bw, len(scheds))
+		bw.WriteString("\n")
+	}
+
+	if len(frozen) > 0 {
+		fmt.Fprintf(bw, "### Frozen, skipped (%d)\n\n", len(frozen))
+		bw.WriteString("| Property | Seed | Owner | Runs left |\n|:--|:--|:--|--:|\n")
+		for _, r := range capRows(frozen) {
+			left := "?"
+			if r.RunsLeft != nil {
+				left = fmt.Sprint(*r.RunsLeft)
+			}
+			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", mdCode(r.PropertyPath), mdText(r.Seed.String()), mdText(ownerOf(r)), left)
+		}
+		moreRows(bw, len(frozen))
+		bw.WriteString("\n")
+	}
+
+	if len(passes) > 0 {
+		fmt.Fprintf(bw, "<details><summary>Passed (%d)</summary>\n\n", len(passes))
+		bw.WriteString("| Property | Seed | Time |\n|:--|:--|--:|\n")
+		for _, r := range capRows(passes) {
+			fmt.Fprintf(bw, "| %s | %s | %s |\n", mdCode(r.PropertyPath), mdText(r.Seed.String()), seconds(r.Seconds))
+		}
+		moreRows(bw, len(passes))
+		bw.WriteString("\n</details>\n")
+	}
+	return bw.Flush()
+}
+
+func capRows(rs []*flakegate.Result) []*flakegate.Result {
+	if len(rs) > MaxMarkdownRows {
+		return rs[:MaxMarkdownRows]
+	}
+	return rs
+}
+
+func moreRows(w *bufio.Writer, n int) {
+	if n > MaxMarkdownRows {
+		fmt.Fprintf(w, "\n… and %d more; the JUnit report and `check --json` list them all.\n", n-MaxMarkdownRows)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func labelIcon(l flakegate.Label) string {
+	switch {
+	case l == flakegate.Pass:
+		return "✅"
+	case l == flakegate.Scheduler:
+		return "🔁"
+	default:
+		return "❌"
+	}
+}
+
+// oneLine folds line breaks into spaces.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}
+
+// mdText escapes s so that Markdown shows it as typed, on one line and
+// inside a table cell.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range oneLine(s) {
+		if strings.ContainsRune("\\`*_[]<>|~&", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// mdCode writes s as a code span that survives a table cell: the fence is
+// longer than any run of backticks inside, and pipes are escaped (GitHub
+// splits cells before it reads code spans).
+func mdCode(s string) string {
+	s = strings.ReplaceAll(oneLine(s), "|", `\|`)
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if longest > 0 || strings.HasPrefix(s, " ") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}

@@ -1,0 +1,196 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flakegate/flakegate"
+)
+
+// Progress shows a running check: one line per finished triple and, when
+// the writer is a terminal, a bar below them that is redrawn in place
+// (every finished triple and once a second). In CI logs it writes the
+// lines only, so the log reads top to bottom. It is safe for concurrent
+// use by the check's workers.
+type Progress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	tty      bool
+	total    int
+	done     int
+	labels   map[flakegate.Label]int
+	rejects  int
+	skipped  int
+	started  time.Time
+	now      func() time.Time
+	stop     chan struct{}
+	ticker   sync.WaitGroup
+	finished bool
+}
+
+const barWidth = 24
+
+// NewProgress starts a progress view of total triples on w. isTerminal
+// says whether w is a terminal (the CLI knows; the library does not look).
+func NewProgress(w io.Writer, isTerminal bool, total int) *Progress {
+	return newProgress(w, isTerminal, total, time.Now)
+}
+
+func newProgress(w io.Writer, isTerminal bool, total int, now func() time.Time) *Progress {
+	p := &Progress{w: w, tty: isTerminal, total: total, labels: map[flakegate.Label]int{}, now: now}
+	p.started = p.now()
+	if p.tty {
+		p.stop = make(chan struct{})
+		p.ticker.Add(1)
+		go p.tick()
+		p.mu.Lock()
+		p.drawBar()
+		p.mu.Unlock()
+	}
+	return p
+}
+
+func (p *Progress) tick() {
+	defer p.ticker.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if !p.finished {
+				p.drawBar()
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+// Done reports one finished triple: its label, attempts and seconds, and
+// for a reject the reason.
+func (p *Progress) Done(r flakegate.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.finished {
+		return
+	}
+	p.done++
+	switch {
+	case r.Skipped:
+		p.skipped++
+	default:
+		p.labels[r.Label]++
+		if r.Label.Reject() {
+			p.rejects++
+		}
+	}
+	width := len(fmt.Sprint(p.total))
+	var b strings.Builder
+	if p.tty {
+		b.WriteString("\r\x1b[K")
+	}
+	fmt.Fprintf(&b, "[%*d/%d] ", width, p.done, p.total)
+	tag := string(r.Label)
+	if r.Skipped {
+		tag = "FROZEN"
+	}
+	b.WriteString(p.color(r, fmt.Sprintf("%-12s", tag)))
+	fmt.Fprintf(&b, " %s seed %s", r.PropertyPath, r.Seed)
+	if r.Skipped {
+		fmt.Fprintf(&b, " · owner %s, %s", ownerOf(&r), runsLeft(&r))
+	} else {
+		fmt.Fprintf(&b, " · %s · %s", plural(len(r.Attempts), "attempt"), seconds(r.Seconds))
+		if r.Label.Reject() {
+			b.WriteString(" · " + oneLine(reasonOf(&r)))
+		}
+	}
+	b.WriteByte('\n')
+	io.WriteString(p.w, b.String())
+	if p.tty {
+		p.drawBar()
+	}
+}
+
+// Finish stops the bar and writes the closing tally line. Calls after the
+// first do nothing.
+func (p *Progress) Finish() {
+	p.mu.Lock()
+	if p.finished {
+		p.mu.Unlock()
+		return
+	}
+	p.finished = true
+	p.mu.Unlock()
+	if p.tty {
+		close(p.stop)
+		p.ticker.Wait()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	if p.tty {
+		b.WriteString("\r\x1b[K")
+	}
+	fmt.Fprintf(&b, "checked %d of %d triples in %s: %s\n", p.done, p.total, p.elapsed(), p.tally())
+	io.WriteString(p.w, b.String())
+}
+
+func (p *Progress) tally() string {
+	var parts []string
+	for _, l := range flakegate.Labels {
+		if n := p.labels[l]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, l))
+		}
+	}
+	if p.skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d frozen", p.skipped))
+	}
+	if len(parts) == 0 {
+		return "nothing ran"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (p *Progress) elapsed() string {
+	return seconds(p.now().Sub(p.started).Seconds())
+}
+
+// drawBar redraws the bar line in place; the caller holds mu.
+func (p *Progress) drawBar() {
+	filled := 0
+	if p.total > 0 {
+		filled = min(barWidth, p.done*barWidth/p.total)
+	}
+	bar := strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled)
+	status := fmt.Sprintf("%d/%d", p.done, p.total)
+	if p.rejects > 0 {
+		status += fmt.Sprintf(" · \x1b[31m%s\x1b[0m", plural(p.rejects, "reject"))
+	}
+	if n := p.labels[flakegate.Scheduler]; n > 0 {
+		status += fmt.Sprintf(" · %d SCHEDULER", n)
+	}
+	fmt.Fprintf(p.w, "\r\x1b[Kchecking %s %s · %s", bar, status, p.elapsed())
+}
+
+// color paints a label tag on a terminal: red rejects, yellow SCHEDULER,
+// cyan frozen, green PASS.
+func (p *Progress) color(r flakegate.Result, tag string) string {
+	if !p.tty {
+		return tag
+	}
+	code := "32"
+	switch {
+	case r.Skipped:
+		code = "36"
+	case r.Label == flakegate.Scheduler:
+		code = "33"
+	case r.Label.Reject():
+		code = "31"
+	}
+	return "\x1b[" + code + "m" + tag + "\x1b[0m"
+}

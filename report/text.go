@@ -1,0 +1,149 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+)
+
+// labelMeaning says in words what a label means, for results whose reason
+// is empty (the decision table's rows name it, the reason only refines it).
+var labelMeaning = map[flakegate.Label]string{
+	flakegate.Incomplete:   "the run record is incomplete",
+	flakegate.Contaminated: "the candidate diff edits a watched path",
+	flakegate.Fixture:      "the fixture digest differs from the base",
+	flakegate.Budget:       "a budget did not hold",
+	flakegate.Property:     "the property failed on the candidate",
+	flakegate.Scheduler:    "failed, then passed on a retry inside the cap",
+	flakegate.Pass:         "passed",
+}
+
+// reasonOf returns the result's reason, or the label's meaning.
+func reasonOf(r *flakegate.Result) string {
+	if r.Reason != "" {
+		return r.Reason
+	}
+	if m, ok := labelMeaning[r.Label]; ok {
+		return m
+	}
+	return "unknown label"
+}
+
+// failedAttempts returns the attempts of r that did not pass.
+func failedAttempts(r *flakegate.Result) []flakegate.Attempt {
+	var out []flakegate.Attempt
+	for _, a := range r.Attempts {
+		if a.Result != "pass" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// attemptName names an attempt as people say it: "candidate run",
+// "candidate retry 2", "base replay".
+func attemptName(a flakegate.Attempt) string {
+	switch {
+	case a.Side == "base":
+		return "base replay"
+	case a.Index == 0:
+		return a.Side + " run"
+	default:
+		return fmt.Sprintf("%s retry %d", a.Side, a.Index)
+	}
+}
+
+// attemptLine is one attempt on one line: name, result, exit, wall time.
+func attemptLine(a flakegate.Attempt) string {
+	var b strings.Builder
+	b.WriteString(attemptName(a))
+	b.WriteString(": ")
+	b.WriteString(a.Result)
+	if a.Signal != "" {
+		fmt.Fprintf(&b, " (signal %s)", a.Signal)
+	} else if a.Result != "pass" {
+		fmt.Fprintf(&b, " (exit %d)", a.ExitCode)
+	}
+	fmt.Fprintf(&b, " in %s", seconds(a.WallSeconds))
+	return b.String()
+}
+
+// attemptsText lists the attempts, one per line.
+func attemptsText(as []flakegate.Attempt) string {
+	var b strings.Builder
+	for _, a := range as {
+		b.WriteString(attemptLine(a))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// seconds formats a duration in seconds for people: "0.42s", "12.3s", "2m05s".
+func seconds(s float64) string {
+	switch {
+	case s < 10:
+		return fmt.Sprintf("%.2fs", s)
+	case s < 60:
+		return fmt.Sprintf("%.1fs", s)
+	default:
+		total := int(s + 0.5)
+		return fmt.Sprintf("%dm%02ds", total/60, total%60)
+	}
+}
+
+// runsLeft formats a frozen result's remaining runs.
+func runsLeft(r *flakegate.Result) string {
+	if r.RunsLeft == nil {
+		return "unknown runs left"
+	}
+	if *r.RunsLeft == 1 {
+		return "1 run left"
+	}
+	return fmt.Sprintf("%d runs left", *r.RunsLeft)
+}
+
+// ownerOf returns the result's owner, or says none was recorded.
+func ownerOf(r *flakegate.Result) string {
+	if r.Owner == "" {
+		return "no owner recorded"
+	}
+	return r.Owner
+}
+
+// shortSHA keeps the first 12 hex digits of a digest.
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// Counts tallies a summary: results per label (ran only), skipped frozen
+// triples, rejects.
+type Counts struct {
+	Total   int
+	Labels  map[flakegate.Label]int
+	Skipped int
+	Rejects int
+}
+
+// CountResults tallies s. A skipped result counts as skipped only, not
+// under its freeze's label.
+func CountResults(s *flakegate.Summary) Counts {
+	c := Counts{Labels: map[flakegate.Label]int{}}
+	for i := range s.Results {
+		r := &s.Results[i]
+		c.Total++
+		switch {
+		case r.Skipped:
+			c.Skipped++
+		default:
+			c.Labels[r.Label]++
+			if r.Label.Reject() {
+				c.Rejects++
+			}
+		}
+	}
+	return c
+}

@@ -1,0 +1,258 @@
+// Package runner runs one attempt of a property command, bounded in wall
+// time and output, and writes the hash-chained transcript of a check.
+//
+// The runner never uses a shell: a command is an argv. Each attempt runs
+// in its own process group, and the whole group is killed when the
+// attempt ends, so nothing the command spawned outlives it.
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Results of an attempt.
+const (
+	Pass    = "pass"
+	Fail    = "fail"
+	Errored = "error"
+	Timeout = "timeout"
+)
+
+// DefaultTailBytes is how much of an attempt's output Outcome.Tail keeps.
+const DefaultTailBytes = 8 << 10
+
+// DefaultNoTestMarkers are output lines that mean an exit 0 ran no test.
+var DefaultNoTestMarkers = []string{"testing: warning: no tests to run", "no tests ran"}
+
+// drainGrace bounds how long Run waits for output after the process group
+// is gone: a process that left the group (setsid) may hold the pipe open.
+const drainGrace = 500 * time.Millisecond
+
+// Command is one attempt to run.
+type Command struct {
+	// Argv is the command and its arguments. An Argv[0] without a slash
+	// is looked up in flakegate's own PATH (not Env's); a relative one
+	// with a slash is relative to Dir.
+	Argv []string
+	// Dir is the working directory; "" is the current one.
+	Dir string
+	// Env is the environment; nil inherits flakegate's own.
+	Env []string
+	// WallBudget kills the attempt after this long; 0 means no budget
+	// (the context still cancels it).
+	WallBudget time.Duration
+	// TailBytes is how much output Outcome.Tail keeps; 0 means
+	// DefaultTailBytes.
+	TailBytes int
+	// NoTestMarkers turn an exit 0 into an error when one of them occurs
+	// anywhere in the output. nil means DefaultNoTestMarkers; an empty,
+	// non-nil slice disables the check.
+	NoTestMarkers []string
+	// Output, if set, also receives the output (stdout and stderr
+	// interleaved) as it is produced. Write errors stop the copy to Output
+	// only, never the attempt.
+	Output io.Writer
+}
+
+// Outcome is what an attempt did.
+type Outcome struct {
+	Result   string // Pass, Fail, Errored or Timeout
+	ExitCode int    // -1 unless the command exited by itself
+	Signal   string // the signal that ended it ("SIGKILL"), if any
+	Started  time.Time
+	Wall     time.Duration
+	// Tail is the end of the output, stdout and stderr interleaved.
+	Tail string
+	// OutputBytes is the size of the whole output.
+	OutputBytes int64
+	// Reason says why the result is Errored or Timeout.
+	Reason string
+}
+
+// Run runs one attempt and waits for it and everything it spawned to end.
+// It never returns an error: a command that cannot start is an Errored
+// outcome with the reason.
+//
+// Results: exit 0 is Pass (Errored if a no-test marker occurs in the
+// output), exit 1 is Fail, the wall budget or ctx ending first is Timeout,
+// and any other exit code, a signal or a failure to start is Errored.
+func Run(ctx context.Context, c Command) Outcome {
+	out := Outcome{ExitCode: -1, Started: time.Now()}
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		out.Result, out.Reason = Errored, "the command is empty"
+		return out
+	}
+	tail := &tailBuffer{max: c.TailBytes}
+	if tail.max <= 0 {
+		tail.max = DefaultTailBytes
+	}
+	markers := c.NoTestMarkers
+	if markers == nil {
+		markers = DefaultNoTestMarkers
+	}
+	scan := newMarkerScanner(markers)
+	if err := ctx.Err(); err != nil {
+		out.Result, out.Reason = Timeout, "cancelled before start: "+context.Cause(ctx).Error()
+		return out
+	}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		out.Result, out.Reason = Errored, "cannot create the output pipe: "+err.Error()
+		return out
+	}
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	cmd.Dir, cmd.Env = c.Dir, c.Env
+	cmd.Stdout, cmd.Stderr = pw, pw // one pipe keeps the two streams in order
+	cmd.SysProcAttr = groupAttr()
+
+	out.Started = time.Now()
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		out.Result, out.Reason = Errored, "cannot start "+strconv.Quote(c.Argv[0])+": "+startError(err)
+		return out
+	}
+	pgid := cmd.Process.Pid
+
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		drain(pr, tail, scan, c.Output)
+	}()
+
+	// The killer ends the group at the budget or when ctx ends, unless the
+	// leader has exited first.
+	var (
+		mu         sync.Mutex
+		exited     bool
+		killReason string
+	)
+	stop := make(chan struct{})
+	killerDone := make(chan struct{})
+	go func() {
+		defer close(killerDone)
+		var budget <-chan time.Time
+		if c.WallBudget > 0 {
+			t := time.NewTimer(time.Until(out.Started.Add(c.WallBudget)))
+			defer t.Stop()
+			budget = t.C
+		}
+		var reason string
+		select {
+		case <-stop:
+			return
+		case <-budget:
+			reason = "wall budget " + c.WallBudget.String() + " exceeded"
+		case <-ctx.Done():
+			reason = "cancelled: " + context.Cause(ctx).Error()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !exited {
+			killReason = reason
+			_ = killGroup(pgid)
+		}
+	}()
+
+	var waitErr error
+	reaped := false
+	if waitNoReap(pgid) != nil {
+		waitErr, reaped = cmd.Wait(), true
+	}
+	out.Wall = time.Since(out.Started)
+	mu.Lock()
+	exited = true
+	mu.Unlock()
+	close(stop)
+	<-killerDone
+	// Whatever the leader left behind in its group goes with it.
+	_ = killGroup(pgid)
+	if !reaped {
+		waitErr = cmd.Wait()
+	}
+
+	select {
+	case <-readDone:
+	case <-time.After(drainGrace):
+		_ = pr.SetReadDeadline(time.Now())
+		<-readDone
+	}
+	pr.Close()
+	out.Tail = tail.String()
+	out.OutputBytes = tail.total
+
+	classify(&out, cmd.ProcessState, waitErr, killReason, scan.found)
+	return out
+}
+
+func classify(out *Outcome, ps *os.ProcessState, waitErr error, killReason, marker string) {
+	if ps == nil {
+		out.Result, out.Reason = Errored, "wait: "+waitErr.Error()
+		return
+	}
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		out.Signal = signalName(ws.Signal())
+		if killReason != "" {
+			out.Result, out.Reason = Timeout, killReason
+			return
+		}
+		out.Result, out.Reason = Errored, "killed by "+out.Signal
+		return
+	}
+	out.ExitCode = ps.ExitCode()
+	switch out.ExitCode {
+	case 0:
+		if marker != "" {
+			out.Result, out.Reason = Errored, "no test executed: the output says "+strconv.Quote(marker)
+			return
+		}
+		out.Result = Pass
+	case 1:
+		out.Result = Fail
+	default:
+		out.Result, out.Reason = Errored, "exit code "+strconv.Itoa(out.ExitCode)
+	}
+}
+
+// drain copies the pipe into the tail, the marker scanner and w until EOF
+// or the read deadline.
+func drain(r io.Reader, tail *tailBuffer, scan *markerScanner, w io.Writer) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			tail.Write(buf[:n])
+			scan.Write(buf[:n])
+			if w != nil {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					w = nil
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func startError(err error) string {
+	if errors.Is(err, exec.ErrNotFound) {
+		return "not found in PATH"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + " " + pe.Path + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,157 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"hash"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/flakegate/flakegate"
+)
+
+// Transcript event types, in the order a check writes them:
+//
+//	retry_cap      the cap (RetryCap), before any attempt runs
+//	attempt_start  an attempt begins (Side, Index)
+//	attempt_end    it ended (Side, Index, Result, ExitCode, WallSeconds,
+//	               Signal, Reason); results are pass|fail|error|timeout
+//	base_replay    the base seed result the record uses (Result, and
+//	               FromCache when it came from the replay cache instead of
+//	               a base attempt in this transcript)
+//	complete       last line: nothing more will be written
+//
+// Side is "candidate" or "base". Candidate index 0 is the first run and
+// 1.. are the retries; a base attempt has index 0.
+const (
+	EventRetryCap     = "retry_cap"
+	EventAttemptStart = "attempt_start"
+	EventAttemptEnd   = "attempt_end"
+	EventBaseReplay   = "base_replay"
+	EventComplete     = "complete"
+)
+
+// Sides of an attempt.
+const (
+	SideCandidate = "candidate"
+	SideBase      = "base"
+)
+
+// Event is one line of a transcript. PrevSHA256 is filled in by
+// Transcript.Write: the sha256 (hex) of the previous line's bytes without
+// its newline, "" on the first line.
+type Event struct {
+	Type        string    `json:"type"`
+	At          time.Time `json:"at"`
+	Side        string    `json:"side,omitempty"`
+	Index       int       `json:"index,omitempty"`
+	RetryCap    *int      `json:"retry_cap,omitempty"`
+	Result      string    `json:"result,omitempty"`
+	ExitCode    int       `json:"exit_code,omitempty"`
+	Signal      string    `json:"signal,omitempty"`
+	WallSeconds float64   `json:"wall_seconds,omitempty"`
+	FromCache   bool      `json:"from_cache,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	PrevSHA256  string    `json:"prev_sha256"`
+}
+
+// Transcript is an append-only JSON lines file whose lines are chained by
+// sha256: editing, dropping or reordering a line breaks the chain at the
+// line after it. Each Write is one write(2) of a whole line, so a crash
+// leaves a prefix of complete lines (plus at most one torn line).
+type Transcript struct {
+	mu     sync.Mutex
+	f      *os.File
+	path   string
+	prev   string
+	sum    hash.Hash
+	err    error
+	closed bool
+}
+
+// CreateTranscript creates a new transcript file at path. An existing
+// file is never overwritten (ECONFLICT): a record may still refer to it.
+func CreateTranscript(path string) (*Transcript, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		code := flakegate.EINTERNAL
+		if errors.Is(err, os.ErrExist) {
+			code = flakegate.ECONFLICT
+		}
+		return nil, &flakegate.Error{Code: code, Op: "create transcript", Path: path, Err: err,
+			Hint: "a transcript is never overwritten; write the next check into a new folder"}
+	}
+	return &Transcript{f: f, path: path, sum: sha256.New()}, nil
+}
+
+// Write appends ev as one line, chained to the previous line. A zero At
+// is set to the current time (UTC). After a failed write every later
+// write fails too, so a transcript never has a gap.
+func (t *Transcript) Write(ev Event) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return t.fail(errors.New("write after close"))
+	}
+	if t.err != nil {
+		return t.err
+	}
+	if ev.At.IsZero() {
+		ev.At = time.Now()
+	}
+	ev.At = ev.At.UTC()
+	ev.PrevSHA256 = t.prev
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return t.fail(err)
+	}
+	line = append(line, '\n')
+	if _, err := t.f.Write(line); err != nil {
+		return t.fail(err)
+	}
+	t.sum.Write(line)
+	t.prev = lineSHA256(line[:len(line)-1])
+	return nil
+}
+
+func (t *Transcript) fail(err error) error {
+	if t.err == nil {
+		t.err = &flakegate.Error{Code: flakegate.EINTERNAL, Op: "write transcript", Path: t.path, Err: err}
+	}
+	return t.err
+}
+
+// Close flushes the file to disk (fsync) and closes it.
+func (t *Transcript) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return t.err
+	}
+	t.closed = true
+	serr := t.f.Sync()
+	cerr := t.f.Close()
+	if err := errors.Join(serr, cerr); err != nil && t.err == nil {
+		t.err = &flakegate.Error{Code: flakegate.EINTERNAL, Op: "close transcript", Path: t.path, Err: err}
+	}
+	return t.err
+}
+
+// SHA256 returns the sha256 (hex) of the bytes written so far; after Close
+// it is the digest of the file, the record's transcript_sha256.
+func (t *Transcript) SHA256() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return hex.EncodeToString(t.sum.Sum(nil))
+}
+
+// Path returns the transcript's file path.
+func (t *Transcript) Path() string { return t.path }
+
+func lineSHA256(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

@@ -1,0 +1,342 @@
+package flakegate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// SkipDecision is the answer of Skip for one triple.
+type SkipDecision struct {
+	// Skipped is true when the run may skip the triple; the skip was
+	// counted and RunsLeft runs remain (0: the freeze is gone).
+	Skipped  bool `json:"skipped"`
+	RunsLeft int  `json:"runs_left"`
+	// Freeze is the entry as it was before the skip (zero if none).
+	Freeze Freeze `json:"freeze,omitzero"`
+	// Voided is true when the freeze failed a check and was removed.
+	Voided bool `json:"voided"`
+	// Reason says in words why the triple was, or was not, skipped.
+	Reason string `json:"reason"`
+}
+
+// MarshalJSON leaves out the freeze when there was none.
+func (d SkipDecision) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		Skipped  bool    `json:"skipped"`
+		RunsLeft int     `json:"runs_left"`
+		Freeze   *Freeze `json:"freeze,omitempty"`
+		Voided   bool    `json:"voided"`
+		Reason   string  `json:"reason"`
+	}
+	p := plain{Skipped: d.Skipped, RunsLeft: d.RunsLeft, Voided: d.Voided, Reason: d.Reason}
+	if d.Freeze.Seed != "" {
+		p.Freeze = &d.Freeze
+	}
+	return json.Marshal(p)
+}
+
+// Skip decides whether a run may skip triple t, and counts the skip. A
+// triple is skipped only if its freeze exists and has runs left, its
+// stored record still hashes to record_sha256 and still classifies
+// SCHEDULER for the same triple, and propertySHA256 (the property file's
+// digest now) equals the property_sha256 of the frozen record. A freeze
+// that fails a check is voided, never re-hashed, and the triple runs.
+// Other seeds of the same property are other triples: they always run
+// unless frozen themselves. by names who skips (a run id or a user).
+func Skip(ctx context.Context, s Store, t Triple, propertySHA256, by string) (SkipDecision, error) {
+	if err := t.validate(); err != nil {
+		return SkipDecision{}, err
+	}
+	if propertySHA256 == "" {
+		return SkipDecision{}, Errorf(EINVALID, "skip %s: the property file's digest is required", t)
+	}
+	f, err := s.GetFreeze(ctx, t)
+	if ErrorCode(err) == ENOTFOUND {
+		return SkipDecision{Reason: "no freeze for this triple"}, nil
+	} else if err != nil {
+		return SkipDecision{}, err
+	}
+	reason, err := checkFreeze(ctx, s, f)
+	if err != nil {
+		return SkipDecision{}, err
+	}
+	if reason == "" && propertySHA256 != f.PropertySHA256 {
+		reason = fmt.Sprintf("the property file changed: its digest is %s, the frozen record's is %s", short(propertySHA256), short(f.PropertySHA256))
+	}
+	if reason != "" {
+		if err := void(ctx, s, t, by, reason); err != nil {
+			return SkipDecision{}, err
+		}
+		return SkipDecision{Freeze: f, Voided: true, Reason: "freeze voided: " + reason}, nil
+	}
+	n, err := s.Consume(ctx, t, f.RecordSHA256, by)
+	if ErrorCode(err) == ENOTFOUND {
+		return SkipDecision{Freeze: f, Reason: "the freeze was used up or removed meanwhile"}, nil
+	} else if err != nil {
+		return SkipDecision{}, err
+	}
+	return SkipDecision{Skipped: true, RunsLeft: n, Freeze: f,
+		Reason: fmt.Sprintf("frozen SCHEDULER (owner %s); runs left: %d", f.Owner, n)}, nil
+}
+
+// checkFreeze returns "" when f's stored record still vouches for it, else
+// why it must be voided. Errors are only failures to read the store.
+func checkFreeze(ctx context.Context, s RecordStore, f Freeze) (string, error) {
+	if f.ExpiresAfterRuns < 1 {
+		return fmt.Sprintf("no runs left (expires_after_runs is %d)", f.ExpiresAfterRuns), nil
+	}
+	raw, err := s.GetRecord(ctx, f.RecordSHA256)
+	if ErrorCode(err) == ENOTFOUND {
+		return fmt.Sprintf("the stored record %s is missing", short(f.RecordSHA256)), nil
+	} else if err != nil {
+		return "", err
+	}
+	sha, err := RecordSHA256(raw)
+	if err != nil {
+		return fmt.Sprintf("the stored record %s is no longer a JSON record: %v", short(f.RecordSHA256), err), nil
+	}
+	if sha != f.RecordSHA256 {
+		return fmt.Sprintf("the stored record now hashes to %s, not record_sha256 %s", short(sha), short(f.RecordSHA256)), nil
+	}
+	d := ClassifyBytes(raw)
+	if d.Label != Scheduler || !d.Freeze {
+		return fmt.Sprintf("the stored record now classifies %s (row %d), not SCHEDULER", d.Label, d.Row), nil
+	}
+	if d.Triple() != f.Triple() {
+		return fmt.Sprintf("the stored record is for %s, not this triple", d.Triple()), nil
+	}
+	if p := recordPropertySHA256(raw); p != f.PropertySHA256 {
+		return fmt.Sprintf("the entry's property_sha256 %s differs from the record's %s", short(f.PropertySHA256), short(p)), nil
+	}
+	return "", nil
+}
+
+// void removes t's freeze as void. A freeze someone else removed meanwhile
+// is not an error: either way the triple runs.
+func void(ctx context.Context, s Ledger, t Triple, by, reason string) error {
+	err := s.Remove(ctx, t, ActionVoid, by, reason)
+	if ErrorCode(err) == ENOTFOUND {
+		return nil
+	}
+	return err
+}
+
+func recordPropertySHA256(raw []byte) string {
+	v, err := ReadValue(raw)
+	if err != nil {
+		return ""
+	}
+	return NewRecord(v).PropertySHA256
+}
+
+// GrantRecord writes a freeze for the triple a record names. The record
+// is classified with the current decision table: anything but SCHEDULER
+// with freeze true is refused (EREJECT). owner must be named and runs be 1
+// to MaxFreezeRuns (EINVALID). A freeze for the same triple is ECONFLICT
+// unless replace is true. The record is stored by its record_sha256 before
+// the entry is written, so an entry never names a record that is not kept.
+// by names who grants ("" means the owner); now is the grant time, kept to
+// the second.
+func GrantRecord(ctx context.Context, s Store, raw []byte, owner string, runs int, replace bool, by string, now time.Time) (Freeze, error) {
+	owner = strings.TrimSpace(owner)
+	if owner == "" {
+		return Freeze{}, &Error{Code: EINVALID, Op: "freeze grant", Message: "the owner is empty",
+			Hint: "name the reviewer who answers for the freeze: --owner NAME"}
+	}
+	if runs < 1 || runs > MaxFreezeRuns {
+		return Freeze{}, &Error{Code: EINVALID, Op: "freeze grant",
+			Message: fmt.Sprintf("runs is %d; a freeze lasts 1 to %d runs", runs, MaxFreezeRuns),
+			Hint:    fmt.Sprintf("pass --runs N with 1 <= N <= %d", MaxFreezeRuns)}
+	}
+	d := ClassifyBytes(raw)
+	if d.Label != Scheduler || !d.Freeze {
+		msg := fmt.Sprintf("the record classifies %s (row %d", d.Label, d.Row)
+		if d.Reason != "" {
+			msg += ": " + d.Reason
+		}
+		msg += "); only SCHEDULER may enter the freeze ledger"
+		return Freeze{}, &Error{Code: EREJECT, Op: "freeze grant", Message: msg,
+			Hint: "fix the failure, or classify a record of a SCHEDULER run"}
+	}
+	if by == "" {
+		by = owner
+	}
+	f := Freeze{
+		Label:            Scheduler,
+		PropertyPath:     d.PropertyPath,
+		Seed:             d.Seed,
+		FixtureSHA256:    d.FixtureSHA256,
+		ExpiresAfterRuns: runs,
+		Owner:            owner,
+		RecordSHA256:     d.RecordSHA256,
+		PropertySHA256:   recordPropertySHA256(raw),
+		GrantedAt:        now.UTC().Truncate(time.Second),
+		GrantedBy:        by,
+	}
+	if err := f.Validate(); err != nil {
+		return Freeze{}, err
+	}
+	// Read the ledger first: a conflict or an unreadable ledger stops the
+	// grant before anything is written.
+	_, err := s.GetFreeze(ctx, f.Triple())
+	switch {
+	case err == nil && !replace:
+		return Freeze{}, conflict(f.Triple())
+	case err != nil && ErrorCode(err) != ENOTFOUND:
+		return Freeze{}, err
+	}
+	if err := s.PutRecord(ctx, f.RecordSHA256, raw); err != nil {
+		return Freeze{}, err
+	}
+	if err := s.Grant(ctx, f, replace); err != nil {
+		if ErrorCode(err) == ECONFLICT {
+			return Freeze{}, conflict(f.Triple())
+		}
+		return Freeze{}, err
+	}
+	return f, nil
+}
+
+func conflict(t Triple) error {
+	return &Error{Code: ECONFLICT, Op: "freeze grant", Message: fmt.Sprintf("%s already has a freeze", t),
+		Hint: "pass --replace to write the new freeze over it, or revoke it first"}
+}
+
+// VerifyProblem is one thing VerifyLedger found wrong.
+type VerifyProblem struct {
+	// Triple is the freeze concerned; nil for a problem of the whole log.
+	Triple *Triple `json:"triple,omitempty"`
+	Reason string  `json:"reason"`
+	// Voided is true when the freeze was removed for it.
+	Voided bool `json:"voided"`
+}
+
+// VerifyReport is the outcome of VerifyLedger.
+type VerifyReport struct {
+	Freezes    int             `json:"freezes"`     // entries checked
+	AuditLines int             `json:"audit_lines"` // lines of the log read
+	Problems   []VerifyProblem `json:"problems"`
+}
+
+// OK reports whether nothing was wrong.
+func (r VerifyReport) OK() bool { return len(r.Problems) == 0 }
+
+// VerifyLedger checks the whole store and voids every freeze that fails:
+// the audit log's chain must be intact and replaying it must give exactly
+// the ledger (an entry edited by hand, to extend a freeze or change its
+// owner, differs from the log); every entry's stored record must exist,
+// hash to record_sha256 and classify SCHEDULER for its triple. When the
+// log itself is broken no entry can be vouched for and all are voided. An
+// entry the log holds but the ledger lost is restored and voided, so that
+// the two agree again. by names who verifies.
+func VerifyLedger(ctx context.Context, s Store, by string) (VerifyReport, error) {
+	lines, freezes, err := snapshot(ctx, s)
+	if err != nil {
+		return VerifyReport{}, err
+	}
+	rep := VerifyReport{Freezes: len(freezes), AuditLines: len(lines), Problems: []VerifyProblem{}}
+	voidAll := func(reason string) error {
+		for _, f := range freezes {
+			t := f.Triple()
+			if err := void(ctx, s, t, by, reason); err != nil {
+				return err
+			}
+			rep.Problems = append(rep.Problems, VerifyProblem{Triple: &t, Reason: reason, Voided: true})
+		}
+		return nil
+	}
+	if err := VerifyAuditChain(lines); err != nil {
+		rep.Problems = append(rep.Problems, VerifyProblem{Reason: err.Error()})
+		return rep, voidAll("the audit log cannot vouch for it: its chain is broken")
+	}
+	logged, err := ReplayAudit(lines)
+	if err != nil {
+		rep.Problems = append(rep.Problems, VerifyProblem{Reason: err.Error()})
+		return rep, voidAll("the audit log cannot vouch for it: it does not replay")
+	}
+	for _, f := range freezes {
+		t := f.Triple()
+		want, ok := logged[t.Key()]
+		delete(logged, t.Key())
+		reason := ""
+		switch {
+		case !ok:
+			reason = "the audit log never granted it (added by hand)"
+		case !SameFreeze(f, want):
+			reason = "edited by hand: " + FreezeDiff(f, want)
+		default:
+			if reason, err = checkFreeze(ctx, s, f); err != nil {
+				return rep, err
+			}
+		}
+		if reason == "" {
+			continue
+		}
+		if err := void(ctx, s, t, by, reason); err != nil {
+			return rep, err
+		}
+		rep.Problems = append(rep.Problems, VerifyProblem{Triple: &t, Reason: reason, Voided: true})
+	}
+	for _, f := range sortedFreezes(logged) {
+		t := f.Triple()
+		reason := "removed from the ledger by hand; the audit log still holds it"
+		p := VerifyProblem{Triple: &t, Reason: reason}
+		// Restore it from the log and void it, so log and ledger agree.
+		err := s.Grant(ctx, f, false)
+		if err == nil {
+			err = void(ctx, s, t, by, reason)
+			p.Voided = err == nil
+		}
+		if err != nil && ErrorCode(err) != ECONFLICT && ErrorCode(err) != EINVALID {
+			return rep, err
+		}
+		rep.Problems = append(rep.Problems, p)
+	}
+	return rep, nil
+}
+
+// snapshot reads the log and the ledger at one moment: every change
+// appends to the log, so if the log is the same before and after the
+// ledger is read, nothing changed in between.
+func snapshot(ctx context.Context, s Store) ([][]byte, []Freeze, error) {
+	for range 20 {
+		before, err := s.AuditLines(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		freezes, err := s.ListFreezes(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		after, err := s.AuditLines(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(before) == len(after) && (len(after) == 0 || bytes.Equal(before[len(before)-1], after[len(after)-1])) {
+			return after, freezes, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return nil, nil, &Error{Code: EINTERNAL, Op: "verify ledger", Message: "the ledger kept changing while it was read", Hint: "run verify again when fewer checks are running"}
+}
+
+func sortedFreezes(m map[string]Freeze) []Freeze {
+	out := make([]Freeze, 0, len(m))
+	for _, f := range m {
+		out = append(out, f)
+	}
+	SortFreezes(out)
+	return out
+}
+
+// SortFreezes sorts fs by triple, the order ListFreezes returns.
+func SortFreezes(fs []Freeze) {
+	slices.SortFunc(fs, func(a, b Freeze) int { return strings.Compare(a.Triple().Key(), b.Triple().Key()) })
+}

@@ -1,0 +1,638 @@
+// Package storetest is the one contract suite every flakegate.Store must
+// pass: the embedded file store and PostgreSQL run the same tests.
+//
+//	func TestContract(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) flakegate.Store { return openEmptyStore(t) })
+//	}
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate"
+)
+
+// Open returns a new, empty store; it closes the store with t.Cleanup.
+type Open func(t *testing.T) flakegate.Store
+
+// Run runs every contract test against stores made by open.
+func Run(t *testing.T, open Open) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s flakegate.Store)
+	}{
+		{"Empty", testEmpty},
+		{"GrantGet", testGrantGet},
+		{"GrantConflict", testGrantConflict},
+		{"GrantInvalid", testGrantInvalid},
+		{"ListSorted", testListSorted},
+		{"ConsumeToZero", testConsumeToZero},
+		{"ConsumeMismatch", testConsumeMismatch},
+		{"Remove", testRemove},
+		{"RecordsExact", testRecordsExact},
+		{"RecordsFirstKept", testRecordsFirstKept},
+		{"EachRecord", testEachRecord},
+		{"ReplayFirstWins", testReplayFirstWins},
+		{"ReplayConcurrent", testReplayConcurrent},
+		{"AuditReplaysToLedger", testAuditReplays},
+		{"ConcurrentConsume", testConcurrentConsume},
+		{"ConcurrentGrant", testConcurrentGrant},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			tc.fn(t, s)
+		})
+	}
+}
+
+var ctx = context.Background()
+
+// grantedAt is a grant time every backend keeps exactly (whole seconds).
+var grantedAt = time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC)
+
+// Sha returns a valid sha256 text made from one repeated hex digit.
+func Sha(c byte) string { return strings.Repeat(string(c), 64) }
+
+// Freeze returns a valid freeze for the seed with the given runs.
+func Freeze(seed flakegate.Seed, runs int) flakegate.Freeze {
+	return flakegate.Freeze{
+		Label:            flakegate.Scheduler,
+		PropertyPath:     "tests/props/test_retry_budget.py",
+		Seed:             seed,
+		FixtureSHA256:    Sha('f'),
+		ExpiresAfterRuns: runs,
+		Owner:            "reviewer-a",
+		RecordSHA256:     Sha('a'),
+		PropertySHA256:   Sha('b'),
+		GrantedAt:        grantedAt,
+		GrantedBy:        "grantor",
+	}
+}
+
+func mustGrant(t *testing.T, s flakegate.Store, f flakegate.Freeze, replace bool) {
+	t.Helper()
+	if err := s.Grant(ctx, f, replace); err != nil {
+		t.Fatalf("Grant(%s): %v", f.Triple(), err)
+	}
+}
+
+func wantCode(t *testing.T, what string, err error, code string) {
+	t.Helper()
+	if got := flakegate.ErrorCode(err); got != code {
+		t.Fatalf("%s: error %v (code %q), want code %q", what, err, got, code)
+	}
+}
+
+func list(t *testing.T, s flakegate.Store) []flakegate.Freeze {
+	t.Helper()
+	fs, err := s.ListFreezes(ctx)
+	if err != nil {
+		t.Fatalf("ListFreezes: %v", err)
+	}
+	return fs
+}
+
+// events parses the audit log, checking its chain.
+func events(t *testing.T, s flakegate.Store) []flakegate.AuditEvent {
+	t.Helper()
+	lines, err := s.AuditLines(ctx)
+	if err != nil {
+		t.Fatalf("AuditLines: %v", err)
+	}
+	if err := flakegate.VerifyAuditChain(lines); err != nil {
+		t.Fatalf("audit chain: %v", err)
+	}
+	out := make([]flakegate.AuditEvent, len(lines))
+	for i, l := range lines {
+		if out[i], err = flakegate.ParseAuditLine(l); err != nil {
+			t.Fatalf("audit line %d: %v", i+1, err)
+		}
+	}
+	return out
+}
+
+func actions(es []flakegate.AuditEvent) string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s:%d", e.Action, e.RunsLeft)
+	}
+	return b.String()
+}
+
+func sameFreeze(t *testing.T, what string, got, want flakegate.Freeze) {
+	t.Helper()
+	if !flakegate.SameFreeze(got, want) {
+		t.Fatalf("%s: got %+v, want %+v", what, got, want)
+	}
+}
+
+// checkReplay asserts that the audit log replays to exactly the ledger.
+func checkReplay(t *testing.T, s flakegate.Store) {
+	t.Helper()
+	lines, err := s.AuditLines(ctx)
+	if err != nil {
+		t.Fatalf("AuditLines: %v", err)
+	}
+	if err := flakegate.VerifyAuditChain(lines); err != nil {
+		t.Fatalf("audit chain: %v", err)
+	}
+	m, err := flakegate.ReplayAudit(lines)
+	if err != nil {
+		t.Fatalf("ReplayAudit: %v", err)
+	}
+	fs := list(t, s)
+	if len(m) != len(fs) {
+		t.Fatalf("the audit log replays to %d freezes, the ledger has %d", len(m), len(fs))
+	}
+	for _, f := range fs {
+		sameFreeze(t, "replayed "+f.Triple().String(), m[f.Triple().Key()], f)
+	}
+}
+
+func testEmpty(t *testing.T, s flakegate.Store) {
+	f := Freeze("1402", 3)
+	if fs := list(t, s); len(fs) != 0 {
+		t.Fatalf("ListFreezes on an empty store: %v", fs)
+	}
+	_, err := s.GetFreeze(ctx, f.Triple())
+	wantCode(t, "GetFreeze", err, flakegate.ENOTFOUND)
+	_, err = s.Consume(ctx, f.Triple(), f.RecordSHA256, "ci")
+	wantCode(t, "Consume", err, flakegate.ENOTFOUND)
+	err = s.Remove(ctx, f.Triple(), flakegate.ActionRevoke, "someone", "why")
+	wantCode(t, "Remove", err, flakegate.ENOTFOUND)
+	_, err = s.GetRecord(ctx, Sha('a'))
+	wantCode(t, "GetRecord", err, flakegate.ENOTFOUND)
+	if _, ok, err := s.GetReplay(ctx, "k"); err != nil || ok {
+		t.Fatalf("GetReplay on an empty store: ok=%v err=%v", ok, err)
+	}
+	if es := events(t, s); len(es) != 0 {
+		t.Fatalf("audit log of an empty store: %s", actions(es))
+	}
+}
+
+func testGrantGet(t *testing.T, s flakegate.Store) {
+	f := Freeze("1402", 20)
+	mustGrant(t, s, f, false)
+	got, err := s.GetFreeze(ctx, f.Triple())
+	if err != nil {
+		t.Fatalf("GetFreeze: %v", err)
+	}
+	sameFreeze(t, "GetFreeze", got, f)
+	fs := list(t, s)
+	if len(fs) != 1 {
+		t.Fatalf("ListFreezes: %d freezes, want 1", len(fs))
+	}
+	sameFreeze(t, "ListFreezes", fs[0], f)
+	es := events(t, s)
+	if actions(es) != "grant:20" {
+		t.Fatalf("audit log: %s, want grant:20", actions(es))
+	}
+	if es[0].Freeze == nil || es[0].By != f.GrantedBy || es[0].Triple != f.Triple() || es[0].At.IsZero() {
+		t.Fatalf("grant event: %+v", es[0])
+	}
+	sameFreeze(t, "grant event's freeze", *es[0].Freeze, f)
+	// The other seed of the same property is another triple.
+	_, err = s.GetFreeze(ctx, Freeze("1403", 1).Triple())
+	wantCode(t, "GetFreeze of another seed", err, flakegate.ENOTFOUND)
+}
+
+func testGrantConflict(t *testing.T, s flakegate.Store) {
+	f := Freeze("1402", 20)
+	mustGrant(t, s, f, false)
+	g := f
+	g.Owner, g.ExpiresAfterRuns, g.RecordSHA256 = "reviewer-b", 5, Sha('c')
+	wantCode(t, "a second Grant", s.Grant(ctx, g, false), flakegate.ECONFLICT)
+	got, err := s.GetFreeze(ctx, f.Triple())
+	if err != nil {
+		t.Fatalf("GetFreeze: %v", err)
+	}
+	sameFreeze(t, "after the refused grant", got, f)
+	if a := actions(events(t, s)); a != "grant:20" {
+		t.Fatalf("audit log after a refused grant: %s", a)
+	}
+	mustGrant(t, s, g, true)
+	got, err = s.GetFreeze(ctx, f.Triple())
+	if err != nil {
+		t.Fatalf("GetFreeze: %v", err)
+	}
+	sameFreeze(t, "after replace", got, g)
+	es := events(t, s)
+	if actions(es) != "grant:20 grant:5" || es[1].Reason == "" {
+		t.Fatalf("audit log after replace: %s (reason %q), want grant:20 grant:5 with a reason", actions(es), es[1].Reason)
+	}
+	checkReplay(t, s)
+}
+
+func testGrantInvalid(t *testing.T, s flakegate.Store) {
+	type testCase struct {
+		name   string
+		change func(f *flakegate.Freeze)
+	}
+	run := func(t *testing.T, tc testCase) {
+		f := Freeze("1402", 3)
+		tc.change(&f)
+		wantCode(t, "Grant", s.Grant(ctx, f, true), flakegate.EINVALID)
+		if fs := list(t, s); len(fs) != 0 {
+			t.Fatalf("an invalid grant was written: %+v", fs)
+		}
+		if es := events(t, s); len(es) != 0 {
+			t.Fatalf("an invalid grant was logged: %s", actions(es))
+		}
+	}
+	for _, tc := range []testCase{
+		{"label PROPERTY", func(f *flakegate.Freeze) { f.Label = flakegate.Property }},
+		{"zero runs", func(f *flakegate.Freeze) { f.ExpiresAfterRuns = 0 }},
+		{"negative runs", func(f *flakegate.Freeze) { f.ExpiresAfterRuns = -1 }},
+		{"empty owner", func(f *flakegate.Freeze) { f.Owner = " " }},
+		{"bad record sha", func(f *flakegate.Freeze) { f.RecordSHA256 = "../../etc/passwd" }},
+		{"empty property digest", func(f *flakegate.Freeze) { f.PropertySHA256 = "" }},
+		{"empty path", func(f *flakegate.Freeze) { f.PropertyPath = "" }},
+		{"bad seed", func(f *flakegate.Freeze) { f.Seed = "1 2" }},
+		{"empty fixture", func(f *flakegate.Freeze) { f.FixtureSHA256 = "" }},
+		{"no grant time", func(f *flakegate.Freeze) { f.GrantedAt = time.Time{} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+}
+
+func testListSorted(t *testing.T, s flakegate.Store) {
+	a := Freeze("1402", 1)
+	b := Freeze(`"1402"`, 2) // the string seed "1402" is another triple
+	c := Freeze("1402", 3)
+	c.FixtureSHA256 = Sha('0')
+	d := Freeze("1403", 4)
+	d.PropertyPath = "tests/props/a.py"
+	e := Freeze(`"nightly-3"`, 5)
+	all := []flakegate.Freeze{e, b, d, a, c}
+	for _, f := range all {
+		mustGrant(t, s, f, false)
+	}
+	want := slices.Clone(all)
+	flakegate.SortFreezes(want)
+	got := list(t, s)
+	if len(got) != len(want) {
+		t.Fatalf("ListFreezes: %d freezes, want %d", len(got), len(want))
+	}
+	for i := range want {
+		sameFreeze(t, fmt.Sprintf("ListFreezes[%d]", i), got[i], want[i])
+	}
+	for _, f := range all {
+		g, err := s.GetFreeze(ctx, f.Triple())
+		if err != nil {
+			t.Fatalf("GetFreeze(%s): %v", f.Triple(), err)
+		}
+		sameFreeze(t, "GetFreeze", g, f)
+	}
+	checkReplay(t, s)
+}
+
+func testConsumeToZero(t *testing.T, s flakegate.Store) {
+	f := Freeze("1402", 3)
+	other := Freeze("1403", 2)
+	mustGrant(t, s, f, false)
+	mustGrant(t, s, other, false)
+	for want := 2; want >= 0; want-- {
+		n, err := s.Consume(ctx, f.Triple(), f.RecordSHA256, "ci-run")
+		if err != nil || n != want {
+			t.Fatalf("Consume: %d, %v; want %d runs left", n, err, want)
+		}
+		if want > 0 {
+			g, err := s.GetFreeze(ctx, f.Triple())
+			if err != nil || g.ExpiresAfterRuns != want {
+				t.Fatalf("GetFreeze after a skip: %+v, %v; want %d runs left", g, err, want)
+			}
+		}
+	}
+	_, err := s.GetFreeze(ctx, f.Triple())
+	wantCode(t, "GetFreeze at zero", err, flakegate.ENOTFOUND)
+	_, err = s.Consume(ctx, f.Triple(), f.RecordSHA256, "ci-run")
+	wantCode(t, "Consume at zero", err, flakegate.ENOTFOUND)
+	if g, err := s.GetFreeze(ctx, other.Triple()); err != nil || g.ExpiresAfterRuns != 2 {
+		t.Fatalf("the other seed's freeze changed: %+v, %v", g, err)
+	}
+	es := events(t, s)
+	if got, want := actions(es), "grant:3 grant:2 skip:2 skip:1 skip:0 expire:0"; got != want {
+		t.Fatalf("audit log: %s, want %s", got, want)
+	}
+	for _, e := range es[2:] {
+		if e.By != "ci-run" || e.Triple != f.Triple() {
+			t.Fatalf("skip event: %+v", e)
+		}
+	}
+	checkReplay(t, s)
+}
+
+func testConsumeMismatch(t *testing.T, s flakegate.Store) {
+	f := Freeze("1402", 3)
+	mustGrant(t, s, f, false)
+	_, err := s.Consume(ctx, f.Triple(), Sha('c'), "ci")
+	wantCode(t, "Consume naming another record", err, flakegate.ENOTFOUND)
+	other := f.Triple()
+	other.FixtureSHA256 = Sha('e')
+	_, err = s.Consume(ctx, other, f.RecordSHA256, "ci")
+	wantCode(t, "Consume of a changed fixture", err, flakegate.ENOTFOUND)
+	g, err := s.GetFreeze(ctx, f.Triple())
+	if err != nil || g.ExpiresAfterRuns != 3 {
+		t.Fatalf("freeze after refused consumes: %+v, %v; want 3 runs left", g, err)
+	}
+	if a := actions(events(t, s)); a != "grant:3" {
+		t.Fatalf("refused consumes were logged: %s", a)
+	}
+}
+
+func testRemove(t *testing.T, s flakegate.Store) {
+	type testCase struct {
+		action flakegate.AuditAction
+		code   string
+	}
+	run := func(t *testing.T, tc testCase) {
+		f := Freeze("1402", 4)
+		mustGrant(t, s, f, true)
+		err := s.Remove(ctx, f.Triple(), tc.action, "remover", "because")
+		wantCode(t, "Remove", err, tc.code)
+		_, gerr := s.GetFreeze(ctx, f.Triple())
+		if tc.code != "" {
+			if gerr != nil {
+				t.Fatalf("a refused Remove deleted the freeze: %v", gerr)
+			}
+			return
+		}
+		wantCode(t, "GetFreeze after Remove", gerr, flakegate.ENOTFOUND)
+		es := events(t, s)
+		last := es[len(es)-1]
+		if last.Action != tc.action || last.By != "remover" || last.Reason != "because" || last.RunsLeft != 4 || last.Triple != f.Triple() {
+			t.Fatalf("remove event: %+v", last)
+		}
+		wantCode(t, "Remove again", s.Remove(ctx, f.Triple(), tc.action, "remover", "again"), flakegate.ENOTFOUND)
+		checkReplay(t, s)
+	}
+	for _, tc := range []testCase{
+		{flakegate.ActionVoid, ""},
+		{flakegate.ActionRevoke, ""},
+		{flakegate.ActionSkip, flakegate.EINVALID},
+		{flakegate.ActionGrant, flakegate.EINVALID},
+		{"delete", flakegate.EINVALID},
+	} {
+		t.Run(string(tc.action), func(t *testing.T) { run(t, tc) })
+	}
+}
+
+func testRecordsExact(t *testing.T, s flakegate.Store) {
+	type testCase struct {
+		name string
+		raw  []byte
+	}
+	run := func(t *testing.T, tc testCase) {
+		sha := flakegate.AuditLineSHA256(tc.raw) // any valid sha names it
+		if err := s.PutRecord(ctx, sha, tc.raw); err != nil {
+			t.Fatalf("PutRecord: %v", err)
+		}
+		got, err := s.GetRecord(ctx, sha)
+		if err != nil {
+			t.Fatalf("GetRecord: %v", err)
+		}
+		if !bytes.Equal(got, tc.raw) {
+			t.Fatalf("GetRecord: %q, want %q", got, tc.raw)
+		}
+	}
+	for _, tc := range []testCase{
+		{"compact", []byte(`{"seed":1402,"a":[1,2]}`)},
+		{"indented with newline", []byte("{\n  \"seed\": 1402\n}\n")},
+		{"crlf and tabs", []byte("{\r\n\t\"seed\":\t1402\r\n}\r\n")},
+		{"non-ascii", []byte(`{"owner":"Zoë","emoji":"🦀","esc":"\u00e9"}`)},
+		{"big integer", []byte(`{"seed":123456789012345678901234567890}`)},
+		{"not json at all", []byte("\x00\xff not json")},
+	} {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+	wantCode(t, "PutRecord with a bad sha", s.PutRecord(ctx, "../x", []byte("{}")), flakegate.EINVALID)
+	_, err := s.GetRecord(ctx, "ABC")
+	wantCode(t, "GetRecord with a bad sha", err, flakegate.EINVALID)
+}
+
+func testRecordsFirstKept(t *testing.T, s flakegate.Store) {
+	first, second := []byte(`{"v":1}`), []byte(`{"v":2}`)
+	if err := s.PutRecord(ctx, Sha('1'), first); err != nil {
+		t.Fatalf("PutRecord: %v", err)
+	}
+	if err := s.PutRecord(ctx, Sha('1'), second); err != nil {
+		t.Fatalf("PutRecord of the same sha again: %v", err)
+	}
+	got, err := s.GetRecord(ctx, Sha('1'))
+	if err != nil || !bytes.Equal(got, first) {
+		t.Fatalf("GetRecord: %q, %v; want the first bytes %q", got, err, first)
+	}
+}
+
+func testEachRecord(t *testing.T, s flakegate.Store) {
+	want := map[string][]byte{Sha('1'): []byte(`{"n":1}`), Sha('2'): []byte(`{"n":2}`), Sha('3'): []byte("{\"n\":3}\n")}
+	for sha, raw := range want {
+		if err := s.PutRecord(ctx, sha, raw); err != nil {
+			t.Fatalf("PutRecord: %v", err)
+		}
+	}
+	got := map[string][]byte{}
+	err := s.EachRecord(ctx, func(sha string, raw []byte) error {
+		got[sha] = bytes.Clone(raw)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("EachRecord: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("EachRecord saw %d records, want %d", len(got), len(want))
+	}
+	for sha, raw := range want {
+		if !bytes.Equal(got[sha], raw) {
+			t.Fatalf("EachRecord %s: %q, want %q", sha[:4], got[sha], raw)
+		}
+	}
+	stop := errors.New("stop")
+	calls := 0
+	err = s.EachRecord(ctx, func(string, []byte) error { calls++; return stop })
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("EachRecord after fn failed: %v after %d calls, want the fn's error after 1", err, calls)
+	}
+}
+
+func replay(result string, wall float64) flakegate.BaseReplay {
+	return flakegate.BaseReplay{Result: result, WallSeconds: wall, RunID: "run-" + result, At: grantedAt}
+}
+
+func sameReplay(t *testing.T, what string, got, want flakegate.BaseReplay) {
+	t.Helper()
+	if got.Result != want.Result || got.WallSeconds != want.WallSeconds || got.RunID != want.RunID || !got.At.Equal(want.At) {
+		t.Fatalf("%s: %+v, want %+v", what, got, want)
+	}
+}
+
+func testReplayFirstWins(t *testing.T, s flakegate.Store) {
+	key := strings.Repeat("9", 64)
+	failed, passed := replay("fail", 1.5), replay("pass", 0.25)
+	got, err := s.PutReplay(ctx, key, failed)
+	if err != nil {
+		t.Fatalf("PutReplay: %v", err)
+	}
+	sameReplay(t, "first PutReplay", got, failed)
+	got, err = s.PutReplay(ctx, key, passed)
+	if err != nil {
+		t.Fatalf("second PutReplay: %v", err)
+	}
+	sameReplay(t, "second PutReplay returns the first result", got, failed)
+	got, ok, err := s.GetReplay(ctx, key)
+	if err != nil || !ok {
+		t.Fatalf("GetReplay: ok=%v err=%v", ok, err)
+	}
+	sameReplay(t, "GetReplay", got, failed)
+	if _, ok, err := s.GetReplay(ctx, strings.Repeat("8", 64)); ok || err != nil {
+		t.Fatalf("GetReplay of another key: ok=%v err=%v", ok, err)
+	}
+}
+
+func testReplayConcurrent(t *testing.T, s flakegate.Store) {
+	const n = 8
+	key := "concurrent-key"
+	results := make([]flakegate.BaseReplay, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			results[i], errs[i] = s.PutReplay(ctx, key, replay(fmt.Sprintf("r%d", i), float64(i)))
+		})
+	}
+	wg.Wait()
+	stored, ok, err := s.GetReplay(ctx, key)
+	if err != nil || !ok {
+		t.Fatalf("GetReplay: ok=%v err=%v", ok, err)
+	}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("PutReplay %d: %v", i, errs[i])
+		}
+		sameReplay(t, fmt.Sprintf("PutReplay %d", i), results[i], stored)
+	}
+}
+
+func testAuditReplays(t *testing.T, s flakegate.Store) {
+	a, b, c := Freeze("1", 3), Freeze("2", 2), Freeze(`"nightly"`, 5)
+	mustGrant(t, s, a, false)
+	mustGrant(t, s, b, false)
+	mustGrant(t, s, c, false)
+	steps := []func() error{
+		func() error { _, err := s.Consume(ctx, a.Triple(), a.RecordSHA256, "r1"); return err },
+		func() error { _, err := s.Consume(ctx, b.Triple(), b.RecordSHA256, "r1"); return err },
+		func() error { _, err := s.Consume(ctx, b.Triple(), b.RecordSHA256, "r2"); return err },
+		func() error { return s.Remove(ctx, c.Triple(), flakegate.ActionRevoke, "lead", "fixed upstream") },
+		func() error {
+			g := a
+			g.Owner, g.ExpiresAfterRuns = "reviewer-b", 7
+			return s.Grant(ctx, g, true)
+		},
+		func() error { _, err := s.Consume(ctx, a.Triple(), a.RecordSHA256, "r3"); return err },
+		func() error { return s.Grant(ctx, c, false) },
+		func() error { return s.Remove(ctx, c.Triple(), flakegate.ActionVoid, "verify", "record changed") },
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i+1, err)
+		}
+		checkReplay(t, s)
+	}
+	fs := list(t, s)
+	if len(fs) != 1 || fs[0].Owner != "reviewer-b" || fs[0].ExpiresAfterRuns != 6 {
+		t.Fatalf("ledger at the end: %+v, want only seed 1 with owner reviewer-b and 6 runs", fs)
+	}
+}
+
+func testConcurrentConsume(t *testing.T, s flakegate.Store) {
+	const workers, tries, runs = 8, 10, 50
+	f := Freeze("1402", runs)
+	mustGrant(t, s, f, false)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, seen := 0, map[int]bool{}
+	errs := make(chan error, workers*tries)
+	for w := range workers {
+		wg.Go(func() {
+			for range tries {
+				n, err := s.Consume(ctx, f.Triple(), f.RecordSHA256, fmt.Sprintf("worker-%d", w))
+				if flakegate.ErrorCode(err) == flakegate.ENOTFOUND {
+					continue
+				} else if err != nil {
+					errs <- err
+					continue
+				}
+				mu.Lock()
+				ok++
+				if seen[n] {
+					errs <- fmt.Errorf("two consumers were told %d runs left", n)
+				}
+				seen[n] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("Consume: %v", err)
+	}
+	if ok != runs {
+		t.Fatalf("%d consumes succeeded, want exactly %d", ok, runs)
+	}
+	_, err := s.GetFreeze(ctx, f.Triple())
+	wantCode(t, "GetFreeze after the last skip", err, flakegate.ENOTFOUND)
+	es := events(t, s)
+	skips := 0
+	for _, e := range es {
+		if e.Action == flakegate.ActionSkip {
+			skips++
+		}
+	}
+	if skips != runs || es[len(es)-1].Action != flakegate.ActionExpire {
+		t.Fatalf("audit log: %d skips, last %s; want %d skips then expire", skips, es[len(es)-1].Action, runs)
+	}
+	checkReplay(t, s)
+}
+
+func testConcurrentGrant(t *testing.T, s flakegate.Store) {
+	const workers = 8
+	codes := make([]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			f := Freeze("1402", w+1)
+			codes[w] = flakegate.ErrorCode(s.Grant(ctx, f, false))
+		})
+	}
+	wg.Wait()
+	granted := 0
+	for w, code := range codes {
+		switch code {
+		case "":
+			granted++
+		case flakegate.ECONFLICT:
+		default:
+			t.Fatalf("Grant %d: code %q", w, code)
+		}
+	}
+	if granted != 1 {
+		t.Fatalf("%d concurrent grants of one triple succeeded, want 1", granted)
+	}
+	if a := actions(events(t, s)); strings.Count(a, "grant") != 1 {
+		t.Fatalf("audit log: %s, want one grant", a)
+	}
+	checkReplay(t, s)
+}
