@@ -10,6 +10,10 @@ import (
 // MaxRecordBytes bounds one record; a larger input is INCOMPLETE.
 const MaxRecordBytes = 16 << 20
 
+// maxIntDigits is CPython's default int_max_str_digits: json.loads refuses
+// a longer integer, so no listing-compatible hash exists for it.
+const maxIntDigits = 4300
+
 // MaxDepth bounds nesting of arrays and objects in a record.
 const MaxDepth = 256
 
@@ -322,6 +326,10 @@ func (p *parser) number() (Value, error) {
 	}
 	p.i = i
 	text := s[start:i]
+	if digits := len(strings.TrimPrefix(text, "-")); !float && digits > maxIntDigits {
+		p.i = start
+		return Value{}, p.fail(fmt.Sprintf("integer with %d digits: Python's json refuses more than %d, so the listing could not read or hash this record", digits, maxIntDigits))
+	}
 	if float {
 		if _, err := strconv.ParseFloat(text, 64); err != nil {
 			p.i = start

@@ -1,13 +1,40 @@
 package check_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/runner"
 )
+
+// verifyTranscript checks a record against the transcript it names: the
+// digest matches and runner.VerifyTranscript finds no difference.
+func verifyTranscript(t *testing.T, recordPath string, rec *flakegate.RunRecord) {
+	t.Helper()
+	recRaw, err := os.ReadFile(recordPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := os.ReadFile(rec.TranscriptPath)
+	if err != nil {
+		t.Fatalf("transcript: %v", err)
+	}
+	sum := sha256.Sum256(tr)
+	if hex.EncodeToString(sum[:]) != rec.TranscriptSHA256 {
+		t.Errorf("transcript_sha256 %s does not match %s", rec.TranscriptSHA256, rec.TranscriptPath)
+	}
+	for _, d := range runner.VerifyTranscript(recRaw, tr) {
+		t.Errorf("transcript %s: %s", rec.TranscriptPath, d)
+	}
+	if !strings.HasPrefix(string(tr), `{"type":"retry_cap"`) {
+		t.Errorf("the transcript does not start with the retry cap:\n%s", tr)
+	}
+}
 
 // The scripted repository: props/prop.sh is the property, src/lib.sh the
 // code under test, fixtures/data.txt the fixture and tools/gen.sh its
@@ -102,6 +129,7 @@ func TestCheckLabels(t *testing.T) {
 			if rec.RetryCap != 2 || rec.CandidateEnv == nil || rec.BaseEnv == nil || rec.CandidateEnv.Filesystem == "" || rec.CandidateEnv.Workers != 1 {
 				t.Errorf("record cap/env: %d %+v %+v", rec.RetryCap, rec.CandidateEnv, rec.BaseEnv)
 			}
+			verifyTranscript(t, res.Record, rec)
 			if tc.check != nil {
 				tc.check(t, rec, res)
 			}
@@ -255,6 +283,7 @@ func TestCheckReplayCache(t *testing.T) {
 	}
 	for i := range second.summary.Results {
 		rec := second.record(t, i)
+		verifyTranscript(t, second.summary.Results[i].Record, rec)
 		if !rec.BaseFromCache || rec.BaseSeedResult != "pass" {
 			t.Errorf("record %d: base_from_replay_cache %t, base %s", i, rec.BaseFromCache, rec.BaseSeedResult)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -54,25 +55,66 @@ func openWorktrees(ctx context.Context, g *git.Client, common string, n int, bas
 		return nil, err
 	}
 	w := &worktrees{lock: lock}
-	newTree := func(name, sha string) (*tree, error) {
+	var all []*tree
+	newTree := func(name, sha string) *tree {
 		t := &tree{dir: filepath.Join(root, name), sha: sha}
-		return t, prepare(ctx, g, t.dir, sha)
+		all = append(all, t)
+		return t
 	}
 	for i := 0; i < n; i++ {
-		wt := &workerTrees{}
-		var err error
-		if wt.base, err = newTree(fmt.Sprintf("base-%d", i), baseSHA); err == nil {
-			if wt.cand[0], err = newTree(fmt.Sprintf("candidate-%d", i), candSHA); err == nil {
-				wt.cand[1], err = newTree(fmt.Sprintf("candidate-%db", i), candSHA)
-			}
-		}
-		if err != nil {
-			w.unlock()
-			return nil, err
-		}
-		w.workers = append(w.workers, wt)
+		w.workers = append(w.workers, &workerTrees{
+			base: newTree(fmt.Sprintf("base-%d", i), baseSHA),
+			cand: [2]*tree{newTree(fmt.Sprintf("candidate-%d", i), candSHA), newTree(fmt.Sprintf("candidate-%db", i), candSHA)},
+		})
+	}
+	if err := prepareAll(ctx, g, all); err != nil {
+		w.unlock()
+		return nil, err
 	}
 	return w, nil
+}
+
+// prepareAll prepares the trees: missing ones one by one (`git worktree
+// add` writes the repository's shared worktree list); of the existing ones,
+// the first worker's base and candidate trees in parallel (the preflight
+// reads them), the others in the background, as if a clean were in flight:
+// their first acquire waits for it.
+func prepareAll(ctx context.Context, g *git.Client, trees []*tree) error {
+	var now, later []*tree
+	for i, t := range trees {
+		if _, err := os.Stat(filepath.Join(t.dir, ".git")); err != nil {
+			if err := prepare(ctx, g, t.dir, t.sha); err != nil {
+				return err
+			}
+			continue
+		}
+		if i < 2 {
+			now = append(now, t)
+		} else {
+			later = append(later, t)
+		}
+	}
+	errs := make([]error, len(now))
+	var wg sync.WaitGroup
+	for i, t := range now {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = prepare(ctx, g, t.dir, t.sha)
+		}()
+	}
+	for _, t := range later {
+		t.release(func(_ context.Context, dir, sha string) error {
+			return prepare(context.WithoutCancel(ctx), g, dir, sha)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nextCandidate returns the candidate tree for the next attempt.

@@ -1,10 +1,29 @@
 // Package config reads flakegate.yaml: the properties a check runs, their
 // seeds and argv templates, the retry cap, the number of workers and the
-// freeze policy.
+// freeze policy. check reads the file at the base revision only.
+//
+//	version: 1                  required; the only version
+//	retry_cap: 2                retries after a failed first run (0..100; default 2)
+//	workers: 1                  triples run at once (1..64; default 1)
+//	freeze:
+//	  expires_after_runs: 20    runs a granted freeze lasts (1..100; default 20)
+//	properties:                 required, at least one
+//	  - path: tests/props/test_retry_budget.py   required; the property file (watched)
+//	    fixture: tests/fixtures/retry            required; file or folder (digested)
+//	    generator: tools/gen_retry_fixture.py    optional; the fixture generator (watched)
+//	    seeds: [1400, 1401, "nightly-3"]         required; integers (any size) or strings
+//	    run: [pytest, -q, "{path}", "--hypothesis-seed={seed}"]   required; argv, no shell
+//	    wall_budget: 60s                         required; per attempt ("90s", "1m30s", or seconds)
+//	    samples: 200                             optional; required if run uses {samples}
 //
 // The reader is strict: an unknown key, a duplicate key, a wrong type, a
-// path that leaves the repository or a value that could be read as an
-// option is an error naming the file, the key and the line.
+// null value, YAML anchors or tags, a path that is absolute, climbs out of
+// the repository or enters .git, and a seed or path that starts with '-'
+// (it could be read as an option) are errors naming the file, the key and
+// the line. An unquoted number is an integer seed, a quoted one a string
+// seed: 1402 and "1402" are different triples, as in records. Placeholders
+// in run are {path}, {seed}, {samples} and {fixture}, replaced whole or
+// inside an argument; the program (run[0]) is fixed.
 package config
 
 import (

@@ -9,12 +9,17 @@
 //	DIR/replay/<sha256(key)>.json    the first base result per replay key
 //	DIR/lock                         the flock every change holds
 //
-// Every change takes the lock, writes a temporary file, fsyncs it, renames
-// it over the old file and fsyncs the folder. A change of the ledger writes
-// the audit log first and ledger.json second; ledger.json names the last
-// audit line it includes (audit_head). A process killed between the two
-// renames leaves the log one change ahead, and the next call rolls that
-// change forward under the lock, so log and ledger never disagree.
+// Every change takes the lock. A change of the ledger appends its audit
+// lines to audit.jsonl in one write and fsyncs the log, then replaces
+// ledger.json (temporary file, fsync, rename, fsync of the folder);
+// ledger.json names the last audit line it includes (audit_head). So a
+// change costs the same however long the log is. A process killed in
+// between leaves the log ahead of the ledger, and the next call repairs
+// that under the lock before anything else (audit.go): a torn last append
+// is cut off, since its change never reached the ledger, and complete
+// lines the ledger lacks are rolled forward, so log and ledger never
+// disagree. Records and replay results are written atomically (temporary
+// file, fsync, rename, fsync of the folder).
 package filestore
 
 import (
@@ -114,24 +119,24 @@ type ledgerDoc struct {
 	Freezes   []flakegate.Freeze `json:"freezes"`
 }
 
-// state is the ledger and the audit log as read under the lock.
+// state is the ledger and the end of the audit log as read under the lock.
 type state struct {
 	freezes map[string]flakegate.Freeze
-	lines   [][]byte
-	audit   []byte // audit.jsonl's bytes
+	// lines is every audit line, read only when a caller asks for them
+	// (AuditLines) or a repair needed the whole log.
+	lines [][]byte
+	// head is the sha256 of the log's last line, "" for an empty log.
+	head string
+	// newline is set when the log does not end in a newline (its last line
+	// was kept without one by hand); the next append starts with one.
+	newline bool
 }
 
-func (st *state) head() string {
-	if len(st.lines) == 0 {
-		return ""
-	}
-	return flakegate.AuditLineSHA256(st.lines[len(st.lines)-1])
-}
-
-// load reads the ledger and the log; the caller holds the lock. A log
-// ahead of the ledger (a change cut short between its two renames) is
-// rolled forward and the ledger rewritten.
-func (s *Store) load() (*state, error) {
+// load reads the ledger and the end of the log (all of it with
+// withLines); the caller holds the lock. When ledger.json's audit_head is
+// not the log's last line, a change was cut short and repair finishes or
+// drops it first.
+func (s *Store) load(withLines bool) (*state, error) {
 	doc, err := s.readLedger()
 	if err != nil {
 		return nil, err
@@ -141,61 +146,33 @@ func (s *Store) load() (*state, error) {
 		st.freezes[f.Triple().Key()] = f
 	}
 	auditPath := filepath.Join(s.dir, AuditFile)
-	st.audit, err = os.ReadFile(auditPath)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fsError("read audit log", auditPath, err)
+	var raw []byte
+	if withLines {
+		raw, err = os.ReadFile(auditPath)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fsError("read audit log", auditPath, err)
+		}
+	} else if raw, err = readTail(auditPath); err != nil {
+		return nil, err
 	}
-	st.lines = splitLines(st.audit)
-	if doc.AuditHead == st.head() {
+	last, complete := lastLine(raw)
+	if (len(raw) == 0 && doc.AuditHead == "") || (len(raw) > 0 && flakegate.AuditLineSHA256(last) == doc.AuditHead) {
+		st.head = doc.AuditHead
+		st.newline = len(raw) > 0 && !complete
+		if withLines {
+			st.lines = splitLines(raw)
+		}
 		return st, nil
 	}
-	if s.rollForward(st, doc.AuditHead) {
-		if err := s.writeLedger(st); err != nil {
-			return nil, err
+	if !withLines {
+		if raw, err = os.ReadFile(auditPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fsError("read audit log", auditPath, err)
 		}
+	}
+	if err := s.repair(st, doc.AuditHead, raw); err != nil {
+		return nil, err
 	}
 	return st, nil
-}
-
-// rollForward applies the log lines after the one whose sha256 is head
-// ("" = before the first line), if head is found and those lines chain
-// from it and apply cleanly. Otherwise the ledger and log disagree for a
-// reason that is not a crash; freeze verify reports it.
-func (s *Store) rollForward(st *state, head string) bool {
-	from := -1
-	if head != "" {
-		for i := len(st.lines) - 1; i >= 0; i-- {
-			if flakegate.AuditLineSHA256(st.lines[i]) == head {
-				from = i
-				break
-			}
-		}
-		if from < 0 {
-			return false
-		}
-	}
-	m := make(map[string]flakegate.Freeze, len(st.freezes))
-	for k, f := range st.freezes {
-		m[k] = f
-	}
-	prev := head
-	for _, line := range st.lines[from+1:] {
-		e, err := flakegate.ParseAuditLine(line)
-		if err != nil || e.PrevSHA256 != prev || flakegate.ApplyAudit(m, e) != nil {
-			return false
-		}
-		prev = flakegate.AuditLineSHA256(line)
-	}
-	st.freezes = m
-	return true
-}
-
-func splitLines(b []byte) [][]byte {
-	if len(b) == 0 {
-		return nil
-	}
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	return bytes.Split(b, []byte("\n"))
 }
 
 // readLedger reads and checks ledger.json; a missing file is an empty
@@ -277,12 +254,11 @@ func position(raw []byte, off int64) (int, int) {
 // holds the lock and has applied the events to st.freezes.
 func (s *Store) commit(st *state, events ...flakegate.AuditEvent) error {
 	if len(events) > 0 {
-		buf := bytes.NewBuffer(make([]byte, 0, len(st.audit)+512*len(events)))
-		buf.Write(st.audit)
-		if len(st.audit) > 0 && st.audit[len(st.audit)-1] != '\n' {
+		var buf bytes.Buffer
+		if st.newline {
 			buf.WriteByte('\n')
 		}
-		prev := st.head()
+		prev := st.head
 		for _, e := range events {
 			line, err := e.Line(prev)
 			if err != nil {
@@ -290,19 +266,18 @@ func (s *Store) commit(st *state, events ...flakegate.AuditEvent) error {
 			}
 			buf.Write(line)
 			buf.WriteByte('\n')
-			st.lines = append(st.lines, line)
 			prev = flakegate.AuditLineSHA256(line)
 		}
-		st.audit = buf.Bytes()
-		if err := writeAtomic(s.dir, AuditFile, st.audit); err != nil {
+		if err := appendAudit(s.dir, buf.Bytes()); err != nil {
 			return err
 		}
+		st.head, st.newline = prev, false
 	}
 	return s.writeLedger(st)
 }
 
 func (s *Store) writeLedger(st *state) error {
-	doc := ledgerDoc{Version: ledgerVersion, AuditHead: st.head(), Freezes: sorted(st.freezes)}
+	doc := ledgerDoc{Version: ledgerVersion, AuditHead: st.head, Freezes: sorted(st.freezes)}
 	for i := range doc.Freezes {
 		doc.Freezes[i].GrantedAt = doc.Freezes[i].GrantedAt.UTC()
 	}
@@ -346,9 +321,11 @@ func writeAtomic(dir, name string, data []byte) error {
 		os.Remove(tmp)
 		return fsError("write", tmp, err)
 	}
+	crashPoint(name + " written")
 	if err := os.Rename(tmp, final); err != nil {
 		return fsError("write", final, err)
 	}
+	crashPoint(name + " renamed")
 	return syncDir(dir)
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -169,7 +168,7 @@ func TestBadLedgerFile(t *testing.T) {
 	}
 }
 
-// TestRollForward cuts a change short between its two renames: the log has
+// TestRollForward cuts a change short after its append: the log has
 // the new line, ledger.json does not. The next call finishes the change.
 func TestRollForward(t *testing.T) {
 	type testCase struct {
@@ -263,52 +262,6 @@ func TestOpenNotAFolder(t *testing.T) {
 	_, err := filestore.Open(path)
 	if flakegate.ErrorCode(err) != flakegate.EINVALID {
 		t.Fatalf("Open(a file): %v, want EINVALID", err)
-	}
-}
-
-// BenchmarkConsume measures one counted skip (lock, read, two atomic
-// writes) with an audit log of the given length already on disk.
-func BenchmarkConsume(b *testing.B) {
-	for _, lines := range []int{0, 10_000} {
-		b.Run(fmt.Sprintf("log=%d", lines), func(b *testing.B) {
-			s, err := filestore.Open(b.TempDir())
-			if err != nil {
-				b.Fatal(err)
-			}
-			// A long history: grants and revokes of another triple, written
-			// as one chained file that the first call rolls forward.
-			other := storetest.Freeze("1", flakegate.MaxFreezeRuns)
-			var log bytes.Buffer
-			prev := ""
-			for i := 0; i < lines; i++ {
-				e := flakegate.AuditEvent{Action: flakegate.ActionGrant, At: time.Now(), By: "x", Triple: other.Triple(), RunsLeft: other.ExpiresAfterRuns, Freeze: &other}
-				if i%2 == 1 {
-					e = flakegate.AuditEvent{Action: flakegate.ActionRevoke, At: time.Now(), By: "x", Triple: other.Triple(), RunsLeft: other.ExpiresAfterRuns}
-				}
-				line, err := e.Line(prev)
-				if err != nil {
-					b.Fatal(err)
-				}
-				log.Write(line)
-				log.WriteByte('\n')
-				prev = flakegate.AuditLineSHA256(line)
-			}
-			if err := os.WriteFile(filepath.Join(s.Dir(), filestore.AuditFile), log.Bytes(), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			f := storetest.Freeze("1402", flakegate.MaxFreezeRuns)
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				if i%flakegate.MaxFreezeRuns == 0 {
-					if err := s.Grant(ctx, f, true); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, err := s.Consume(ctx, f.Triple(), f.RecordSHA256, "bench"); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 
 // ListFreezes returns every freeze, sorted by triple.
 func (s *Store) ListFreezes(ctx context.Context) ([]flakegate.Freeze, error) {
-	st, unlock, err := s.begin(ctx)
+	st, unlock, err := s.begin(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -19,7 +19,7 @@ func (s *Store) ListFreezes(ctx context.Context) ([]flakegate.Freeze, error) {
 
 // GetFreeze returns t's freeze, or ENOTFOUND.
 func (s *Store) GetFreeze(ctx context.Context, t flakegate.Triple) (flakegate.Freeze, error) {
-	st, unlock, err := s.begin(ctx)
+	st, unlock, err := s.begin(ctx, false)
 	if err != nil {
 		return flakegate.Freeze{}, err
 	}
@@ -38,7 +38,7 @@ func (s *Store) Grant(ctx context.Context, f flakegate.Freeze, replace bool) err
 		return err
 	}
 	f.GrantedAt = f.GrantedAt.UTC()
-	st, unlock, err := s.begin(ctx)
+	st, unlock, err := s.begin(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (s *Store) Grant(ctx context.Context, f flakegate.Freeze, replace bool) err
 
 // Consume counts one skip of t, deleting the freeze at zero.
 func (s *Store) Consume(ctx context.Context, t flakegate.Triple, recordSHA256, by string) (int, error) {
-	st, unlock, err := s.begin(ctx)
+	st, unlock, err := s.begin(ctx, false)
 	if err != nil {
 		return 0, err
 	}
@@ -88,7 +88,7 @@ func (s *Store) Remove(ctx context.Context, t flakegate.Triple, action flakegate
 	if action != flakegate.ActionVoid && action != flakegate.ActionRevoke {
 		return flakegate.Errorf(flakegate.EINVALID, "remove a freeze: action %q, want void or revoke", action)
 	}
-	st, unlock, err := s.begin(ctx)
+	st, unlock, err := s.begin(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (s *Store) Remove(ctx context.Context, t flakegate.Triple, action flakegate
 
 // AuditLines returns the audit log's lines, oldest first.
 func (s *Store) AuditLines(ctx context.Context) ([][]byte, error) {
-	st, unlock, err := s.begin(ctx)
+	st, unlock, err := s.begin(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -112,13 +112,14 @@ func (s *Store) AuditLines(ctx context.Context) ([][]byte, error) {
 	return st.lines, nil
 }
 
-// begin takes the lock and loads the state; the caller must unlock.
-func (s *Store) begin(ctx context.Context) (*state, func(), error) {
+// begin takes the lock and loads the state, with every audit line if
+// withLines; the caller must unlock.
+func (s *Store) begin(ctx context.Context, withLines bool) (*state, func(), error) {
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := s.load()
+	st, err := s.load(withLines)
 	if err != nil {
 		unlock()
 		return nil, nil, err

@@ -9,9 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/flakegate/flakegate"
 )
+
+// addMu serializes `git worktree add`: git reads every registered
+// worktree's admin folder while adding one, and fails ("failed to read
+// .git/worktrees/X/commondir") when it meets one that a concurrent add
+// has created but not yet filled in.
+var addMu sync.Mutex
 
 // PrepareWorktree makes dir a clean, detached checkout of rev (resolved in
 // c.Dir). A missing or empty dir is created with `git worktree add
@@ -42,7 +49,10 @@ func (c *Client) PrepareWorktree(ctx context.Context, dir, rev string) error {
 		// nothing else, since the checkout is detached). `worktree prune`
 		// would do it too, but it removes .git/worktrees when it looks
 		// empty and so breaks a concurrent add of another worktree.
-		if _, err := c.run(ctx, "", "worktree", "add", "--detach", "--force", "--quiet", abs, sha); err != nil {
+		addMu.Lock()
+		_, err := c.run(ctx, "", "worktree", "add", "--detach", "--force", "--quiet", abs, sha)
+		addMu.Unlock()
+		if err != nil {
 			return err
 		}
 	} else {

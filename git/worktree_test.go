@@ -237,7 +237,7 @@ func TestPrepareWorktreeConcurrent(t *testing.T) {
 	r := newRepo(t)
 	c := &git.Client{Dir: r.dir}
 	base := t.TempDir()
-	revs := []string{r.c1, r.c2, r.c1, r.c2}
+	revs := []string{r.c1, r.c2, r.c1, r.c2, r.c1, r.c2, r.c1, r.c2}
 	errs := make(chan error, len(revs))
 	for i, rev := range revs {
 		go func() {
