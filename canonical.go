@@ -20,9 +20,69 @@ func AppendCanonical(b []byte, v *Value) []byte {
 	return e.append(b, v)
 }
 
-// canonEncoder keeps scratch space for sorting keys between records.
+// canonEncoder keeps scratch space for sorting keys between records, and
+// remembers the key order of the last few key sequences it sorted: records
+// from one producer repeat their keys in the same order, so the sort is
+// usually a comparison of the keys against a remembered sequence.
 type canonEncoder struct {
-	idx []int
+	idx    []sortKey
+	orders [8]keyOrder
+	next   int
+}
+
+// keyOrder is a remembered key sequence and its sorted permutation.
+type keyOrder struct {
+	keys []string
+	perm []sortKey
+}
+
+// sortInto appends the member indexes of ms to e.idx in key order.
+func (e *canonEncoder) sortInto(ms []Member) {
+	if len(ms) >= 4 {
+	search:
+		for k := range e.orders {
+			o := &e.orders[k]
+			if len(o.keys) != len(ms) {
+				continue
+			}
+			for i := range ms {
+				if o.keys[i] != ms[i].Key {
+					continue search
+				}
+			}
+			e.idx = append(e.idx, o.perm...)
+			return
+		}
+	}
+	base := len(e.idx)
+	e.idx = sortMembers(e.idx, ms)
+	if len(ms) >= 4 {
+		o := &e.orders[e.next]
+		e.next = (e.next + 1) % len(e.orders)
+		o.keys = o.keys[:0]
+		for i := range ms {
+			o.keys = append(o.keys, strings.Clone(ms[i].Key))
+		}
+		o.perm = append(o.perm[:0], e.idx[base:]...)
+	}
+}
+
+// sortKey orders a member by the first 8 bytes of its key as an integer,
+// falling back to the whole key only on a tie.
+type sortKey struct {
+	prefix uint64
+	i      int
+}
+
+func keyPrefix(k string) uint64 {
+	var p uint64
+	for i := 0; i < 8; i++ {
+		p <<= 8
+		if i < len(k) {
+			p |= uint64(k[i])
+		}
+	}
+	return p
 }
 
 func (e *canonEncoder) append(b []byte, v *Value) []byte {
@@ -47,22 +107,22 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 		return appendPythonString(b, v.Str)
 	case KindArray:
 		b = append(b, '[')
-		for i := range v.Elems {
+		for i := range v.Members {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = e.append(b, &v.Elems[i])
+			b = e.append(b, &v.Members[i].Value)
 		}
 		return append(b, ']')
 	default:
 		b = append(b, '{')
 		base := len(e.idx)
-		e.idx = sortMembers(e.idx, v.Members)
+		e.sortInto(v.Members)
 		for n := base; n < len(e.idx); n++ {
 			if n > base {
 				b = append(b, ',')
 			}
-			m := &v.Members[e.idx[n]]
+			m := &v.Members[e.idx[n].i]
 			b = appendPythonString(b, m.Key)
 			b = append(b, ':')
 			b = e.append(b, &m.Value)
@@ -72,23 +132,38 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 	}
 }
 
-// sortMembers appends the member indexes of ms to stack in key order.
-func sortMembers(stack []int, ms []Member) []int {
+// sortMembers appends the member indexes of ms to stack in key order
+// (byte order of UTF-8 is code point order, as Python sorts).
+func sortMembers(stack []sortKey, ms []Member) []sortKey {
 	base := len(stack)
 	for i := range ms {
-		stack = append(stack, i)
+		stack = append(stack, sortKey{keyPrefix(ms[i].Key), i})
 	}
 	idx := stack[base:]
+	less := func(a, b sortKey) bool {
+		if a.prefix != b.prefix {
+			return a.prefix < b.prefix
+		}
+		return ms[a.i].Key < ms[b.i].Key
+	}
 	// Insertion sort: records have a few dozen keys, often nearly sorted.
-	if len(idx) <= 32 {
+	if len(idx) <= 48 {
 		for i := 1; i < len(idx); i++ {
-			for j := i; j > 0 && ms[idx[j]].Key < ms[idx[j-1]].Key; j-- {
+			for j := i; j > 0 && less(idx[j], idx[j-1]); j-- {
 				idx[j], idx[j-1] = idx[j-1], idx[j]
 			}
 		}
 		return stack
 	}
-	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(ms[a].Key, ms[b].Key) })
+	slices.SortFunc(idx, func(a, b sortKey) int {
+		if less(a, b) {
+			return -1
+		}
+		if less(b, a) {
+			return 1
+		}
+		return 0
+	})
 	return stack
 }
 
@@ -99,6 +174,10 @@ func appendPythonString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c >= 0x20 && c < 0x7F && c != '"' && c != '\\' {
 			i++
@@ -143,6 +222,21 @@ func appendPythonString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// plain8 reports whether 8 bytes are all printable ASCII other than '"'
+// and '\\': bytes that a canonical string keeps as they are.
+func plain8(s string) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (x - ones*0x20) & ^x & highs // a byte < 0x20
+	above := (x + ones*(0x80-0x7F)) | x   // a byte >= 0x7F sets its high bit
+	quote := x ^ (ones * '"')
+	slash := x ^ (ones * '\\')
+	hasQuote := (quote - ones) & ^quote & highs
+	hasSlash := (slash - ones) & ^slash & highs
+	return (below | above&highs | hasQuote | hasSlash) == 0
+}
+
 func appendU(b []byte, r rune) []byte {
 	return append(b, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
 }
@@ -167,11 +261,24 @@ func AppendPythonFloat(b []byte, f float64) []byte {
 	if f == 0 {
 		return append(b, "0.0"...)
 	}
-	var tmp [32]byte
+	var tmp, dig [32]byte
 	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // d[.ddd]e±XX
-	mant, exps, _ := strings.Cut(string(e), "e")
-	exp, _ := strconv.Atoi(exps)
-	digits := strings.Replace(mant, ".", "", 1)
+	digits := dig[:0]
+	exp, expSign, inExp := 0, 1, false
+	for _, c := range e {
+		switch {
+		case c == 'e':
+			inExp = true
+		case inExp && c == '-':
+			expSign = -1
+		case inExp && c == '+':
+		case inExp:
+			exp = exp*10 + int(c-'0')
+		case c != '.':
+			digits = append(digits, c)
+		}
+	}
+	exp *= expSign
 	if exp < -4 || exp >= 16 {
 		b = append(b, digits[0])
 		if len(digits) > 1 {

@@ -116,6 +116,9 @@ func envsDiffer(r *Record) (string, bool) {
 // sameValue compares two env values: numbers by value (60 equals 60.0),
 // anything else by canonical form.
 func sameValue(a, b *Value) bool {
+	if a.Kind == b.Kind && a.Kind != KindObject && a.Kind != KindArray && a.Str == b.Str && a.Bool == b.Bool {
+		return true
+	}
 	if a.Kind == KindNumber && b.Kind == KindNumber {
 		x, ok1 := new(big.Rat).SetString(a.Str)
 		y, ok2 := new(big.Rat).SetString(b.Str)
@@ -169,11 +172,9 @@ func Classify(r *Record) Decision {
 // It never panics: bytes that are not one acceptable JSON value are
 // INCOMPLETE with the reader's reason and a null record_sha256.
 func ClassifyBytes(raw []byte) Decision {
-	v, err := ReadValue(raw)
-	if err != nil {
-		return notJSON(err)
+	if len(raw) > MaxRecordBytes {
+		return notJSON(precheck(string(raw[:MaxRecordBytes+1])))
 	}
-	d := Classify(NewRecord(v))
-	d.RecordSHA256 = CanonicalSHA256(&v)
-	return d
+	var p parser
+	return p.classifyString(string(raw))
 }

@@ -37,11 +37,11 @@ func writeReversed(b *bytes.Buffer, v *flakegate.Value) {
 		plain.writeString(b, v.Str)
 	case flakegate.KindArray:
 		b.WriteByte('[')
-		for i := range v.Elems {
+		for i := range v.Members {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeReversed(b, &v.Elems[i])
+			writeReversed(b, v.Elem(i))
 		}
 		b.WriteByte(']')
 	case flakegate.KindObject:

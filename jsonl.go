@@ -155,7 +155,7 @@ func (p *parser) classifyLine(line string) Decision {
 	return p.classifyString(line)
 }
 
-// classifyString is ClassifyBytes on a string, reusing p's arenas.
+// classifyString is ClassifyBytes on a string, reusing p's buffers.
 func (p *parser) classifyString(s string) Decision {
 	if err := precheck(s); err != nil {
 		return notJSON(err)

@@ -91,18 +91,18 @@ type parser struct {
 	i      int
 	mstack []Member
 	marena []Member
-	estack []Value
-	earena []Value
 	hash   hasher
 	rec    Record
+	// seen holds one reusable key set per nesting depth, for objects too
+	// large for a linear duplicate scan.
+	seen []map[string]struct{}
 }
 
 // reset drops the arenas' contents for the next record. Values read before
 // must no longer be used.
 func (p *parser) reset(s string) {
 	p.s, p.i = s, 0
-	p.mstack, p.estack = p.mstack[:0], p.estack[:0]
-	p.marena, p.earena = p.marena[:0], p.earena[:0]
+	p.mstack, p.marena = p.mstack[:0], p.marena[:0]
 }
 
 func (p *parser) fail(msg string) error { return &ReadError{p.i, msg} }
@@ -192,7 +192,7 @@ func (p *parser) object(depth int) (Value, error) {
 			}
 		} else {
 			if seen == nil {
-				seen = make(map[string]struct{}, 32)
+				seen = p.keySet(depth)
 				for i := range members {
 					seen[members[i].Key] = struct{}{}
 				}
@@ -232,26 +232,39 @@ func (p *parser) object(depth int) (Value, error) {
 	}
 }
 
+// keySet returns the empty key set for depth, reusing an earlier one.
+func (p *parser) keySet(depth int) map[string]struct{} {
+	for len(p.seen) <= depth {
+		p.seen = append(p.seen, nil)
+	}
+	if p.seen[depth] == nil {
+		p.seen[depth] = make(map[string]struct{}, 64)
+	} else {
+		clear(p.seen[depth])
+	}
+	return p.seen[depth]
+}
+
 func (p *parser) array(depth int) (Value, error) {
 	if depth > MaxDepth {
 		return Value{}, p.fail(fmt.Sprintf("nesting deeper than %d", MaxDepth))
 	}
 	p.i++ // [
-	v := Value{Kind: KindArray, Elems: []Value{}}
+	v := Value{Kind: KindArray, Members: []Member{}}
 	p.skipSpace()
 	if p.i < len(p.s) && p.s[p.i] == ']' {
 		p.i++
 		return v, nil
 	}
-	base := len(p.estack)
-	defer func() { p.estack = p.estack[:base] }()
+	base := len(p.mstack)
+	defer func() { p.mstack = p.mstack[:base] }()
 	for {
 		p.skipSpace()
 		e, err := p.value(depth)
 		if err != nil {
 			return Value{}, err
 		}
-		p.estack = append(p.estack, e)
+		p.mstack = append(p.mstack, Member{Value: e})
 		p.skipSpace()
 		if p.i >= len(p.s) {
 			return Value{}, p.fail("unexpected end of input in array")
@@ -261,9 +274,9 @@ func (p *parser) array(depth int) (Value, error) {
 			p.i++
 		case ']':
 			p.i++
-			start := len(p.earena)
-			p.earena = append(p.earena, p.estack[base:]...)
-			v.Elems = p.earena[start:len(p.earena):len(p.earena)]
+			start := len(p.marena)
+			p.marena = append(p.marena, p.mstack[base:]...)
+			v.Members = p.marena[start:len(p.marena):len(p.marena)]
 			return v, nil
 		default:
 			return Value{}, p.fail("want ',' or ']' in array")
@@ -346,6 +359,12 @@ func (p *parser) str() (string, error) {
 	s := p.s
 	// Fast path: no escapes.
 	for i := start; i < len(s); i++ {
+		for i+8 <= len(s) && noStop8(s[i:i+8]) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c == '"' {
 			p.i = i + 1
@@ -427,6 +446,18 @@ func (p *parser) str() (string, error) {
 			return "", p.fail(fmt.Sprintf("invalid escape \\%c", e))
 		}
 	}
+}
+
+// noStop8 reports whether 8 bytes hold no '"', no '\\' and no control
+// character: bytes a string scan can pass over.
+func noStop8(s string) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (x - ones*0x20) & ^x & highs
+	quote := x ^ (ones * '"')
+	slash := x ^ (ones * '\\')
+	return (below | (quote-ones)&^quote&highs | (slash-ones)&^slash&highs) == 0
 }
 
 func hex4(s string, i int) (rune, bool) {

@@ -24,10 +24,41 @@ var knownKeys = [...]string{
 }
 
 func knownKeyIndex(key string) (int, bool) {
-	for i, k := range knownKeys {
-		if k == key {
-			return i, true
-		}
+	switch key {
+	case "run_id":
+		return 0, true
+	case "seed":
+		return 1, true
+	case "property_path":
+		return 2, true
+	case "property_sha256":
+		return 3, true
+	case "fixture_sha256":
+		return 4, true
+	case "base_fixture_sha256":
+		return 5, true
+	case "diff_paths":
+		return 6, true
+	case "candidate_result":
+		return 7, true
+	case "base_seed_result":
+		return 8, true
+	case "retry_results":
+		return 9, true
+	case "retry_cap":
+		return 10, true
+	case "budget_ok":
+		return 11, true
+	case "transcript_complete":
+		return 12, true
+	case "fixture_generator_path":
+		return 13, true
+	case "watch_paths":
+		return 14, true
+	case "candidate_env":
+		return 15, true
+	case "base_env":
+		return 16, true
 	}
 	return 0, false
 }
@@ -173,8 +204,8 @@ func (r *Record) fill(v Value) {
 		if x.Kind != KindArray {
 			bad("retry_results: want an array of \"pass\"/\"fail\", got %s", describe(x))
 		} else {
-			for i := range x.Elems {
-				e := &x.Elems[i]
+			for i := range x.Members {
+				e := x.Elem(i)
 				if e.Kind != KindString || (e.Str != "pass" && e.Str != "fail") {
 					bad(`retry_results[%d]: want "pass" or "fail", got %s`, i, describe(e))
 				}
@@ -317,8 +348,8 @@ func pathList(paths []string, key string, x *Value, bad func(string, ...any)) (_
 		bad("%s: want an array of path strings, got %s", key, describe(x))
 		return paths, nil
 	}
-	for i := range x.Elems {
-		e := &x.Elems[i]
+	for i := range x.Members {
+		e := x.Elem(i)
 		c := cleanPathAt(key, i, e, bad)
 		if c == "" {
 			continue

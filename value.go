@@ -28,10 +28,18 @@ type Value struct {
 	Str string
 	// Float reports whether a number has a fraction or an exponent (Python
 	// reads it as a float, not an int).
-	Float   bool
-	Elems   []Value
+	Float bool
+	// Members are an object's members in input order, or an array's
+	// elements (with empty keys). One slice for both keeps Value small,
+	// which is most of the reader's speed.
 	Members []Member
 }
+
+// Len returns the number of an array's elements or an object's members.
+func (v *Value) Len() int { return len(v.Members) }
+
+// Elem returns element i of an array.
+func (v *Value) Elem(i int) *Value { return &v.Members[i].Value }
 
 // Member is one key and value of an object.
 type Member struct {

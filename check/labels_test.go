@@ -3,7 +3,9 @@ package check_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +13,29 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/runner"
 )
+
+// checkReproduce runs a result's reproduce line with the test's binary
+// and checks its exit: it replays exactly that seed in the candidate tree.
+func checkReproduce(t *testing.T, res flakegate.Result, want int) {
+	t.Helper()
+	line, ok := strings.CutPrefix(res.Reproduce, "flakegate ")
+	if !ok {
+		t.Fatalf("reproduce %q does not start with flakegate", res.Reproduce)
+	}
+	cmd := exec.Command("sh", "-c", `"$FLAKEGATE" `+line)
+	cmd.Env = append(cleanEnv(), "FLAKEGATE="+flakegateBin)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != want {
+		t.Errorf("reproduce exited %d, want %d: %s\n%s", code, want, res.Reproduce, out)
+	}
+}
 
 // verifyTranscript checks a record against the transcript it names: the
 // digest matches and runner.VerifyTranscript finds no difference.
@@ -104,6 +129,9 @@ func TestCheckLabels(t *testing.T) {
 		candidate map[string]string
 		label     flakegate.Label
 		exit      int
+		// replayExit is the exit of the first result's reproduce line
+		// (checked for PASS and when not 0).
+		replayExit int
 		// check looks at the first record.
 		check func(t *testing.T, rec *flakegate.RunRecord, res flakegate.Result)
 	}
@@ -133,6 +161,9 @@ func TestCheckLabels(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, rec, res)
 			}
+		}
+		if tc.replayExit != 0 || tc.label == flakegate.Pass {
+			checkReproduce(t, cr.summary.Results[0], tc.replayExit)
 		}
 		if !strings.Contains(cr.stderr, string(tc.label)) || !strings.Contains(cr.stderr, "props/prop.sh seed 11") {
 			t.Errorf("stderr lacks the per-triple line:\n%s", cr.stderr)
@@ -173,7 +204,7 @@ func TestCheckLabels(t *testing.T) {
 			},
 		},
 		{
-			name: "PROPERTY base green", baseLib: libOK, label: flakegate.Property, exit: 1,
+			name: "PROPERTY base green", baseLib: libOK, label: flakegate.Property, exit: 1, replayExit: 1,
 			candidate: map[string]string{"src/lib.sh": libRed},
 			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
 				if rec.BaseSeedResult != "pass" || rec.CandidateResult != "fail" || len(rec.RetryResults) != 2 {
@@ -191,7 +222,7 @@ func TestCheckLabels(t *testing.T) {
 			},
 		},
 		{
-			name: "INCOMPLETE by crash", baseLib: libOK, label: flakegate.Incomplete, exit: 1,
+			name: "INCOMPLETE by crash", baseLib: libOK, label: flakegate.Incomplete, exit: 1, replayExit: 3,
 			candidate: map[string]string{"src/lib.sh": libCrash},
 			check: func(t *testing.T, rec *flakegate.RunRecord, res flakegate.Result) {
 				if rec.CandidateResult != "error" || rec.Attempts[0].ExitCode != 3 || len(rec.RetryResults) != 0 {
