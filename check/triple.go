@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,10 +14,6 @@ import (
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/runner"
 )
-
-// noTestMarkers are the runner's, plus the line `go test` prints for a
-// package in which -run selected no test ("ok  pkg  0.01s [no tests to run]").
-var noTestMarkers = slices.Concat(runner.DefaultNoTestMarkers, []string{"[no tests to run]"})
 
 // job is one triple of the config: a property and one of its seeds.
 type job struct {
@@ -321,7 +316,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		} else if why := check(); why != "" {
 			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 		} else {
-			out = runner.Run(ctx, runner.Command{Argv: argv, Dir: dir, Env: c.opts.Env, WallBudget: ps.prop.WallBudget, NoTestMarkers: noTestMarkers})
+			out = runner.Run(ctx, runner.Command{Argv: argv, Dir: dir, Env: c.opts.Env, WallBudget: ps.prop.WallBudget})
 		}
 		if ctx.Err() != nil {
 			t.complete = false // cancelled: the attempt did not finish

@@ -29,8 +29,10 @@ const (
 // DefaultTailBytes is how much of an attempt's output Outcome.Tail keeps.
 const DefaultTailBytes = 8 << 10
 
-// DefaultNoTestMarkers are output lines that mean an exit 0 ran no test.
-var DefaultNoTestMarkers = []string{"testing: warning: no tests to run", "no tests ran"}
+// DefaultNoTestMarkers are output lines that mean an exit 0 ran no test:
+// go test -v, go test without -v ("ok  pkg  0.01s [no tests to run]"), and
+// pytest ("no tests ran", which pytest also signals with exit 5).
+var DefaultNoTestMarkers = []string{"testing: warning: no tests to run", "[no tests to run]", "no tests ran"}
 
 // drainGrace bounds how long Run waits for output after the process group
 // is gone: a process that left the group (setsid) may hold the pipe open.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/flakegate/flakegate"
@@ -105,12 +104,12 @@ func writeCheckOutputs(ios *IO, f *checkFlags, sum *flakegate.Summary) error {
 		printCheckText(ios.Out, sum)
 	}
 	if f.junit != "" {
-		if err := writeReportFile(f.junit, "--junit", func(w io.Writer) error { return report.JUnit(w, sum) }); err != nil {
+		if err := writeOutput(ios, f.junit, "check --junit", func(w io.Writer) error { return report.JUnit(w, sum) }); err != nil {
 			return err
 		}
 	}
 	if f.markdown != "" {
-		if err := writeReportFile(f.markdown, "--markdown", func(w io.Writer) error { return report.Markdown(w, sum) }); err != nil {
+		if err := writeOutput(ios, f.markdown, "check --markdown", func(w io.Writer) error { return report.Markdown(w, sum) }); err != nil {
 			return err
 		}
 	}
@@ -121,37 +120,7 @@ func writeCheckOutputs(ios *IO, f *checkFlags, sum *flakegate.Summary) error {
 		if f.json {
 			w = ios.ErrOut
 		}
-		if err := report.GitHubAnnotations(w, sum); err != nil {
-			return err
-		}
-		if p := ios.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
-			file, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-			if err != nil {
-				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check --github", Path: p, Message: "cannot append the step summary", Err: err}
-			}
-			werr := report.Markdown(file, sum)
-			if cerr := file.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check --github", Path: p, Message: "cannot append the step summary", Err: werr}
-			}
-		}
-	}
-	return nil
-}
-
-func writeReportFile(path, flag string, write func(io.Writer) error) error {
-	file, err := os.Create(path)
-	if err != nil {
-		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check " + flag, Path: path, Message: "cannot create the report", Err: err}
-	}
-	werr := write(file)
-	if cerr := file.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check " + flag, Path: path, Message: "cannot write the report", Err: werr}
+		return writeGitHub(ios, "check --github", w, sum)
 	}
 	return nil
 }

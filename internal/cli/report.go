@@ -101,7 +101,7 @@ func runReport(ctx context.Context, ios *IO, f *reportFlags) error {
 			}
 		}
 		if f.github {
-			if err := writeGitHub(ios, ios.Out, sum); err != nil {
+			if err := writeGitHub(ios, "report --github", ios.Out, sum); err != nil {
 				return err
 			}
 		}
@@ -159,7 +159,7 @@ func readSummary(ios *IO, path string) (*flakegate.Summary, error) {
 
 // writeGitHub prints the workflow annotations to w and appends the
 // Markdown summary to $GITHUB_STEP_SUMMARY when the runner sets it.
-func writeGitHub(ios *IO, w io.Writer, sum *flakegate.Summary) error {
+func writeGitHub(ios *IO, op string, w io.Writer, sum *flakegate.Summary) error {
 	if err := report.GitHubAnnotations(w, sum); err != nil {
 		return err
 	}
@@ -169,14 +169,14 @@ func writeGitHub(ios *IO, w io.Writer, sum *flakegate.Summary) error {
 	}
 	file, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "report --github", Path: p, Message: "cannot append the step summary", Err: err}
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: p, Message: "cannot append the step summary", Err: err}
 	}
 	werr := report.Markdown(file, sum)
 	if cerr := file.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
-		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "report --github", Path: p, Message: "cannot append the step summary", Err: werr}
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: p, Message: "cannot append the step summary", Err: werr}
 	}
 	return nil
 }

@@ -24,15 +24,27 @@ const DefaultDir = "flakegate"
 func Open(ctx context.Context, spec, gitCommonDir string) (flakegate.Store, error) {
 	switch {
 	case IsDSN(spec):
-		return postgres.Open(ctx, spec)
+		s, err := postgres.Open(ctx, spec)
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return s, nil
 	case spec != "":
-		return filestore.Open(spec)
+		s, err := filestore.Open(spec)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	case gitCommonDir == "":
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "open ledger",
 			Message: "no ledger: not in a git repository and no ledger named",
 			Hint:    "run inside the repository, or pass --ledger DIR|postgres://... (or set FLAKEGATE_LEDGER)"}
 	default:
-		return filestore.Open(filepath.Join(gitCommonDir, DefaultDir))
+		s, err := filestore.Open(filepath.Join(gitCommonDir, DefaultDir))
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 }
 
