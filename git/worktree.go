@@ -85,6 +85,14 @@ func (c *Client) CleanWorktree(ctx context.Context, dir, rev string) error {
 	return c.clean(ctx, abs, sha)
 }
 
+// ResetClean is CleanWorktree without its checks: dir must be a worktree
+// that PrepareWorktree made and that the caller still holds, and sha a full
+// commit hash it resolved. Two git processes instead of five, for callers
+// that reset a worktree before every attempt.
+func (c *Client) ResetClean(ctx context.Context, dir, sha string) error {
+	return c.clean(ctx, dir, sha)
+}
+
 func (c *Client) clean(ctx context.Context, abs, sha string) error {
 	if _, err := c.run(ctx, abs, "reset", "--hard", "--quiet", sha); err != nil {
 		return err

@@ -277,3 +277,18 @@ func TestWorktreeIgnoresUserLineEnds(t *testing.T) {
 		t.Fatalf("a.txt = %q, %v; want the committed bytes", b, err)
 	}
 }
+
+func TestResetClean(t *testing.T) {
+	r := newRepo(t)
+	c := &git.Client{Dir: r.dir}
+	ctx := context.Background()
+	wt := filepath.Join(t.TempDir(), "wt")
+	if err := c.PrepareWorktree(ctx, wt, r.c1); err != nil {
+		t.Fatal(err)
+	}
+	dirty(t, wt)
+	if err := c.ResetClean(ctx, wt, r.c2); err != nil {
+		t.Fatal(err)
+	}
+	mustState(t, wt, r.c2)
+}
