@@ -140,6 +140,17 @@ type ReplayCache interface {
 	// PutReplay stores r under key unless a result is there already; it
 	// returns the result that is stored after the call (the first one).
 	PutReplay(ctx context.Context, key string, r BaseReplay) (BaseReplay, error)
+
+	// LockReplay blocks until the caller holds the lock of key, which
+	// excludes every other holder of the same key in any process using
+	// the store (goroutines of one process included); other keys are not
+	// blocked. A check holds it from GetReplay through PutReplay, so two
+	// checks that miss the cache together replay the base once. It returns
+	// an error, holding nothing, when ctx ends first or the store fails.
+	// release gives the lock back; it is safe to call once, from any
+	// goroutine, and never leaves the lock held (a holder whose process
+	// or connection dies loses the lock too).
+	LockReplay(ctx context.Context, key string) (release func(), err error)
 }
 
 // Store is everything the check needs from a backend.

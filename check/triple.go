@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -246,11 +247,15 @@ func (c *checker) mayConsultLedger(ps *propState) bool {
 // frozen record is copied into the output folder.
 func (c *checker) skipped(ctx context.Context, t flakegate.Triple, d flakegate.SkipDecision, stem, reproduce string) (tripleResult, error) {
 	recPath := ""
-	if raw, err := c.store.GetRecord(ctx, d.Freeze.RecordSHA256); err == nil {
+	raw, err := c.store.GetRecord(ctx, d.Freeze.RecordSHA256)
+	switch {
+	case err == nil:
 		recPath = filepath.Join(c.outDir, stem+".frozen.json")
 		if err := writeFile(recPath, raw); err != nil {
 			return tripleResult{}, err
 		}
+	case flakegate.ErrorCode(err) != flakegate.ENOTFOUND:
+		return tripleResult{}, storeError("read the frozen record", err)
 	}
 	left := d.RunsLeft
 	res := flakegate.Result{
@@ -361,10 +366,16 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 	}
 
 	// Base: replayed once, never retried; the first result per replay key
-	// is kept in the cache.
+	// is kept in the cache. A store that fails here fails the check: a gate
+	// that cannot reach its replay cache gives no labels.
 	if ctx.Err() == nil {
-		c.baseReplay(ctx, w, j, argv, t, run)
-		write(runner.Event{Type: runner.EventBaseReplay, Result: t.base, FromCache: t.fromCache})
+		if err := c.baseReplay(ctx, w, j, argv, t, run); err != nil {
+			tr.Close() //nolint:errcheck // the check fails with err
+			return nil, err
+		}
+		if t.base != "not_run" {
+			write(runner.Event{Type: runner.EventBaseReplay, Result: t.base, FromCache: t.fromCache})
+		}
 	} else {
 		t.base = "not_run"
 	}
@@ -375,7 +386,13 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 }
 
 // baseReplay sets t.base from the replay cache or from one base attempt.
-func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, t *transcriptRun, run func(string, int, *tree, func() string) string) {
+// With the cache on it holds the key's replay lock from the lookup to the
+// store of the result, so checks running at once on other candidates of
+// the same base (in any process sharing the store) replay the seed once:
+// the later ones wait and read the first one's result. An error means the
+// store failed; an interrupted check is not an error here (t.base says
+// not_run and the check reports the interruption).
+func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, t *transcriptRun, run func(string, int, *tree, func() string) string) error {
 	ps := j.ps
 	key := flakegate.ReplayKey{
 		BaseSHA:        c.baseSHA,
@@ -386,13 +403,22 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		Env:            ps.baseEnv,
 	}.String()
 	if !c.opts.NoReplayCache {
-		r, ok, err := c.store.GetReplay(ctx, key)
-		if err == nil && ok {
-			t.base, t.fromCache = r.Result, true
-			return
+		release, err := c.store.LockReplay(ctx, key)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.base = "not_run"
+				return nil
+			}
+			return storeError("lock the replay cache", err)
 		}
-		if err != nil && t.reason == "" {
-			t.reason = "replay cache: " + err.Error()
+		defer release()
+		r, ok, err := c.store.GetReplay(ctx, key)
+		if err != nil {
+			return storeError("read the replay cache", err)
+		}
+		if ok {
+			t.base, t.fromCache = r.Result, true
+			return nil
 		}
 	}
 	base := c.trees.workers[w].base
@@ -411,7 +437,7 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 	result := run(runner.SideBase, 0, base, checkFixture)
 	t.base = result
 	if c.opts.NoReplayCache || ctx.Err() != nil {
-		return
+		return nil
 	}
 	wall := 0.0
 	if n := len(t.attempts); n > 0 {
@@ -419,15 +445,23 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 	}
 	stored, err := c.store.PutReplay(ctx, key, flakegate.BaseReplay{Result: result, WallSeconds: wall, RunID: t.runID, At: started.UTC()})
 	if err != nil {
-		if t.reason == "" {
-			t.reason = "replay cache: " + err.Error()
-		}
-		return
+		return storeError("write the replay cache", err)
 	}
 	if stored.Result != result {
 		// Another check stored its base result first; the first one rules.
 		t.base, t.fromCache = stored.Result, true
 	}
+	return nil
+}
+
+// storeError is a store failure that ends the check: the store's own
+// *flakegate.Error as it is (it names the store and what to try), anything
+// else as EINTERNAL.
+func storeError(op string, err error) error {
+	if _, ok := errors.AsType[*flakegate.Error](err); ok {
+		return err
+	}
+	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot " + op, Err: err}
 }
 
 func joinReason(a, b string) string {

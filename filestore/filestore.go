@@ -7,6 +7,7 @@
 //	                                 the sha256 of the line before it
 //	DIR/records/<record_sha256>.json the exact bytes of every frozen record
 //	DIR/replay/<sha256(key)>.json    the first base result per replay key
+//	DIR/replay/<sha256(key)>.lock    the flock of a base replay in progress
 //	DIR/lock                         the flock every change holds
 //
 // Every change takes the lock. A change of the ledger appends its audit

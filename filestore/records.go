@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/flakegate/flakegate"
 )
@@ -131,4 +133,56 @@ func (s *Store) PutReplay(ctx context.Context, key string, r flakegate.BaseRepla
 		return flakegate.BaseReplay{}, err
 	}
 	return r, nil
+}
+
+// LockReplay takes the flock of replay/<sha256(key)>.lock, so checks in
+// every process sharing the folder replay one key's base once. The lock
+// file stays (removing it would let two holders lock different files).
+// A holder's lock goes with its open file: released, or its process gone.
+func (s *Store) LockReplay(ctx context.Context, key string) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path := strings.TrimSuffix(s.replayPath(key), ".json") + ".lock"
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fsError("lock replay cache", path, err)
+	}
+	release := sync.OnceFunc(func() { f.Close() })
+	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		return release, nil
+	}
+	if err != syscall.EWOULDBLOCK {
+		f.Close()
+		return nil, fsError("lock replay cache", path, err)
+	}
+	// Held elsewhere: wait for it, giving up when ctx ends. A waiter that
+	// was given up on drops the lock as soon as it gets it.
+	got := make(chan error, 1)
+	go func() { got <- flock(f, syscall.LOCK_EX) }()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, fsError("lock replay cache", path, err)
+		}
+		return release, nil
+	case <-ctx.Done():
+		go func() {
+			<-got
+			f.Close()
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// flock is syscall.Flock retried on EINTR.
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
 }

@@ -28,7 +28,11 @@ import (
 // Store is flakegate's store on one PostgreSQL database. It is safe for
 // concurrent use.
 type Store struct {
-	pool     *pgxpool.Pool
+	pool *pgxpool.Pool
+	// lockPool holds the sessions of replay locks (LockReplay), apart from
+	// pool: a check holding a lock per worker still gets connections for
+	// its queries, however many workers it has.
+	lockPool *pgxpool.Pool
 	redacted string // the DSN without its password, for messages
 	password string // scrubbed from messages
 
@@ -57,6 +61,10 @@ var defaultParams = map[string]string{
 	"lock_timeout":                        "90s",
 }
 
+// lockConns bounds the sessions holding replay locks at once: one per
+// worker of a check (at most 64); more callers wait for a session.
+const lockConns = 64
+
 // IsDSN reports whether spec names a PostgreSQL database (a postgres:// or
 // postgresql:// URL) rather than a ledger directory.
 func IsDSN(spec string) bool {
@@ -73,7 +81,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	if _, _, err := s.migrate(ctx, "postgres open"); err != nil {
-		s.pool.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -110,11 +118,18 @@ func connect(dsn string) (*Store, error) {
 	// after the server restarts, idle connections are dead, and a
 	// statement sent on one would fail although the server is back.
 	cfg.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool { return p.IdleDuration > 100*time.Millisecond }
+	lockCfg := cfg.Copy()
+	lockCfg.MaxConns = lockConns
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, formatError("postgres", redacted, pw, err)
 	}
-	return &Store{pool: pool, redacted: redacted, password: pw, Now: time.Now}, nil
+	lockPool, err := pgxpool.NewWithConfig(context.Background(), lockCfg)
+	if err != nil {
+		pool.Close()
+		return nil, formatError("postgres", redacted, pw, err)
+	}
+	return &Store{pool: pool, lockPool: lockPool, redacted: redacted, password: pw, Now: time.Now}, nil
 }
 
 // Close closes every connection of the store. A nil store (from a failed
@@ -122,6 +137,9 @@ func connect(dsn string) (*Store, error) {
 func (s *Store) Close() error {
 	if s != nil && s.pool != nil {
 		s.pool.Close()
+	}
+	if s != nil && s.lockPool != nil {
+		s.lockPool.Close()
 	}
 	return nil
 }

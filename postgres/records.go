@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"sync"
+	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/jackc/pgx/v5"
@@ -133,4 +135,53 @@ func (s *Store) getReplay(ctx context.Context, key string) (flakegate.BaseReplay
 			Message: "stored time " + at + " is not an RFC 3339 time"}
 	}
 	return r, nil
+}
+
+// LockReplay takes a session advisory lock on a 64-bit hash of key
+// (hashtextextended) on a session of its own, so that checks on every
+// runner sharing the database replay one key's base once. The wait has
+// no lock_timeout (a base replay may take longer than a ledger change);
+// ctx bounds it. release unlocks and returns the session; a session that
+// cannot unlock, or whose wait was given up, is closed, and the server
+// drops its locks with it, so no lock outlives its holder.
+func (s *Store) LockReplay(ctx context.Context, key string) (func(), error) {
+	const op = "postgres lock replay"
+	if key == "" {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: op, Message: "empty replay key"}
+	}
+	conn, err := s.lockPool.Acquire(ctx)
+	if err != nil {
+		return nil, s.FormatError(op, err)
+	}
+	drop := func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		conn.Conn().Close(closeCtx) //nolint:errcheck // the session is discarded either way
+		conn.Release()
+	}
+	tx, err := conn.Begin(ctx)
+	if err == nil {
+		_, err = tx.Exec(ctx, `SET LOCAL lock_timeout = 0`)
+	}
+	if err == nil {
+		_, err = tx.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended($1, 0))`, key)
+	}
+	if err == nil {
+		err = tx.Commit(ctx) // a session lock outlives the transaction
+	}
+	if err != nil {
+		// The lock may have been granted as the wait was cut short.
+		drop()
+		return nil, s.FormatError(op, err)
+	}
+	return sync.OnceFunc(func() {
+		unlockCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var unlocked bool
+		if err := conn.QueryRow(unlockCtx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, key).Scan(&unlocked); err != nil || !unlocked {
+			drop()
+			return
+		}
+		conn.Release()
+	}), nil
 }

@@ -111,6 +111,9 @@ func (m *memStore) GetReplay(_ context.Context, key string) (flakegate.BaseRepla
 	return r, ok, nil
 }
 
+// LockReplay is a no-op: the report only reads.
+func (m *memStore) LockReplay(context.Context, string) (func(), error) { return func() {}, nil }
+
 func (m *memStore) PutReplay(_ context.Context, key string, r flakegate.BaseReplay) (flakegate.BaseReplay, error) {
 	if old, ok := m.replays[key]; ok {
 		return old, nil

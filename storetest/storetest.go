@@ -42,6 +42,8 @@ func Run(t *testing.T, open Open) {
 		{"EachRecord", testEachRecord},
 		{"ReplayFirstWins", testReplayFirstWins},
 		{"ReplayConcurrent", testReplayConcurrent},
+		{"ReplayLock", testReplayLock},
+		{"ReplayLockExcludes", testReplayLockExcludes},
 		{"AuditReplaysToLedger", testAuditReplays},
 		{"ConcurrentConsume", testConcurrentConsume},
 		{"ConcurrentGrant", testConcurrentGrant},
@@ -522,6 +524,127 @@ func testReplayConcurrent(t *testing.T, s flakegate.Store) {
 			t.Fatalf("PutReplay %d: %v", i, errs[i])
 		}
 		sameReplay(t, fmt.Sprintf("PutReplay %d", i), results[i], stored)
+	}
+}
+
+// testReplayLock: while one holder has key A, a second LockReplay(A)
+// waits until the release, a waiter whose context ends gets an error and
+// holds nothing, and LockReplay(B) does not wait at all.
+func testReplayLock(t *testing.T, s flakegate.Store) {
+	// A broken lock hangs rather than fails: bound the test.
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	const keyA, keyB = "replay-key-a", "replay-key-b"
+	releaseA, err := s.LockReplay(tctx, keyA)
+	if err != nil {
+		t.Fatalf("LockReplay(A): %v", err)
+	}
+	type lockResult struct {
+		release func()
+		err     error
+	}
+	second := make(chan lockResult, 1)
+	go func() {
+		release, err := s.LockReplay(tctx, keyA)
+		second <- lockResult{release, err}
+	}()
+
+	releaseB, err := s.LockReplay(tctx, keyB)
+	if err != nil {
+		t.Fatalf("LockReplay(B) while A is held: %v", err)
+	}
+	releaseB()
+
+	// A waiter that gives up holds nothing.
+	giveUp, stop := context.WithCancel(tctx)
+	third := make(chan lockResult, 1)
+	go func() {
+		release, err := s.LockReplay(giveUp, keyA)
+		third <- lockResult{release, err}
+	}()
+	stop()
+	if r := <-third; r.err == nil {
+		r.release()
+		t.Fatal("LockReplay(A) returned a lock while A was held; want an error once its context ended")
+	}
+
+	select {
+	case r := <-second:
+		if r.err == nil {
+			r.release()
+		}
+		t.Fatalf("a second LockReplay(A) returned while A was held (err %v)", r.err)
+	default:
+	}
+	releaseA()
+	r := <-second
+	if r.err != nil {
+		t.Fatalf("the waiting LockReplay(A) after the release: %v", r.err)
+	}
+	r.release()
+	// Released by every holder and waiter: A is free again.
+	again, err := s.LockReplay(tctx, keyA)
+	if err != nil {
+		t.Fatalf("LockReplay(A) after every release: %v", err)
+	}
+	again()
+}
+
+// testReplayLockExcludes: holders of one key never overlap, and a check
+// holding the lock around GetReplay and PutReplay replays the base once.
+func testReplayLockExcludes(t *testing.T, s flakegate.Store) {
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	const n, rounds = 6, 4
+	key := "replay-key-excludes"
+	var (
+		mu      sync.Mutex
+		inside  int
+		overlap bool
+		ran     int
+	)
+	errs := make(chan error, n*rounds)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			for j := range rounds {
+				release, err := s.LockReplay(tctx, key)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				inside++
+				overlap = overlap || inside > 1
+				mu.Unlock()
+				_, ok, err := s.GetReplay(tctx, key)
+				if err == nil && !ok {
+					mu.Lock()
+					ran++
+					mu.Unlock()
+					_, err = s.PutReplay(tctx, key, replay(fmt.Sprintf("r%d-%d", i, j), 1))
+				}
+				mu.Lock()
+				inside--
+				mu.Unlock()
+				release()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("lock, get or put: %v", err)
+	}
+	if overlap {
+		t.Error("two holders of one replay lock overlapped")
+	}
+	if ran != 1 {
+		t.Errorf("the base ran %d times under the lock, want 1", ran)
 	}
 }
 
