@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // AppendCanonical appends v in the listing's canonical form: the bytes of
@@ -25,9 +26,13 @@ func AppendCanonical(b []byte, v *Value) []byte {
 // from one producer repeat their keys in the same order, so the sort is
 // usually a comparison of the keys against a remembered sequence.
 type canonEncoder struct {
-	idx    []sortKey
-	orders [8]keyOrder
-	next   int
+	// trusted says the values come straight from the reader, so their
+	// hints are true (see Value.hint).
+	trusted bool
+	idx     []sortKey
+	orders  [8]keyOrder
+	next    int // the order to replace next
+	last    int // the order that matched last, tried first
 }
 
 // keyOrder is a remembered key sequence and its sorted permutation.
@@ -40,17 +45,21 @@ type keyOrder struct {
 func (e *canonEncoder) sortInto(ms []Member) {
 	if len(ms) >= 4 {
 	search:
-		for k := range e.orders {
+		for n := range e.orders {
+			k := (e.last + n) % len(e.orders)
 			o := &e.orders[k]
 			if len(o.keys) != len(ms) {
 				continue
 			}
-			for i := range ms {
+			// From the end: sequences of one producer differ in their
+			// optional keys, which come last.
+			for i := len(ms) - 1; i >= 0; i-- {
 				if o.keys[i] != ms[i].Key {
 					continue search
 				}
 			}
 			e.idx = append(e.idx, o.perm...)
+			e.last = k
 			return
 		}
 	}
@@ -96,6 +105,9 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 		return append(b, "false"...)
 	case KindNumber:
 		if v.Float {
+			if e.trusted && v.hint&hintFloat != 0 {
+				return AppendPythonFloat(b, v.f)
+			}
 			f, _ := strconv.ParseFloat(v.Str, 64)
 			return AppendPythonFloat(b, f)
 		}
@@ -104,6 +116,11 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 		}
 		return append(b, v.Str...)
 	case KindString:
+		if e.trusted && v.hint&hintPlain != 0 {
+			b = append(b, '"')
+			b = append(b, v.Str...)
+			return append(b, '"')
+		}
 		return appendPythonString(b, v.Str)
 	case KindArray:
 		b = append(b, '[')
@@ -123,7 +140,13 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 				b = append(b, ',')
 			}
 			m := &v.Members[e.idx[n].i]
-			b = appendPythonString(b, m.Key)
+			if e.trusted && m.Value.hint&hintKeyPlain != 0 {
+				b = append(b, '"')
+				b = append(b, m.Key...)
+				b = append(b, '"')
+			} else {
+				b = appendPythonString(b, m.Key)
+			}
 			b = append(b, ':')
 			b = e.append(b, &m.Value)
 		}
@@ -246,6 +269,23 @@ func appendU(b []byte, r rune) []byte {
 // 15 with at least one digit after the point, scientific notation with a
 // signed, two-digit-minimum exponent otherwise.
 func AppendPythonFloat(b []byte, f float64) []byte {
+	// From 1e-4 up to 1e16 the shortest digits are written in fixed
+	// notation, which strconv writes directly; only a missing fraction
+	// needs adding.
+	if a := math.Abs(f); a >= 1e-4 && a < 1e16 {
+		start := len(b)
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
+		if !slices.Contains(b[start:], '.') {
+			b = append(b, ".0"...)
+		}
+		return b
+	}
+	return appendPythonFloatDigits(b, f)
+}
+
+// appendPythonFloatDigits is AppendPythonFloat for every float, built from
+// the shortest digits and the exponent.
+func appendPythonFloatDigits(b []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(b, "NaN"...)
@@ -326,12 +366,20 @@ func CanonicalSHA256(v *Value) string {
 type hasher struct {
 	enc canonEncoder
 	buf []byte
+	hex [2 * sha256.Size]byte
 }
 
 func (h *hasher) sum(v *Value) string {
+	return strings.Clone(h.sumScratch(v))
+}
+
+// sumScratch is sum, but the string lives in h and holds only until the
+// next sum.
+func (h *hasher) sumScratch(v *Value) string {
 	h.buf = h.enc.append(h.buf[:0], v)
 	sum := sha256.Sum256(h.buf)
-	return hex.EncodeToString(sum[:])
+	hex.Encode(h.hex[:], sum[:])
+	return unsafe.String(&h.hex[0], len(h.hex))
 }
 
 // RecordSHA256 reads raw strictly and returns its record_sha256, the

@@ -15,9 +15,33 @@ import (
 const jsonlChunk = 256 << 10
 
 type batch struct {
+	in    []byte // the input bytes the lines point into
 	lines []string
 	out   bytes.Buffer
-	done  chan struct{}
+	done  chan struct{} // receives once when a worker has written out
+}
+
+// batchPool recycles batches, with their input and output buffers, once
+// the writer is done with them: fresh buffers cost page faults and clearing
+// that are a large part of a whole run's time.
+type batchPool chan *batch
+
+func (bp batchPool) get() *batch {
+	select {
+	case b := <-bp:
+		return b
+	default:
+		return &batch{done: make(chan struct{}, 1)}
+	}
+}
+
+func (bp batchPool) put(b *batch) {
+	b.lines = b.lines[:0]
+	b.out.Reset()
+	select {
+	case bp <- b:
+	default:
+	}
 }
 
 // ClassifyJSONL reads one record per line from r and writes one decision
@@ -30,6 +54,8 @@ func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(L
 	workers := runtime.GOMAXPROCS(0)
 	work := make(chan *batch, workers*2)
 	order := make(chan *batch, workers*4)
+	// Every batch in flight sits in work, order, a worker or the writer.
+	pool := make(batchPool, workers*6+4)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -42,7 +68,9 @@ func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(L
 					d.AppendJSON(&b.out)
 					b.out.WriteByte('\n')
 				}
-				close(b.done)
+				// The parser may point into b.in until its next record;
+				// it reads nothing of it before then.
+				b.done <- struct{}{}
 			}
 		}()
 	}
@@ -50,7 +78,7 @@ func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(L
 	go func() {
 		defer close(order)
 		defer close(work)
-		readErr <- readBatches(ctx, r, work, order)
+		readErr <- readBatches(ctx, r, work, order, pool)
 	}()
 	var werr error
 	for b := range order {
@@ -61,6 +89,7 @@ func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(L
 			}
 			_, werr = w.Write(b.out.Bytes())
 		}
+		pool.put(b)
 	}
 	wg.Wait()
 	if err := <-readErr; err != nil {
@@ -69,24 +98,33 @@ func ClassifyJSONL(ctx context.Context, r io.Reader, w io.Writer, onLabel func(L
 	return werr
 }
 
-// readBatches cuts the input into batches of whole lines. Each batch owns
-// a fresh buffer that is never written again once read, so its lines are
-// substrings of it without a copy.
-func readBatches(ctx context.Context, r io.Reader, work, order chan<- *batch) error {
+// readBatches cuts the input into batches of whole lines. A batch's input
+// buffer is not written again until the writer has returned the batch to
+// the pool, so its lines are substrings of it without a copy.
+func readBatches(ctx context.Context, r io.Reader, work, order chan<- *batch, pool batchPool) error {
 	var carry []byte  // the start of a line that continues in the next read
 	skipping := false // inside a line longer than MaxRecordBytes
-	send := func(lines []string) {
-		b := &batch{lines: lines, done: make(chan struct{})}
-		b.out.Grow(len(lines) * 320)
+	b := pool.get()
+	send := func() {
+		if b.out.Cap() == 0 {
+			b.out.Grow(len(b.lines) * 320)
+		}
 		work <- b
 		order <- b
+		b = pool.get()
 	}
 	for eof := false; !eof; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		buf := make([]byte, len(carry), max(2*len(carry), len(carry)+jsonlChunk))
-		copy(buf, carry)
+		// A recycled buffer will do while it has room for half a chunk
+		// after the carry; a line that outgrows it doubles it.
+		buf := b.in[:0]
+		if cap(buf) < max(2*len(carry), len(carry)+jsonlChunk/2) {
+			buf = make([]byte, 0, max(2*len(carry), len(carry)+jsonlChunk))
+		}
+		buf = append(buf, carry...)
+		b.in = buf[:cap(buf)]
 		n, err := io.ReadAtLeast(r, buf[len(buf):cap(buf)], 1)
 		buf = buf[:len(buf)+n]
 		switch {
@@ -95,17 +133,17 @@ func readBatches(ctx context.Context, r io.Reader, work, order chan<- *batch) er
 		case err != nil:
 			return err
 		}
-		var lines []string
 		if skipping {
 			i := bytes.IndexByte(buf, '\n')
 			if i < 0 {
 				carry = nil
 				if eof {
-					send([]string{tooLongLine})
+					b.lines = append(b.lines, tooLongLine)
+					send()
 				}
 				continue
 			}
-			lines = append(lines, tooLongLine)
+			b.lines = append(b.lines, tooLongLine)
 			buf = buf[i+1:]
 			skipping = false
 		}
@@ -121,7 +159,7 @@ func readBatches(ctx context.Context, r io.Reader, work, order chan<- *batch) er
 				if i < 0 {
 					i = len(chunk)
 				}
-				lines = append(lines, chunk[:i])
+				b.lines = append(b.lines, chunk[:i])
 				chunk = chunk[min(i+1, len(chunk)):]
 			}
 		}
@@ -129,8 +167,8 @@ func readBatches(ctx context.Context, r io.Reader, work, order chan<- *batch) er
 			skipping = true
 			carry = nil
 		}
-		if len(lines) > 0 {
-			send(lines)
+		if len(b.lines) > 0 {
+			send()
 		}
 	}
 	return nil
@@ -152,22 +190,39 @@ func (p *parser) classifyLine(line string) Decision {
 	if line == "" {
 		return Decision{Label: Incomplete, Row: 1, Reason: "not a JSON record: empty line"}
 	}
-	return p.classifyString(line)
+	return p.decide(line)
 }
 
 // classifyString is ClassifyBytes on a string, reusing p's buffers.
 func (p *parser) classifyString(s string) Decision {
-	if err := precheck(s); err != nil {
-		return notJSON(err)
+	d := p.decide(s)
+	d.RecordSHA256 = strings.Clone(d.RecordSHA256)
+	return d
+}
+
+// decide is classifyString, but the decision's RecordSHA256 lives in p and
+// holds only until p reads the next record.
+func (p *parser) decide(s string) Decision {
+	if len(s) > MaxRecordBytes || strings.HasPrefix(s, "\xEF\xBB\xBF") {
+		return notJSON(precheck(s))
 	}
 	p.reset(s)
+	p.hash.enc.trusted = true
 	v, err := p.read()
+	// Outside strings the reader takes ASCII only, so a record it read
+	// whole without a byte over 0x7E in a string is valid UTF-8. Otherwise
+	// invalid UTF-8 is the reason, as ReadValue gives it.
+	if err != nil || p.sawHigh {
+		if perr := precheck(s); perr != nil {
+			return notJSON(perr)
+		}
+	}
 	if err != nil {
 		return notJSON(err)
 	}
 	p.rec.fill(v)
 	d := Classify(&p.rec)
-	d.RecordSHA256 = p.hash.sum(&v)
+	d.RecordSHA256 = p.hash.sumScratch(&v)
 	return d
 }
 

@@ -72,8 +72,8 @@ func (p *parser) read() (Value, error) {
 	if p.i == len(p.s) {
 		return Value{}, &ReadError{0, "empty input, want one JSON object"}
 	}
-	v, err := p.value(0)
-	if err != nil {
+	var v Value
+	if err := p.value(&v, 0); err != nil {
 		return Value{}, err
 	}
 	p.skipSpace()
@@ -96,18 +96,32 @@ type parser struct {
 	// seen holds one reusable key set per nesting depth, for objects too
 	// large for a linear duplicate scan.
 	seen []map[string]struct{}
+	// known are key sequences of large objects read before, each free of
+	// duplicates: an object whose keys follow one needs no key set.
+	known     [8][]string
+	knownNext int
+	// sawHigh is set when a string read since reset may hold a byte of
+	// 0x7F or more.
+	sawHigh bool
 }
 
 // reset drops the arenas' contents for the next record. Values read before
 // must no longer be used.
 func (p *parser) reset(s string) {
-	p.s, p.i = s, 0
+	p.s, p.i, p.sawHigh = s, 0, false
 	p.mstack, p.marena = p.mstack[:0], p.marena[:0]
 }
 
 func (p *parser) fail(msg string) error { return &ReadError{p.i, msg} }
 
 func (p *parser) skipSpace() {
+	if p.i < len(p.s) && p.s[p.i] > ' ' {
+		return // records are mostly compact
+	}
+	p.skipSpaceSlow()
+}
+
+func (p *parser) skipSpaceSlow() {
 	for p.i < len(p.s) {
 		switch p.s[p.i] {
 		case ' ', '\t', '\n', '\r':
@@ -118,79 +132,113 @@ func (p *parser) skipSpace() {
 	}
 }
 
-func (p *parser) value(depth int) (Value, error) {
+// value reads one value into *dst, which must be zero. dst may point into
+// p.mstack: it is written only before or after nested values are read.
+func (p *parser) value(dst *Value, depth int) error {
 	if p.i >= len(p.s) {
-		return Value{}, p.fail("unexpected end of input")
+		return p.fail("unexpected end of input")
 	}
 	switch c := p.s[p.i]; c {
 	case '{':
-		return p.object(depth + 1)
+		dst.Kind = KindObject
+		ms, err := p.object(depth + 1)
+		dst.Members = ms
+		return err
 	case '[':
-		return p.array(depth + 1)
+		dst.Kind = KindArray
+		ms, err := p.array(depth + 1)
+		dst.Members = ms
+		return err
+	}
+	return p.scalar(dst)
+}
+
+// scalar reads a value that is not an object or array into *dst.
+func (p *parser) scalar(dst *Value) error {
+	switch c := p.s[p.i]; c {
 	case '"':
-		s, err := p.str()
-		return Value{Kind: KindString, Str: s}, err
+		s, plain, err := p.str()
+		dst.Kind, dst.Str = KindString, s
+		if plain {
+			dst.hint |= hintPlain
+		}
+		return err
 	case 't':
-		return p.literal("true", Value{Kind: KindBool, Bool: true})
+		dst.Kind, dst.Bool = KindBool, true
+		return p.literal("true")
 	case 'f':
-		return p.literal("false", Value{Kind: KindBool})
+		dst.Kind = KindBool
+		return p.literal("false")
 	case 'n':
-		return p.literal("null", Value{Kind: KindNull})
+		return p.literal("null")
 	case 'N':
-		return Value{}, p.fail("NaN is not JSON")
+		return p.fail("NaN is not JSON")
 	case 'I':
-		return Value{}, p.fail("Infinity is not JSON")
+		return p.fail("Infinity is not JSON")
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
-			return p.number()
+			return p.number(dst)
 		}
-		return Value{}, p.fail(fmt.Sprintf("unexpected character %q", c))
+		return p.fail(fmt.Sprintf("unexpected character %q", c))
 	}
 }
 
-func (p *parser) literal(word string, v Value) (Value, error) {
+func (p *parser) literal(word string) error {
 	if len(p.s)-p.i >= len(word) && p.s[p.i:p.i+len(word)] == word {
 		p.i += len(word)
-		return v, nil
+		return nil
 	}
-	return Value{}, p.fail("invalid literal")
+	return p.fail("invalid literal")
 }
 
-func (p *parser) object(depth int) (Value, error) {
+// bigObject is the member count from which duplicate keys are found with
+// a key set rather than a linear scan.
+const bigObject = 16
+
+// object reads an object's members; the returned slice lives in p.marena.
+func (p *parser) object(depth int) ([]Member, error) {
 	if depth > MaxDepth {
-		return Value{}, p.fail(fmt.Sprintf("nesting deeper than %d", MaxDepth))
+		return nil, p.fail(fmt.Sprintf("nesting deeper than %d", MaxDepth))
 	}
 	p.i++ // {
-	v := Value{Kind: KindObject}
 	p.skipSpace()
 	if p.i < len(p.s) && p.s[p.i] == '}' {
 		p.i++
-		v.Members = []Member{}
-		return v, nil
+		return []Member{}, nil
 	}
 	var seen map[string]struct{}
+	var follow []string // a known key sequence this object's keys follow so far
 	base := len(p.mstack)
-	defer func() { p.mstack = p.mstack[:base] }()
 	for {
-		members := p.mstack[base:]
 		p.skipSpace()
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
-			return Value{}, p.fail("want a string key")
+			return nil, p.fail("want a string key")
 		}
 		keyAt := p.i
-		key, err := p.str()
+		key, plain, err := p.str()
 		if err != nil {
-			return Value{}, err
+			return nil, err
 		}
 		// Python keeps the last of duplicate keys; a record that says two
 		// things about one key says nothing we can trust.
-		if len(members) < 16 {
+		members := p.mstack[base:]
+		n := len(members)
+		// While the keys follow a known duplicate-free sequence there is
+		// nothing to check.
+		if n == 0 {
+			follow = p.knownPrefix(nil, key)
+		} else if follow != nil && (n >= len(follow) || follow[n] != key) {
+			follow = p.knownPrefix(members, key)
+		}
+		switch {
+		case follow != nil:
+		case n < bigObject:
 			for i := range members {
 				if members[i].Key == key {
-					return Value{}, &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
+					return nil, &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
 				}
 			}
-		} else {
+		default:
 			if seen == nil {
 				seen = p.keySet(depth)
 				for i := range members {
@@ -198,24 +246,34 @@ func (p *parser) object(depth int) (Value, error) {
 				}
 			}
 			if _, dup := seen[key]; dup {
-				return Value{}, &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
+				return nil, &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
 			}
 			seen[key] = struct{}{}
 		}
 		p.skipSpace()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
-			return Value{}, p.fail("want ':' after key")
+			return nil, p.fail("want ':' after key")
 		}
 		p.i++
 		p.skipSpace()
-		val, err := p.value(depth)
-		if err != nil {
-			return Value{}, err
+		p.mstack = append(p.mstack, Member{Key: key})
+		at := len(p.mstack) - 1
+		if plain {
+			p.mstack[at].Value.hint = hintKeyPlain
 		}
-		p.mstack = append(p.mstack, Member{Key: key, Value: val})
+		if p.i < len(p.s) && (p.s[p.i] == '{' || p.s[p.i] == '[') {
+			var v Value
+			if err := p.value(&v, depth); err != nil {
+				return nil, err
+			}
+			v.hint = p.mstack[at].Value.hint
+			p.mstack[at].Value = v
+		} else if err := p.value(&p.mstack[at].Value, depth); err != nil {
+			return nil, err
+		}
 		p.skipSpace()
 		if p.i >= len(p.s) {
-			return Value{}, p.fail("unexpected end of input in object")
+			return nil, p.fail("unexpected end of input in object")
 		}
 		switch p.s[p.i] {
 		case ',':
@@ -224,12 +282,45 @@ func (p *parser) object(depth int) (Value, error) {
 			p.i++
 			start := len(p.marena)
 			p.marena = append(p.marena, p.mstack[base:]...)
-			v.Members = p.marena[start:len(p.marena):len(p.marena)]
-			return v, nil
+			ms := p.marena[start:len(p.marena):len(p.marena)]
+			p.mstack = p.mstack[:base]
+			if len(ms) >= bigObject && seen != nil {
+				p.remember(ms)
+			}
+			return ms, nil
 		default:
-			return Value{}, p.fail("want ',' or '}' in object")
+			return nil, p.fail("want ',' or '}' in object")
 		}
 	}
+}
+
+// knownPrefix returns a known key sequence that starts with the keys of
+// members and then key, or nil.
+func (p *parser) knownPrefix(members []Member, key string) []string {
+search:
+	for _, k := range p.known {
+		if len(k) <= len(members) || k[len(members)] != key {
+			continue
+		}
+		for i := range members {
+			if k[i] != members[i].Key {
+				continue search
+			}
+		}
+		return k
+	}
+	return nil
+}
+
+// remember keeps the keys of ms, which hold no duplicates, as a known
+// sequence.
+func (p *parser) remember(ms []Member) {
+	k := p.known[p.knownNext][:0]
+	for i := range ms {
+		k = append(k, strings.Clone(ms[i].Key))
+	}
+	p.known[p.knownNext] = k
+	p.knownNext = (p.knownNext + 1) % len(p.known)
 }
 
 // keySet returns the empty key set for depth, reusing an earlier one.
@@ -245,29 +336,34 @@ func (p *parser) keySet(depth int) map[string]struct{} {
 	return p.seen[depth]
 }
 
-func (p *parser) array(depth int) (Value, error) {
+// array reads an array's elements; the returned slice lives in p.marena.
+func (p *parser) array(depth int) ([]Member, error) {
 	if depth > MaxDepth {
-		return Value{}, p.fail(fmt.Sprintf("nesting deeper than %d", MaxDepth))
+		return nil, p.fail(fmt.Sprintf("nesting deeper than %d", MaxDepth))
 	}
 	p.i++ // [
-	v := Value{Kind: KindArray, Members: []Member{}}
 	p.skipSpace()
 	if p.i < len(p.s) && p.s[p.i] == ']' {
 		p.i++
-		return v, nil
+		return []Member{}, nil
 	}
 	base := len(p.mstack)
-	defer func() { p.mstack = p.mstack[:base] }()
 	for {
 		p.skipSpace()
-		e, err := p.value(depth)
-		if err != nil {
-			return Value{}, err
+		p.mstack = append(p.mstack, Member{})
+		at := len(p.mstack) - 1
+		if p.i < len(p.s) && (p.s[p.i] == '{' || p.s[p.i] == '[') {
+			var v Value
+			if err := p.value(&v, depth); err != nil {
+				return nil, err
+			}
+			p.mstack[at].Value = v
+		} else if err := p.value(&p.mstack[at].Value, depth); err != nil {
+			return nil, err
 		}
-		p.mstack = append(p.mstack, Member{Value: e})
 		p.skipSpace()
 		if p.i >= len(p.s) {
-			return Value{}, p.fail("unexpected end of input in array")
+			return nil, p.fail("unexpected end of input in array")
 		}
 		switch p.s[p.i] {
 		case ',':
@@ -276,15 +372,15 @@ func (p *parser) array(depth int) (Value, error) {
 			p.i++
 			start := len(p.marena)
 			p.marena = append(p.marena, p.mstack[base:]...)
-			v.Members = p.marena[start:len(p.marena):len(p.marena)]
-			return v, nil
+			p.mstack = p.mstack[:base]
+			return p.marena[start:len(p.marena):len(p.marena)], nil
 		default:
-			return Value{}, p.fail("want ',' or ']' in array")
+			return nil, p.fail("want ',' or ']' in array")
 		}
 	}
 }
 
-func (p *parser) number() (Value, error) {
+func (p *parser) number(dst *Value) error {
 	start := p.i
 	s := p.s
 	i := p.i
@@ -292,12 +388,12 @@ func (p *parser) number() (Value, error) {
 		i++
 		if i < len(s) && s[i] == 'I' {
 			p.i = i
-			return Value{}, p.fail("-Infinity is not JSON")
+			return p.fail("-Infinity is not JSON")
 		}
 	}
 	if i >= len(s) {
 		p.i = i
-		return Value{}, p.fail("truncated number")
+		return p.fail("truncated number")
 	}
 	if s[i] == '0' {
 		i++
@@ -307,7 +403,7 @@ func (p *parser) number() (Value, error) {
 		}
 	} else {
 		p.i = i
-		return Value{}, p.fail("invalid number")
+		return p.fail("invalid number")
 	}
 	float := false
 	if i < len(s) && s[i] == '.' {
@@ -319,7 +415,7 @@ func (p *parser) number() (Value, error) {
 		}
 		if i == d {
 			p.i = i
-			return Value{}, p.fail("invalid number: no digits after '.'")
+			return p.fail("invalid number: no digits after '.'")
 		}
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -334,32 +430,44 @@ func (p *parser) number() (Value, error) {
 		}
 		if i == d {
 			p.i = i
-			return Value{}, p.fail("invalid number: no digits in exponent")
+			return p.fail("invalid number: no digits in exponent")
 		}
 	}
 	p.i = i
 	text := s[start:i]
 	if digits := len(strings.TrimPrefix(text, "-")); !float && digits > maxIntDigits {
 		p.i = start
-		return Value{}, p.fail(fmt.Sprintf("integer with %d digits: Python's json refuses more than %d, so the listing could not read or hash this record", digits, maxIntDigits))
+		return p.fail(fmt.Sprintf("integer with %d digits: Python's json refuses more than %d, so the listing could not read or hash this record", digits, maxIntDigits))
 	}
+	dst.Kind, dst.Str, dst.Float = KindNumber, text, float
 	if float {
-		if _, err := strconv.ParseFloat(text, 64); err != nil {
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil {
 			p.i = start
-			return Value{}, p.fail(fmt.Sprintf("number %.40s is too large for a float64", text))
+			return p.fail(fmt.Sprintf("number %.40s is too large for a float64", text))
 		}
+		dst.f = f
+		dst.hint |= hintFloat
 	}
-	return Value{Kind: KindNumber, Str: text, Float: float}, nil
+	return nil
 }
 
-// str reads a JSON string at p.i and returns it decoded.
-func (p *parser) str() (string, error) {
+// str reads a JSON string at p.i and returns it decoded, and whether it
+// is plain: printable ASCII without '"' and '\\', as read.
+func (p *parser) str() (string, bool, error) {
 	p.i++ // opening quote
 	start := p.i
 	s := p.s
-	// Fast path: no escapes.
+	// Fast path: no escapes. high collects every byte and the byte after
+	// it: a high bit means a byte of 0x7F or more.
+	var high uint64
 	for i := start; i < len(s); i++ {
-		for i+8 <= len(s) && noStop8(s[i:i+8]) {
+		for i+8 <= len(s) {
+			x := load8(s[i : i+8])
+			if stops64(x) != 0 {
+				break
+			}
+			high |= x | (x + 0x0101010101010101)
 			i += 8
 		}
 		if i >= len(s) {
@@ -368,39 +476,45 @@ func (p *parser) str() (string, error) {
 		c := s[i]
 		if c == '"' {
 			p.i = i + 1
-			return s[start:i], nil
+			plain := high&0x8080808080808080 == 0
+			p.sawHigh = p.sawHigh || !plain
+			return s[start:i], plain, nil
 		}
 		if c == '\\' {
 			break
 		}
 		if c < 0x20 {
 			p.i = i
-			return "", p.fail("control character in string")
+			return "", false, p.fail("control character in string")
 		}
+		high |= uint64(c) | uint64(c+1)
 	}
 	buf := make([]byte, 0, 64)
 	i := start
 	for {
 		if i >= len(s) {
 			p.i = i
-			return "", p.fail("unterminated string")
+			return "", false, p.fail("unterminated string")
 		}
 		c := s[i]
 		switch {
 		case c == '"':
 			p.i = i + 1
-			return string(buf), nil
+			return string(buf), false, nil
 		case c < 0x20:
 			p.i = i
-			return "", p.fail("control character in string")
+			return "", false, p.fail("control character in string")
 		case c != '\\':
+			if c >= 0x80 {
+				p.sawHigh = true
+			}
 			buf = append(buf, c)
 			i++
 			continue
 		}
 		if i+1 >= len(s) {
 			p.i = i
-			return "", p.fail("unterminated string")
+			return "", false, p.fail("unterminated string")
 		}
 		e := s[i+1]
 		i += 2
@@ -421,7 +535,7 @@ func (p *parser) str() (string, error) {
 			r, ok := hex4(s, i)
 			if !ok {
 				p.i = i
-				return "", p.fail("invalid \\u escape")
+				return "", false, p.fail("invalid \\u escape")
 			}
 			i += 4
 			if r >= 0xD800 && r < 0xDC00 {
@@ -434,31 +548,39 @@ func (p *parser) str() (string, error) {
 					}
 				}
 				p.i = i - 6
-				return "", p.fail("lone surrogate escape in string")
+				return "", false, p.fail("lone surrogate escape in string")
 			}
 			if r >= 0xDC00 && r < 0xE000 {
 				p.i = i - 6
-				return "", p.fail("lone surrogate escape in string")
+				return "", false, p.fail("lone surrogate escape in string")
 			}
 			buf = utf8.AppendRune(buf, r)
 		default:
 			p.i = i - 2
-			return "", p.fail(fmt.Sprintf("invalid escape \\%c", e))
+			return "", false, p.fail(fmt.Sprintf("invalid escape \\%c", e))
 		}
 	}
 }
 
-// noStop8 reports whether 8 bytes hold no '"', no '\\' and no control
-// character: bytes a string scan can pass over.
-func noStop8(s string) bool {
-	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+func load8(s string) uint64 {
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// stops64 returns a high bit for each of the 8 bytes (little-endian in x)
+// that is '"', '\\' or a control character: a byte a string scan must
+// stop at. Bytes above a stop may be marked too; zero means none.
+func stops64(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	below := (x - ones*0x20) & ^x & highs
 	quote := x ^ (ones * '"')
 	slash := x ^ (ones * '\\')
-	return (below | (quote-ones)&^quote&highs | (slash-ones)&^slash&highs) == 0
+	return below | (quote-ones)&^quote&highs | (slash-ones)&^slash&highs
 }
+
+// noStop8 reports whether 8 bytes hold no '"', no '\\' and no control
+// character: bytes a string scan can pass over.
+func noStop8(s string) bool { return stops64(load8(s)) == 0 }
 
 func hex4(s string, i int) (rune, bool) {
 	if i+4 > len(s) {

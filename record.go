@@ -132,8 +132,9 @@ func (r *Record) fill(v Value) {
 		k, _ := knownKeyIndex(key)
 		return known[k]
 	}
-	for _, k := range RequiredKeys {
-		if get(k) == nil {
+	// RequiredKeys are the first of knownKeys, in the same order.
+	for i, k := range RequiredKeys {
+		if known[i] == nil {
 			r.Missing = append(r.Missing, k)
 		}
 	}

@@ -23,17 +23,34 @@ func (k Kind) String() string { return kindNames[k] }
 type Value struct {
 	Kind Kind
 	Bool bool
-	// Str is the decoded string for KindString and the number's literal
-	// text for KindNumber.
-	Str string
 	// Float reports whether a number has a fraction or an exponent (Python
 	// reads it as a float, not an int).
 	Float bool
+	// hint holds what the reader learnt while reading: hintPlain and
+	// hintFloat. Only the reader's own hasher trusts it (a caller may edit
+	// a Value it was given).
+	hint uint8
+	// Str is the decoded string for KindString and the number's literal
+	// text for KindNumber.
+	Str string
+	// f is the float64 of a KindNumber with Float set, when hintFloat says so.
+	f float64
 	// Members are an object's members in input order, or an array's
 	// elements (with empty keys). One slice for both keeps Value small,
 	// which is most of the reader's speed.
 	Members []Member
 }
+
+// The reader's hints.
+const (
+	// hintPlain: Str is all printable ASCII without '"' and '\\', so its
+	// canonical form is Str between quotes.
+	hintPlain = 1 << iota
+	// hintKeyPlain: the same for the key of the member holding this value.
+	hintKeyPlain
+	// hintFloat: f is Str read as a float64.
+	hintFloat
+)
 
 // Len returns the number of an array's elements or an object's members.
 func (v *Value) Len() int { return len(v.Members) }
