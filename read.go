@@ -261,14 +261,7 @@ func (p *parser) object(depth int) ([]Member, error) {
 		if plain {
 			p.mstack[at].Value.hint = hintKeyPlain
 		}
-		if p.i < len(p.s) && (p.s[p.i] == '{' || p.s[p.i] == '[') {
-			var v Value
-			if err := p.value(&v, depth); err != nil {
-				return nil, err
-			}
-			v.hint = p.mstack[at].Value.hint
-			p.mstack[at].Value = v
-		} else if err := p.value(&p.mstack[at].Value, depth); err != nil {
+		if err := p.memberValue(at, depth); err != nil {
 			return nil, err
 		}
 		p.skipSpace()
@@ -280,10 +273,7 @@ func (p *parser) object(depth int) ([]Member, error) {
 			p.i++
 		case '}':
 			p.i++
-			start := len(p.marena)
-			p.marena = append(p.marena, p.mstack[base:]...)
-			ms := p.marena[start:len(p.marena):len(p.marena)]
-			p.mstack = p.mstack[:base]
+			ms := p.closeMembers(base)
 			if len(ms) >= bigObject && seen != nil {
 				p.remember(ms)
 			}
@@ -323,6 +313,31 @@ func (p *parser) remember(ms []Member) {
 	p.knownNext = (p.knownNext + 1) % len(p.known)
 }
 
+// memberValue reads the value of the member in stack slot at. A scalar is
+// read in place; an object or array is read aside, since reading its own
+// members may grow (and move) the stack, then stored with the slot's hint.
+func (p *parser) memberValue(at, depth int) error {
+	if p.i < len(p.s) && (p.s[p.i] == '{' || p.s[p.i] == '[') {
+		var v Value
+		if err := p.value(&v, depth); err != nil {
+			return err
+		}
+		v.hint = p.mstack[at].Value.hint
+		p.mstack[at].Value = v
+		return nil
+	}
+	return p.value(&p.mstack[at].Value, depth)
+}
+
+// closeMembers moves the members above base from the stack into the arena
+// and returns them.
+func (p *parser) closeMembers(base int) []Member {
+	start := len(p.marena)
+	p.marena = append(p.marena, p.mstack[base:]...)
+	p.mstack = p.mstack[:base]
+	return p.marena[start:len(p.marena):len(p.marena)]
+}
+
 // keySet returns the empty key set for depth, reusing an earlier one.
 func (p *parser) keySet(depth int) map[string]struct{} {
 	for len(p.seen) <= depth {
@@ -352,13 +367,7 @@ func (p *parser) array(depth int) ([]Member, error) {
 		p.skipSpace()
 		p.mstack = append(p.mstack, Member{})
 		at := len(p.mstack) - 1
-		if p.i < len(p.s) && (p.s[p.i] == '{' || p.s[p.i] == '[') {
-			var v Value
-			if err := p.value(&v, depth); err != nil {
-				return nil, err
-			}
-			p.mstack[at].Value = v
-		} else if err := p.value(&p.mstack[at].Value, depth); err != nil {
+		if err := p.memberValue(at, depth); err != nil {
 			return nil, err
 		}
 		p.skipSpace()
@@ -370,10 +379,7 @@ func (p *parser) array(depth int) ([]Member, error) {
 			p.i++
 		case ']':
 			p.i++
-			start := len(p.marena)
-			p.marena = append(p.marena, p.mstack[base:]...)
-			p.mstack = p.mstack[:base]
-			return p.marena[start:len(p.marena):len(p.marena)], nil
+			return p.closeMembers(base), nil
 		default:
 			return nil, p.fail("want ',' or ']' in array")
 		}
