@@ -287,6 +287,11 @@ func wrapRepoErr(op, dir string, err error) error {
 	if dir == "" {
 		dir = "."
 	}
+	// git's own line says why; the command and exit status are in Op.
+	var ge *GitError
+	if errors.As(err, &ge) && ge.Stderr != "" {
+		err = errors.New(ge.Stderr)
+	}
 	return &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: dir, Message: "not a usable git repository", Hint: "run flakegate inside the repository's work tree", Err: err}
 }
 
