@@ -33,6 +33,10 @@ type canonEncoder struct {
 	orders  [8]keyOrder
 	next    int // the order to replace next
 	last    int // the order that matched last, tried first
+	// sorted is the first member of an object the reader found to hold a
+	// known key sequence, and sortedPerm that sequence's key order.
+	sorted     *Member
+	sortedPerm []sortKey
 }
 
 // keyOrder is a remembered key sequence and its sorted permutation.
@@ -43,6 +47,10 @@ type keyOrder struct {
 
 // sortInto appends the member indexes of ms to e.idx in key order.
 func (e *canonEncoder) sortInto(ms []Member) {
+	if e.trusted && len(ms) > 0 && &ms[0] == e.sorted && len(ms) == len(e.sortedPerm) {
+		e.idx = append(e.idx, e.sortedPerm...)
+		return
+	}
 	if len(ms) >= 4 {
 	search:
 		for n := range e.orders {
@@ -84,12 +92,13 @@ type sortKey struct {
 }
 
 func keyPrefix(k string) uint64 {
+	if len(k) >= 8 {
+		return uint64(k[0])<<56 | uint64(k[1])<<48 | uint64(k[2])<<40 | uint64(k[3])<<32 |
+			uint64(k[4])<<24 | uint64(k[5])<<16 | uint64(k[6])<<8 | uint64(k[7])
+	}
 	var p uint64
-	for i := 0; i < 8; i++ {
-		p <<= 8
-		if i < len(k) {
-			p |= uint64(k[i])
-		}
+	for i := 0; i < len(k); i++ {
+		p |= uint64(k[i]) << (56 - 8*i)
 	}
 	return p
 }
@@ -105,7 +114,10 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 		return append(b, "false"...)
 	case KindNumber:
 		if v.Float {
-			if e.trusted && v.hint&hintFloat != 0 {
+			if e.trusted && v.hint&(hintFloat|hintReprFloat) != 0 {
+				if v.hint&hintReprFloat != 0 {
+					return append(b, v.Str...)
+				}
 				return AppendPythonFloat(b, v.f)
 			}
 			f, _ := strconv.ParseFloat(v.Str, 64)

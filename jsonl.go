@@ -220,7 +220,7 @@ func (p *parser) decide(s string) Decision {
 	if err != nil {
 		return notJSON(err)
 	}
-	p.rec.fill(v)
+	p.rec.fillSlots(v, p.recordSlots(&v))
 	d := Classify(&p.rec)
 	d.RecordSHA256 = p.hash.sumScratch(&v)
 	return d

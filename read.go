@@ -2,6 +2,8 @@ package flakegate
 
 import (
 	"fmt"
+	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -100,6 +102,19 @@ type parser struct {
 	// duplicates: an object whose keys follow one needs no key set.
 	known     [8][]string
 	knownNext int
+	// perms[k] is the sorted member order of known[k] (sortMembers over
+	// it), computed when an object first follows known[k] whole.
+	perms  [8][]sortKey
+	permOK [8]bool
+	// slots[k] are the knownKeys' slots in an object holding known[k],
+	// found when such an object is first a record.
+	slots   [8]knownSlots
+	slotsOK [8]bool
+	// prefixes[k] caches which known sequence is the first n keys of
+	// known[k] (-1 for none); emptied whenever known changes.
+	prefixes [8][]knownPrefixOf
+	// sortedK is the known sequence of the object the hasher was told of.
+	sortedK int
 	// sawHigh is set when a string read since reset may hold a byte of
 	// 0x7F or more.
 	sawHigh bool
@@ -110,6 +125,7 @@ type parser struct {
 func (p *parser) reset(s string) {
 	p.s, p.i, p.sawHigh = s, 0, false
 	p.mstack, p.marena = p.mstack[:0], p.marena[:0]
+	p.hash.enc.sorted, p.hash.enc.sortedPerm = nil, nil
 }
 
 func (p *parser) fail(msg string) error { return &ReadError{p.i, msg} }
@@ -208,6 +224,7 @@ func (p *parser) object(depth int) ([]Member, error) {
 	}
 	var seen map[string]struct{}
 	var follow []string // a known key sequence this object's keys follow so far
+	followK := -1       // its index in p.known
 	base := len(p.mstack)
 	for {
 		p.skipSpace()
@@ -226,9 +243,9 @@ func (p *parser) object(depth int) ([]Member, error) {
 		// While the keys follow a known duplicate-free sequence there is
 		// nothing to check.
 		if n == 0 {
-			follow = p.knownPrefix(nil, key)
+			follow, followK = p.knownPrefix(nil, key)
 		} else if follow != nil && (n >= len(follow) || follow[n] != key) {
-			follow = p.knownPrefix(members, key)
+			follow, followK = p.knownPrefix(members, key)
 		}
 		switch {
 		case follow != nil:
@@ -256,10 +273,11 @@ func (p *parser) object(depth int) ([]Member, error) {
 		}
 		p.i++
 		p.skipSpace()
-		p.mstack = append(p.mstack, Member{Key: key})
-		at := len(p.mstack) - 1
+		at := p.push()
+		m := &p.mstack[at]
+		m.Key = key
 		if plain {
-			p.mstack[at].Value.hint = hintKeyPlain
+			m.Value.hint = hintKeyPlain
 		}
 		if err := p.memberValue(at, depth); err != nil {
 			return nil, err
@@ -274,8 +292,23 @@ func (p *parser) object(depth int) ([]Member, error) {
 		case '}':
 			p.i++
 			ms := p.closeMembers(base)
-			if len(ms) >= bigObject && seen != nil {
-				p.remember(ms)
+			if len(ms) >= bigObject {
+				switch {
+				case seen != nil:
+					p.remember(ms)
+				case len(follow) == len(ms):
+					p.noteSorted(ms, followK)
+				case follow != nil:
+					// The keys are a proper prefix of a known sequence:
+					// find them whole, or know them from now on.
+					if k := p.knownHead(followK, len(ms)); k >= 0 {
+						p.noteSorted(ms, k)
+					} else {
+						p.remember(ms)
+					}
+				default:
+					p.remember(ms)
+				}
 			}
 			return ms, nil
 		default:
@@ -285,10 +318,10 @@ func (p *parser) object(depth int) ([]Member, error) {
 }
 
 // knownPrefix returns a known key sequence that starts with the keys of
-// members and then key, or nil.
-func (p *parser) knownPrefix(members []Member, key string) []string {
+// members and then key, and its index, or nil and -1.
+func (p *parser) knownPrefix(members []Member, key string) ([]string, int) {
 search:
-	for _, k := range p.known {
+	for n, k := range p.known {
 		if len(k) <= len(members) || k[len(members)] != key {
 			continue
 		}
@@ -297,9 +330,57 @@ search:
 				continue search
 			}
 		}
-		return k
+		return k, n
 	}
-	return nil
+	return nil, -1
+}
+
+// knownPrefixOf says known[k] is the first n keys of another known
+// sequence (k is -1 when no known sequence is).
+type knownPrefixOf struct{ n, k int }
+
+// knownHead returns the index of the known sequence that is the first n
+// keys of known[of], or -1.
+func (p *parser) knownHead(of, n int) int {
+	for _, c := range p.prefixes[of] {
+		if c.n == n {
+			return c.k
+		}
+	}
+	k := -1
+	for j, keys := range p.known {
+		if slices.Equal(keys, p.known[of][:n]) {
+			k = j
+			break
+		}
+	}
+	p.prefixes[of] = append(p.prefixes[of], knownPrefixOf{n, k})
+	return k
+}
+
+// noteSorted tells the hasher the key order of ms, whose keys are exactly
+// the known sequence k, so that it need not sort or compare them.
+func (p *parser) noteSorted(ms []Member, k int) {
+	if !p.permOK[k] {
+		p.perms[k] = sortMembers(p.perms[k][:0], ms)
+		p.permOK[k] = true
+	}
+	p.hash.enc.sorted, p.hash.enc.sortedPerm = &ms[0], p.perms[k]
+	p.sortedK = k
+}
+
+// recordSlots returns the knownKeys' slots in v, a record just read, when
+// its keys are a known sequence, or nil.
+func (p *parser) recordSlots(v *Value) *knownSlots {
+	if v.Kind != KindObject || len(v.Members) == 0 || &v.Members[0] != p.hash.enc.sorted {
+		return nil
+	}
+	k := p.sortedK
+	if !p.slotsOK[k] {
+		findKnown(v.Members, &p.slots[k])
+		p.slotsOK[k] = true
+	}
+	return &p.slots[k]
 }
 
 // remember keeps the keys of ms, which hold no duplicates, as a known
@@ -310,6 +391,11 @@ func (p *parser) remember(ms []Member) {
 		k = append(k, strings.Clone(ms[i].Key))
 	}
 	p.known[p.knownNext] = k
+	p.permOK[p.knownNext] = false
+	for i := range p.prefixes {
+		p.prefixes[i] = p.prefixes[i][:0]
+	}
+	p.slotsOK[p.knownNext] = false
 	p.knownNext = (p.knownNext + 1) % len(p.known)
 }
 
@@ -317,16 +403,43 @@ func (p *parser) remember(ms []Member) {
 // read in place; an object or array is read aside, since reading its own
 // members may grow (and move) the stack, then stored with the slot's hint.
 func (p *parser) memberValue(at, depth int) error {
-	if p.i < len(p.s) && (p.s[p.i] == '{' || p.s[p.i] == '[') {
-		var v Value
-		if err := p.value(&v, depth); err != nil {
-			return err
+	if p.i < len(p.s) {
+		// The slot's fields are set one by one once the members are read:
+		// a whole Value copied into the slot is a slow store forward.
+		switch p.s[p.i] {
+		case '{':
+			ms, err := p.object(depth + 1)
+			if err != nil {
+				return err
+			}
+			v := &p.mstack[at].Value
+			v.Kind, v.Members = KindObject, ms
+			return nil
+		case '[':
+			ms, err := p.array(depth + 1)
+			if err != nil {
+				return err
+			}
+			v := &p.mstack[at].Value
+			v.Kind, v.Members = KindArray, ms
+			return nil
 		}
-		v.hint = p.mstack[at].Value.hint
-		p.mstack[at].Value = v
-		return nil
 	}
 	return p.value(&p.mstack[at].Value, depth)
+}
+
+// push adds a zero member to the stack and returns its slot. The member
+// is zeroed in place and filled field by field: building it whole and
+// copying it in is a slow store forward on every key.
+func (p *parser) push() int {
+	n := len(p.mstack)
+	if n == cap(p.mstack) {
+		p.mstack = append(p.mstack, Member{})
+		return n
+	}
+	p.mstack = p.mstack[:n+1]
+	p.mstack[n] = Member{}
+	return n
 }
 
 // closeMembers moves the members above base from the stack into the arena
@@ -365,8 +478,7 @@ func (p *parser) array(depth int) ([]Member, error) {
 	base := len(p.mstack)
 	for {
 		p.skipSpace()
-		p.mstack = append(p.mstack, Member{})
-		at := len(p.mstack) - 1
+		at := p.push()
 		if err := p.memberValue(at, depth); err != nil {
 			return nil, err
 		}
@@ -401,6 +513,7 @@ func (p *parser) number(dst *Value) error {
 		p.i = i
 		return p.fail("truncated number")
 	}
+	intAt := i
 	if s[i] == '0' {
 		i++
 	} else if s[i] >= '1' && s[i] <= '9' {
@@ -411,21 +524,22 @@ func (p *parser) number(dst *Value) error {
 		p.i = i
 		return p.fail("invalid number")
 	}
-	float := false
+	intEnd, fracAt := i, i
+	float, exp := false, false
 	if i < len(s) && s[i] == '.' {
 		float = true
 		i++
-		d := i
+		fracAt = i
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 			i++
 		}
-		if i == d {
+		if i == fracAt {
 			p.i = i
 			return p.fail("invalid number: no digits after '.'")
 		}
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		float = true
+		float, exp = true, true
 		i++
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
@@ -446,6 +560,10 @@ func (p *parser) number(dst *Value) error {
 		return p.fail(fmt.Sprintf("integer with %d digits: Python's json refuses more than %d, so the listing could not read or hash this record", digits, maxIntDigits))
 	}
 	dst.Kind, dst.Str, dst.Float = KindNumber, text, float
+	if float && !exp && reprFixed(s[intAt:intEnd], s[fracAt:i]) {
+		dst.hint |= hintReprFloat
+		return nil
+	}
 	if float {
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil {
@@ -456,6 +574,28 @@ func (p *parser) number(dst *Value) error {
 		dst.hint |= hintFloat
 	}
 	return nil
+}
+
+// reprFixed reports whether a number written as digits intPart, '.',
+// digits frac (no exponent, any sign) is already what Python's repr writes
+// for it: at most 15 significant digits (so they are the shortest that
+// round-trip), no trailing zero after the first fraction digit, and a
+// magnitude of zero or from 1e-4 up to 1e16 (fixed notation).
+func reprFixed(intPart, frac string) bool {
+	if frac[len(frac)-1] == '0' && len(frac) > 1 {
+		return false
+	}
+	if intPart != "0" {
+		return len(intPart)+len(frac) <= 15
+	}
+	if frac == "0" {
+		return true
+	}
+	zeros := 0
+	for zeros < len(frac) && frac[zeros] == '0' {
+		zeros++
+	}
+	return zeros <= 3 && len(frac)-zeros <= 15
 }
 
 // str reads a JSON string at p.i and returns it decoded, and whether it
@@ -470,7 +610,12 @@ func (p *parser) str() (string, bool, error) {
 	for i := start; i < len(s); i++ {
 		for i+8 <= len(s) {
 			x := load8(s[i : i+8])
-			if stops64(x) != 0 {
+			if st := stops64(x); st != 0 {
+				// The lowest marked byte is the first stop: pass over
+				// the bytes below it.
+				k := bits.TrailingZeros64(st) &^ 7
+				high |= (x | (x + 0x0101010101010101)) & (1<<k - 1)
+				i += k >> 3
 				break
 			}
 			high |= x | (x + 0x0101010101010101)

@@ -23,6 +23,27 @@ var knownKeys = [...]string{
 	"fixture_generator_path", "watch_paths", "candidate_env", "base_env",
 }
 
+// Indexes of knownKeys.
+const (
+	keyRunID = iota
+	keySeed
+	keyPropertyPath
+	keyPropertySHA256
+	keyFixtureSHA256
+	keyBaseFixtureSHA256
+	keyDiffPaths
+	keyCandidateResult
+	keyBaseSeedResult
+	keyRetryResults
+	keyRetryCap
+	keyBudgetOK
+	keyTranscriptComplete
+	keyFixtureGeneratorPath
+	keyWatchPaths
+	keyCandidateEnv
+	keyBaseEnv
+)
+
 func knownKeyIndex(key string) (int, bool) {
 	switch key {
 	case "run_id":
@@ -114,23 +135,43 @@ func NewRecord(v Value) *Record {
 	return r
 }
 
+// knownSlots holds, for each of knownKeys, the index of its member in an
+// object, or -1.
+type knownSlots [len(knownKeys)]int32
+
+// findKnown sets slots for the members ms.
+func findKnown(ms []Member, slots *knownSlots) {
+	for k := range slots {
+		slots[k] = -1
+	}
+	for i := range ms {
+		if k, ok := knownKeyIndex(ms[i].Key); ok {
+			slots[k] = int32(i)
+		}
+	}
+}
+
 // fill sets r from v, reusing r's slices.
-func (r *Record) fill(v Value) {
+func (r *Record) fill(v Value) { r.fillSlots(v, nil) }
+
+// fillSlots is fill, given the known keys' slots in v when they are known
+// already (nil otherwise).
+func (r *Record) fillSlots(v Value, slots *knownSlots) {
 	retries, diff := r.RetryResults[:0], r.DiffPaths[:0]
 	*r = Record{Value: v, RetryResults: retries, DiffPaths: diff}
 	if v.Kind != KindObject {
 		r.Problem = fmt.Sprintf("record is a JSON %s, want an object", v.Kind)
 		return
 	}
+	if slots == nil {
+		slots = new(knownSlots)
+		findKnown(v.Members, slots)
+	}
 	var known [len(knownKeys)]*Value
-	for i := range v.Members {
-		if k, ok := knownKeyIndex(v.Members[i].Key); ok {
+	for k, i := range slots {
+		if i >= 0 {
 			known[k] = &v.Members[i].Value
 		}
-	}
-	get := func(key string) *Value {
-		k, _ := knownKeyIndex(key)
-		return known[k]
 	}
 	// RequiredKeys are the first of knownKeys, in the same order.
 	for i, k := range RequiredKeys {
@@ -143,16 +184,16 @@ func (r *Record) fill(v Value) {
 			r.Problem = fmt.Sprintf(format, args...)
 		}
 	}
-	if x := get("transcript_complete"); x != nil {
+	if x := known[keyTranscriptComplete]; x != nil {
 		if x.Kind != KindBool {
 			bad("transcript_complete: want true or false, got a %s", x.Kind)
 		}
 		r.TranscriptComplete = x.Kind == KindBool && x.Bool
 	}
-	if x := get("run_id"); x != nil && x.Kind == KindNull {
+	if x := known[keyRunID]; x != nil && x.Kind == KindNull {
 		bad("run_id: want a value, got null")
 	}
-	if x := get("seed"); x != nil {
+	if x := known[keySeed]; x != nil {
 		switch {
 		case x.IsInt():
 			s := x.Str
@@ -166,8 +207,9 @@ func (r *Record) fill(v Value) {
 			bad("seed: want a JSON integer or a non-empty string of [A-Za-z0-9._:-], got %s", describe(x))
 		}
 	}
-	digest := func(key string, dst *string) {
-		if x := get(key); x != nil {
+	digest := func(k int, dst *string) {
+		key := knownKeys[k]
+		if x := known[k]; x != nil {
 			if x.Kind != KindString || x.Str == "" {
 				bad("%s: want a non-empty string, got %s", key, describe(x))
 				return
@@ -175,33 +217,33 @@ func (r *Record) fill(v Value) {
 			*dst = x.Str
 		}
 	}
-	digest("property_sha256", &r.PropertySHA256)
-	digest("fixture_sha256", &r.FixtureSHA256)
-	digest("base_fixture_sha256", &r.BaseFixtureSHA256)
-	if x := get("property_path"); x != nil {
+	digest(keyPropertySHA256, &r.PropertySHA256)
+	digest(keyFixtureSHA256, &r.FixtureSHA256)
+	digest(keyBaseFixtureSHA256, &r.BaseFixtureSHA256)
+	if x := known[keyPropertyPath]; x != nil {
 		r.PropertyPath = cleanPath("property_path", x, bad)
 	}
-	if x := get("fixture_generator_path"); x != nil && x.Kind != KindNull {
+	if x := known[keyFixtureGeneratorPath]; x != nil && x.Kind != KindNull {
 		if x.Kind == KindString && x.Str == "" {
 			// The listing treats an empty generator path as none.
 		} else {
 			r.GeneratorPath = cleanPath("fixture_generator_path", x, bad)
 		}
 	}
-	if x := get("diff_paths"); x != nil {
+	if x := known[keyDiffPaths]; x != nil {
 		r.DiffPaths, _ = pathList(r.DiffPaths, "diff_paths", x, bad)
 	}
-	if x := get("watch_paths"); x != nil && x.Kind != KindNull {
+	if x := known[keyWatchPaths]; x != nil && x.Kind != KindNull {
 		r.WatchPaths, r.WatchFolders = pathList(nil, "watch_paths", x, bad)
 	}
-	if x := get("candidate_result"); x != nil {
+	if x := known[keyCandidateResult]; x != nil {
 		if x.Kind != KindString || (x.Str != "pass" && x.Str != "fail") {
 			bad(`candidate_result: want "pass" or "fail", got %s`, describe(x))
 		}
 		r.CandidateResult = x.Str
 	}
-	r.BaseSeedResult = get("base_seed_result")
-	if x := get("retry_results"); x != nil {
+	r.BaseSeedResult = known[keyBaseSeedResult]
+	if x := known[keyRetryResults]; x != nil {
 		if x.Kind != KindArray {
 			bad("retry_results: want an array of \"pass\"/\"fail\", got %s", describe(x))
 		} else {
@@ -214,7 +256,7 @@ func (r *Record) fill(v Value) {
 			}
 		}
 	}
-	if x := get("retry_cap"); x != nil {
+	if x := known[keyRetryCap]; x != nil {
 		switch {
 		case !x.IsInt():
 			bad("retry_cap: want an integer >= 0, got %s", describe(x))
@@ -228,14 +270,14 @@ func (r *Record) fill(v Value) {
 			r.RetryCap = n
 		}
 	}
-	if x := get("budget_ok"); x != nil {
+	if x := known[keyBudgetOK]; x != nil {
 		if x.Kind != KindBool {
 			bad("budget_ok: want true or false, got %s", describe(x))
 		}
 		r.BudgetOK = x.Bool
 	}
-	for _, k := range [...]string{"candidate_env", "base_env"} {
-		x := get(k)
+	for _, i := range [...]int{keyCandidateEnv, keyBaseEnv} {
+		k, x := knownKeys[i], known[i]
 		if x == nil || x.Kind == KindNull {
 			continue
 		}

@@ -26,8 +26,8 @@ type Value struct {
 	// Float reports whether a number has a fraction or an exponent (Python
 	// reads it as a float, not an int).
 	Float bool
-	// hint holds what the reader learnt while reading: hintPlain and
-	// hintFloat. Only the reader's own hasher trusts it (a caller may edit
+	// hint holds what the reader learnt while reading: hintPlain,
+	// hintKeyPlain, hintFloat and hintReprFloat. Only the reader's own hasher trusts it (a caller may edit
 	// a Value it was given).
 	hint uint8
 	// Str is the decoded string for KindString and the number's literal
@@ -50,6 +50,9 @@ const (
 	hintKeyPlain
 	// hintFloat: f is Str read as a float64.
 	hintFloat
+	// hintReprFloat: Str is a float as Python's repr writes it, so its
+	// canonical form is Str.
+	hintReprFloat
 )
 
 // Len returns the number of an array's elements or an object's members.
