@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,24 +34,6 @@ func TestContract(t *testing.T) {
 var ctx = context.Background()
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// snapshotDir returns every file under dir with its bytes.
-func snapshotDir(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		files[strings.TrimPrefix(path, dir)] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
 
 func sameFiles(t *testing.T, before, after map[string]string) {
 	t.Helper()
@@ -128,7 +109,7 @@ func TestBadLedgerFile(t *testing.T) {
 		if err := os.WriteFile(path, []byte(raw), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		before := snapshotDir(t, s.Dir())
+		before := storetest.SnapshotDir(t, s.Dir())
 		ops := map[string]func() error{
 			"ListFreezes": func() error { _, err := s.ListFreezes(ctx); return err },
 			"GetFreeze":   func() error { _, err := s.GetFreeze(ctx, valid.Triple()); return err },
@@ -150,7 +131,7 @@ func TestBadLedgerFile(t *testing.T) {
 				t.Fatalf("%s: message %q, want it to contain %q", name, fe.Message, tc.message)
 			}
 		}
-		sameFiles(t, before, snapshotDir(t, s.Dir()))
+		sameFiles(t, before, storetest.SnapshotDir(t, s.Dir()))
 	}
 	for _, tc := range []testCase{
 		{"not json", "freezes: [oops\n", "not valid JSON at line 1, column 3"},

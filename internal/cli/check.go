@@ -10,7 +10,6 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/internal/store"
-	"github.com/flakegate/flakegate/report"
 	"github.com/spf13/cobra"
 )
 
@@ -103,15 +102,8 @@ func writeCheckOutputs(ios *IO, f *checkFlags, sum *flakegate.Summary) error {
 	} else {
 		printCheckText(ios.Out, sum)
 	}
-	if f.junit != "" {
-		if err := writeOutput(ios, f.junit, "check --junit", func(w io.Writer) error { return report.JUnit(w, sum) }); err != nil {
-			return err
-		}
-	}
-	if f.markdown != "" {
-		if err := writeOutput(ios, f.markdown, "check --markdown", func(w io.Writer) error { return report.Markdown(w, sum) }); err != nil {
-			return err
-		}
+	if err := writeReportFiles(ios, "check", f.junit, f.markdown, sum); err != nil {
+		return err
 	}
 	if f.github {
 		// Workflow commands are read from stdout; with --json stdout is the

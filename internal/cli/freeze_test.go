@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -344,24 +343,6 @@ func TestFreezeVerifyCatchesHandEdits(t *testing.T) {
 	}
 }
 
-// snapshotFiles returns every file under dir with its bytes.
-func snapshotFiles(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		files[strings.TrimPrefix(path, dir)] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 // TestFreezeBadInput: each bad input gets a clear message and exit code,
 // and nothing on disk changes (bytes compared before and after).
 func TestFreezeBadInput(t *testing.T) {
@@ -392,7 +373,7 @@ func TestFreezeBadInput(t *testing.T) {
 			}
 			writeFile(t, path, []byte(edited))
 		}
-		before := snapshotFiles(t, ledger)
+		before := storetest.SnapshotDir(t, ledger)
 		args := append([]string{"freeze", tc.args[0], "--ledger", ledger}, tc.args[1:]...)
 		out.Reset()
 		errOut.Reset()
@@ -406,7 +387,7 @@ func TestFreezeBadInput(t *testing.T) {
 		if strings.Contains(errOut.String(), "goroutine ") || strings.Contains(errOut.String(), "panic") {
 			t.Fatalf("a stack trace: %s", errOut.String())
 		}
-		after := snapshotFiles(t, ledger)
+		after := storetest.SnapshotDir(t, ledger)
 		if len(after) != len(before) {
 			t.Fatalf("files changed: %d before, %d after", len(before), len(after))
 		}

@@ -90,15 +90,8 @@ func runReport(ctx context.Context, ios *IO, f *reportFlags) error {
 		if err != nil {
 			return err
 		}
-		if f.junit != "" {
-			if err := writeOutput(ios, f.junit, "report --junit", func(w io.Writer) error { return report.JUnit(w, sum) }); err != nil {
-				return err
-			}
-		}
-		if f.markdown != "" {
-			if err := writeOutput(ios, f.markdown, "report --markdown", func(w io.Writer) error { return report.Markdown(w, sum) }); err != nil {
-				return err
-			}
+		if err := writeReportFiles(ios, "report", f.junit, f.markdown, sum); err != nil {
+			return err
 		}
 		if f.github {
 			if err := writeGitHub(ios, "report --github", ios.Out, sum); err != nil {
@@ -155,6 +148,21 @@ func readSummary(ios *IO, path string) (*flakegate.Summary, error) {
 		}
 	}
 	return &sum, nil
+}
+
+// writeReportFiles writes the JUnit and Markdown reports of sum to the
+// paths named (an empty path writes nothing); cmd names the command in
+// errors ("check", "report").
+func writeReportFiles(ios *IO, cmd, junit, markdown string, sum *flakegate.Summary) error {
+	if junit != "" {
+		if err := writeOutput(ios, junit, cmd+" --junit", func(w io.Writer) error { return report.JUnit(w, sum) }); err != nil {
+			return err
+		}
+	}
+	if markdown != "" {
+		return writeOutput(ios, markdown, cmd+" --markdown", func(w io.Writer) error { return report.Markdown(w, sum) })
+	}
+	return nil
 }
 
 // writeGitHub prints the workflow annotations to w and appends the
