@@ -4,41 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/report"
 )
 
-// writeFile writes data to path atomically: a temporary file in the same
-// folder, then a rename.
+// writeFile replaces path with data, durably and atomically.
 func writeFile(path string, data []byte) error {
-	fail := func(err error) error {
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: path, Message: "cannot write", Err: err}
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return fail(err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return fail(err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return fail(err)
 	}
 	return nil
 }

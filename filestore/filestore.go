@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/atomicfile"
 )
 
 // The files of a store.
@@ -301,42 +302,28 @@ func sorted(m map[string]flakegate.Freeze) []flakegate.Freeze {
 	return out
 }
 
-// writeAtomic replaces dir/name with data: temporary file, fsync, rename,
-// fsync of the folder. The caller holds the lock, so one temporary name
-// per file is enough; a stale one left by a killed process is truncated.
+// writeAtomic replaces dir/name with data through atomicfile: temporary
+// file, fsync, rename, fsync of the folder. A temporary file left by a
+// killed process starts with a dot and ends in .tmp; nothing reads it.
 func writeAtomic(dir, name string, data []byte) error {
 	final := filepath.Join(dir, name)
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := atomicfile.New(final, 0o644)
 	if err != nil {
-		return fsError("write", tmp, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fsError("write", tmp, err)
-	}
-	crashPoint(name + " written")
-	if err := os.Rename(tmp, final); err != nil {
 		return fsError("write", final, err)
 	}
-	crashPoint(name + " renamed")
-	return syncDir(dir)
+	defer f.Cleanup()
+	f.Step = func(step string) { crashPoint(name + " " + step) }
+	if _, err := f.Write(data); err != nil {
+		return fsError("write", final, err)
+	}
+	if err := f.Commit(); err != nil {
+		return fsError("write", final, err)
+	}
+	return nil
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fsError("sync", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return fsError("sync", dir, err)
 	}
 	return nil

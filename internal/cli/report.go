@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/report"
 	"github.com/spf13/cobra"
 )
@@ -190,28 +190,22 @@ func writeGitHub(ios *IO, op string, w io.Writer, sum *flakegate.Summary) error 
 }
 
 // writeOutput writes a report to path, or to stdout for "-". A file is
-// written beside its final name and renamed into place, so a reader never
+// replaced atomically and durably (internal/atomicfile), so a reader never
 // sees half a report.
 func writeOutput(ios *IO, path, op string, write func(io.Writer) error) error {
 	if path == "-" {
 		return write(ios.Out)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	f, err := atomicfile.New(path, 0o644)
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: path, Message: "cannot create the report", Err: err}
 	}
-	werr := write(tmp)
+	defer f.Cleanup()
+	werr := write(f)
 	if werr == nil {
-		werr = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
+		werr = f.Commit()
 	}
 	if werr != nil {
-		os.Remove(tmp.Name())
 		if flakegate.ErrorCode(werr) != flakegate.EINTERNAL {
 			return werr
 		}
