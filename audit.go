@@ -222,7 +222,7 @@ func FreezeDiff(got, want Freeze) string {
 
 // String writes the triple as a user reads it: path, seed and digest.
 func (t Triple) String() string {
-	return fmt.Sprintf("%s seed %s fixture %s", t.PropertyPath, t.Seed.String(), short(t.FixtureSHA256))
+	return fmt.Sprintf("%s seed %s fixture %s", t.PropertyPath, t.Seed.String(), ShortSHA(t.FixtureSHA256))
 }
 
 func (t Triple) validate() error {
@@ -286,11 +286,4 @@ func quoteEmpty(s string) string {
 		return `""`
 	}
 	return s
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

@@ -66,7 +66,7 @@ func Skip(ctx context.Context, s Store, t Triple, propertySHA256, by string) (Sk
 		return SkipDecision{}, err
 	}
 	if reason == "" && propertySHA256 != f.PropertySHA256 {
-		reason = fmt.Sprintf("the property file changed: its digest is %s, the frozen record's is %s", short(propertySHA256), short(f.PropertySHA256))
+		reason = fmt.Sprintf("the property file changed: its digest is %s, the frozen record's is %s", ShortSHA(propertySHA256), ShortSHA(f.PropertySHA256))
 	}
 	if reason != "" {
 		if err := void(ctx, s, t, by, reason); err != nil {
@@ -92,16 +92,16 @@ func checkFreeze(ctx context.Context, s RecordStore, f Freeze) (string, error) {
 	}
 	raw, err := s.GetRecord(ctx, f.RecordSHA256)
 	if ErrorCode(err) == ENOTFOUND {
-		return fmt.Sprintf("the stored record %s is missing", short(f.RecordSHA256)), nil
+		return fmt.Sprintf("the stored record %s is missing", ShortSHA(f.RecordSHA256)), nil
 	} else if err != nil {
 		return "", err
 	}
 	sha, err := RecordSHA256(raw)
 	if err != nil {
-		return fmt.Sprintf("the stored record %s is no longer a JSON record: %v", short(f.RecordSHA256), err), nil
+		return fmt.Sprintf("the stored record %s is no longer a JSON record: %v", ShortSHA(f.RecordSHA256), err), nil
 	}
 	if sha != f.RecordSHA256 {
-		return fmt.Sprintf("the stored record now hashes to %s, not record_sha256 %s", short(sha), short(f.RecordSHA256)), nil
+		return fmt.Sprintf("the stored record now hashes to %s, not record_sha256 %s", ShortSHA(sha), ShortSHA(f.RecordSHA256)), nil
 	}
 	d := ClassifyBytes(raw)
 	if d.Label != Scheduler || !d.Freeze {
@@ -111,7 +111,7 @@ func checkFreeze(ctx context.Context, s RecordStore, f Freeze) (string, error) {
 		return fmt.Sprintf("the stored record is for %s, not this triple", d.Triple()), nil
 	}
 	if p := recordPropertySHA256(raw); p != f.PropertySHA256 {
-		return fmt.Sprintf("the entry's property_sha256 %s differs from the record's %s", short(f.PropertySHA256), short(p)), nil
+		return fmt.Sprintf("the entry's property_sha256 %s differs from the record's %s", ShortSHA(f.PropertySHA256), ShortSHA(p)), nil
 	}
 	return "", nil
 }

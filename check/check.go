@@ -189,7 +189,7 @@ func (c *checker) loadConfig(ctx context.Context) error {
 		switch flakegate.ErrorCode(err) {
 		case flakegate.ENOTFOUND:
 			return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: clean,
-				Message: fmt.Sprintf("no such file at the base revision %s", short(c.baseSHA)),
+				Message: fmt.Sprintf("no such file at the base revision %s", flakegate.ShortSHA(c.baseSHA)),
 				Hint:    "commit " + clean + " on the base branch (the config is always read from the base), or pass --config PATH"}
 		case flakegate.EINVALID:
 			return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: clean, Message: "cannot read the config at the base revision", Err: err}
@@ -358,11 +358,4 @@ func inDiff(diff, watched []string) []string {
 
 func internalf(format string, args ...any) error {
 	return &flakegate.Error{Code: flakegate.EINTERNAL, Message: fmt.Sprintf(format, args...)}
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

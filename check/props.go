@@ -102,7 +102,7 @@ func (c *checker) checkBaseFile(root, key, rel, what string) error {
 	if _, err := os.Lstat(p); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
-				Message: fmt.Sprintf("%s: the %s %s does not exist at the base revision %s", key, what, rel, short(c.baseSHA)),
+				Message: fmt.Sprintf("%s: the %s %s does not exist at the base revision %s", key, what, rel, flakegate.ShortSHA(c.baseSHA)),
 				Hint:    "commit it on the base branch first, or fix the path in " + c.cfgPath}
 		}
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: p, Err: err}

@@ -429,7 +429,7 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 			return "cannot digest the base fixture: " + err.Error()
 		}
 		if sum != ps.baseFixtureSHA256 {
-			return fmt.Sprintf("the base fixture digest is %s, expected %s", short(sum), short(ps.baseFixtureSHA256))
+			return fmt.Sprintf("the base fixture digest is %s, expected %s", flakegate.ShortSHA(sum), flakegate.ShortSHA(ps.baseFixtureSHA256))
 		}
 		return ""
 	}
@@ -483,7 +483,7 @@ func roundSeconds(d time.Duration) float64 {
 func newRunID(candSHA string) string {
 	var b [8]byte
 	rand.Read(b[:])
-	return short(candSHA) + "-" + hex.EncodeToString(b[:])
+	return flakegate.ShortSHA(candSHA) + "-" + hex.EncodeToString(b[:])
 }
 
 // slug turns a path or seed into a file name part.

@@ -213,7 +213,7 @@ func (c *Client) Show(ctx context.Context, rev, file string) ([]byte, error) {
 			Code:    flakegate.ENOTFOUND,
 			Op:      "git show",
 			Path:    clean,
-			Message: fmt.Sprintf("no such file at %s (%s)", rev, short(sha)),
+			Message: fmt.Sprintf("no such file at %s (%s)", rev, flakegate.ShortSHA(sha)),
 		}
 	}
 	return nil, &flakegate.Error{
@@ -303,11 +303,4 @@ func cleanRepoPath(p string) (string, error) {
 		return "", &flakegate.Error{Code: flakegate.EINVALID, Op: "git show", Path: p, Message: "not a repo-relative file path"}
 	}
 	return clean, nil
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

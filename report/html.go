@@ -30,7 +30,7 @@ const (
 var htmlSource string
 
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"short":      shortSHA,
+	"short":      flakegate.ShortSHA,
 	"seed":       func(s flakegate.Seed) string { return s.String() },
 	"when":       when,
 	"labelColor": labelColor,

@@ -25,7 +25,7 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 		icon = "❌"
 	}
 	fmt.Fprintf(bw, "## %s flakegate check: %s\n\n", icon, mdText(s.Verdict))
-	fmt.Fprintf(bw, "Base %s → candidate %s · %s\n\n", mdCode(shortSHA(s.Base)), mdCode(shortSHA(s.Candidate)), plural(c.Total, "triple"))
+	fmt.Fprintf(bw, "Base %s → candidate %s · %s\n\n", mdCode(flakegate.ShortSHA(s.Base)), mdCode(flakegate.ShortSHA(s.Candidate)), plural(c.Total, "triple"))
 
 	fmt.Fprintf(bw, "| Label | Triples | Meaning |\n|:--|--:|:--|\n")
 	for _, l := range flakegate.Labels {

@@ -111,14 +111,6 @@ func ownerOf(r *flakegate.Result) string {
 	return r.Owner
 }
 
-// shortSHA keeps the first 12 hex digits of a digest.
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
-
 // Counts tallies a summary: results per label (ran only), skipped frozen
 // triples, rejects.
 type Counts struct {

@@ -134,12 +134,5 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 			fmt.Fprintf(w, "    reproduce: %s\n", r.Reproduce)
 		}
 	}
-	fmt.Fprintf(w, "verdict: %s (base %s, candidate %s)\n", sum.Verdict, short12(sum.Base), short12(sum.Candidate))
-}
-
-func short12(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
+	fmt.Fprintf(w, "verdict: %s (base %s, candidate %s)\n", sum.Verdict, flakegate.ShortSHA(sum.Base), flakegate.ShortSHA(sum.Candidate))
 }

@@ -89,13 +89,6 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
-
 func newCmdFreezeGrant(io *IO, ledger *string) *cobra.Command {
 	var (
 		record, owner, by string
@@ -132,7 +125,7 @@ triple is refused unless --replace.`,
 				return printJSON(io.Out, f)
 			}
 			_, err = fmt.Fprintf(io.Out, "froze %s for %d runs (owner %s, record %s)\n",
-				f.Triple(), f.ExpiresAfterRuns, f.Owner, shortSHA(f.RecordSHA256))
+				f.Triple(), f.ExpiresAfterRuns, f.Owner, flakegate.ShortSHA(f.RecordSHA256))
 			return err
 		},
 	}
@@ -214,8 +207,8 @@ func printFreezes(w io.Writer, fs []flakegate.Freeze) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROPERTY\tSEED\tFIXTURE\tRUNS LEFT\tOWNER\tRECORD\tGRANTED")
 	for _, f := range fs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", f.PropertyPath, f.Seed.String(), shortSHA(f.FixtureSHA256),
-			f.ExpiresAfterRuns, f.Owner, shortSHA(f.RecordSHA256), f.GrantedAt.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", f.PropertyPath, f.Seed.String(), flakegate.ShortSHA(f.FixtureSHA256),
+			f.ExpiresAfterRuns, f.Owner, flakegate.ShortSHA(f.RecordSHA256), f.GrantedAt.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
