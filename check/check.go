@@ -261,7 +261,7 @@ func (c *checker) makeOutDir() error {
 	}
 	notWritable := func(err error) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --out", Path: abs,
-			Message: "the output folder is not writable", Err: unwrapPathError(err),
+			Message: "the output folder is not writable", Err: err,
 			Hint: "pass --out with a folder flakegate can create and write"}
 	}
 	if err := os.MkdirAll(filepath.Join(abs, "transcripts"), 0o755); err != nil {
@@ -277,13 +277,6 @@ func (c *checker) makeOutDir() error {
 	return nil
 }
 
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s %s: %w", pe.Op, pe.Path, pe.Err)
-	}
-	return err
-}
 
 func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	workers := min(c.cfg.Workers, c.cfg.Triples())

@@ -10,6 +10,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/cobra"
 )
 
@@ -59,7 +60,7 @@ func runCheck(ctx context.Context, io *IO, f *checkFlags) error {
 		spec = io.Getenv("FLAKEGATE_LEDGER")
 	}
 	ledgerPath := ""
-	if spec != "" && !store.IsDSN(spec) {
+	if spec != "" && !postgres.IsDSN(spec) {
 		ledgerPath = spec
 	}
 	opts := check.Options{

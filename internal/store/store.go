@@ -6,7 +6,6 @@ package store
 import (
 	"context"
 	"path/filepath"
-	"strings"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/filestore"
@@ -23,7 +22,7 @@ const DefaultDir = "flakegate"
 // that is empty, $FLAKEGATE_LEDGER.
 func Open(ctx context.Context, spec, gitCommonDir string) (flakegate.Store, error) {
 	switch {
-	case IsDSN(spec):
+	case postgres.IsDSN(spec):
 		s, err := postgres.Open(ctx, spec)
 		if err != nil {
 			return nil, err // not a typed nil inside the interface
@@ -46,9 +45,4 @@ func Open(ctx context.Context, spec, gitCommonDir string) (flakegate.Store, erro
 		}
 		return s, nil
 	}
-}
-
-// IsDSN reports whether spec names a PostgreSQL database.
-func IsDSN(spec string) bool {
-	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/filestore"
 	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/postgres"
 )
 
 func TestOpen(t *testing.T) {
@@ -48,7 +49,7 @@ func TestOpen(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
 	}
 	for _, spec := range []string{"postgres://u@h/db", "postgresql://h/db", "/a/dir", ""} {
-		if got, want := store.IsDSN(spec), spec != "" && spec[0] == 'p'; got != want {
+		if got, want := postgres.IsDSN(spec), spec != "" && spec[0] == 'p'; got != want {
 			t.Fatalf("IsDSN(%q) = %v", spec, got)
 		}
 	}
