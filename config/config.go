@@ -29,7 +29,6 @@ package config
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 	"time"
 
@@ -88,11 +87,6 @@ type Property struct {
 	Samples int
 }
 
-// Placeholders are the names a run template may use.
-var Placeholders = []string{"path", "seed", "samples", "fixture"}
-
-var placeholderRe = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 // errorf returns an EINVALID error naming the file and the key.
 func errorf(file, key string, line int, format string, args ...any) *flakegate.Error {
 	where := file
@@ -139,38 +133,6 @@ func CleanRepoPath(p string) (string, error) {
 		return "", fmt.Errorf("path %q is inside .git", p)
 	}
 	return c, nil
-}
-
-// CheckTemplate reports the first placeholder of argv that is not one of
-// Placeholders.
-func CheckTemplate(argv []string) error {
-	for i, a := range argv {
-		for _, m := range placeholderRe.FindAllStringSubmatch(a, -1) {
-			if !knownPlaceholder(m[1]) {
-				return fmt.Errorf("run[%d] %q: unknown placeholder {%s}; want one of {path} {seed} {samples} {fixture}", i, a, m[1])
-			}
-		}
-	}
-	return nil
-}
-
-// UsesPlaceholder reports whether any argument of argv names {name}.
-func UsesPlaceholder(argv []string, name string) bool {
-	for _, a := range argv {
-		if strings.Contains(a, "{"+name+"}") {
-			return true
-		}
-	}
-	return false
-}
-
-func knownPlaceholder(name string) bool {
-	for _, p := range Placeholders {
-		if p == name {
-			return true
-		}
-	}
-	return false
 }
 
 // WatchPaths returns the repo paths a triple of p is graded against: the

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/runner"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -265,7 +266,7 @@ func (l *loader) property(key string, n ast.Node) (Property, error) {
 		if p.Samples, err = l.integer(join(key, "samples"), v, 1, math.MaxInt32); err != nil {
 			return p, err
 		}
-	} else if UsesPlaceholder(p.Run, "samples") {
+	} else if runner.UsesPlaceholder(p.Run, "samples") {
 		return p, l.errf(join(key, "samples"), m, "missing, but run uses {samples}")
 	}
 	return p, nil
@@ -430,8 +431,9 @@ func (l *loader) run(key string, n ast.Node) ([]string, error) {
 	if argv[0] == "" || strings.Contains(argv[0], "{") {
 		return nil, l.errf(key+"[0]", seq.Values[0], "the command must be a fixed program name, not %q", argv[0])
 	}
-	if err := CheckTemplate(argv); err != nil {
-		return nil, l.errf(key, n, "%v", err)
+	// The runner's own parser: what config accepts is what Expand fills.
+	if err := runner.CheckTemplate(argv); err != nil {
+		return nil, l.errf(key, n, "%s; %s", flakegateMessage(err), flakegate.ErrorHint(err))
 	}
 	return argv, nil
 }

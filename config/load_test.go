@@ -1,12 +1,14 @@
 package config_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/runner"
 )
 
 const good = `version: 1
@@ -209,4 +211,32 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRunTemplateAgreesWithRunner: config accepts a run argument exactly
+// when the runner can expand it, and keeps it as written. A brace pair
+// that is not a placeholder for the runner ({_seed}, {1x}, {}) is text for
+// config too.
+func TestRunTemplateAgreesWithRunner(t *testing.T) {
+	vars := runner.Vars{Path: "a.py", Seed: "1", Samples: "5", Fixture: "f"}
+	for _, arg := range []string{
+		"{seed}", "--seed={seed}", "a{path}b{fixture}", "{{seed}}", "{seed", "seed}",
+		"{_seed}", "{_x}", "{1x}", "{}", `{"a":1}`, "[0-9]{3}", "{sa mples}",
+		"{seeds}", "{Seed}", "{x_1}", "{samples_}", "{path}{bogus}",
+	} {
+		t.Run(arg, func(t *testing.T) {
+			yaml := "version: 1\nproperties:\n  - path: a.py\n    fixture: f\n    seeds: [1]\n    samples: 5\n    run: [x, " + strconv.Quote(arg) + "]\n    wall_budget: 1s\n"
+			cfg, cerr := config.Load([]byte(yaml), "flakegate.yaml")
+			_, rerr := runner.Expand([]string{"x", arg}, vars)
+			if (cerr == nil) != (rerr == nil) {
+				t.Fatalf("config: %v; runner: %v", cerr, rerr)
+			}
+			if cerr == nil && cfg.Properties[0].Run[1] != arg {
+				t.Errorf("run[1] = %q, want %q", cfg.Properties[0].Run[1], arg)
+			}
+			if cerr != nil && !strings.Contains(cerr.Error(), "unknown placeholder") {
+				t.Errorf("config error %q does not say unknown placeholder", cerr)
+			}
+		})
+	}
 }
