@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 )
 
 // The audit log is a chain of JSON lines: every line carries the sha256 of
@@ -182,99 +180,6 @@ func ApplyAudit(m map[string]Freeze, e AuditEvent) error {
 		delete(m, key)
 	}
 	return nil
-}
-
-// SameFreeze reports whether a and b are the same entry: equal fields, and
-// GrantedAt the same instant (whatever its time zone).
-func SameFreeze(a, b Freeze) bool {
-	if !a.GrantedAt.Equal(b.GrantedAt) {
-		return false
-	}
-	a.GrantedAt, b.GrantedAt = time.Time{}, time.Time{}
-	return a == b
-}
-
-// FreezeDiff names the first field where the ledger's entry (got) differs
-// from the audit log's (want), for messages; "" when they are the same.
-func FreezeDiff(got, want Freeze) string {
-	type field struct {
-		name      string
-		got, want any
-	}
-	for _, f := range []field{
-		{"label", got.Label, want.Label},
-		{"expires_after_runs", got.ExpiresAfterRuns, want.ExpiresAfterRuns},
-		{"owner", got.Owner, want.Owner},
-		{"record_sha256", got.RecordSHA256, want.RecordSHA256},
-		{"property_sha256", got.PropertySHA256, want.PropertySHA256},
-		{"granted_by", got.GrantedBy, want.GrantedBy},
-	} {
-		if f.got != f.want {
-			return fmt.Sprintf("%s is %v in the ledger but %v in the audit log", f.name, f.got, f.want)
-		}
-	}
-	if !got.GrantedAt.Equal(want.GrantedAt) {
-		return fmt.Sprintf("granted_at is %s in the ledger but %s in the audit log",
-			got.GrantedAt.UTC().Format(time.RFC3339), want.GrantedAt.UTC().Format(time.RFC3339))
-	}
-	return ""
-}
-
-// String writes the triple as a user reads it: path, seed and digest.
-func (t Triple) String() string {
-	return fmt.Sprintf("%s seed %s fixture %s", t.PropertyPath, t.Seed.String(), ShortSHA(t.FixtureSHA256))
-}
-
-func (t Triple) validate() error {
-	switch {
-	case strings.TrimSpace(t.PropertyPath) == "":
-		return Errorf(EINVALID, "property_path is empty")
-	case !t.Seed.Valid():
-		return Errorf(EINVALID, "seed %q is not an integer or a seed string", string(t.Seed))
-	case t.FixtureSHA256 == "":
-		return Errorf(EINVALID, "fixture_sha256 is empty")
-	}
-	return nil
-}
-
-// Validate checks a freeze before it is written: the label is SCHEDULER,
-// the triple is well formed, at least one run is left, the owner is named,
-// the record is named by a sha256, the property digest and grant time are
-// set.
-func (f Freeze) Validate() error {
-	if f.Label != Scheduler {
-		return Errorf(EINVALID, "freeze label is %q; only SCHEDULER may enter the ledger", f.Label)
-	}
-	if err := f.Triple().validate(); err != nil {
-		return err
-	}
-	switch {
-	case f.ExpiresAfterRuns < 1:
-		return Errorf(EINVALID, "freeze for %s: expires_after_runs is %d, want 1 or more", f.Triple(), f.ExpiresAfterRuns)
-	case strings.TrimSpace(f.Owner) == "":
-		return Errorf(EINVALID, "freeze for %s: owner is empty", f.Triple())
-	case !ValidSHA256(f.RecordSHA256):
-		return Errorf(EINVALID, "freeze for %s: record_sha256 %q is not a sha256", f.Triple(), f.RecordSHA256)
-	case f.PropertySHA256 == "":
-		return Errorf(EINVALID, "freeze for %s: property_sha256 is empty", f.Triple())
-	case f.GrantedAt.IsZero():
-		return Errorf(EINVALID, "freeze for %s: granted_at is not set", f.Triple())
-	}
-	return nil
-}
-
-// ValidSHA256 reports whether s is 64 lowercase hex digits.
-func ValidSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func auditLineError(i int, err error) error {

@@ -277,7 +277,6 @@ func (c *checker) makeOutDir() error {
 	return nil
 }
 
-
 func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	workers := min(c.cfg.Workers, c.cfg.Triples())
 	var err error
