@@ -146,12 +146,12 @@ func GrantRecord(ctx context.Context, s Store, raw []byte, owner string, runs in
 	owner = strings.TrimSpace(owner)
 	if owner == "" {
 		return Freeze{}, &Error{Code: EINVALID, Op: "freeze grant", Message: "the owner is empty",
-			Hint: "name the reviewer who answers for the freeze: --owner NAME"}
+			Hint: "name the reviewer who answers for the freeze"}
 	}
 	if runs < 1 || runs > MaxFreezeRuns {
 		return Freeze{}, &Error{Code: EINVALID, Op: "freeze grant",
 			Message: fmt.Sprintf("runs is %d; a freeze lasts 1 to %d runs", runs, MaxFreezeRuns),
-			Hint:    fmt.Sprintf("pass --runs N with 1 <= N <= %d", MaxFreezeRuns)}
+			Hint:    fmt.Sprintf("choose a run count from 1 to %d", MaxFreezeRuns)}
 	}
 	d := ClassifyBytes(raw)
 	if d.Label != Scheduler || !d.Freeze {
@@ -204,7 +204,7 @@ func GrantRecord(ctx context.Context, s Store, raw []byte, owner string, runs in
 
 func conflict(t Triple) error {
 	return &Error{Code: ECONFLICT, Op: "freeze grant", Message: fmt.Sprintf("%s already has a freeze", t),
-		Hint: "pass --replace to write the new freeze over it, or revoke it first"}
+		Hint: "replace the existing freeze, or revoke it first"}
 }
 
 // VerifyProblem is one thing VerifyLedger found wrong.

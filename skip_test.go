@@ -258,6 +258,10 @@ func TestGrantRecord(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), tc.message) {
 			t.Fatalf("GrantRecord: %v, want a message containing %q", err, tc.message)
 		}
+		// The domain names no command-line flag; the CLI adds its own.
+		if hint := flakegate.ErrorHint(err); strings.Contains(hint, "--") {
+			t.Errorf("hint %q names a flag", hint)
+		}
 		records := 0
 		s.EachRecord(ctx, func(string, []byte) error { records++; return nil })
 		a := auditActions(t, s)

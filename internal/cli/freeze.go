@@ -108,6 +108,15 @@ triple is refused unless --replace.`,
 				return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Message: "no record given",
 					Hint: "pass --record FILE, a run record flakegate check wrote"}
 			}
+			if strings.TrimSpace(owner) == "" {
+				return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Message: "the owner is empty",
+					Hint: "name the reviewer who answers for the freeze: --owner NAME"}
+			}
+			if runs < 1 || runs > flakegate.MaxFreezeRuns {
+				return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant",
+					Message: fmt.Sprintf("runs is %d; a freeze lasts 1 to %d runs", runs, flakegate.MaxFreezeRuns),
+					Hint:    fmt.Sprintf("pass --runs N with 1 <= N <= %d", flakegate.MaxFreezeRuns)}
+			}
 			raw, err := readRecord(io, record)
 			if err != nil {
 				return err
@@ -118,6 +127,10 @@ triple is refused unless --replace.`,
 			}
 			defer s.Close()
 			f, err := flakegate.GrantRecord(c.Context(), s, raw, owner, runs, replace, actor(io, by, owner), time.Now())
+			if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
+				return &flakegate.Error{Code: flakegate.ECONFLICT, Err: err,
+					Hint: "pass --replace to write the new freeze over it, or remove it with 'flakegate freeze revoke'"}
+			}
 			if err != nil {
 				return err
 			}

@@ -419,6 +419,10 @@ func TestFreezeBadInput(t *testing.T) {
 		{"runs above the maximum", nil, []string{"grant", "--record", good, "--owner", "bob", "--runs", "101", "--replace"}, 2, "1 to 100 runs"},
 		{"second freeze", nil, []string{"grant", "--record", good, "--owner", "bob"}, 2, "already has a freeze"},
 		{"no record flag", nil, []string{"grant", "--owner", "bob"}, 2, "no record given"},
+		// The domain's hints name no flag; the command adds its own.
+		{"empty owner hint", nil, []string{"grant", "--record", good, "--owner", "", "--replace"}, 2, "Try: name the reviewer who answers for the freeze: --owner NAME"},
+		{"runs hint", nil, []string{"grant", "--record", good, "--owner", "bob", "--runs", "0"}, 2, "Try: pass --runs N with 1 <= N <= 100"},
+		{"second freeze hint", nil, []string{"grant", "--record", good, "--owner", "bob"}, 2, "Try: pass --replace to write the new freeze over it"},
 		{"bad seed", nil, []string{"consume", "--property", frozenProperty, "--seed", "1 2", "--fixture-sha256", "f"}, 2, "seed"},
 		{"missing fixture", nil, []string{"consume", "--property", frozenProperty, "--seed", "1402"}, 2, "--fixture-sha256 is required"},
 		{"revoke without by", nil, append([]string{"revoke"}, triple...), 2, "--by is required"},
