@@ -14,16 +14,23 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// checkFlags are the command line of `flakegate check`.
-type checkFlags struct {
-	base, candidate, config, out, ledger string
-	json, github, noReplayCache          bool
-	junit, markdown, freezeOwner         string
+// CheckOptions are the inputs of `flakegate check`.
+type CheckOptions struct {
+	IO  *IO
+	ctx context.Context
+
+	Base, Candidate, Config, Out string
+	// Ledger is --ledger, else $FLAKEGATE_LEDGER: a folder, a postgres://
+	// DSN, or "" for the embedded store of the repository.
+	Ledger                       string
+	JSON, GitHub, NoReplayCache  bool
+	JUnit, Markdown, FreezeOwner string
 }
 
 // NewCmdCheck is the failure-class merge check.
-func NewCmdCheck(io *IO) *cobra.Command {
-	var f checkFlags
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdCheck(io *IO, runF func(*CheckOptions) error) *cobra.Command {
+	opts := &CheckOptions{IO: io}
 	cmd := &cobra.Command{
 		Use:   "check --base REV [--candidate REV] [flags]",
 		Short: "Run the failure-class merge check of a candidate against a base",
@@ -36,42 +43,55 @@ Exit status: 0 the check passes (PASS, SCHEDULER or frozen), 1 a reject
 label, 2 usage or configuration error, 3 flakegate itself failed.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runCheck(c.Context(), io, &f)
+			opts.ctx = c.Context()
+			if strings.TrimSpace(opts.Base) == "" {
+				return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
+					Hint: "pass the revision the candidate is measured against, e.g. --base origin/main"}
+			}
+			if opts.Ledger == "" {
+				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
+			}
+			opts.FreezeOwner = strings.TrimSpace(opts.FreezeOwner)
+			if runF != nil {
+				return runF(opts)
+			}
+			return runCheck(opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.base, "base", "", "base revision the candidate is measured against (required)")
-	fl.StringVar(&f.candidate, "candidate", "HEAD", "candidate revision")
-	fl.StringVar(&f.config, "config", "flakegate.yaml", "config path in the repository, read at the base revision")
-	fl.StringVar(&f.out, "out", "", "folder for records, transcripts and summary.json (default <git common dir>/flakegate/out/<candidate sha>)")
-	fl.StringVar(&f.ledger, "ledger", "", "ledger folder or postgres:// DSN (default $FLAKEGATE_LEDGER, else <git common dir>/flakegate)")
-	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object on stdout")
-	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
-	fl.StringVar(&f.markdown, "markdown", "", "also write a Markdown report to `FILE`")
-	fl.BoolVar(&f.github, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
-	fl.BoolVar(&f.noReplayCache, "no-replay-cache", false, "replay every seed on base, neither reading nor writing the replay cache")
-	fl.StringVar(&f.freezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
+	fl.StringVar(&opts.Base, "base", "", "base revision the candidate is measured against (required)")
+	fl.StringVar(&opts.Candidate, "candidate", "HEAD", "candidate revision")
+	fl.StringVar(&opts.Config, "config", "flakegate.yaml", "config path in the repository, read at the base revision")
+	fl.StringVar(&opts.Out, "out", "", "folder for records, transcripts and summary.json (default <git common dir>/flakegate/out/<candidate sha>)")
+	fl.StringVar(&opts.Ledger, "ledger", "", "ledger folder or postgres:// DSN (default $FLAKEGATE_LEDGER, else <git common dir>/flakegate)")
+	fl.BoolVar(&opts.JSON, "json", false, "print the summary as one JSON object on stdout")
+	fl.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
+	fl.StringVar(&opts.Markdown, "markdown", "", "also write a Markdown report to `FILE`")
+	fl.BoolVar(&opts.GitHub, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
+	fl.BoolVar(&opts.NoReplayCache, "no-replay-cache", false, "replay every seed on base, neither reading nor writing the replay cache")
+	fl.StringVar(&opts.FreezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
 	return cmd
 }
 
-func runCheck(ctx context.Context, io *IO, f *checkFlags) error {
-	spec := f.ledger
-	if spec == "" {
-		spec = io.Getenv("FLAKEGATE_LEDGER")
+func runCheck(opts *CheckOptions) error {
+	ctx, io := opts.ctx, opts.IO
+	if ctx == nil {
+		ctx = context.Background()
 	}
+	spec := opts.Ledger
 	ledgerPath := ""
 	if spec != "" && !postgres.IsDSN(spec) {
 		ledgerPath = spec
 	}
-	opts := check.Options{
+	copts := check.Options{
 		Dir:           ".",
-		Base:          f.base,
-		Candidate:     f.candidate,
-		ConfigPath:    f.config,
-		OutDir:        f.out,
+		Base:          opts.Base,
+		Candidate:     opts.Candidate,
+		ConfigPath:    opts.Config,
+		OutDir:        opts.Out,
 		LedgerPath:    ledgerPath,
-		NoReplayCache: f.noReplayCache,
-		FreezeOwner:   strings.TrimSpace(f.freezeOwner),
+		NoReplayCache: opts.NoReplayCache,
+		FreezeOwner:   opts.FreezeOwner,
 		By:            "flakegate check",
 		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
 			return store.Open(ctx, spec, commonDir)
@@ -79,11 +99,11 @@ func runCheck(ctx context.Context, io *IO, f *checkFlags) error {
 		Progress:           io.ErrOut,
 		ProgressIsTerminal: io.ErrIsTerminal,
 	}
-	sum, err := check.Run(ctx, opts)
+	sum, err := check.Run(ctx, copts)
 	if err != nil {
 		return err
 	}
-	if err := writeCheckOutputs(io, f, sum); err != nil {
+	if err := writeCheckOutputs(opts, sum); err != nil {
 		return err
 	}
 	if sum.Verdict == flakegate.VerdictReject {
@@ -93,8 +113,9 @@ func runCheck(ctx context.Context, io *IO, f *checkFlags) error {
 }
 
 // writeCheckOutputs prints the summary and writes the requested reports.
-func writeCheckOutputs(ios *IO, f *checkFlags, sum *flakegate.Summary) error {
-	if f.json {
+func writeCheckOutputs(opts *CheckOptions, sum *flakegate.Summary) error {
+	ios := opts.IO
+	if opts.JSON {
 		enc := json.NewEncoder(ios.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(sum); err != nil {
@@ -103,14 +124,14 @@ func writeCheckOutputs(ios *IO, f *checkFlags, sum *flakegate.Summary) error {
 	} else {
 		printCheckText(ios.Out, sum)
 	}
-	if err := writeReportFiles(ios, "check", f.junit, f.markdown, sum); err != nil {
+	if err := writeReportFiles(ios, "check", opts.JUnit, opts.Markdown, sum); err != nil {
 		return err
 	}
-	if f.github {
+	if opts.GitHub {
 		// Workflow commands are read from stdout; with --json stdout is the
 		// summary, so they go to stderr, which the runner reads too.
 		w := ios.Out
-		if f.json {
+		if opts.JSON {
 			w = ios.ErrOut
 		}
 		return writeGitHub(ios, "check --github", w, sum)

@@ -24,11 +24,9 @@ type ClassifyOptions struct {
 	SelfCheck bool
 }
 
-// NewCmdClassify builds `flakegate classify`; runF replaces the run step in
-// tests of flag parsing.
-func NewCmdClassify(io *IO) *cobra.Command { return newCmdClassify(io, runClassify) }
-
-func newCmdClassify(io *IO, runF func(*ClassifyOptions) error) *cobra.Command {
+// NewCmdClassify builds `flakegate classify`.
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdClassify(io *IO, runF func(*ClassifyOptions) error) *cobra.Command {
 	opts := &ClassifyOptions{IO: io}
 	cmd := &cobra.Command{
 		Use:   "classify [--gate] [--jsonl] [FILE ...|-]",
@@ -46,7 +44,10 @@ SCHEDULER). A file that cannot be read is exit 2.`,
 			if opts.SelfCheck && (len(args) > 0 || opts.JSONL || opts.Gate) {
 				return flakegate.Errorf(flakegate.EINVALID, "--self-check takes no files and no other flags")
 			}
-			return runF(opts)
+			if runF != nil {
+				return runF(opts)
+			}
+			return runClassify(opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Gate, "gate", false, "exit 1 when any label is a reject")

@@ -106,3 +106,28 @@ func TestClassifyHelpGolden(t *testing.T) {
 	}
 	golden(t, "classify-help.golden", out)
 }
+
+func TestNewCmdClassifyFlags(t *testing.T) {
+	testParse(t, NewCmdClassify, []parseCase[ClassifyOptions]{
+		{name: "defaults: stdin, exit 0 for every label", args: nil, want: func(t *testing.T, o *ClassifyOptions) {
+			same(t, "Files", o.Files, []string{})
+			same(t, "Gate", o.Gate, false)
+			same(t, "JSONL", o.JSONL, false)
+			same(t, "SelfCheck", o.SelfCheck, false)
+		}},
+		{name: "files and flags", args: []string{"a.json", "--gate", "b.json", "--jsonl"}, want: func(t *testing.T, o *ClassifyOptions) {
+			same(t, "Files", o.Files, []string{"a.json", "b.json"})
+			same(t, "Gate", o.Gate, true)
+			same(t, "JSONL", o.JSONL, true)
+		}},
+		{name: "dash is stdin", args: []string{"-"}, want: func(t *testing.T, o *ClassifyOptions) {
+			same(t, "Files", o.Files, []string{"-"})
+		}},
+		{name: "self-check", args: []string{"--self-check"}, want: func(t *testing.T, o *ClassifyOptions) {
+			same(t, "SelfCheck", o.SelfCheck, true)
+		}},
+		{name: "self-check with a file", args: []string{"--self-check", "a.json"}, errText: "--self-check takes no files"},
+		{name: "self-check with --gate", args: []string{"--self-check", "--gate"}, errText: "--self-check takes no files and no other flags"},
+		{name: "unknown flag", args: []string{"--strict"}, errText: "unknown flag: --strict", errCode: "cobra"},
+	})
+}

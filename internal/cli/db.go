@@ -17,7 +17,7 @@ func NewCmdDB(io *IO) *cobra.Command {
 		Short: "Manage a shared PostgreSQL ledger",
 		Args:  noArgs,
 	}
-	cmd.AddCommand(NewCmdDBMigrate(io))
+	cmd.AddCommand(NewCmdDBMigrate(io, nil))
 	return cmd
 }
 
@@ -29,9 +29,8 @@ type DBMigrateOptions struct {
 }
 
 // NewCmdDBMigrate builds `flakegate db migrate`.
-func NewCmdDBMigrate(io *IO) *cobra.Command { return newCmdDBMigrate(io, runDBMigrate) }
-
-func newCmdDBMigrate(io *IO, runF func(*DBMigrateOptions) error) *cobra.Command {
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdDBMigrate(io *IO, runF func(*DBMigrateOptions) error) *cobra.Command {
 	opts := &DBMigrateOptions{IO: io}
 	cmd := &cobra.Command{
 		Use:   "migrate [--ledger postgres://...]",
@@ -48,7 +47,10 @@ A database whose schema is newer than this flakegate is refused (exit 3).`,
 			if opts.Ledger == "" {
 				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
 			}
-			return runF(opts)
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDBMigrate(opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Ledger, "ledger", "", "the database: postgres://USER:PASSWORD@HOST:PORT/DATABASE (default $FLAKEGATE_LEDGER)")

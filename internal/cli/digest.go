@@ -18,9 +18,8 @@ type DigestOptions struct {
 }
 
 // NewCmdDigest builds `flakegate digest`.
-func NewCmdDigest(io *IO) *cobra.Command { return newCmdDigest(io, runDigest) }
-
-func newCmdDigest(io *IO, runF func(*DigestOptions) error) *cobra.Command {
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdDigest(io *IO, runF func(*DigestOptions) error) *cobra.Command {
 	opts := &DigestOptions{IO: io}
 	return &cobra.Command{
 		Use:   "digest PATH ...",
@@ -42,7 +41,10 @@ other paths are still printed.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.ctx = c.Context()
-			return runF(opts)
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDigest(opts)
 		},
 	}
 }

@@ -65,3 +65,16 @@ func TestDigestCommand(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
 	}
 }
+
+func TestNewCmdDigestFlags(t *testing.T) {
+	testParse(t, NewCmdDigest, []parseCase[DigestOptions]{
+		{name: "paths", args: []string{"tests/fixtures/retry", "prop.py"}, want: func(t *testing.T, o *DigestOptions) {
+			same(t, "Paths", o.Paths, []string{"tests/fixtures/retry", "prop.py"})
+		}},
+		{name: "a path that looks like a flag after --", args: []string{"--", "-odd"}, want: func(t *testing.T, o *DigestOptions) {
+			same(t, "Paths", o.Paths, []string{"-odd"})
+		}},
+		{name: "no path", args: nil, errText: "no path given"},
+		{name: "unknown flag", args: []string{"--algo", "md5", "x"}, errText: "unknown flag: --algo", errCode: "cobra"},
+	})
+}

@@ -3,28 +3,20 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/spf13/cobra"
 )
 
 // NewCmdFreeze is the freeze ledger: grant, list, revoke, consume, verify.
+// Each subcommand is in its own file (freeze_*.go).
 func NewCmdFreeze(io *IO) *cobra.Command {
-	var ledger string
 	cmd := &cobra.Command{
 		Use:   "freeze",
 		Short: "Keep the freeze ledger: grant, list, revoke, consume and verify freezes",
@@ -37,21 +29,34 @@ The ledger is --ledger DIR|postgres://..., else $FLAKEGATE_LEDGER, else
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
-	cmd.PersistentFlags().StringVar(&ledger, "ledger", "", "ledger folder or postgres:// DSN (default $FLAKEGATE_LEDGER, else <git common dir>/flakegate)")
+	addLedgerFlag(cmd)
 	cmd.AddCommand(
-		newCmdFreezeGrant(io, &ledger),
-		newCmdFreezeList(io, &ledger),
-		newCmdFreezeRevoke(io, &ledger),
-		newCmdFreezeConsume(io, &ledger),
-		newCmdFreezeVerify(io, &ledger),
+		NewCmdFreezeGrant(io, nil),
+		NewCmdFreezeList(io, nil),
+		NewCmdFreezeRevoke(io, nil),
+		NewCmdFreezeConsume(io, nil),
+		NewCmdFreezeVerify(io, nil),
 	)
 	return cmd
 }
 
-// openLedger opens the store --ledger, $FLAKEGATE_LEDGER or the current
-// repository names.
-func openLedger(ctx context.Context, io *IO, ledger string) (flakegate.Store, error) {
-	spec := ledger
+// addLedgerFlag gives cmd and its subcommands --ledger.
+func addLedgerFlag(cmd *cobra.Command) {
+	cmd.PersistentFlags().String("ledger", "", "ledger folder or postgres:// DSN (default $FLAKEGATE_LEDGER, else <git common dir>/flakegate)")
+}
+
+// ledgerFlag returns the --ledger of a freeze subcommand, else
+// $FLAKEGATE_LEDGER; "" is the embedded store of the repository.
+func ledgerFlag(io *IO, c *cobra.Command) string {
+	if f := c.Flags().Lookup("ledger"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	return io.Getenv("FLAKEGATE_LEDGER")
+}
+
+// openLedger opens the store spec names (--ledger or $FLAKEGATE_LEDGER),
+// or the embedded store of the current repository when spec is "".
+func openLedger(ctx context.Context, io *IO, spec string) (flakegate.Store, error) {
 	if spec == "" {
 		spec = io.Getenv("FLAKEGATE_LEDGER")
 	}
@@ -89,143 +94,6 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func newCmdFreezeGrant(io *IO, ledger *string) *cobra.Command {
-	var (
-		record, owner, by string
-		runs              int
-		replace, asJSON   bool
-	)
-	cmd := &cobra.Command{
-		Use:   "grant --record FILE --owner NAME [--runs N]",
-		Short: "Freeze the triple of a SCHEDULER record for N runs",
-		Long: `grant classifies the record with the current decision table and refuses
-anything but SCHEDULER (exit 1). It stores the record by its record_sha256,
-writes the ledger entry and an audit event. A second freeze for the same
-triple is refused unless --replace.`,
-		Args: noArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if record == "" {
-				return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Message: "no record given",
-					Hint: "pass --record FILE, a run record flakegate check wrote"}
-			}
-			if strings.TrimSpace(owner) == "" {
-				return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Message: "the owner is empty",
-					Hint: "name the reviewer who answers for the freeze: --owner NAME"}
-			}
-			if runs < 1 || runs > flakegate.MaxFreezeRuns {
-				return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant",
-					Message: fmt.Sprintf("runs is %d; a freeze lasts 1 to %d runs", runs, flakegate.MaxFreezeRuns),
-					Hint:    fmt.Sprintf("pass --runs N with 1 <= N <= %d", flakegate.MaxFreezeRuns)}
-			}
-			raw, err := readRecord(io, record)
-			if err != nil {
-				return err
-			}
-			s, err := openLedger(c.Context(), io, *ledger)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			f, err := flakegate.GrantRecord(c.Context(), s, raw, owner, runs, replace, actor(io, by, owner), time.Now())
-			if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
-				return &flakegate.Error{Code: flakegate.ECONFLICT, Err: err,
-					Hint: "pass --replace to write the new freeze over it, or remove it with 'flakegate freeze revoke'"}
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(io.Out, f)
-			}
-			_, err = fmt.Fprintf(io.Out, "froze %s for %d runs (owner %s, record %s)\n",
-				f.Triple(), f.ExpiresAfterRuns, f.Owner, flakegate.ShortSHA(f.RecordSHA256))
-			return err
-		},
-	}
-	fl := cmd.Flags()
-	fl.StringVar(&record, "record", "", "the run record to freeze (`FILE`, - for stdin)")
-	fl.StringVar(&owner, "owner", "", "the reviewer who answers for the freeze (required)")
-	fl.IntVar(&runs, "runs", config.DefaultExpiresAfterRuns, fmt.Sprintf("runs the freeze lasts, 1 to %d", flakegate.MaxFreezeRuns))
-	fl.BoolVar(&replace, "replace", false, "write over an existing freeze of the same triple")
-	fl.StringVar(&by, "by", "", "who grants, for the audit log (default $USER, else the owner)")
-	fl.BoolVar(&asJSON, "json", false, "print the entry as JSON")
-	return cmd
-}
-
-// readRecord reads the record file, or stdin for "-".
-func readRecord(io *IO, name string) ([]byte, error) {
-	var raw []byte
-	var err error
-	if name == "-" {
-		raw, err = readAllLimited(io.In)
-	} else {
-		var f *os.File
-		if f, err = os.Open(name); err == nil {
-			raw, err = readAllLimited(f)
-			f.Close()
-		}
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Path: name, Message: "no such record file",
-			Hint: "pass --record FILE naming a run record (flakegate check writes them under its --out folder)"}
-	case err != nil:
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Path: name, Message: "cannot read the record", Err: err}
-	}
-	return raw, nil
-}
-
-func readAllLimited(r io.Reader) ([]byte, error) {
-	raw, err := io.ReadAll(io.LimitReader(r, flakegate.MaxRecordBytes+1))
-	if err == nil && len(raw) > flakegate.MaxRecordBytes {
-		err = fmt.Errorf("larger than %d bytes", flakegate.MaxRecordBytes)
-	}
-	return raw, err
-}
-
-func newCmdFreezeList(io *IO, ledger *string) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "list [--json]",
-		Short: "List the freezes, sorted by triple",
-		Args:  noArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			s, err := openLedger(c.Context(), io, *ledger)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			fs, err := s.ListFreezes(c.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if fs == nil {
-					fs = []flakegate.Freeze{}
-				}
-				return printJSON(io.Out, fs)
-			}
-			return printFreezes(io.Out, fs)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of entries")
-	return cmd
-}
-
-func printFreezes(w io.Writer, fs []flakegate.Freeze) error {
-	if len(fs) == 0 {
-		_, err := fmt.Fprintln(w, "no freezes")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROPERTY\tSEED\tFIXTURE\tRUNS LEFT\tOWNER\tRECORD\tGRANTED")
-	for _, f := range fs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", f.PropertyPath, f.Seed.String(), flakegate.ShortSHA(f.FixtureSHA256),
-			f.ExpiresAfterRuns, f.Owner, flakegate.ShortSHA(f.RecordSHA256), f.GrantedAt.UTC().Format(time.RFC3339))
-	}
-	return tw.Flush()
-}
-
 // tripleFlags are the flags that name one triple.
 type tripleFlags struct {
 	property, seed, fixture string
@@ -256,185 +124,4 @@ func (tf *tripleFlags) triple(op string) (flakegate.Triple, error) {
 		return flakegate.Triple{}, bad(err.Error())
 	}
 	return flakegate.Triple{PropertyPath: path.Clean(filepath.ToSlash(tf.property)), Seed: seed, FixtureSHA256: tf.fixture}, nil
-}
-
-func newCmdFreezeRevoke(io *IO, ledger *string) *cobra.Command {
-	var (
-		tf         tripleFlags
-		by, reason string
-	)
-	cmd := &cobra.Command{
-		Use:   "revoke --property P --seed S --fixture-sha256 H --by NAME",
-		Short: "Remove a freeze before it runs out",
-		Args:  noArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			t, err := tf.triple("freeze revoke")
-			if err != nil {
-				return err
-			}
-			if strings.TrimSpace(by) == "" {
-				return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze revoke", Message: "--by is required",
-					Hint: "name who revokes the freeze: --by NAME"}
-			}
-			s, err := openLedger(c.Context(), io, *ledger)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if reason == "" {
-				reason = "revoked by hand"
-			}
-			if err := s.Remove(c.Context(), t, flakegate.ActionRevoke, strings.TrimSpace(by), reason); err != nil {
-				if flakegate.ErrorCode(err) == flakegate.ENOTFOUND {
-					return &flakegate.Error{Code: flakegate.ENOTFOUND, Op: "freeze revoke", Message: err.Error(),
-						Hint: "see 'flakegate freeze list' for the frozen triples"}
-				}
-				return err
-			}
-			_, err = fmt.Fprintf(io.Out, "revoked %s\n", t)
-			return err
-		},
-	}
-	tf.add(cmd)
-	cmd.Flags().StringVar(&by, "by", "", "who revokes, for the audit log (required)")
-	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
-	return cmd
-}
-
-func newCmdFreezeConsume(io *IO, ledger *string) *cobra.Command {
-	var (
-		tf          tripleFlags
-		propertySHA string
-		by          string
-		asJSON      bool
-	)
-	cmd := &cobra.Command{
-		Use:   "consume --property P --seed S --fixture-sha256 H [--property-sha256 H2]",
-		Short: "Count one skip of a frozen triple: exit 0 to skip it, 1 to run it",
-		Long: `consume is for those who drive their own runner. It exits 0 when the
-triple may be skipped (the skip is counted), 1 when it must run. A freeze
-that fails a check (its record changed, or the property file did) is voided.
-
-Without --property-sha256 the property file is digested in the working tree
-of the repository in the current directory.`,
-		Args: noArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			t, err := tf.triple("freeze consume")
-			if err != nil {
-				return err
-			}
-			if propertySHA == "" {
-				if propertySHA, err = propertyDigest(c.Context(), t.PropertyPath); err != nil {
-					return err
-				}
-			}
-			s, err := openLedger(c.Context(), io, *ledger)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			d, err := flakegate.Skip(c.Context(), s, t, propertySHA, actor(io, by, "flakegate freeze consume"))
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				err = printJSON(io.Out, d)
-			} else if d.Skipped {
-				_, err = fmt.Fprintf(io.Out, "skip %s: %s\n", t, d.Reason)
-			} else {
-				_, err = fmt.Fprintf(io.Out, "run %s: %s\n", t, d.Reason)
-			}
-			if err != nil {
-				return err
-			}
-			if !d.Skipped {
-				return &ExitError{Code: ExitReject}
-			}
-			return nil
-		},
-	}
-	tf.add(cmd)
-	fl := cmd.Flags()
-	fl.StringVar(&propertySHA, "property-sha256", "", "the property file's digest now (default: digest it in the working tree)")
-	fl.StringVar(&by, "by", "", "who skips, for the audit log (default $USER)")
-	fl.BoolVar(&asJSON, "json", false, "print the decision as JSON")
-	return cmd
-}
-
-// propertyDigest digests the property file at the top of the current
-// repository's working tree (the current directory outside a repository).
-func propertyDigest(ctx context.Context, property string) (string, error) {
-	root, err := (&git.Client{}).TopLevel(ctx)
-	if err != nil {
-		root = "."
-	}
-	sha, err := digest.Path(ctx, filepath.Join(root, filepath.FromSlash(property)))
-	if err != nil {
-		return "", &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze consume", Message: "cannot digest the property file", Err: err,
-			Hint: "run in the repository, or pass --property-sha256 H"}
-	}
-	return sha, nil
-}
-
-func newCmdFreezeVerify(io *IO, ledger *string) *cobra.Command {
-	var (
-		by     string
-		asJSON bool
-	)
-	cmd := &cobra.Command{
-		Use:   "verify [--json]",
-		Short: "Check every freeze and the audit log; void what fails (exit 1)",
-		Long: `verify checks that every entry's stored record exists, still hashes to its
-record_sha256 and still classifies SCHEDULER, that the audit log's chain is
-intact, and that replaying the log gives exactly the ledger (an entry edited
-by hand differs). It voids every freeze that fails, with an audit event, and
-exits 1 when anything was wrong.`,
-		Args: noArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			s, err := openLedger(c.Context(), io, *ledger)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			rep, err := flakegate.VerifyLedger(c.Context(), s, actor(io, by, "flakegate freeze verify"))
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				err = printJSON(io.Out, rep)
-			} else {
-				err = printVerify(io.Out, rep)
-			}
-			if err != nil {
-				return err
-			}
-			if !rep.OK() {
-				return &ExitError{Code: ExitReject}
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&by, "by", "", "who verifies, for the audit log (default $USER)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
-	return cmd
-}
-
-func printVerify(w io.Writer, rep flakegate.VerifyReport) error {
-	for _, p := range rep.Problems {
-		switch {
-		case p.Triple == nil:
-			fmt.Fprintf(w, "broken: %s\n", p.Reason)
-			fmt.Fprintln(w, "  (this stays until the audit log is restored from a backup; until then verify voids every freeze)")
-		case p.Voided:
-			fmt.Fprintf(w, "void %s: %s\n", p.Triple, p.Reason)
-		default:
-			fmt.Fprintf(w, "problem %s: %s\n", p.Triple, p.Reason)
-		}
-	}
-	verdict := "ok"
-	if !rep.OK() {
-		verdict = fmt.Sprintf("%d problem(s)", len(rep.Problems))
-	}
-	_, err := fmt.Fprintf(w, "%s: %d freezes, %d audit lines checked\n", verdict, rep.Freezes, rep.AuditLines)
-	return err
 }

@@ -31,9 +31,8 @@ type ReplayOptions struct {
 }
 
 // NewCmdReplay builds `flakegate replay`.
-func NewCmdReplay(io *IO) *cobra.Command { return newCmdReplay(io, runReplay) }
-
-func newCmdReplay(io *IO, runF func(*ReplayOptions) error) *cobra.Command {
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdReplay(io *IO, runF func(*ReplayOptions) error) *cobra.Command {
 	opts := &ReplayOptions{IO: io}
 	cmd := &cobra.Command{
 		DisableFlagsInUseLine: true,
@@ -58,7 +57,13 @@ anything else as incomplete, never as a result.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Argv = args
 			opts.ctx = c.Context()
-			return runF(opts)
+			if err := opts.checkFlags(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runReplay(opts)
 		},
 	}
 	f := cmd.Flags()
@@ -124,17 +129,38 @@ func replayIncomplete(opts *ReplayOptions, why string) error {
 	return &ExitError{Code: ExitInternal}
 }
 
-// validate checks the flags and returns the expanded command.
-func (opts *ReplayOptions) validate() ([]string, error) {
-	usage := func(format string, args ...any) error {
-		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf(format, args...), Hint: "run 'flakegate replay --help'"}
-	}
+func replayUsage(format string, args ...any) error {
+	return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf(format, args...), Hint: "run 'flakegate replay --help'"}
+}
+
+// checkFlags refuses missing or out-of-range flags, before anything is
+// read from disk.
+func (opts *ReplayOptions) checkFlags() error {
 	for _, req := range []struct{ flag, val string }{
 		{"--workdir", opts.Workdir}, {"--seed", opts.Seed}, {"--expect-fixture-sha256", opts.ExpectFixtureSHA256},
 	} {
 		if req.val == "" {
-			return nil, usage("%s is required", req.flag)
+			return replayUsage("%s is required", req.flag)
 		}
+	}
+	if opts.Samples < 0 {
+		return replayUsage("--samples %d: want a count >= 0", opts.Samples)
+	}
+	if opts.Timeout < 0 {
+		return replayUsage("--timeout %s: want a duration >= 0", opts.Timeout)
+	}
+	if len(opts.Argv) == 0 {
+		return replayUsage("no command given: put it after --")
+	}
+	return nil
+}
+
+// validate checks the flags and the work folder and returns the expanded
+// command.
+func (opts *ReplayOptions) validate() ([]string, error) {
+	usage := replayUsage
+	if err := opts.checkFlags(); err != nil {
+		return nil, err
 	}
 	if fi, err := os.Stat(opts.Workdir); err != nil || !fi.IsDir() {
 		msg := "not a folder"
@@ -162,15 +188,6 @@ func (opts *ReplayOptions) validate() ([]string, error) {
 			return nil, usage("%s %q: want a path relative to --workdir, inside it", p.flag, *p.val)
 		}
 		*p.val = clean
-	}
-	if opts.Samples < 0 {
-		return nil, usage("--samples %d: want a count >= 0", opts.Samples)
-	}
-	if opts.Timeout < 0 {
-		return nil, usage("--timeout %s: want a duration >= 0", opts.Timeout)
-	}
-	if len(opts.Argv) == 0 {
-		return nil, usage("no command given: put it after --")
 	}
 	vars := runner.Vars{Path: opts.Property, Seed: seed.String(), Fixture: opts.Fixture}
 	if opts.Samples > 0 {

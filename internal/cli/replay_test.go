@@ -201,3 +201,40 @@ func TestReplayHelpGolden(t *testing.T) {
 	}
 	golden(t, "replay-help.golden", out)
 }
+
+func TestNewCmdReplayFlags(t *testing.T) {
+	req := []string{"--workdir", "../base", "--seed", "1402", "--expect-fixture-sha256", "abc"}
+	args := func(more ...string) []string { return append(append([]string{}, req...), more...) }
+	testParse(t, NewCmdReplay, []parseCase[ReplayOptions]{
+		{name: "required flags and a command", args: args("--", "pytest", "-q", "{path}"), want: func(t *testing.T, o *ReplayOptions) {
+			same(t, "Workdir", o.Workdir, "../base")
+			same(t, "Seed", o.Seed, "1402")
+			same(t, "ExpectFixtureSHA256", o.ExpectFixtureSHA256, "abc")
+			same(t, "Fixture", o.Fixture, "")
+			same(t, "Property", o.Property, "")
+			same(t, "Samples", o.Samples, 0)
+			same(t, "Timeout", o.Timeout, time.Duration(0))
+			same(t, "Argv", o.Argv, []string{"pytest", "-q", "{path}"})
+		}},
+		{name: "every flag", args: args("--fixture", "tests/fixtures/retry", "--property", "tests/props/p.py",
+			"--samples", "200", "--timeout", "1m30s", "--", "sh", "-c", "exit 0"), want: func(t *testing.T, o *ReplayOptions) {
+			same(t, "Fixture", o.Fixture, "tests/fixtures/retry")
+			same(t, "Property", o.Property, "tests/props/p.py")
+			same(t, "Samples", o.Samples, 200)
+			same(t, "Timeout", o.Timeout, 90*time.Second)
+			same(t, "Argv", o.Argv, []string{"sh", "-c", "exit 0"})
+		}},
+		{name: "flags after the command belong to it", args: args("pytest", "--seed=7", "--timeout", "1s"), want: func(t *testing.T, o *ReplayOptions) {
+			same(t, "Seed", o.Seed, "1402")
+			same(t, "Timeout", o.Timeout, time.Duration(0))
+			same(t, "Argv", o.Argv, []string{"pytest", "--seed=7", "--timeout", "1s"})
+		}},
+		{name: "no workdir", args: []string{"--seed", "1", "--expect-fixture-sha256", "h", "--", "x"}, errText: "--workdir is required"},
+		{name: "no seed", args: []string{"--workdir", "d", "--expect-fixture-sha256", "h", "--", "x"}, errText: "--seed is required"},
+		{name: "no fixture digest", args: []string{"--workdir", "d", "--seed", "1", "--", "x"}, errText: "--expect-fixture-sha256 is required"},
+		{name: "no command", args: args(), errText: "no command given"},
+		{name: "negative samples", args: args("--samples", "-1", "--", "x"), errText: "--samples -1"},
+		{name: "negative timeout", args: args("--timeout", "-5s", "--", "x"), errText: "--timeout -5s"},
+		{name: "bad duration", args: args("--timeout", "soon", "--", "x"), errText: "invalid argument", errCode: "cobra"},
+	})
+}

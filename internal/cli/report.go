@@ -15,17 +15,21 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// reportFlags are the command line of `flakegate report`.
-type reportFlags struct {
-	html, ledger          string
-	from, junit, markdown string
-	github                bool
+// ReportOptions are the inputs of `flakegate report`.
+type ReportOptions struct {
+	IO  *IO
+	ctx context.Context
+
+	HTML, Ledger          string
+	From, JUnit, Markdown string
+	GitHub                bool
 }
 
 // NewCmdReport writes the reports people read: the HTML page over the
 // stores, and the JUnit, Markdown and GitHub outputs of a saved summary.
-func NewCmdReport(io *IO) *cobra.Command {
-	var f reportFlags
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdReport(io *IO, runF func(*ReportOptions) error) *cobra.Command {
+	opts := &ReportOptions{IO: io}
 	cmd := &cobra.Command{
 		Use:   "report (--html FILE [--ledger DIR|DSN] | --from SUMMARY.json [--junit FILE] [--markdown FILE] [--github])",
 		Short: "Write the HTML ledger report, or JUnit/Markdown/GitHub reports of a saved check",
@@ -46,62 +50,77 @@ $GITHUB_STEP_SUMMARY). A FILE of "-" is stdout.`,
   flakegate report --from summary.json --junit junit.xml --github`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runReport(c.Context(), io, &f)
+			opts.ctx = c.Context()
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runReport(opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.html, "html", "", "write the HTML ledger report to `FILE`")
-	fl.StringVar(&f.ledger, "ledger", "", "read the stores of --html from `DIR|DSN` (default $FLAKEGATE_LEDGER, else <git common dir>/flakegate)")
-	fl.StringVar(&f.from, "from", "", "read a saved 'check --json' summary from `SUMMARY.json` (- for stdin)")
-	fl.StringVar(&f.junit, "junit", "", "write the summary as JUnit XML to `FILE` (needs --from)")
-	fl.StringVar(&f.markdown, "markdown", "", "write the summary as Markdown to `FILE` (needs --from)")
-	fl.BoolVar(&f.github, "github", false, "print GitHub annotations and append the Markdown summary to $GITHUB_STEP_SUMMARY (needs --from)")
+	fl.StringVar(&opts.HTML, "html", "", "write the HTML ledger report to `FILE`")
+	fl.StringVar(&opts.Ledger, "ledger", "", "read the stores of --html from `DIR|DSN` (default $FLAKEGATE_LEDGER, else <git common dir>/flakegate)")
+	fl.StringVar(&opts.From, "from", "", "read a saved 'check --json' summary from `SUMMARY.json` (- for stdin)")
+	fl.StringVar(&opts.JUnit, "junit", "", "write the summary as JUnit XML to `FILE` (needs --from)")
+	fl.StringVar(&opts.Markdown, "markdown", "", "write the summary as Markdown to `FILE` (needs --from)")
+	fl.BoolVar(&opts.GitHub, "github", false, "print GitHub annotations and append the Markdown summary to $GITHUB_STEP_SUMMARY (needs --from)")
 	return cmd
 }
 
-func runReport(ctx context.Context, ios *IO, f *reportFlags) error {
+// validate refuses flag combinations that cannot be written.
+func (opts *ReportOptions) validate() error {
 	usage := func(msg string) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "report", Message: msg, Hint: "run 'flakegate report --help'"}
 	}
-	summaryOutputs := f.junit != "" || f.markdown != "" || f.github
+	summaryOutputs := opts.JUnit != "" || opts.Markdown != "" || opts.GitHub
 	switch {
-	case summaryOutputs && f.from == "":
+	case summaryOutputs && opts.From == "":
 		return usage("--junit, --markdown and --github need --from SUMMARY.json (a saved 'check --json')")
-	case f.html == "" && f.from == "":
+	case opts.HTML == "" && opts.From == "":
 		return usage("nothing to write: give --html FILE, or --from SUMMARY.json with --junit, --markdown or --github")
-	case f.from != "" && !summaryOutputs:
+	case opts.From != "" && !summaryOutputs:
 		return usage("--from needs an output: --junit FILE, --markdown FILE or --github")
 	}
 	stdout := 0
-	for _, p := range []string{f.html, f.junit, f.markdown} {
+	for _, p := range []string{opts.HTML, opts.JUnit, opts.Markdown} {
 		if p == "-" {
 			stdout++
 		}
 	}
-	if f.github {
+	if opts.GitHub {
 		stdout++
 	}
 	if stdout > 1 {
 		return usage("only one output can go to stdout")
 	}
+	return nil
+}
 
-	if f.from != "" {
-		sum, err := readSummary(ios, f.from)
+func runReport(opts *ReportOptions) error {
+	ctx, ios := opts.ctx, opts.IO
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if opts.From != "" {
+		sum, err := readSummary(ios, opts.From)
 		if err != nil {
 			return err
 		}
-		if err := writeReportFiles(ios, "report", f.junit, f.markdown, sum); err != nil {
+		if err := writeReportFiles(ios, "report", opts.JUnit, opts.Markdown, sum); err != nil {
 			return err
 		}
-		if f.github {
+		if opts.GitHub {
 			if err := writeGitHub(ios, "report --github", ios.Out, sum); err != nil {
 				return err
 			}
 		}
 	}
 
-	if f.html != "" {
-		st, err := openLedger(ctx, ios, f.ledger)
+	if opts.HTML != "" {
+		st, err := openLedger(ctx, ios, opts.Ledger)
 		if err != nil {
 			return err
 		}
@@ -110,7 +129,7 @@ func runReport(ctx context.Context, ios *IO, f *reportFlags) error {
 		if err != nil {
 			return err
 		}
-		if err := writeOutput(ios, f.html, "report --html", func(w io.Writer) error { return report.HTML(w, data) }); err != nil {
+		if err := writeOutput(ios, opts.HTML, "report --html", func(w io.Writer) error { return report.HTML(w, data) }); err != nil {
 			return err
 		}
 	}

@@ -167,3 +167,35 @@ func TestReportHelpGolden(t *testing.T) {
 	}
 	golden(t, "report-help.golden", out)
 }
+
+func TestNewCmdReportFlags(t *testing.T) {
+	testParse(t, NewCmdReport, []parseCase[ReportOptions]{
+		{name: "html", args: []string{"--html", "ledger.html"}, want: func(t *testing.T, o *ReportOptions) {
+			same(t, "HTML", o.HTML, "ledger.html")
+			same(t, "Ledger", o.Ledger, "")
+			same(t, "From", o.From, "")
+		}},
+		{name: "html from a named ledger", args: []string{"--html", "-", "--ledger", "postgres://ci@db/fg"}, want: func(t *testing.T, o *ReportOptions) {
+			same(t, "HTML", o.HTML, "-")
+			same(t, "Ledger", o.Ledger, "postgres://ci@db/fg")
+		}},
+		{name: "from a summary", args: []string{"--from", "summary.json", "--junit", "j.xml", "--markdown", "s.md", "--github"},
+			want: func(t *testing.T, o *ReportOptions) {
+				same(t, "From", o.From, "summary.json")
+				same(t, "JUnit", o.JUnit, "j.xml")
+				same(t, "Markdown", o.Markdown, "s.md")
+				same(t, "GitHub", o.GitHub, true)
+			}},
+		{name: "both at once", args: []string{"--from", "-", "--junit", "-", "--html", "r.html"}, want: func(t *testing.T, o *ReportOptions) {
+			same(t, "From", o.From, "-")
+			same(t, "HTML", o.HTML, "r.html")
+		}},
+		{name: "nothing to write", args: nil, errText: "nothing to write"},
+		{name: "junit without from", args: []string{"--junit", "j.xml"}, errText: "need --from SUMMARY.json"},
+		{name: "github without from", args: []string{"--html", "r.html", "--github"}, errText: "need --from SUMMARY.json"},
+		{name: "from without output", args: []string{"--from", "s.json"}, errText: "--from needs an output"},
+		{name: "two outputs on stdout", args: []string{"--from", "s.json", "--junit", "-", "--github"}, errText: "only one output can go to stdout"},
+		{name: "html and markdown on stdout", args: []string{"--from", "s.json", "--markdown", "-", "--html", "-"}, errText: "only one output can go to stdout"},
+		{name: "an argument", args: []string{"--html", "r.html", "extra"}, errText: `unknown command "extra"`, errCode: "cobra"},
+	})
+}

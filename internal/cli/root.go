@@ -54,14 +54,14 @@ func NewRootCmd(io *IO) *cobra.Command {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: c.CommandPath(), Message: err.Error(), Hint: "run '" + c.CommandPath() + " --help'"}
 	})
 	root.AddCommand(
-		NewCmdClassify(io),
-		NewCmdVersion(io),
-		NewCmdDigest(io),
-		NewCmdReplay(io),
-		NewCmdCheck(io),
-		NewCmdVerify(io),
+		NewCmdClassify(io, nil),
+		NewCmdVersion(io, nil),
+		NewCmdDigest(io, nil),
+		NewCmdReplay(io, nil),
+		NewCmdCheck(io, nil),
+		NewCmdVerify(io, nil),
 		NewCmdFreeze(io),
-		NewCmdReport(io),
+		NewCmdReport(io, nil),
 		NewCmdDB(io),
 	)
 	return root

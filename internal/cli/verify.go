@@ -20,9 +20,8 @@ type VerifyOptions struct {
 }
 
 // NewCmdVerify builds `flakegate verify`.
-func NewCmdVerify(io *IO) *cobra.Command { return newCmdVerify(io, runVerify) }
-
-func newCmdVerify(io *IO, runF func(*VerifyOptions) error) *cobra.Command {
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdVerify(io *IO, runF func(*VerifyOptions) error) *cobra.Command {
 	opts := &VerifyOptions{IO: io}
 	return &cobra.Command{
 		Use:   "verify RECORD",
@@ -47,7 +46,10 @@ and its transcript differ, 2 a file cannot be read or is not a run record.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Record = args[0]
-			return runF(opts)
+			if runF != nil {
+				return runF(opts)
+			}
+			return runVerify(opts)
 		},
 	}
 }

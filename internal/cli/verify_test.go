@@ -205,3 +205,14 @@ func TestVerifyHelpGolden(t *testing.T) {
 	}
 	golden(t, "verify-help.golden", out)
 }
+
+func TestNewCmdVerifyFlags(t *testing.T) {
+	testParse(t, NewCmdVerify, []parseCase[VerifyOptions]{
+		{name: "one record", args: []string{"out/records/3f2a.json"}, want: func(t *testing.T, o *VerifyOptions) {
+			same(t, "Record", o.Record, "out/records/3f2a.json")
+		}},
+		{name: "no record", args: nil, errText: "want one record file, got 0 arguments"},
+		{name: "two records", args: []string{"a.json", "b.json"}, errText: "want one record file, got 2 arguments"},
+		{name: "unknown flag", args: []string{"--transcript", "t", "a.json"}, errText: "unknown flag: --transcript", errCode: "cobra"},
+	})
+}

@@ -8,15 +8,29 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// VersionOptions are the inputs of `flakegate version`.
+type VersionOptions struct {
+	IO *IO
+}
+
 // NewCmdVersion prints the tool version.
-func NewCmdVersion(io *IO) *cobra.Command {
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdVersion(io *IO, runF func(*VersionOptions) error) *cobra.Command {
+	opts := &VersionOptions{IO: io}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the flakegate version",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			_, err := fmt.Fprintf(io.Out, "flakegate %s (%s, schema %s)\n", flakegate.Version, runtime.Version(), flakegate.Schema)
-			return err
+			if runF != nil {
+				return runF(opts)
+			}
+			return runVersion(opts)
 		},
 	}
+}
+
+func runVersion(opts *VersionOptions) error {
+	_, err := fmt.Fprintf(opts.IO.Out, "flakegate %s (%s, schema %s)\n", flakegate.Version, runtime.Version(), flakegate.Schema)
+	return err
 }

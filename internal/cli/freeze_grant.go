@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+	"github.com/spf13/cobra"
+)
+
+// FreezeGrantOptions are the inputs of `flakegate freeze grant`.
+type FreezeGrantOptions struct {
+	IO  *IO
+	ctx context.Context
+
+	Ledger  string
+	Record  string // a file, or "-" for stdin
+	Owner   string
+	Runs    int
+	Replace bool
+	By      string
+	JSON    bool
+}
+
+// NewCmdFreezeGrant builds `flakegate freeze grant`.
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdFreezeGrant(io *IO, runF func(*FreezeGrantOptions) error) *cobra.Command {
+	opts := &FreezeGrantOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "grant --record FILE --owner NAME [--runs N]",
+		Short: "Freeze the triple of a SCHEDULER record for N runs",
+		Long: `grant classifies the record with the current decision table and refuses
+anything but SCHEDULER (exit 1). It stores the record by its record_sha256,
+writes the ledger entry and an audit event. A second freeze for the same
+triple is refused unless --replace.`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.ctx = c.Context()
+			opts.Ledger = ledgerFlag(io, c)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runFreezeGrant(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Record, "record", "", "the run record to freeze (`FILE`, - for stdin)")
+	fl.StringVar(&opts.Owner, "owner", "", "the reviewer who answers for the freeze (required)")
+	fl.IntVar(&opts.Runs, "runs", config.DefaultExpiresAfterRuns, fmt.Sprintf("runs the freeze lasts, 1 to %d", flakegate.MaxFreezeRuns))
+	fl.BoolVar(&opts.Replace, "replace", false, "write over an existing freeze of the same triple")
+	fl.StringVar(&opts.By, "by", "", "who grants, for the audit log (default $USER, else the owner)")
+	fl.BoolVar(&opts.JSON, "json", false, "print the entry as JSON")
+	return cmd
+}
+
+func (opts *FreezeGrantOptions) validate() error {
+	const op = "freeze grant"
+	switch {
+	case opts.Record == "":
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: op, Message: "no record given",
+			Hint: "pass --record FILE, a run record flakegate check wrote"}
+	case strings.TrimSpace(opts.Owner) == "":
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: op, Message: "the owner is empty",
+			Hint: "name the reviewer who answers for the freeze: --owner NAME"}
+	case opts.Runs < 1 || opts.Runs > flakegate.MaxFreezeRuns:
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: op,
+			Message: fmt.Sprintf("runs is %d; a freeze lasts 1 to %d runs", opts.Runs, flakegate.MaxFreezeRuns),
+			Hint:    fmt.Sprintf("pass --runs N with 1 <= N <= %d", flakegate.MaxFreezeRuns)}
+	}
+	return nil
+}
+
+func runFreezeGrant(opts *FreezeGrantOptions) error {
+	io := opts.IO
+	raw, err := readRecord(io, opts.Record)
+	if err != nil {
+		return err
+	}
+	s, err := openLedger(opts.ctx, io, opts.Ledger)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	f, err := flakegate.GrantRecord(opts.ctx, s, raw, opts.Owner, opts.Runs, opts.Replace, actor(io, opts.By, opts.Owner), time.Now())
+	if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
+		return &flakegate.Error{Code: flakegate.ECONFLICT, Err: err,
+			Hint: "pass --replace to write the new freeze over it, or remove it with 'flakegate freeze revoke'"}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(io.Out, f)
+	}
+	_, err = fmt.Fprintf(io.Out, "froze %s for %d runs (owner %s, record %s)\n",
+		f.Triple(), f.ExpiresAfterRuns, f.Owner, flakegate.ShortSHA(f.RecordSHA256))
+	return err
+}
+
+// readRecord reads the record file, or stdin for "-".
+func readRecord(ios *IO, name string) ([]byte, error) {
+	var raw []byte
+	var err error
+	if name == "-" {
+		raw, err = readAllLimited(ios.In)
+	} else {
+		var f *os.File
+		if f, err = os.Open(name); err == nil {
+			raw, err = readAllLimited(f)
+			f.Close()
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Path: name, Message: "no such record file",
+			Hint: "pass --record FILE naming a run record (flakegate check writes them under its --out folder)"}
+	case err != nil:
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Path: name, Message: "cannot read the record", Err: err}
+	}
+	return raw, nil
+}
+
+func readAllLimited(r io.Reader) ([]byte, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, flakegate.MaxRecordBytes+1))
+	if err == nil && len(raw) > flakegate.MaxRecordBytes {
+		err = fmt.Errorf("larger than %d bytes", flakegate.MaxRecordBytes)
+	}
+	return raw, err
+}
