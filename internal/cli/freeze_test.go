@@ -596,8 +596,8 @@ func checkLedgerIntact(t *testing.T, ledger string, cycle int) {
 	}
 }
 
-// TestFreezeListOutput pins what `freeze list` prints, as text and JSON.
-func TestFreezeListOutput(t *testing.T) {
+// TestFreezeListGolden pins what `freeze list` prints, as text and JSON.
+func TestFreezeListGolden(t *testing.T) {
 	ledger := t.TempDir()
 	s, err := filestore.Open(ledger)
 	if err != nil {
@@ -611,7 +611,7 @@ func TestFreezeListOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, tc := range []struct{ golden, flag string }{{"freeze-list.txt", ""}, {"freeze-list.json", "--json"}} {
+	for _, tc := range []struct{ golden, flag string }{{"freeze-list.golden", ""}, {"freeze-list-json.golden", "--json"}} {
 		args := []string{"freeze", "list", "--ledger", ledger}
 		if tc.flag != "" {
 			args = append(args, tc.flag)
@@ -623,5 +623,9 @@ func TestFreezeListOutput(t *testing.T) {
 	r := fgIn(t, "freeze", "list", "--ledger", t.TempDir(), "--json")
 	if r.code != 0 || strings.TrimSpace(r.out) != "[]" {
 		t.Fatalf("an empty ledger lists as %q (exit %d), want []", r.out, r.code)
+	}
+	r = fgIn(t, "freeze", "list", "--ledger", t.TempDir())
+	if r.code != 0 || r.out != "no freezes\n" {
+		t.Fatalf("an empty ledger lists as %q (exit %d), want \"no freezes\"", r.out, r.code)
 	}
 }

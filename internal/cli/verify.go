@@ -56,7 +56,8 @@ and its transcript differ, 2 a file cannot be read or is not a run record.`,
 
 func runVerify(opts *VerifyOptions) error {
 	unreadable := func(path, msg string, err error) error {
-		return &flakegate.Error{Code: flakegate.EINVALID, Op: "verify", Path: path, Message: msg, Err: err}
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "verify", Path: path, Message: msg, Err: err,
+			Hint: "pass a record flakegate check wrote (the .json files in its --out folder), beside its transcripts/"}
 	}
 	raw, err := os.ReadFile(opts.Record)
 	if err != nil {
