@@ -5,6 +5,9 @@
 // The package touches nothing outside the process: no os/exec, no database
 // driver, no network. Adapters live in packages named after what they touch
 // (git, runner, digest, filestore, postgres, report).
+//
+// docs/design.md in the repository describes the table, the record, the
+// hash, the stores and the threat model.
 package flakegate
 
 // Version is the tool version written into records; set at link time with

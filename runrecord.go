@@ -29,7 +29,7 @@ type Attempt struct {
 
 // RunRecord is the record flakegate writes for one triple (schema
 // flakegate.run/v1). Its JSON holds every required key of the spec plus
-// the provenance keys of DESIGN.md.
+// the provenance keys flakegate adds (docs/design.md).
 type RunRecord struct {
 	Schema               string    `json:"schema"`
 	RunID                string    `json:"run_id"`

@@ -6,7 +6,8 @@ const (
 	VerdictReject = "reject"
 )
 
-// Result is one triple's line of the check summary (DESIGN.md, --json).
+// Result is one triple's line of the check summary (the JSON output of
+// check).
 type Result struct {
 	PropertyPath  string    `json:"property_path"`
 	Seed          Seed      `json:"seed"`
