@@ -7,10 +7,12 @@ import (
 	"errors"
 	"hash"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/atomicfile"
 )
 
 // Transcript event types, in the order a check writes them:
@@ -124,7 +126,10 @@ func (t *Transcript) fail(err error) error {
 	return t.err
 }
 
-// Close flushes the file to disk (fsync) and closes it.
+// Close flushes the file to disk (fsync), closes it, and fsyncs its
+// folder so the new name is durable too. A transcript is a log written as
+// the attempts happen, so it is appended, not replaced (internal/atomicfile
+// is for files that are replaced whole).
 func (t *Transcript) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -134,7 +139,11 @@ func (t *Transcript) Close() error {
 	t.closed = true
 	serr := t.f.Sync()
 	cerr := t.f.Close()
-	if err := errors.Join(serr, cerr); err != nil && t.err == nil {
+	var derr error
+	if serr == nil && cerr == nil {
+		derr = atomicfile.SyncDir(filepath.Dir(t.path))
+	}
+	if err := errors.Join(serr, cerr, derr); err != nil && t.err == nil {
 		t.err = &flakegate.Error{Code: flakegate.EINTERNAL, Op: "close transcript", Path: t.path, Err: err}
 	}
 	return t.err
