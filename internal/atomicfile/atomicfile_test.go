@@ -201,3 +201,51 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestOnlyWriter: outside this package, no code writes a file whole with
+// os.WriteFile or renames one into place; such writes go through here.
+// Appends (logs, transcripts, the audit log) and a writability probe are
+// not replacements and are not listed.
+func TestOnlyWriter(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]string{
+		"check/check.go": "os.CreateTemp", // the --out writability probe, removed at once
+	}
+	found := 0
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "testdata", "examples", "atomicfile":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		found++
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, call := range []string{"os.WriteFile", "os.Rename", "os.CreateTemp", "ioutil.WriteFile"} {
+			if strings.Contains(string(raw), call+"(") && allowed[filepath.ToSlash(rel)] != call {
+				t.Errorf("%s calls %s: write the file with atomicfile instead", rel, call)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found < 20 {
+		t.Fatalf("walked only %d Go files under %s", found, root)
+	}
+}
