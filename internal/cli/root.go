@@ -63,6 +63,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		NewCmdFreeze(io),
 		NewCmdReport(io),
 		NewCmdDB(io),
+		NewCmdVerdict(io),
 	)
 	return root
 }
