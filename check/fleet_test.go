@@ -424,3 +424,195 @@ func labelsOf(s *flakegate.Summary) []string {
 	}
 	return out
 }
+
+// TestFleetLeaseExpiries: with --max-lease-expiries 0, a triple whose
+// runner dies in the middle of its attempt is not run again: the runner
+// that takes it over labels it INCOMPLETE through a record the decision
+// table labels so (transcript_complete false, incomplete_reason naming
+// the expired lease). The other triple runs as usual.
+func TestFleetLeaseExpiries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: PostgreSQL, git and two flakegate processes")
+	}
+	const checkID = "expiring"
+	dsn := pgtest.NewCluster(t).DSN(t)
+	shared := mkShared(t)
+	writeShared(t, shared, "hang-seed", "1")
+	killHang(t, shared)
+	origin := fleetOrigin(t, 2, shared)
+	args := func(id string) []string {
+		return []string{"check", "--json", "--base", "base", "--candidate", "cand", "--ledger", dsn,
+			"--join", "--check-id", checkID, "--runner-id", id, "--lease", "3s", "--max-lease-expiries", "0"}
+	}
+	a := origin.clone(t, "a").start(t, "a", args("a")...)
+	waitFile(t, filepath.Join(shared, "hang", "pgid"), 2*time.Minute, a)
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.wait(t, time.Minute)
+	b := origin.clone(t, "b").start(t, "b", args("b")...)
+	b.wait(t, 3*time.Minute)
+	if b.code != 1 {
+		t.Fatalf("runner b: %s", b)
+	}
+	sum := b.summary(t)
+	if got := strings.Join(labelsOf(sum), ","); got != "1:INCOMPLETE,2:PASS" {
+		t.Fatalf("labels %s, want 1:INCOMPLETE,2:PASS\n%s", got, b)
+	}
+	res := sum.Results[0]
+	if res.RunnerID != "b" || !strings.Contains(res.Reason, "lease of this triple expired 1 times") || !strings.Contains(res.Reason, "runners a") {
+		t.Errorf("the given-up result: %+v", res)
+	}
+	raw := []byte(queryString(t, dsn, `SELECT convert_from(raw, 'UTF8') FROM flakegate.records WHERE record_sha256 = $1`, res.RecordSHA256))
+	d := flakegate.ClassifyBytes(raw)
+	var rec flakegate.RunRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if d.Label != flakegate.Incomplete || d.Row != 1 || rec.TranscriptComplete || !strings.Contains(rec.IncompleteReason, "--max-lease-expiries 0") || rec.RunnerID != "b" {
+		t.Errorf("the given-up record: label %s row %d, %s", d.Label, d.Row, raw)
+	}
+	if c := runCounts(t, shared); c["candidate 1"] != 1 || c["base 1"] != 0 || c["base 2"] != 1 {
+		t.Errorf("runs %v: seed 1 must have run once (the killed attempt) and never on the base", c)
+	}
+}
+
+// normalRecordHash is the record hash of a record without what differs
+// between two runs of the same triple: run id, times, transcript, runner.
+func normalRecordHash(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"run_id", "transcript_path", "transcript_sha256", "runner_id", "runner_host"} {
+		delete(m, k)
+	}
+	atts, _ := m["attempts"].([]any)
+	for _, a := range atts {
+		delete(a.(map[string]any), "started_at")
+		delete(a.(map[string]any), "wall_seconds")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha, err := flakegate.RecordSHA256(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha
+}
+
+// TestFleetShards: --shard 1/3, 2/3 and 3/3 plus verdict give the
+// unsharded summary (labels, and record hashes apart from run ids and
+// times); missing, doubled and disagreeing shards are exit 2 and write
+// nothing.
+func TestFleetShards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: git and flakegate processes")
+	}
+	shared := mkShared(t)
+	origin := fleetOrigin(t, 10, shared)
+	r := origin.clone(t, "runner")
+	whole := r.check("--base", "base", "--candidate", "cand", "--ledger", filepath.Join(t.TempDir(), "ledger-whole"), "--out", filepath.Join(t.TempDir(), "whole"))
+	if whole.code != 1 {
+		t.Fatalf("the unsharded check: %s", whole)
+	}
+	shardLedger := filepath.Join(t.TempDir(), "ledger-shards")
+	var files []string
+	seen := 0
+	for i := 1; i <= 3; i++ {
+		out := filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d", i))
+		cr := origin.clone(t, fmt.Sprintf("shard-%d", i)).check("--base", "base", "--candidate", "cand", "--ledger", shardLedger, "--out", out, "--shard", fmt.Sprintf("%d/3", i))
+		if cr.code > 1 || cr.summary.Shard == nil || cr.summary.Shard.Index != i || len(cr.summary.Results) < 3 || len(cr.summary.Results) > 4 {
+			t.Fatalf("shard %d/3 (want 3 or 4 of the 10 triples): %s", i, cr)
+		}
+		seen += len(cr.summary.Results)
+		files = append(files, filepath.Join(out, "summary.json"))
+	}
+	if seen != 10 {
+		t.Fatalf("the shards ran %d triples, want 10", seen)
+	}
+	verdict := func(args ...string) *proc {
+		p := r.start(t, "verdict", append([]string{"verdict"}, args...)...)
+		p.wait(t, time.Minute)
+		return p
+	}
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	v := verdict(append([]string{"--json", "--junit", junit}, files[2], files[0], files[1])...)
+	if v.code != whole.code {
+		t.Fatalf("verdict exit %d, the unsharded check %d\n%s", v.code, whole.code, v)
+	}
+	sum := v.summary(t)
+	if sum.Verdict != whole.summary.Verdict || sum.Base != whole.summary.Base || sum.Candidate != whole.summary.Candidate ||
+		sum.ConfigSHA256 != whole.summary.ConfigSHA256 || sum.Shard != nil || len(sum.Results) != len(whole.summary.Results) {
+		t.Fatalf("merged summary\n%s\nunsharded\n%s", v.stdout.String(), whole.stdout)
+	}
+	for i, got := range sum.Results {
+		w := whole.summary.Results[i]
+		if got.PropertyPath != w.PropertyPath || got.Seed != w.Seed || got.Label != w.Label || got.Row != w.Row || got.Freeze != w.Freeze || got.FixtureSHA256 != w.FixtureSHA256 {
+			t.Errorf("result %d: %+v, unsharded %+v", i, got, w)
+		}
+		if a, b := normalRecordHash(t, got.Record), normalRecordHash(t, w.Record); a != b {
+			t.Errorf("result %d: the records differ beyond run ids and times: %s and %s", i, got.Record, w.Record)
+		}
+	}
+	if _, err := os.Stat(junit); err != nil {
+		t.Errorf("verdict --junit: %v", err)
+	}
+
+	// Bad sets of shards.
+	fake := func(name string, change func(s *flakegate.Summary)) string {
+		raw, err := os.ReadFile(files[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s flakegate.Summary
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		change(&s)
+		b, err := json.Marshal(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	type testCase struct {
+		name  string
+		files []string
+		want  string
+	}
+	for _, tc := range []testCase{
+		{"missing shard", files[:2], "shard 3/3 missing"},
+		{"doubled shard", []string{files[0], files[1], files[2], files[1]}, "shard 2/3 is given twice"},
+		{"doubled triples", []string{files[0], files[1], fake("s3.json", func(s *flakegate.Summary) { s.Shard.Index = 3 })}, "is doubled"},
+		{"missing triple", []string{files[0], files[1], fake("s3.json", func(s *flakegate.Summary) {
+			s.Shard.Index, s.Shard.Positions, s.Results = 3, []int{}, []flakegate.Result{}
+		})}, "are missing"},
+		{"another base", []string{files[0], fake("s2.json", func(s *flakegate.Summary) { s.Base = strings.Repeat("0", 40) }), files[2]}, "disagree on the base"},
+		{"another candidate", []string{files[0], fake("s2.json", func(s *flakegate.Summary) { s.Candidate = strings.Repeat("0", 40) }), files[2]}, "disagree on the candidate"},
+		{"another config", []string{files[0], fake("s2.json", func(s *flakegate.Summary) { s.ConfigSHA256 = strings.Repeat("0", 64) }), files[2]}, "disagree on the config digest"},
+		{"not a shard", []string{files[0], fake("s2.json", func(s *flakegate.Summary) { s.Shard = nil }), files[2]}, "is not the summary of a shard"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "junit.xml")
+			p := verdict(append([]string{"--json", "--junit", out}, tc.files...)...)
+			if p.code != 2 || !strings.Contains(p.stderr.String(), tc.want) || !strings.Contains(p.stderr.String(), "Try:") || p.stdout.Len() > 0 {
+				t.Fatalf("want exit 2 saying %q\n%s", tc.want, p)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("a refused verdict wrote its JUnit file: %v", err)
+			}
+		})
+	}
+}
