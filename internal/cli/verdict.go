@@ -15,8 +15,9 @@ import (
 // verdictFlags are the command line of `flakegate verdict`.
 type verdictFlags struct {
 	checkFlags
-	wait bool
-	poll time.Duration
+	wait         bool
+	poll         time.Duration
+	startTimeout time.Duration
 }
 
 // NewCmdVerdict gives the verdict of a check run by many runners: the
@@ -37,7 +38,8 @@ with 'check --join': once every triple is labelled it prints the summary,
 each result naming the runner that labelled it (runner_id, runner_host).
 Until then it prints the progress on stderr and exits 3 (no verdict yet,
 never a pass); with --wait it waits, printing the progress now and then.
-An unknown check id is exit 2.
+An unknown check id is exit 2 (with --wait, once --start-timeout has passed
+without a runner creating it).
 
 Exit status: 0 the check passes, 1 a reject label, 2 usage error or
 inconsistent shards, 3 flakegate failed or the check is not finished.`,
@@ -52,6 +54,7 @@ inconsistent shards, 3 flakegate failed or the check is not finished.`,
 	fl.StringVar(&f.checkID, "check-id", "", "the `ID` the runners of the joined check were started with")
 	fl.BoolVar(&f.wait, "wait", false, "wait until every triple of the joined check is labelled")
 	fl.DurationVar(&f.poll, "poll", time.Second, "with --wait: how often to look")
+	fl.DurationVar(&f.startTimeout, "start-timeout", 5*time.Minute, "with --wait: how long to wait for the first runner to create the check")
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object on stdout")
 	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
 	fl.StringVar(&f.markdown, "markdown", "", "also write a Markdown report to `FILE`")
@@ -118,8 +121,20 @@ func queuedVerdict(ctx context.Context, ios *IO, f *verdictFlags) (*flakegate.Su
 	id := strings.TrimSpace(f.checkID)
 	poll := max(f.poll, 50*time.Millisecond)
 	var shown time.Time
+	started := time.Now()
 	for {
 		sum, p, err := check.QueuedSummary(ctx, q, id)
+		if flakegate.ErrorCode(err) == flakegate.EINVALID && f.wait && time.Since(started) < f.startTimeout {
+			// The runners may start after the verdict job.
+			if time.Since(shown) >= 10*time.Second {
+				fmt.Fprintf(ios.ErrOut, "queue: no check %s yet; waiting for a runner to create it\n", id)
+				shown = time.Now()
+			}
+			if err := sleepCtx(ctx, id, poll); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -136,10 +151,17 @@ func queuedVerdict(ctx context.Context, ios *IO, f *verdictFlags) (*flakegate.Su
 			fmt.Fprintf(ios.ErrOut, "queue: %s\n", check.ProgressLine(p))
 			shown = time.Now()
 		}
-		select {
-		case <-ctx.Done():
-			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Path: id, Message: "interrupted while waiting for the runners"}
-		case <-time.After(poll):
+		if err := sleepCtx(ctx, id, poll); err != nil {
+			return nil, err
 		}
+	}
+}
+
+func sleepCtx(ctx context.Context, id string, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Path: id, Message: "interrupted while waiting for the runners"}
+	case <-time.After(d):
+		return nil
 	}
 }
