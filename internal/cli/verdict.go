@@ -80,7 +80,7 @@ func runVerdict(ctx context.Context, ios *IO, f *verdictFlags, args []string) er
 	default:
 		sums := make([]*flakegate.Summary, len(args))
 		for i, a := range args {
-			if sums[i], err = readSummary(ios, a); err != nil {
+			if sums[i], err = readSummary(ios, "verdict", a); err != nil {
 				return err
 			}
 		}
