@@ -169,6 +169,12 @@ func (s *queueSource) task(ctx context.Context, l flakegate.TripleLease) (*task,
 		t.run = s.c.givenUp(reason)
 	}
 	t.sink = func(ctx context.Context, r *tripleResult) (bool, error) {
+		if context.Cause(tctx) == errLeaseLost {
+			// The attempts were cut short: never label what did not run.
+			// The lease expires and another runner runs the triple.
+			s.c.progress.Note(fmt.Sprintf("%s seed %s: the lease could not be renewed; the triple is left to another runner", j.ps.prop.Path, j.seed))
+			return false, nil
+		}
 		err := s.q.Complete(ctx, s.opts.CheckID, l, r.result, r.raw)
 		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
 			s.c.progress.Note(fmt.Sprintf("%s seed %s: lease lost before the label was written; another runner labels it", j.ps.prop.Path, j.seed))
