@@ -450,6 +450,21 @@ func TestFleetLeaseExpiries(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.wait(t, time.Minute)
+
+	// No verdict yet: exit 3 (never a pass) with the progress; an id no
+	// runner creates is exit 2, with --wait once --start-timeout passed.
+	v := origin.start(t, "verdict", "verdict", "--json", "--ledger", dsn, "--check-id", checkID)
+	v.wait(t, time.Minute)
+	if v.code != 3 || v.stdout.Len() > 0 || !strings.Contains(v.stderr.String(), "queue: check expiring: 0/2 done, 1 claimed, 1 queued; a 0 done 1 claimed") ||
+		!strings.Contains(v.stderr.String(), "the check is not finished: 0 of 2 triples labelled") || !strings.Contains(v.stderr.String(), "--wait") {
+		t.Errorf("verdict of an unfinished check: %s", v)
+	}
+	v = origin.start(t, "verdict", "verdict", "--ledger", dsn, "--check-id", "never-created", "--wait", "--start-timeout", "1s", "--poll", "100ms")
+	v.wait(t, time.Minute)
+	if v.code != 2 || !strings.Contains(v.stderr.String(), "no check with this id") {
+		t.Errorf("verdict --wait of a check never created: %s", v)
+	}
+
 	b := origin.clone(t, "b").start(t, "b", args("b")...)
 	b.wait(t, 3*time.Minute)
 	if b.code != 1 {
