@@ -74,7 +74,7 @@ func MergeShards(sums []*flakegate.Summary, names []string) (*flakegate.Summary,
 			if results[pos] != nil {
 				return nil, bad("triple %d (%s seed %s) is doubled: in %s and %s", pos, r.PropertyPath, r.Seed, from[pos], names[i])
 			}
-			id := flakegate.TripleID(r.PropertyPath, "", r.Seed)
+			id := resultID(&r)
 			if prev, ok := ids[id]; ok {
 				return nil, bad("%s seed %s is doubled: in %s and %s", r.PropertyPath, r.Seed, prev, names[i])
 			}
@@ -99,4 +99,10 @@ func MergeShards(sums []*flakegate.Summary, names []string) (*flakegate.Summary,
 	}
 	out.Verdict = flakegate.VerdictOf(out.Results)
 	return out, nil
+}
+
+// resultID is the identity of a summary line (flakegate.TripleID). The
+// summary has no test name yet; "" until Result carries one.
+func resultID(r *flakegate.Result) string {
+	return flakegate.TripleID(r.PropertyPath, "", r.Seed)
 }
