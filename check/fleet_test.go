@@ -259,7 +259,7 @@ func TestFleetJoin(t *testing.T) {
 
 	join := func(r *repo, id string, extra ...string) []string {
 		return append([]string{"check", "--json", "--base", "base", "--candidate", "cand", "--ledger", dsn,
-			"--join", "--check-id", checkID, "--runner-id", id, "--lease", "3s"}, extra...)
+			"--join", "--check-id", checkID, "--runner-id", id, "--lease", "6s"}, extra...)
 	}
 	var runners []*proc
 	for i := 1; i <= 4; i++ {
@@ -442,7 +442,7 @@ func TestFleetLeaseExpiries(t *testing.T) {
 	origin := fleetOrigin(t, 2, shared)
 	args := func(id string) []string {
 		return []string{"check", "--json", "--base", "base", "--candidate", "cand", "--ledger", dsn,
-			"--join", "--check-id", checkID, "--runner-id", id, "--lease", "3s", "--max-lease-expiries", "0"}
+			"--join", "--check-id", checkID, "--runner-id", id, "--lease", "6s", "--max-lease-expiries", "0"}
 	}
 	a := origin.clone(t, "a").start(t, "a", args("a")...)
 	waitFile(t, filepath.Join(shared, "hang", "pgid"), 2*time.Minute, a)

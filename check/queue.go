@@ -328,11 +328,13 @@ func ProgressLine(p flakegate.CheckProgress) string { return progressLine(p) }
 
 // queueLine prints one queue line to the progress writer.
 func (c *checker) queueLine(msg string) {
-	s := c.progress
-	if s == nil {
-		s = newProgress(c.opts.Progress, false, 0)
+	if c.progress == nil { // before the triples start: nothing else writes
+		if c.opts.Progress != nil {
+			fmt.Fprintf(c.opts.Progress, "queue: %s\n", msg)
+		}
+		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fmt.Fprintf(s.w, "queue: %s\n", msg)
+	c.progress.mu.Lock()
+	defer c.progress.mu.Unlock()
+	fmt.Fprintf(c.progress.w, "queue: %s\n", msg)
 }
