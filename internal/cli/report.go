@@ -86,7 +86,7 @@ func runReport(ctx context.Context, ios *IO, f *reportFlags) error {
 	}
 
 	if f.from != "" {
-		sum, err := readSummary(ios, "report --from", f.from)
+		sum, err := readSummary(ios, f.from)
 		if err != nil {
 			return err
 		}
@@ -117,9 +117,8 @@ func runReport(ctx context.Context, ios *IO, f *reportFlags) error {
 	return nil
 }
 
-// readSummary reads a 'check --json' summary from path ("-" is stdin);
-// op names the command in errors.
-func readSummary(ios *IO, op, path string) (*flakegate.Summary, error) {
+// readSummary reads a 'check --json' summary from path ("-" is stdin).
+func readSummary(ios *IO, path string) (*flakegate.Summary, error) {
 	var raw []byte
 	var err error
 	if path == "-" {
@@ -128,23 +127,22 @@ func readSummary(ios *IO, op, path string) (*flakegate.Summary, error) {
 		raw, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: path, Message: "cannot read the summary", Err: err,
-			Hint: "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path, Message: "cannot read the summary", Err: err}
 	}
 	var sum flakegate.Summary
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&sum); err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: path, Message: "not a check summary", Err: err,
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path, Message: "not a check summary", Err: err,
 			Hint: "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
 	}
 	if sum.Verdict != flakegate.VerdictPass && sum.Verdict != flakegate.VerdictReject {
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: path,
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path,
 			Message: `not a check summary: "verdict" is neither "pass" nor "reject"`,
 			Hint:    "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
 	}
 	for i, r := range sum.Results {
 		if !r.Label.Known() || r.PropertyPath == "" {
-			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: op, Path: path,
+			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path,
 				Message: fmt.Sprintf("result %d: want a property_path and one of the seven labels, got label %q", i, r.Label),
 				Hint:    "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
 		}

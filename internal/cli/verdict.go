@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -80,8 +81,8 @@ func runVerdict(ctx context.Context, ios *IO, f *verdictFlags, args []string) er
 	default:
 		sums := make([]*flakegate.Summary, len(args))
 		for i, a := range args {
-			if sums[i], err = readSummary(ios, "verdict", a); err != nil {
-				return err
+			if sums[i], err = readSummary(ios, a); err != nil {
+				return asVerdictError(err)
 			}
 		}
 		sum, err = check.MergeShards(sums, args)
@@ -164,4 +165,16 @@ func sleepCtx(ctx context.Context, id string, d time.Duration) error {
 	case <-time.After(d):
 		return nil
 	}
+}
+
+// asVerdictError names verdict, not report --from, in an error reading a
+// summary, and says what to pass.
+func asVerdictError(err error) error {
+	if e, ok := errors.AsType[*flakegate.Error](err); ok {
+		e.Op = "verdict"
+		if e.Hint == "" {
+			e.Hint = "pass the stdout of 'flakegate check --shard I/N --json' (or the summary.json in its --out folder) of each shard"
+		}
+	}
+	return err
 }
