@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,10 +16,11 @@ import (
 
 // verdictFlags are the command line of `flakegate verdict`.
 type verdictFlags struct {
-	checkFlags
-	wait         bool
-	poll         time.Duration
-	startTimeout time.Duration
+	ledger, checkID, junit, markdown string
+	json, github                     bool
+	wait                             bool
+	poll                             time.Duration
+	startTimeout                     time.Duration
 }
 
 // NewCmdVerdict gives the verdict of a check run by many runners: the
@@ -90,11 +92,36 @@ func runVerdict(ctx context.Context, ios *IO, f *verdictFlags, args []string) er
 	if err != nil {
 		return err
 	}
-	if err := writeCheckOutputs(ios, &f.checkFlags, sum); err != nil {
+	if err := writeVerdictOutputs(ios, f, sum); err != nil {
 		return err
 	}
 	if sum.Verdict == flakegate.VerdictReject {
 		return &ExitError{Code: ExitReject}
+	}
+	return nil
+}
+
+// writeVerdictOutputs prints the summary and writes the requested
+// reports, as check does.
+func writeVerdictOutputs(ios *IO, f *verdictFlags, sum *flakegate.Summary) error {
+	if f.json {
+		enc := json.NewEncoder(ios.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		printCheckText(ios.Out, sum)
+	}
+	if err := writeReportFiles(ios, "verdict", f.junit, f.markdown, sum); err != nil {
+		return err
+	}
+	if f.github {
+		w := ios.Out
+		if f.json {
+			w = ios.ErrOut // workflow commands are read from stderr too
+		}
+		return writeGitHub(ios, "verdict --github", w, sum)
 	}
 	return nil
 }
