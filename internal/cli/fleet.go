@@ -8,7 +8,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
-	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/pflag"
 )
 
@@ -51,7 +51,7 @@ func (f *fleetFlags) apply(ios *IO, spec string, opts *check.Options) error {
 		return usage("--join needs --check-id ID", "pass an id every runner of this check shares, e.g. --check-id \"$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT\"")
 	case !f.join && f.checkID != "":
 		return usage("--check-id needs --join", "add --join to work on the check with other runners")
-	case f.join && !store.IsDSN(spec):
+	case f.join && !postgres.IsDSN(spec):
 		return usage("--join needs a PostgreSQL ledger", "pass --ledger postgres://... (or set FLAKEGATE_LEDGER), or use --shard I/N with any store")
 	case f.lease < 3*time.Second:
 		return usage("--lease must be at least 3s", "a lease is renewed every third of its length; give it room, e.g. --lease 30s")

@@ -11,6 +11,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/cobra"
 )
 
@@ -133,7 +134,7 @@ func queuedVerdict(ctx context.Context, ios *IO, f *verdictFlags) (*flakegate.Su
 	if spec == "" {
 		spec = ios.Getenv("FLAKEGATE_LEDGER")
 	}
-	if !store.IsDSN(spec) {
+	if !postgres.IsDSN(spec) {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "verdict --check-id", Message: "a joined check lives in a PostgreSQL ledger",
 			Hint: "pass --ledger postgres://... (or set FLAKEGATE_LEDGER) as the runners did"}
 	}
