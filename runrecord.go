@@ -59,6 +59,14 @@ type RunRecord struct {
 	TranscriptSHA256     string    `json:"transcript_sha256"`
 	BaseFromCache        bool      `json:"base_from_replay_cache"`
 	ToolVersion          string    `json:"tool_version"`
+	// RunnerHost and RunnerID name the machine and runner that ran the
+	// triple (extra keys: hashed and kept, never read by the table).
+	RunnerHost string `json:"runner_host,omitempty"`
+	RunnerID   string `json:"runner_id,omitempty"`
+	// IncompleteReason says why flakegate gave up on a triple without
+	// running it to the end (extra key; the record has
+	// transcript_complete false, so the table says INCOMPLETE).
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
 }
 
 // Marshal returns the record's bytes as flakegate stores them.

@@ -24,14 +24,24 @@ type Result struct {
 	Reproduce     string    `json:"reproduce"`
 	Attempts      []Attempt `json:"attempts,omitempty"`
 	Seconds       float64   `json:"seconds"`
+	// RunnerID and RunnerHost name the runner that labelled the triple
+	// (check --join and verdict --ledger).
+	RunnerID   string `json:"runner_id,omitempty"`
+	RunnerHost string `json:"runner_host,omitempty"`
 }
 
 // Summary is the --json output of check.
 type Summary struct {
-	Verdict   string   `json:"verdict"`
-	Base      string   `json:"base"`
-	Candidate string   `json:"candidate"`
-	Results   []Result `json:"results"`
+	Verdict   string `json:"verdict"`
+	Base      string `json:"base"`
+	Candidate string `json:"candidate"`
+	// ConfigSHA256 is the sha256 of the config bytes read at the base.
+	ConfigSHA256 string `json:"config_sha256,omitempty"`
+	// Shard is set on the summary of one shard (check --shard I/N).
+	Shard *Shard `json:"shard,omitempty"`
+	// CheckID names the queued check (check --join, verdict --ledger).
+	CheckID string   `json:"check_id,omitempty"`
+	Results []Result `json:"results"`
 }
 
 // VerdictOf returns "reject" if any result's label is a reject.

@@ -11,6 +11,8 @@ package check
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +62,13 @@ type Options struct {
 	ProgressIsTerminal bool
 	// Now returns the time (tests fix it); nil is time.Now.
 	Now func() time.Time
+	// Shard, if set, runs only that shard of the triples (--shard I/N).
+	Shard *ShardSpec
+	// Join, if set, runs the triples through a queue shared with other
+	// runners (--join, queue.go).
+	Join *JoinOptions
+	// Runner names this runner in records (runner_id, runner_host).
+	Runner flakegate.Runner
 }
 
 // Run performs the check and returns its summary. A reject is a summary
@@ -84,6 +93,7 @@ type checker struct {
 	baseSHA  string
 	candSHA  string
 	cfgPath  string
+	cfgSHA   string // sha256 of the config bytes at the base
 	cfg      *config.Config
 	diff     []string
 	watch    []string // config and in-repo ledger: every triple's watch_paths
@@ -196,6 +206,7 @@ func (c *checker) loadConfig(ctx context.Context) error {
 		}
 		return err
 	}
+	c.cfgSHA = sha256Hex(raw)
 	c.cfg, err = config.Load(raw, clean)
 	if err != nil {
 		return err
@@ -287,8 +298,16 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	jobs := c.jobs()
-	c.progress = newProgress(c.opts.Progress, c.opts.ProgressIsTerminal, len(jobs))
-	results, err := c.runJobs(ctx, jobs)
+	src, mine, shard, err := c.source(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	total := len(mine)
+	if c.opts.Join != nil {
+		total = len(jobs) // this runner labels a part; the lines count it out of the whole
+	}
+	c.progress = newProgress(c.opts.Progress, c.opts.ProgressIsTerminal, total)
+	results, err := c.runJobs(ctx, src, len(jobs))
 	c.progress.Finish()
 	if err != nil {
 		return nil, err
@@ -298,9 +317,16 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 			return nil, err
 		}
 	}
-	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, Results: make([]flakegate.Result, len(results))}
-	for i, r := range results {
-		sum.Results[i] = r.result
+	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Results: make([]flakegate.Result, len(mine))}
+	for i, pos := range mine {
+		sum.Results[i] = results[pos].result
+	}
+	if c.opts.Join != nil {
+		// The summary of a joined check is the whole check's, read from
+		// the queue once every runner's triples are labelled.
+		if sum, err = c.joinedSummary(ctx); err != nil {
+			return nil, err
+		}
 	}
 	sum.Verdict = flakegate.VerdictOf(sum.Results)
 	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {
@@ -346,6 +372,32 @@ func inDiff(diff, watched []string) []string {
 		}
 	}
 	return hits
+}
+
+// source returns where the workers take their triples from, the
+// positions of the triples this run reports, and the shard it covers.
+func (c *checker) source(ctx context.Context, jobs []job) (jobSource, []int, *flakegate.Shard, error) {
+	switch {
+	case c.opts.Join != nil:
+		src, err := c.joinQueue(ctx, jobs)
+		return src, nil, nil, err
+	case c.opts.Shard != nil:
+		mine, shard, err := c.shard(ctx, jobs)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return newListSource(jobs, mine), mine, shard, nil
+	}
+	all := make([]int, len(jobs))
+	for i := range all {
+		all[i] = i
+	}
+	return newListSource(jobs, all), all, nil, nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func internalf(format string, args ...any) error {

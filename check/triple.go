@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate"
@@ -41,35 +42,106 @@ func (c *checker) jobs() []job {
 	return jobs
 }
 
-// runJobs runs the triples on the worker pool, one worktree pair per
-// worker, and returns their results in config order. Workers only run
-// attempts; one finisher goroutine writes the records, so the disk syncs
-// of one triple overlap the attempts of the next.
-func (c *checker) runJobs(ctx context.Context, jobs []job) ([]tripleResult, error) {
-	results := make([]tripleResult, len(jobs))
-	queue := make(chan *job)
+// A jobSource hands the workers their triples, one at a time: the
+// config's list or one shard of it (newListSource), or a queue shared
+// with other runners (queue.go).
+type jobSource interface {
+	// next returns the next task, or nil when none is left for this run.
+	next(ctx context.Context) (*task, error)
+}
+
+// task is one triple handed to a worker.
+type task struct {
+	j *job
+	// ctx, when set, ends the triple's attempts early (its lease was lost).
+	ctx context.Context
+	// run, when set, replaces runTriple (a triple given up on).
+	run func(ctx context.Context, w int, j *job) (func() (tripleResult, error), error)
+	// sink, when set, receives the finished triple; false means the
+	// result is not this run's to report (another runner has it).
+	sink func(ctx context.Context, r *tripleResult) (bool, error)
+	// release, when set, is called once the triple is done with.
+	release func()
+}
+
+func (t *task) done() {
+	if t.release != nil {
+		t.release()
+	}
+}
+
+// listSource hands out a fixed list of jobs.
+type listSource struct {
+	mu   sync.Mutex
+	jobs []job
+	todo []int
+}
+
+func newListSource(jobs []job, positions []int) *listSource {
+	return &listSource{jobs: jobs, todo: positions}
+}
+
+func (s *listSource) next(ctx context.Context) (*task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.todo) == 0 || ctx.Err() != nil {
+		return nil, nil
+	}
+	j := &s.jobs[s.todo[0]]
+	s.todo = s.todo[1:]
+	return &task{j: j}, nil
+}
+
+// runJobs runs the triples src hands out on the worker pool, one
+// worktree pair per worker, and returns their results by config position
+// (n of them; the ones this run did not label are zero). Workers only
+// run attempts; one finisher goroutine writes the records, so the disk
+// syncs of one triple overlap the attempts of the next.
+func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleResult, error) {
+	results := make([]tripleResult, n)
 	type pending struct {
-		index  int
+		t      *task
 		finish func() (tripleResult, error)
 	}
-	finished := make(chan pending, len(jobs))
+	finished := make(chan pending, len(c.trees.workers))
 	errs := make(chan error, len(c.trees.workers)+1)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	for w := range c.trees.workers {
 		go func(w int) {
 			var first error
-			for j := range queue {
-				if first != nil {
-					continue
-				}
-				finish, err := c.runTriple(ctx, w, j)
+			for ctx.Err() == nil {
+				t, err := src.next(ctx)
 				if err != nil {
 					first = err
 					cancel(err)
+					break
+				}
+				if t == nil {
+					break
+				}
+				run, tctx := c.runTriple, ctx
+				if t.run != nil {
+					run = t.run
+				}
+				if t.ctx != nil {
+					tctx = t.ctx
+				}
+				finish, err := run(tctx, w, t.j)
+				if err != nil && tctx.Err() != nil && ctx.Err() == nil {
+					// The lease was lost under the attempts: the triple is
+					// another runner's now.
+					t.done()
+					c.progress.Note(fmt.Sprintf("%s seed %s: lease lost; another runner has the triple", t.j.ps.prop.Path, t.j.seed))
 					continue
 				}
-				finished <- pending{j.index, finish}
+				if err != nil {
+					t.done()
+					first = err
+					cancel(err)
+					break
+				}
+				finished <- pending{t, finish}
 			}
 			errs <- first
 		}(w)
@@ -79,28 +151,27 @@ func (c *checker) runJobs(ctx context.Context, jobs []job) ([]tripleResult, erro
 		var first error
 		for p := range finished {
 			if first != nil {
+				p.t.done()
 				continue
 			}
 			r, err := p.finish()
+			keep := err == nil
+			if err == nil && p.t.sink != nil {
+				keep, err = p.t.sink(ctx, &r)
+			}
+			p.t.done()
 			if err != nil {
 				first = err
 				cancel(err)
 				continue
 			}
-			results[p.index] = r
-			c.progress.Done(r.result)
+			if keep {
+				results[p.t.j.index] = r
+				c.progress.Done(r.result)
+			}
 		}
 		finisherDone <- first
 	}()
-feed:
-	for i := range jobs {
-		select {
-		case queue <- &jobs[i]:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(queue)
 	var first error
 	for range c.trees.workers {
 		if err := <-errs; err != nil && first == nil {
@@ -189,6 +260,9 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, stem, re
 		TranscriptSHA256:     t.sha256,
 		BaseFromCache:        t.fromCache,
 		ToolVersion:          flakegate.Version,
+		RunnerHost:           c.opts.Runner.Host,
+		RunnerID:             c.opts.Runner.ID,
+		IncompleteReason:     t.givenUp,
 	}
 	raw, err := rec.Marshal()
 	if err != nil {
@@ -206,8 +280,10 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, stem, re
 	if err := writeFile(filepath.Join(c.outDir, stem+".decision.json"), append(mustJSON(d), '\n')); err != nil {
 		return tripleResult{}, err
 	}
-	if err := c.store.PutRecord(ctx, sha, raw); err != nil {
-		return tripleResult{}, err
+	if c.opts.Join == nil { // a joined check stores it when it labels the triple
+		if err := c.store.PutRecord(ctx, sha, raw); err != nil {
+			return tripleResult{}, err
+		}
 	}
 	reason := d.Reason
 	if d.Label == flakegate.Fixture && ps.candFixtureReason != "" {
@@ -232,6 +308,8 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, stem, re
 		Reproduce:     reproduce,
 		Attempts:      t.attempts,
 		Seconds:       t.seconds,
+		RunnerID:      c.opts.Runner.ID,
+		RunnerHost:    c.opts.Runner.Host,
 	}
 	return tripleResult{result: res, raw: raw}, nil
 }
@@ -288,6 +366,7 @@ type transcriptRun struct {
 	complete  bool
 	attempts  []flakegate.Attempt
 	reason    string // why an attempt errored, for the summary
+	givenUp   string // why the triple was not run to the end (incomplete_reason)
 	seconds   float64
 }
 

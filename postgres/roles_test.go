@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/pgtest"
@@ -91,6 +92,20 @@ func TestRunnerRole(t *testing.T) {
 		{"put replay again", func() error { _, err := s.PutReplay(ctx, "k", flakegate.BaseReplay{Result: "fail"}); return err }},
 		{"get replay", func() error { _, _, err := s.GetReplay(ctx, "k"); return err }},
 		{"audit lines", func() error { _, err := s.AuditLines(ctx); return err }},
+		{"enqueue a check", func() error { c, ts := queuedCheck("role", 2); _, err := s.Enqueue(ctx, c, ts); return err }},
+		{"join it", func() error { c, ts := queuedCheck("role", 2); _, err := s.Enqueue(ctx, c, ts); return err }},
+		{"claim, renew and label", func() error {
+			l, _, err := s.Claim(ctx, "role", flakegate.Runner{ID: "r"}, time.Minute)
+			if err == nil {
+				err = s.Renew(ctx, "role", l, time.Minute)
+			}
+			if err == nil {
+				err = s.Complete(ctx, "role", l, flakegate.Result{Seed: "100", Label: flakegate.Pass, RecordSHA256: storetest.Sha('9')}, []byte(`{}`))
+			}
+			return err
+		}},
+		{"read the check", func() error { _, _, err := s.CheckState(ctx, "role"); return err }},
+		{"queue progress", func() error { _, err := s.Progress(ctx, ""); return err }},
 		{"migrate an up-to-date schema", func() error { return Migrate(ctx, runner) }},
 	}
 	for _, step := range steps {
@@ -105,6 +120,8 @@ func TestRunnerRole(t *testing.T) {
 		`DELETE FROM flakegate.records`,
 		`UPDATE flakegate.replays SET result = 'pass'`,
 		`CREATE TABLE flakegate.x (y int)`,
+		`DELETE FROM flakegate.check_triples`,
+		`DELETE FROM flakegate.checks`,
 	} {
 		err := exec(t, runner, sql)
 		if err == nil || !strings.Contains(err.Error(), "permission denied") {

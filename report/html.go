@@ -37,6 +37,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":        func(f float64) string { return fmt.Sprintf("%.1f", 100*f) },
 	"plural":     plural,
 	"freqWidth":  func(n, top int) int { return max(4, 120*n/max(top, 1)) },
+	"fraction":   func(n, total int) float64 { return float64(n) / float64(max(total, 1)) },
 }).Parse(htmlSource))
 
 // labelColors are the chart's colours, one per label; rejects are warm,

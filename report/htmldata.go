@@ -38,6 +38,10 @@ type HTMLData struct {
 	// did not decode as an event.
 	AuditEvents   int
 	BadAuditLines int
+	// Queued says the store shares checks among runners (PostgreSQL);
+	// Checks are its newest checks with their progress per runner.
+	Queued bool
+	Checks []flakegate.CheckProgress
 }
 
 // FreezeRow is one freeze and the run count it was granted with.
@@ -146,6 +150,12 @@ func LoadHTMLData(ctx context.Context, store flakegate.Store, now time.Time) (*H
 	d.Records = len(infos)
 	d.Schedulers = schedulerCounts(infos)
 	d.Properties = recentLabels(d, infos)
+	if q, ok := store.(flakegate.CheckQueue); ok {
+		d.Queued = true
+		if d.Checks, err = q.Progress(ctx, ""); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
 }
 

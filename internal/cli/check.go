@@ -25,6 +25,7 @@ type CheckOptions struct {
 	Ledger                       string
 	JSON, GitHub, NoReplayCache  bool
 	JUnit, Markdown, FreezeOwner string
+	fleet                        fleetFlags // fleet.go
 }
 
 // NewCmdCheck is the failure-class merge check.
@@ -70,6 +71,7 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 	fl.BoolVar(&opts.GitHub, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
 	fl.BoolVar(&opts.NoReplayCache, "no-replay-cache", false, "replay every seed on base, neither reading nor writing the replay cache")
 	fl.StringVar(&opts.FreezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
+	addFleetFlags(fl, &opts.fleet)
 	return cmd
 }
 
@@ -98,6 +100,9 @@ func runCheck(opts *CheckOptions) error {
 		},
 		Progress:           io.ErrOut,
 		ProgressIsTerminal: io.ErrIsTerminal,
+	}
+	if err := opts.fleet.apply(io, spec, &copts); err != nil {
+		return err
 	}
 	sum, err := check.Run(ctx, copts)
 	if err != nil {

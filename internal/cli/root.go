@@ -63,6 +63,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		NewCmdFreeze(io),
 		NewCmdReport(io, nil),
 		NewCmdDB(io),
+		NewCmdVerdict(io),
 	)
 	return root
 }

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/postgres"
+	"github.com/spf13/cobra"
+)
+
+// verdictFlags are the command line of `flakegate verdict`.
+type verdictFlags struct {
+	ledger, checkID, junit, markdown string
+	json, github                     bool
+	wait                             bool
+	poll                             time.Duration
+	startTimeout                     time.Duration
+}
+
+// NewCmdVerdict gives the verdict of a check run by many runners: the
+// shard summaries merged, or the queued check read from PostgreSQL.
+func NewCmdVerdict(io *IO) *cobra.Command {
+	var f verdictFlags
+	cmd := &cobra.Command{
+		Use:   "verdict (SUMMARY.json ... | --ledger postgres://... --check-id ID [--wait]) [flags]",
+		Short: "Merge the summaries of a sharded check, or read the verdict of a joined one",
+		Long: `verdict SUMMARY.json ... merges the summaries of the shards of one check
+('check --shard I/N', one file per shard, any order) into the summary the
+unsharded check gives: the same JSON as 'check --json', JUnit and Markdown.
+Shards that disagree on the base, the candidate or the config digest, a
+shard missing or given twice, and a triple missing or doubled are exit 2.
+
+verdict --ledger postgres://... --check-id ID reads a check run by runners
+with 'check --join': once every triple is labelled it prints the summary,
+each result naming the runner that labelled it (runner_id, runner_host).
+Until then it prints the progress on stderr and exits 3 (no verdict yet,
+never a pass); with --wait it waits, printing the progress now and then.
+An unknown check id is exit 2 (with --wait, once --start-timeout has passed
+without a runner creating it).
+
+Exit status: 0 the check passes, 1 a reject label, 2 usage error or
+inconsistent shards, 3 flakegate failed or the check is not finished.`,
+		Example: `  flakegate verdict --json shard-1/summary.json shard-2/summary.json shard-3/summary.json
+  flakegate verdict --ledger "$FLAKEGATE_LEDGER" --check-id "$GITHUB_RUN_ID" --wait --json --junit junit.xml`,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runVerdict(c.Context(), io, &f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.ledger, "ledger", "", "the PostgreSQL `DSN` of a joined check (default $FLAKEGATE_LEDGER)")
+	fl.StringVar(&f.checkID, "check-id", "", "the `ID` the runners of the joined check were started with")
+	fl.BoolVar(&f.wait, "wait", false, "wait until every triple of the joined check is labelled")
+	fl.DurationVar(&f.poll, "poll", time.Second, "with --wait: how often to look")
+	fl.DurationVar(&f.startTimeout, "start-timeout", 5*time.Minute, "with --wait: how long to wait for the first runner to create the check")
+	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object on stdout")
+	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
+	fl.StringVar(&f.markdown, "markdown", "", "also write a Markdown report to `FILE`")
+	fl.BoolVar(&f.github, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
+	return cmd
+}
+
+func runVerdict(ctx context.Context, ios *IO, f *verdictFlags, args []string) error {
+	usage := func(msg string) error {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "verdict", Message: msg, Hint: "run 'flakegate verdict --help'"}
+	}
+	var sum *flakegate.Summary
+	var err error
+	switch {
+	case f.checkID != "" && len(args) > 0:
+		return usage("give shard summaries or --check-id, not both")
+	case f.checkID != "":
+		sum, err = queuedVerdict(ctx, ios, f)
+	case f.wait || f.ledger != "":
+		return usage("--ledger and --wait need --check-id ID")
+	case len(args) == 0:
+		return usage("nothing to merge: give the shard summaries, or --ledger DSN --check-id ID")
+	default:
+		sums := make([]*flakegate.Summary, len(args))
+		for i, a := range args {
+			if sums[i], err = readSummary(ios, a); err != nil {
+				return asVerdictError(err)
+			}
+		}
+		sum, err = check.MergeShards(sums, args)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeVerdictOutputs(ios, f, sum); err != nil {
+		return err
+	}
+	if sum.Verdict == flakegate.VerdictReject {
+		return &ExitError{Code: ExitReject}
+	}
+	return nil
+}
+
+// writeVerdictOutputs prints the summary and writes the requested
+// reports, as check does.
+func writeVerdictOutputs(ios *IO, f *verdictFlags, sum *flakegate.Summary) error {
+	if f.json {
+		enc := json.NewEncoder(ios.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		printCheckText(ios.Out, sum)
+	}
+	if err := writeReportFiles(ios, "verdict", f.junit, f.markdown, sum); err != nil {
+		return err
+	}
+	if f.github {
+		w := ios.Out
+		if f.json {
+			w = ios.ErrOut // workflow commands are read from stderr too
+		}
+		return writeGitHub(ios, "verdict --github", w, sum)
+	}
+	return nil
+}
+
+// queuedVerdict reads a joined check's summary from PostgreSQL, waiting
+// for it with --wait.
+func queuedVerdict(ctx context.Context, ios *IO, f *verdictFlags) (*flakegate.Summary, error) {
+	spec := f.ledger
+	if spec == "" {
+		spec = ios.Getenv("FLAKEGATE_LEDGER")
+	}
+	if !postgres.IsDSN(spec) {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "verdict --check-id", Message: "a joined check lives in a PostgreSQL ledger",
+			Hint: "pass --ledger postgres://... (or set FLAKEGATE_LEDGER) as the runners did"}
+	}
+	st, err := store.Open(ctx, spec, "")
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	q, ok := st.(flakegate.CheckQueue)
+	if !ok {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Message: "the store has no check queue"}
+	}
+	id := strings.TrimSpace(f.checkID)
+	poll := max(f.poll, 50*time.Millisecond)
+	var shown time.Time
+	started := time.Now()
+	for {
+		sum, p, err := check.QueuedSummary(ctx, q, id)
+		if flakegate.ErrorCode(err) == flakegate.EINVALID && f.wait && time.Since(started) < f.startTimeout {
+			// The runners may start after the verdict job.
+			if time.Since(shown) >= 10*time.Second {
+				fmt.Fprintf(ios.ErrOut, "queue: no check %s yet; waiting for a runner to create it\n", id)
+				shown = time.Now()
+			}
+			if err := sleepCtx(ctx, id, poll); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sum != nil {
+			return sum, nil
+		}
+		if !f.wait {
+			fmt.Fprintf(ios.ErrOut, "queue: %s\n", check.ProgressLine(p))
+			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Path: id,
+				Message: fmt.Sprintf("the check is not finished: %d of %d triples labelled; no verdict yet", p.Done, p.Total),
+				Hint:    "add --wait to wait for the runners"}
+		}
+		if time.Since(shown) >= 10*time.Second {
+			fmt.Fprintf(ios.ErrOut, "queue: %s\n", check.ProgressLine(p))
+			shown = time.Now()
+		}
+		if err := sleepCtx(ctx, id, poll); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, id string, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Path: id, Message: "interrupted while waiting for the runners"}
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// asVerdictError names verdict, not report --from, in an error reading a
+// summary, and says what to pass.
+func asVerdictError(err error) error {
+	if e, ok := errors.AsType[*flakegate.Error](err); ok {
+		e.Op = "verdict"
+		if e.Hint == "" {
+			e.Hint = "pass the stdout of 'flakegate check --shard I/N --json' (or the summary.json in its --out folder) of each shard"
+		}
+	}
+	return err
+}
