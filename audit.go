@@ -208,6 +208,8 @@ func FreezeDiff(got, want Freeze) string {
 		{"record_sha256", got.RecordSHA256, want.RecordSHA256},
 		{"property_sha256", got.PropertySHA256, want.PropertySHA256},
 		{"granted_by", got.GrantedBy, want.GrantedBy},
+		{"run_sha256", got.RunSHA256, want.RunSHA256},
+		{"property_entry_sha256", got.PropertyEntrySHA256, want.PropertyEntrySHA256},
 	} {
 		if f.got != f.want {
 			return fmt.Sprintf("%s is %v in the ledger but %v in the audit log", f.name, f.got, f.want)
@@ -220,8 +222,11 @@ func FreezeDiff(got, want Freeze) string {
 	return ""
 }
 
-// String writes the triple as a user reads it: path, seed and digest.
+// String writes the triple as a user reads it: path, name, seed and digest.
 func (t Triple) String() string {
+	if t.Name != "" {
+		return fmt.Sprintf("%s::%s seed %s fixture %s", t.PropertyPath, t.Name, t.Seed.String(), short(t.FixtureSHA256))
+	}
 	return fmt.Sprintf("%s seed %s fixture %s", t.PropertyPath, t.Seed.String(), short(t.FixtureSHA256))
 }
 
@@ -233,6 +238,8 @@ func (t Triple) validate() error {
 		return Errorf(EINVALID, "seed %q is not an integer or a seed string", string(t.Seed))
 	case t.FixtureSHA256 == "":
 		return Errorf(EINVALID, "fixture_sha256 is empty")
+	case t.Name != strings.TrimSpace(t.Name) || strings.ContainsAny(t.Name, "\x00\n\r"):
+		return Errorf(EINVALID, "name %q has surrounding spaces or a control character", t.Name)
 	}
 	return nil
 }
@@ -259,6 +266,10 @@ func (f Freeze) Validate() error {
 		return Errorf(EINVALID, "freeze for %s: property_sha256 is empty", f.Triple())
 	case f.GrantedAt.IsZero():
 		return Errorf(EINVALID, "freeze for %s: granted_at is not set", f.Triple())
+	case f.RunSHA256 != "" && !ValidSHA256(f.RunSHA256):
+		return Errorf(EINVALID, "freeze for %s: run_sha256 %q is not a sha256", f.Triple(), f.RunSHA256)
+	case f.PropertyEntrySHA256 != "" && !ValidSHA256(f.PropertyEntrySHA256):
+		return Errorf(EINVALID, "freeze for %s: property_entry_sha256 %q is not a sha256", f.Triple(), f.PropertyEntrySHA256)
 	}
 	return nil
 }

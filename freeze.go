@@ -5,17 +5,20 @@ import (
 	"time"
 )
 
-// Triple names one seeded property test: the property path, the fixture
-// digest and the seed. A freeze covers exactly one triple.
+// Triple names one seeded property test: the property path, the test's
+// name in it ("" when the config entry has none), the fixture digest and
+// the seed. A freeze covers exactly one triple. (The spec's triple is
+// path, fixture and seed; the name tells apart tests of one file.)
 type Triple struct {
 	PropertyPath  string `json:"property_path"`
+	Name          string `json:"name,omitempty"`
 	Seed          Seed   `json:"seed"`
 	FixtureSHA256 string `json:"fixture_sha256"`
 }
 
 // Key is a stable string form of the triple, used to sort and index.
 func (t Triple) Key() string {
-	return t.PropertyPath + "\x00" + string(t.Seed) + "\x00" + t.FixtureSHA256
+	return t.PropertyPath + "\x00" + t.Name + "\x00" + string(t.Seed) + "\x00" + t.FixtureSHA256
 }
 
 // Less orders triples by property path, then seed text, then digest.
@@ -23,9 +26,15 @@ func (t Triple) Less(u Triple) bool { return t.Key() < u.Key() }
 
 // Freeze is one entry of the freeze ledger: a SCHEDULER triple that may be
 // skipped for ExpiresAfterRuns more runs.
+//
+// RunSHA256 and PropertyEntrySHA256 bind the freeze to the argv template
+// and the config entry of the frozen run (the record's extra keys
+// "run_sha256" and "property_entry_sha256"); a check whose command or
+// entry differs voids the freeze. They are "" for a record without them.
 type Freeze struct {
 	Label            Label     `json:"label"`
 	PropertyPath     string    `json:"property_path"`
+	Name             string    `json:"name,omitempty"`
 	Seed             Seed      `json:"seed"`
 	FixtureSHA256    string    `json:"fixture_sha256"`
 	ExpiresAfterRuns int       `json:"expires_after_runs"`
@@ -34,11 +43,14 @@ type Freeze struct {
 	PropertySHA256   string    `json:"property_sha256"`
 	GrantedAt        time.Time `json:"granted_at"`
 	GrantedBy        string    `json:"granted_by"`
+
+	RunSHA256           string `json:"run_sha256,omitempty"`
+	PropertyEntrySHA256 string `json:"property_entry_sha256,omitempty"`
 }
 
 // Triple returns the triple the freeze covers.
 func (f Freeze) Triple() Triple {
-	return Triple{PropertyPath: f.PropertyPath, Seed: f.Seed, FixtureSHA256: f.FixtureSHA256}
+	return Triple{PropertyPath: f.PropertyPath, Name: f.Name, Seed: f.Seed, FixtureSHA256: f.FixtureSHA256}
 }
 
 // MaxFreezeRuns is the default policy maximum for a freeze's run count.
