@@ -75,9 +75,9 @@ const NoFixtureSHA256 = "569ad7c690f78568c7a3999e398c71580076c7798edc6736eb944c4
 
 // Limits that keep a typo from turning into a runaway check.
 const (
-	MaxRetryCap   = 100
-	MaxWorkers    = 64
-	MaxWallBudget = 24 * time.Hour
+	MaxRetryCap    = 100
+	MaxWorkers     = 64
+	MaxWallBudget  = 24 * time.Hour
 	MaxRandomSeeds = 100
 	MaxNameLength  = 512
 )
@@ -85,11 +85,11 @@ const (
 // Config is a validated flakegate.yaml.
 type Config struct {
 	// Name is the file name used in errors (the repo-relative path).
-	Name       string
-	Version    int
-	RetryCap   int
-	Workers    int
-	Freeze     FreezePolicy
+	Name     string
+	Version  int
+	RetryCap int
+	Workers  int
+	Freeze   FreezePolicy
 	// RandomSeeds is the global count of drawn seeds per property.
 	RandomSeeds int
 	// Watch are the global watch globs (every property's).
