@@ -7,9 +7,16 @@ const (
 )
 
 // Result is one triple's line of the check summary (DESIGN.md, --json).
+//
+// A frozen skip is Label SCHEDULER with Skipped true, written "SCHEDULER
+// skipped (frozen)" in every report. CandidateAttempts and BaseAttempts
+// count the attempts of each side that this check ran; BaseCached says
+// the base result came from the replay cache (no base attempt ran).
 type Result struct {
 	PropertyPath  string    `json:"property_path"`
+	Name          string    `json:"name,omitempty"`
 	Seed          Seed      `json:"seed"`
+	SeedOrigin    string    `json:"seed_origin,omitempty"`
 	FixtureSHA256 string    `json:"fixture_sha256,omitempty"`
 	Label         Label     `json:"label"`
 	Row           int       `json:"row,omitempty"`
@@ -23,6 +30,19 @@ type Result struct {
 	Reproduce     string    `json:"reproduce"`
 	Attempts      []Attempt `json:"attempts,omitempty"`
 	Seconds       float64   `json:"seconds"`
+
+	CandidateAttempts int    `json:"candidate_attempts"`
+	BaseAttempts      int    `json:"base_attempts"`
+	BaseCached        bool   `json:"base_cached"`
+	AttemptsSkipped   string `json:"attempts_skipped,omitempty"`
+}
+
+// ID names the result's test: "path" or "path::name".
+func (r *Result) ID() string {
+	if r.Name == "" {
+		return r.PropertyPath
+	}
+	return r.PropertyPath + "::" + r.Name
 }
 
 // Summary is the --json output of check.

@@ -46,6 +46,9 @@ type Options struct {
 	LedgerPath string
 	// NoReplayCache neither reads nor writes the replay cache.
 	NoReplayCache bool
+	// RunContaminated runs the attempts of triples the diff alone makes
+	// CONTAMINATED (by default they are not run; the label is the same).
+	RunContaminated bool
 	// FreezeOwner, if set, grants a freeze to every SCHEDULER result.
 	FreezeOwner string
 	// By names who runs the check in the audit log ("" is "flakegate check").

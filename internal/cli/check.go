@@ -17,6 +17,7 @@ import (
 type checkFlags struct {
 	base, candidate, config, out, ledger string
 	json, github, noReplayCache          bool
+	explainWatch, runContaminated        bool
 	junit, markdown, freezeOwner         string
 }
 
@@ -50,6 +51,8 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 	fl.BoolVar(&f.github, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
 	fl.BoolVar(&f.noReplayCache, "no-replay-cache", false, "replay every seed on base, neither reading nor writing the replay cache")
 	fl.StringVar(&f.freezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
+	fl.BoolVar(&f.explainWatch, "explain-watch", false, "list what each property of the base config watches, and exit without running anything")
+	fl.BoolVar(&f.runContaminated, "run-contaminated", false, "run the attempts of triples the diff alone makes CONTAMINATED (the label stays)")
 	return cmd
 }
 
@@ -77,6 +80,10 @@ func runCheck(ctx context.Context, io *IO, f *checkFlags) error {
 		},
 		Progress:           io.ErrOut,
 		ProgressIsTerminal: io.ErrIsTerminal,
+		RunContaminated:    f.runContaminated,
+	}
+	if f.explainWatch {
+		return explainWatch(ctx, io, f, opts)
 	}
 	sum, err := check.Run(ctx, opts)
 	if err != nil {
@@ -117,19 +124,50 @@ func writeCheckOutputs(ios *IO, f *checkFlags, sum *flakegate.Summary) error {
 	return nil
 }
 
+// explainWatch prints what each property watches (JSON with --json).
+func explainWatch(ctx context.Context, io *IO, f *checkFlags, opts check.Options) error {
+	lists, err := check.ExplainWatch(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(lists)
+	}
+	for _, wl := range lists {
+		fw := ""
+		if wl.Framework != "" {
+			fw = " (" + wl.Framework + ")"
+		}
+		fmt.Fprintf(io.Out, "%s%s\n", wl.Property, fw)
+		for _, w := range wl.Watch {
+			fmt.Fprintf(io.Out, "  %-40s %s\n", w.Glob, w.Why)
+		}
+	}
+	return nil
+}
+
 // printCheckText writes one line per triple, the command that replays a
 // reject or SCHEDULER seed, and the verdict.
 func printCheckText(w io.Writer, sum *flakegate.Summary) {
 	for _, r := range sum.Results {
 		label := string(r.Label)
 		if r.Skipped {
-			label += " (frozen)"
+			label += " skipped (frozen)"
 		}
-		fmt.Fprintf(w, "%-21s %s seed %s", label, r.PropertyPath, r.Seed.String())
+		seed := r.Seed.String()
+		if r.SeedOrigin != "" {
+			seed += " (" + r.SeedOrigin + ")"
+		}
+		fmt.Fprintf(w, "%-28s %s seed %s", label, r.ID(), seed)
 		if r.Record != "" {
 			fmt.Fprintf(w, "  %s", r.Record)
 		}
 		fmt.Fprintln(w)
+		if !r.Skipped && r.Label != flakegate.Pass && r.Reason != "" {
+			fmt.Fprintf(w, "    reason: %s\n", r.Reason)
+		}
 		if !r.Skipped && r.Label != flakegate.Pass && r.Reproduce != "" {
 			fmt.Fprintf(w, "    reproduce: %s\n", r.Reproduce)
 		}
