@@ -98,9 +98,9 @@ func shortSHA(s string) string {
 
 func newCmdFreezeGrant(io *IO, ledger *string) *cobra.Command {
 	var (
-		record, owner, by string
-		runs              int
-		replace, asJSON   bool
+		record, owner, by, cfgPath string
+		runs                       int
+		replace, asJSON            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "grant --record FILE --owner NAME [--runs N]",
@@ -108,7 +108,14 @@ func newCmdFreezeGrant(io *IO, ledger *string) *cobra.Command {
 		Long: `grant classifies the record with the current decision table and refuses
 anything but SCHEDULER (exit 1). It stores the record by its record_sha256,
 writes the ledger entry and an audit event. A second freeze for the same
-triple is refused unless --replace.`,
+triple is refused unless --replace.
+
+Without --runs the run count is freeze.expires_after_runs of the config
+(--config, default flakegate.yaml) at the record's base_sha, read from the
+git repository of the current directory: the same policy the check used.
+A base the repository does not have, or a config it cannot read, needs
+--runs; a record without base_sha (not written by check) gets the default
+of 20 runs, with a note.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if record == "" {
@@ -118,6 +125,16 @@ triple is refused unless --replace.`,
 			raw, err := readRecord(io, record)
 			if err != nil {
 				return err
+			}
+			if !c.Flags().Changed("runs") {
+				runs = config.DefaultExpiresAfterRuns
+				// Only a record that may be frozen needs its policy: the
+				// others are refused by the table first.
+				if flakegate.ClassifyBytes(raw).Label == flakegate.Scheduler {
+					if runs, err = baseFreezeRuns(c.Context(), io, raw, cfgPath); err != nil {
+						return err
+					}
+				}
 			}
 			s, err := openLedger(c.Context(), io, *ledger)
 			if err != nil {
@@ -139,11 +156,41 @@ triple is refused unless --replace.`,
 	fl := cmd.Flags()
 	fl.StringVar(&record, "record", "", "the run record to freeze (`FILE`, - for stdin)")
 	fl.StringVar(&owner, "owner", "", "the reviewer who answers for the freeze (required)")
-	fl.IntVar(&runs, "runs", config.DefaultExpiresAfterRuns, fmt.Sprintf("runs the freeze lasts, 1 to %d", flakegate.MaxFreezeRuns))
+	fl.IntVar(&runs, "runs", 0, fmt.Sprintf("runs the freeze lasts, 1 to %d (default: freeze.expires_after_runs of the config at the record's base_sha)", flakegate.MaxFreezeRuns))
+	fl.StringVar(&cfgPath, "config", config.DefaultPath, "the config's `PATH` in the repository, read at the record's base_sha when --runs is not given")
 	fl.BoolVar(&replace, "replace", false, "write over an existing freeze of the same triple")
 	fl.StringVar(&by, "by", "", "who grants, for the audit log (default $USER, else the owner)")
 	fl.BoolVar(&asJSON, "json", false, "print the entry as JSON")
 	return cmd
+}
+
+// baseFreezeRuns reads freeze.expires_after_runs from the config at the
+// record's base_sha in the current directory's repository.
+func baseFreezeRuns(ctx context.Context, io *IO, raw []byte, cfgPath string) (int, error) {
+	fail := func(msg string, err error) error {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Message: msg, Err: err,
+			Hint: "pass --runs N, or run inside the repository whose base revision holds the config"}
+	}
+	var rec struct {
+		BaseSHA string `json:"base_sha"`
+	}
+	if json.Unmarshal(raw, &rec) != nil || rec.BaseSHA == "" {
+		fmt.Fprintf(io.ErrOut, "note: the record names no base_sha; the freeze lasts the default %d runs (pass --runs N to choose)\n", config.DefaultExpiresAfterRuns)
+		return config.DefaultExpiresAfterRuns, nil
+	}
+	clean, err := config.CleanRepoPath(cfgPath)
+	if err != nil {
+		return 0, fail("--config: "+err.Error(), nil)
+	}
+	b, err := (&git.Client{}).Show(ctx, rec.BaseSHA, clean)
+	if err != nil {
+		return 0, fail(fmt.Sprintf("no --runs, and %s at the record's base %s cannot be read", clean, shortSHA(rec.BaseSHA)), err)
+	}
+	cfg, err := config.Load(b, clean)
+	if err != nil {
+		return 0, err
+	}
+	return cfg.Freeze.ExpiresAfterRuns, nil
 }
 
 // readRecord reads the record file, or stdin for "-".
@@ -214,7 +261,11 @@ func printFreezes(w io.Writer, fs []flakegate.Freeze) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROPERTY\tSEED\tFIXTURE\tRUNS LEFT\tOWNER\tRECORD\tGRANTED")
 	for _, f := range fs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", f.PropertyPath, f.Seed.String(), shortSHA(f.FixtureSHA256),
+		prop := f.PropertyPath
+		if f.Name != "" {
+			prop += "::" + f.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", prop, f.Seed.String(), shortSHA(f.FixtureSHA256),
 			f.ExpiresAfterRuns, f.Owner, shortSHA(f.RecordSHA256), f.GrantedAt.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
@@ -222,7 +273,7 @@ func printFreezes(w io.Writer, fs []flakegate.Freeze) error {
 
 // tripleFlags are the flags that name one triple.
 type tripleFlags struct {
-	property, seed, fixture string
+	property, seed, fixture, name string
 }
 
 func (tf *tripleFlags) add(cmd *cobra.Command) {
@@ -230,6 +281,7 @@ func (tf *tripleFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&tf.property, "property", "", "the property path, repository-relative (required)")
 	fl.StringVar(&tf.seed, "seed", "", "the seed: an integer or a string of [A-Za-z0-9._:-] (required)")
 	fl.StringVar(&tf.fixture, "fixture-sha256", "", "the fixture digest of the triple (required)")
+	fl.StringVar(&tf.name, "name", "", "the test name of the triple (none when the config entry has no name)")
 }
 
 func (tf *tripleFlags) triple(op string) (flakegate.Triple, error) {
@@ -249,7 +301,7 @@ func (tf *tripleFlags) triple(op string) (flakegate.Triple, error) {
 	if err != nil {
 		return flakegate.Triple{}, bad(err.Error())
 	}
-	return flakegate.Triple{PropertyPath: path.Clean(filepath.ToSlash(tf.property)), Seed: seed, FixtureSHA256: tf.fixture}, nil
+	return flakegate.Triple{PropertyPath: path.Clean(filepath.ToSlash(tf.property)), Name: tf.name, Seed: seed, FixtureSHA256: tf.fixture}, nil
 }
 
 func newCmdFreezeRevoke(io *IO, ledger *string) *cobra.Command {
