@@ -275,7 +275,7 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 	if d.Label == flakegate.Fixture && ps.candFixtureReason != "" {
 		reason = ps.candFixtureReason
 	}
-	if d.Label == flakegate.Incomplete && t.reason != "" {
+	if d.Label.Reject() && t.reason != "" {
 		reason = joinReason(reason, t.reason)
 	}
 	if voided != "" {
