@@ -354,8 +354,8 @@ func needTool(t *testing.T, tool string) {
 // TestCheckPytestRegressionsHidden: regressions dressed up by pytest's
 // own machinery are rejected. A conftest.py that marks the failing
 // test xfail is watched (CONTAMINATED, nothing run); run anyway, the
-// xfail is not a pass. A module-level skip in the code under test makes
-// every run "1 skipped": INCOMPLETE, never PASS.
+// xfail is not a pass. A skip called from the code under test (not a
+// watched file) makes every run "1 skipped": INCOMPLETE, never PASS.
 func TestCheckPytestRegressionsHidden(t *testing.T) {
 	needTool(t, "pytest")
 	files := exampleFiles(t, "pytest-hypothesis")
@@ -370,7 +370,8 @@ def pytest_collection_modifyitems(items):
         item.add_marker(pytest.mark.xfail(reason="known flaky", strict=False))
 `
 	r.candidate("xfail", map[string]string{"retry_budget.py": broken, "tests/conftest.py": xfail})
-	r.candidate("skip", map[string]string{"retry_budget.py": "import pytest\npytest.skip('later', allow_module_level=True)\n" + broken})
+	skipping := strings.Replace(broken, "    delays = []", "    import pytest\n    pytest.skip(\"known flaky\")\n    delays = []", 1)
+	r.candidate("skip", map[string]string{"retry_budget.py": skipping})
 
 	cr := r.check("--base", "base", "--candidate", "xfail")
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "CONTAMINATED,CONTAMINATED,CONTAMINATED" {
