@@ -220,9 +220,12 @@ func TestCheckLabels(t *testing.T) {
 		{
 			name: "BUDGET by timeout", baseLib: libOK, label: flakegate.Budget, exit: 1,
 			candidate: map[string]string{"src/lib.sh": libSlow},
-			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+			check: func(t *testing.T, rec *flakegate.RunRecord, res flakegate.Result) {
 				if rec.BudgetOK || rec.Attempts[0].Result != "timeout" || rec.Attempts[0].WallSeconds > 10 {
 					t.Errorf("budget_ok %t, attempt %+v", rec.BudgetOK, rec.Attempts[0])
+				}
+				if !strings.Contains(res.Reason, "wall budget 1.5s exceeded at 1.") {
+					t.Errorf("the reason lacks the budget and the time: %q", res.Reason)
 				}
 			},
 		},
