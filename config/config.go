@@ -18,7 +18,8 @@
 //	                                             unless random_seeds draws some
 //	    random_seeds: 2                          optional; overrides the global count
 //	    watch: ["tests/helpers/**"]              optional; more globs graded against
-//	    pass_marker: "^ok "                      optional; a regexp an exit 0 must print
+//	    pass_marker: "^ok "                      optional; a regexp (no placeholders) a line of
+//	                                             a passing output must match
 //	    run: [pytest, -q, "{path}", "--hypothesis-seed={seed}"]   required; argv, no shell
 //	    wall_budget: 60s                         required; per attempt ("90s", "1m30s", or seconds)
 //	    samples: 200                             optional; required if run uses {samples}
