@@ -331,7 +331,7 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 		}
 		f, err := flakegate.GrantRecord(ctx, c.store, r.raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())
 		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
-			c.progress.Note(fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.Path, jobs[i].seed))
+			c.progress.Note(fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.ID(), jobs[i].seed))
 			continue
 		}
 		if err != nil {

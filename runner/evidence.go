@@ -36,8 +36,9 @@ func DetectFramework(argv []string) string {
 
 // EvidenceArgv returns argv with the flags that make the framework name
 // each test it ran: -v for go test (before the package list, unless a -v
-// flag is there), -rA for pytest (a "PASSED node" line per test, unless
-// an -r option is there). Other argvs are returned as they are.
+// or -json flag is there), -rA for pytest (a "PASSED node" line per test,
+// unless an -r option that reports passes is there). Other argvs are
+// returned as they are.
 func EvidenceArgv(argv []string) []string {
 	switch DetectFramework(argv) {
 	case FrameworkGo:
@@ -50,8 +51,9 @@ func EvidenceArgv(argv []string) []string {
 		out = append(out, "-v")
 		return append(out, argv[2:]...)
 	case FrameworkPytest:
+		// pytest keeps the last -r: one that already reports passes stays.
 		for _, a := range argv[1:] {
-			if strings.HasPrefix(a, "-r") && !strings.HasPrefix(a, "--") {
+			if strings.HasPrefix(a, "-r") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[2:], "ApP") {
 				return argv
 			}
 		}
@@ -129,7 +131,13 @@ var (
 	derandomizeRe  = regexp.MustCompile(`^hypothesis profile .*derandomize=True`)
 )
 
+// ansiRe matches terminal colour and cursor sequences (pytest --color=yes).
+var ansiRe = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
+
 func (e *Evidence) line(l string) {
+	if strings.IndexByte(l, 0x1b) >= 0 {
+		l = ansiRe.ReplaceAllString(l, "")
+	}
 	if strings.TrimSpace(l) != "" {
 		e.last = clip(strings.TrimSpace(l))
 	}

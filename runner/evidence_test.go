@@ -28,7 +28,8 @@ func TestEvidenceArgv(t *testing.T) {
 		"go test -v -run X .":                  "go test -v -run X .",
 		"go test -json ./x":                    "go test -json ./x",
 		"pytest -q x.py":                       "pytest -q x.py -rA",
-		"pytest -q -rfE x.py":                  "pytest -q -rfE x.py",
+		"pytest -q -rfE x.py":                  "pytest -q -rfE x.py -rA",
+		"pytest -q -rfEp x.py":                 "pytest -q -rfEp x.py",
 		"sh prop.sh":                           "sh prop.sh",
 	} {
 		if got := strings.Join(EvidenceArgv(strings.Fields(in)), " "); got != want {
@@ -49,6 +50,8 @@ func TestEvidenceJudge(t *testing.T) {
 		{"go skipped", FrameworkGo, "TestX", "", "--- SKIP: TestX (0.00s)\n    x_test.go:9: later\nPASS\n", false, "TestX was skipped"},
 		{"go subtest", FrameworkGo, "TestX", "", "    --- PASS: TestX/a (0.00s)\n--- PASS: TestX (0.01s)\n", true, ""},
 		{"pytest pass", FrameworkPytest, "", "", ".\nPASSED t.py::test_a\n1 passed in 0.05s\n", true, ""},
+		{"pytest colour", FrameworkPytest, "", "", "\x1b[32m\x1b[1m1 passed\x1b[0m\x1b[32m in 0.05s\x1b[0m\n", true, ""},
+		{"pytest colour skipped", FrameworkPytest, "", "", "\x1b[33m1 skipped\x1b[0m\x1b[33m in 0.01s\x1b[0m\n", false, "skipped"},
 		{"pytest skipped", FrameworkPytest, "", "", "s\n1 skipped in 0.01s\n", false, `"1 skipped in 0.01s"`},
 		{"pytest xfailed", FrameworkPytest, "test_a", "", "x\n===== 1 xfailed in 0.02s =====\n", false, "xfailed"},
 		{"pytest mixed", FrameworkPytest, "", "", ".s\n1 passed, 1 skipped in 0.02s\n", false, "skipped"},
