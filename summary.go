@@ -10,8 +10,9 @@ const (
 //
 // A frozen skip is Label SCHEDULER with Skipped true, written "SCHEDULER
 // skipped (frozen)" in every report. CandidateAttempts and BaseAttempts
-// count the attempts of each side that this check ran; BaseCached says
-// the base result came from the replay cache (no base attempt ran).
+// count the attempts of each side the result rests on; a base result from
+// the replay cache counts as the base attempt it was, with BaseCached true
+// (this check did not run it).
 type Result struct {
 	PropertyPath  string    `json:"property_path"`
 	Name          string    `json:"name,omitempty"`

@@ -328,6 +328,10 @@ func TestCheckReplayCache(t *testing.T) {
 		if !rec.BaseFromCache || rec.BaseSeedResult != "pass" {
 			t.Errorf("record %d: base_from_replay_cache %t, base %s", i, rec.BaseFromCache, rec.BaseSeedResult)
 		}
+		// The cached base result still counts as the base attempt it was.
+		if res := second.summary.Results[i]; !res.BaseCached || res.BaseAttempts != 1 || res.CandidateAttempts != 1 {
+			t.Errorf("result %d: %d candidate, %d base attempts, base_cached %t", i, res.CandidateAttempts, res.BaseAttempts, res.BaseCached)
+		}
 		for _, a := range rec.Attempts {
 			if a.Side == "base" {
 				t.Errorf("record %d has a base attempt", i)

@@ -312,6 +312,9 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 			res.CandidateAttempts++
 		}
 	}
+	if t.fromCache {
+		res.BaseAttempts++ // the base run the cache holds, made by an earlier check
+	}
 	return tripleResult{result: res, raw: raw}, nil
 }
 

@@ -163,8 +163,8 @@ func seedText(r *flakegate.Result) string {
 	return r.Seed.String()
 }
 
-// attemptCounts says how many attempts each side ran: "3 candidate, 1
-// base", "1 candidate, base cached", or why none ran.
+// attemptCounts says how many attempts each side counts: "3 candidate, 1
+// base", "1 candidate, 1 base (cached)", or why none ran.
 func attemptCounts(r *flakegate.Result) string {
 	if r.AttemptsSkipped != "" && r.CandidateAttempts == 0 {
 		return "no attempt ran (" + r.AttemptsSkipped + ")"
@@ -182,7 +182,7 @@ func attemptCounts(r *flakegate.Result) string {
 	}
 	base := fmt.Sprintf("%d base", baseN)
 	if r.BaseCached {
-		base = "base cached"
+		base += " (cached)"
 	}
 	return fmt.Sprintf("%d candidate, %s", cand, base)
 }
