@@ -130,13 +130,23 @@ func sameValue(a, b *Value) bool {
 func schedulerNoise(r *Record) (string, bool) { return "", schedulerSignals(r) }
 
 func always(r *Record) (string, bool) {
+	fails := 0
+	if r.CandidateResult == "fail" {
+		fails++
+	}
+	for _, res := range r.RetryResults {
+		if res == "fail" {
+			fails++
+		}
+	}
+	tried := fmt.Sprintf("candidate failed %d of %d attempts", fails, 1+len(r.RetryResults))
 	switch {
 	case r.BaseSeedResult.Str == "fail":
-		return "the same seed fails on base", true
+		return tried + "; the same seed fails on base", true
 	case r.RetryCap == 0:
-		return "no retry inside a cap of 0", true
+		return tried + "; no retry inside a cap of 0; base passed", true
 	}
-	return "no retry inside the cap passed", true
+	return tried + "; no retry inside the cap passed; base passed", true
 }
 
 // Classify runs the decision table over a record.

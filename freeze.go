@@ -7,17 +7,20 @@ import (
 	"time"
 )
 
-// Triple names one seeded property test: the property path, the fixture
-// digest and the seed. A freeze covers exactly one triple.
+// Triple names one seeded property test: the property path, the test's
+// name in it ("" when the config entry has none), the fixture digest and
+// the seed. A freeze covers exactly one triple. (The spec's triple is
+// path, fixture and seed; the name tells apart tests of one file.)
 type Triple struct {
 	PropertyPath  string `json:"property_path"`
+	Name          string `json:"name,omitempty"`
 	Seed          Seed   `json:"seed"`
 	FixtureSHA256 string `json:"fixture_sha256"`
 }
 
 // Key is a stable string form of the triple, used to sort and index.
 func (t Triple) Key() string {
-	return t.PropertyPath + "\x00" + string(t.Seed) + "\x00" + t.FixtureSHA256
+	return t.PropertyPath + "\x00" + t.Name + "\x00" + string(t.Seed) + "\x00" + t.FixtureSHA256
 }
 
 // Less orders triples by property path, then seed text, then digest.
@@ -25,9 +28,15 @@ func (t Triple) Less(u Triple) bool { return t.Key() < u.Key() }
 
 // Freeze is one entry of the freeze ledger: a SCHEDULER triple that may be
 // skipped for ExpiresAfterRuns more runs.
+//
+// RunSHA256 and PropertyEntrySHA256 bind the freeze to the argv template
+// and the config entry of the frozen run (the record's extra keys
+// "run_sha256" and "property_entry_sha256"); a check whose command or
+// entry differs voids the freeze. They are "" for a record without them.
 type Freeze struct {
 	Label            Label     `json:"label"`
 	PropertyPath     string    `json:"property_path"`
+	Name             string    `json:"name,omitempty"`
 	Seed             Seed      `json:"seed"`
 	FixtureSHA256    string    `json:"fixture_sha256"`
 	ExpiresAfterRuns int       `json:"expires_after_runs"`
@@ -36,11 +45,14 @@ type Freeze struct {
 	PropertySHA256   string    `json:"property_sha256"`
 	GrantedAt        time.Time `json:"granted_at"`
 	GrantedBy        string    `json:"granted_by"`
+
+	RunSHA256           string `json:"run_sha256,omitempty"`
+	PropertyEntrySHA256 string `json:"property_entry_sha256,omitempty"`
 }
 
 // Triple returns the triple the freeze covers.
 func (f Freeze) Triple() Triple {
-	return Triple{PropertyPath: f.PropertyPath, Seed: f.Seed, FixtureSHA256: f.FixtureSHA256}
+	return Triple{PropertyPath: f.PropertyPath, Name: f.Name, Seed: f.Seed, FixtureSHA256: f.FixtureSHA256}
 }
 
 // SameFreeze reports whether a and b are the same entry: equal fields, and
@@ -67,6 +79,8 @@ func FreezeDiff(got, want Freeze) string {
 		{"record_sha256", got.RecordSHA256, want.RecordSHA256},
 		{"property_sha256", got.PropertySHA256, want.PropertySHA256},
 		{"granted_by", got.GrantedBy, want.GrantedBy},
+		{"run_sha256", got.RunSHA256, want.RunSHA256},
+		{"property_entry_sha256", got.PropertyEntrySHA256, want.PropertyEntrySHA256},
 	} {
 		if f.got != f.want {
 			return fmt.Sprintf("%s is %v in the ledger but %v in the audit log", f.name, f.got, f.want)
@@ -81,6 +95,9 @@ func FreezeDiff(got, want Freeze) string {
 
 // String writes the triple as a user reads it: path, seed and digest.
 func (t Triple) String() string {
+	if t.Name != "" {
+		return fmt.Sprintf("%s::%s seed %s fixture %s", t.PropertyPath, t.Name, t.Seed.String(), ShortSHA(t.FixtureSHA256))
+	}
 	return fmt.Sprintf("%s seed %s fixture %s", t.PropertyPath, t.Seed.String(), ShortSHA(t.FixtureSHA256))
 }
 
@@ -92,6 +109,8 @@ func (t Triple) validate() error {
 		return Errorf(EINVALID, "seed %q is not an integer or a seed string", string(t.Seed))
 	case t.FixtureSHA256 == "":
 		return Errorf(EINVALID, "fixture_sha256 is empty")
+	case t.Name != strings.TrimSpace(t.Name) || strings.ContainsAny(t.Name, "\x00\n\r"):
+		return Errorf(EINVALID, "name %q has surrounding spaces or a control character", t.Name)
 	}
 	return nil
 }
@@ -118,6 +137,10 @@ func (f Freeze) Validate() error {
 		return Errorf(EINVALID, "freeze for %s: property_sha256 is empty", f.Triple())
 	case f.GrantedAt.IsZero():
 		return Errorf(EINVALID, "freeze for %s: granted_at is not set", f.Triple())
+	case f.RunSHA256 != "" && !ValidSHA256(f.RunSHA256):
+		return Errorf(EINVALID, "freeze for %s: run_sha256 %q is not a sha256", f.Triple(), f.RunSHA256)
+	case f.PropertyEntrySHA256 != "" && !ValidSHA256(f.PropertyEntrySHA256):
+		return Errorf(EINVALID, "freeze for %s: property_entry_sha256 %q is not a sha256", f.Triple(), f.PropertyEntrySHA256)
 	}
 	return nil
 }

@@ -67,6 +67,17 @@ type RunRecord struct {
 	// running it to the end (extra key; the record has
 	// transcript_complete false, so the table says INCOMPLETE).
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+
+	// Extra keys (hashed and kept, never read by the table): the test's
+	// name, the digests of the argv template and the config entry a freeze
+	// binds, "drawn" for a seed drawn from the candidate, and why no
+	// attempt ran when the diff alone decided the label.
+	Name                string   `json:"name,omitempty"`
+	RunSHA256           string   `json:"run_sha256,omitempty"`
+	PropertyEntrySHA256 string   `json:"property_entry_sha256,omitempty"`
+	SeedOrigin          string   `json:"seed_origin,omitempty"`
+	AttemptsSkipped     string   `json:"attempts_skipped,omitempty"`
+	Command             []string `json:"command,omitempty"`
 }
 
 // Marshal returns the record's bytes as flakegate stores them.
@@ -81,6 +92,8 @@ func (r *RunRecord) Marshal() ([]byte, error) {
 // ReplayKey is the identity of a base replay in the replay cache.
 type ReplayKey struct {
 	BaseSHA        string   `json:"base_sha"`
+	Name           string   `json:"name,omitempty"`
+	PassMarker     string   `json:"pass_marker,omitempty"`
 	PropertySHA256 string   `json:"property_sha256"`
 	FixtureSHA256  string   `json:"fixture_sha256"`
 	Seed           Seed     `json:"seed"`

@@ -49,6 +49,30 @@ func (d SkipDecision) MarshalJSON() ([]byte, error) {
 // Other seeds of the same property are other triples: they always run
 // unless frozen themselves. by names who skips (a run id or a user).
 func Skip(ctx context.Context, s Store, t Triple, propertySHA256, by string) (SkipDecision, error) {
+	return skip(ctx, s, t, Binding{PropertySHA256: propertySHA256}, false, by)
+}
+
+// Binding is what a run knows about the triple it is about to run: the
+// property file's digest, the digests of its argv template and config
+// entry, and where its seed came from ("" for a config seed, "drawn").
+type Binding struct {
+	PropertySHA256      string
+	RunSHA256           string
+	PropertyEntrySHA256 string
+	SeedOrigin          string
+}
+
+// SkipBound is Skip for a check: besides Skip's checks, the freeze must
+// name the same argv template digest and config entry digest as b (a
+// freeze granted without them is voided too), and the frozen record's
+// seed origin must be b's: a freeze of a config seed never covers a drawn
+// seed, nor the other way round.
+func SkipBound(ctx context.Context, s Store, t Triple, b Binding, by string) (SkipDecision, error) {
+	return skip(ctx, s, t, b, true, by)
+}
+
+func skip(ctx context.Context, s Store, t Triple, b Binding, bound bool, by string) (SkipDecision, error) {
+	propertySHA256 := b.PropertySHA256
 	if err := t.validate(); err != nil {
 		return SkipDecision{}, err
 	}
@@ -67,6 +91,12 @@ func Skip(ctx context.Context, s Store, t Triple, propertySHA256, by string) (Sk
 	}
 	if reason == "" && propertySHA256 != f.PropertySHA256 {
 		reason = fmt.Sprintf("the property file changed: its digest is %s, the frozen record's is %s", ShortSHA(propertySHA256), ShortSHA(f.PropertySHA256))
+	}
+	if reason == "" && bound {
+		reason, err = bindingChanged(ctx, s, f, b)
+		if err != nil {
+			return SkipDecision{}, err
+		}
 	}
 	if reason != "" {
 		if err := void(ctx, s, t, by, reason); err != nil {
@@ -107,13 +137,86 @@ func checkFreeze(ctx context.Context, s RecordStore, f Freeze) (string, error) {
 	if d.Label != Scheduler || !d.Freeze {
 		return fmt.Sprintf("the stored record now classifies %s (row %d), not SCHEDULER", d.Label, d.Row), nil
 	}
-	if d.Triple() != f.Triple() {
-		return fmt.Sprintf("the stored record is for %s, not this triple", d.Triple()), nil
+	x := recordExtras(raw)
+	if rt := recordTriple(d, x); rt != f.Triple() {
+		return fmt.Sprintf("the stored record is for %s, not this triple", rt), nil
 	}
 	if p := recordPropertySHA256(raw); p != f.PropertySHA256 {
 		return fmt.Sprintf("the entry's property_sha256 %s differs from the record's %s", ShortSHA(f.PropertySHA256), ShortSHA(p)), nil
 	}
+	if x.runSHA256 != f.RunSHA256 || x.entrySHA256 != f.PropertyEntrySHA256 {
+		return "the entry's run_sha256 or property_entry_sha256 differs from the record's", nil
+	}
 	return "", nil
+}
+
+// bindingChanged returns why f does not cover a run bound to b, or "".
+func bindingChanged(ctx context.Context, s RecordStore, f Freeze, b Binding) (string, error) {
+	switch {
+	case f.RunSHA256 != b.RunSHA256:
+		return fmt.Sprintf("the run command changed: its argv template digest is %s, the freeze's is %s", ShortSHA(b.RunSHA256), quoteEmpty(ShortSHA(f.RunSHA256))), nil
+	case f.PropertyEntrySHA256 != b.PropertyEntrySHA256:
+		return fmt.Sprintf("the config entry changed: its digest is %s, the freeze's is %s", ShortSHA(b.PropertyEntrySHA256), quoteEmpty(ShortSHA(f.PropertyEntrySHA256))), nil
+	}
+	raw, err := s.GetRecord(ctx, f.RecordSHA256)
+	if err != nil {
+		return "", err // checkFreeze read it a moment ago
+	}
+	if o := recordExtras(raw).seedOrigin; o != b.SeedOrigin {
+		return fmt.Sprintf("the freeze was granted for a %s seed, this run's seed is %s", originWord(o), originWord(b.SeedOrigin)), nil
+	}
+	return "", nil
+}
+
+func originWord(o string) string {
+	if o == "" {
+		return "config"
+	}
+	return o
+}
+
+// extras are the record's extra keys a freeze reads ("" when absent or
+// not a string).
+type extras struct {
+	name, runSHA256, entrySHA256, seedOrigin string
+	badName                                  bool // "name" present but not a non-empty string
+}
+
+func recordExtras(raw []byte) extras {
+	var x extras
+	v, err := ReadValue(raw)
+	if err != nil || v.Kind != KindObject {
+		return x
+	}
+	get := func(k string) (string, bool) {
+		m, ok := v.Get(k)
+		if !ok {
+			return "", true
+		}
+		if m.Kind != KindString {
+			return "", false
+		}
+		return m.Str, true
+	}
+	var ok bool
+	x.name, ok = get("name")
+	x.badName = !ok || (x.name == "" && hasKey(&v, "name"))
+	x.runSHA256, _ = get("run_sha256")
+	x.entrySHA256, _ = get("property_entry_sha256")
+	x.seedOrigin, _ = get("seed_origin")
+	return x
+}
+
+func hasKey(v *Value, k string) bool {
+	_, ok := v.Get(k)
+	return ok
+}
+
+// recordTriple is the triple a SCHEDULER record names, with its name.
+func recordTriple(d Decision, x extras) Triple {
+	t := d.Triple()
+	t.Name = x.name
+	return t
 }
 
 // void removes t's freeze as void. A freeze someone else removed meanwhile
@@ -163,12 +266,18 @@ func GrantRecord(ctx context.Context, s Store, raw []byte, owner string, runs in
 		return Freeze{}, &Error{Code: EREJECT, Op: "freeze grant", Message: msg,
 			Hint: "fix the failure, or classify a record of a SCHEDULER run"}
 	}
+	x := recordExtras(raw)
+	if x.badName {
+		return Freeze{}, &Error{Code: EINVALID, Op: "freeze grant", Message: `the record's "name" is not a non-empty string`,
+			Hint: "grant a record written by flakegate check"}
+	}
 	if by == "" {
 		by = owner
 	}
 	f := Freeze{
 		Label:            Scheduler,
 		PropertyPath:     d.PropertyPath,
+		Name:             x.name,
 		Seed:             d.Seed,
 		FixtureSHA256:    d.FixtureSHA256,
 		ExpiresAfterRuns: runs,
@@ -177,6 +286,9 @@ func GrantRecord(ctx context.Context, s Store, raw []byte, owner string, runs in
 		PropertySHA256:   recordPropertySHA256(raw),
 		GrantedAt:        now.UTC().Truncate(time.Second),
 		GrantedBy:        by,
+
+		RunSHA256:           x.runSHA256,
+		PropertyEntrySHA256: x.entrySHA256,
 	}
 	if err := f.Validate(); err != nil {
 		return Freeze{}, err

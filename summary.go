@@ -6,11 +6,18 @@ const (
 	VerdictReject = "reject"
 )
 
-// Result is one triple's line of the check summary (the JSON output of
-// check).
+// Result is one triple's line of the check summary (the JSON output of check).
+//
+// A frozen skip is Label SCHEDULER with Skipped true, written "SCHEDULER
+// skipped (frozen)" in every report. CandidateAttempts and BaseAttempts
+// count the attempts of each side the result rests on; a base result from
+// the replay cache counts as the base attempt it was, with BaseCached true
+// (this check did not run it).
 type Result struct {
 	PropertyPath  string    `json:"property_path"`
+	Name          string    `json:"name,omitempty"`
 	Seed          Seed      `json:"seed"`
+	SeedOrigin    string    `json:"seed_origin,omitempty"`
 	FixtureSHA256 string    `json:"fixture_sha256,omitempty"`
 	Label         Label     `json:"label"`
 	Row           int       `json:"row,omitempty"`
@@ -28,6 +35,19 @@ type Result struct {
 	// (check --join and verdict --ledger).
 	RunnerID   string `json:"runner_id,omitempty"`
 	RunnerHost string `json:"runner_host,omitempty"`
+
+	CandidateAttempts int    `json:"candidate_attempts"`
+	BaseAttempts      int    `json:"base_attempts"`
+	BaseCached        bool   `json:"base_cached"`
+	AttemptsSkipped   string `json:"attempts_skipped,omitempty"`
+}
+
+// ID names the result's test: "path" or "path::name".
+func (r *Result) ID() string {
+	if r.Name == "" {
+		return r.PropertyPath
+	}
+	return r.PropertyPath + "::" + r.Name
 }
 
 // Summary is the --json output of check.

@@ -48,6 +48,9 @@ type Options struct {
 	LedgerPath string
 	// NoReplayCache neither reads nor writes the replay cache.
 	NoReplayCache bool
+	// RunContaminated runs the attempts of triples the diff alone makes
+	// CONTAMINATED (by default they are not run; the label is the same).
+	RunContaminated bool
 	// FreezeOwner, if set, grants a freeze to every SCHEDULER result.
 	FreezeOwner string
 	// By names who runs the check in the audit log ("" is "flakegate check").
@@ -346,7 +349,7 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 		}
 		f, err := flakegate.GrantRecord(ctx, c.store, r.raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())
 		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
-			c.progress.Note(fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.Path, jobs[i].seed))
+			c.progress.Note(fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.ID(), jobs[i].seed))
 			continue
 		}
 		if err != nil {

@@ -68,7 +68,7 @@ func runFramework(t *testing.T, fc frameworkCase) {
 	r.candidate("docs", map[string]string{"README.md": files["README.md"] + "\nA docs-only patch.\n"})
 
 	buggy := r.check("--base", "base", "--candidate", "buggy")
-	if buggy.code != 1 || strings.Join(buggy.labels(), ",") != "PROPERTY,PROPERTY,PROPERTY" {
+	if buggy.code != 1 || strings.Join(buggy.labels(), ",") != "PROPERTY,PROPERTY,PROPERTY,PROPERTY" {
 		t.Fatalf("buggy candidate\n%s", buggy)
 	}
 	for i := range buggy.summary.Results {
@@ -78,7 +78,7 @@ func runFramework(t *testing.T, fc frameworkCase) {
 		}
 	}
 	docs := r.check("--base", "base", "--candidate", "docs")
-	if docs.code != 0 || strings.Join(docs.labels(), ",") != "PASS,PASS,PASS" {
+	if docs.code != 0 || strings.Join(docs.labels(), ",") != "PASS,PASS,PASS,PASS" {
 		t.Fatalf("docs-only candidate\n%s", docs)
 	}
 
@@ -91,7 +91,7 @@ func runFramework(t *testing.T, fc frameworkCase) {
 	none := newRepo(t, files)
 	none.candidate("docs", map[string]string{"README.md": "docs\n"})
 	cr := none.check("--base", "base", "--candidate", "docs")
-	if cr.code != 1 || strings.Join(cr.labels(), ",") != "INCOMPLETE,INCOMPLETE,INCOMPLETE" {
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != "INCOMPLETE,INCOMPLETE,INCOMPLETE,INCOMPLETE" {
 		t.Fatalf("a run that selected no test\n%s", cr)
 	}
 }
@@ -103,7 +103,7 @@ func TestCheckGoRapid(t *testing.T) {
 		bugFile:   "backoff.go",
 		bugOld:    "if d > limit {",
 		bugNew:    "if false && d > limit {",
-		noTestsOn: map[string]string{"^TestScheduleProperties$": "^TestNoSuchProperty$"},
+		noTestsOn: map[string]string{`"^{name}$"`: "^TestNoSuchProperty$"},
 	})
 }
 
@@ -114,6 +114,6 @@ func TestCheckPytestHypothesis(t *testing.T) {
 		bugFile:   "retry_budget.py",
 		bugOld:    "d = min(d, cap_ms)",
 		bugNew:    "pass",
-		noTestsOn: map[string]string{`"{path}",`: `"{path}", -k, no_such_property,`},
+		noTestsOn: map[string]string{`"{path}::{name}",`: `"{path}", -k, no_such_property,`},
 	})
 }

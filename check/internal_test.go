@@ -1,8 +1,13 @@
 package check
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
 )
 
 func TestInDiff(t *testing.T) {
@@ -56,5 +61,60 @@ func TestSlug(t *testing.T) {
 	}
 	if got := slug("nightly:3"); got != "nightly_3" {
 		t.Errorf("slug = %q", got)
+	}
+}
+
+func TestDrawSeeds(t *testing.T) {
+	p := &config.Property{Path: "tests/test_x.py", Name: "test_a", Seeds: []flakegate.Seed{"5"}}
+	a := DrawSeeds(strings.Repeat("a", 40), p, 50)
+	again := DrawSeeds(strings.Repeat("a", 40), p, 50)
+	b := DrawSeeds(strings.Repeat("b", 40), p, 50)
+	other := DrawSeeds(strings.Repeat("a", 40), &config.Property{Path: p.Path, Name: "test_b"}, 50)
+	seen := map[flakegate.Seed]bool{"5": true}
+	for i, s := range a {
+		n, err := strconv.ParseUint(s.String(), 10, 64)
+		if err != nil || n == 0 || n > MaxDrawnSeed || seen[s] || !s.Valid() {
+			t.Errorf("seed %d = %s: zero, out of range, invalid or repeated", i, s)
+		}
+		seen[s] = true
+		if again[i] != s {
+			t.Errorf("seed %d drawn twice for one candidate: %s then %s", i, s, again[i])
+		}
+		if b[i] == s || other[i] == s {
+			t.Errorf("seed %d = %s for another candidate or test too", i, s)
+		}
+	}
+}
+
+func TestWatchGlobsAndDigests(t *testing.T) {
+	cfg := &config.Config{RetryCap: 2, Watch: []string{"ci/**"}}
+	py := &config.Property{Path: "a/b/test_x.py", Run: []string{"python3", "-m", "pytest", "{path}"}, Watch: []string{"a/helpers.py"}}
+	var got []string
+	for _, g := range watchGlobs(cfg, py) {
+		got = append(got, g.glob)
+	}
+	for _, want := range []string{"a/b/conftest.py", "a/conftest.py", "conftest.py", "pytest.ini", "a/b/tox.ini", "a/helpers.py", "ci/**"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("pytest globs %v lack %s", got, want)
+		}
+	}
+	gop := &config.Property{Path: "pkg/x_test.go", Run: []string{"go", "test", "./pkg"}}
+	got = got[:0]
+	for _, g := range watchGlobs(cfg, gop) {
+		got = append(got, g.glob)
+	}
+	if strings.Join(got, " ") != "pkg/*_test.go pkg/testdata/rapid/** ci/**" {
+		t.Errorf("go test globs: %v", got)
+	}
+	// The entry digest follows the entry, not its seeds.
+	e1 := EntrySHA256(cfg, py)
+	py2 := *py
+	py2.Seeds = []flakegate.Seed{"9"}
+	if EntrySHA256(cfg, &py2) != e1 {
+		t.Errorf("a new seed changed the entry digest")
+	}
+	py2.Run = []string{"pytest", "{path}"}
+	if EntrySHA256(cfg, &py2) == e1 || RunSHA256(&py2) == RunSHA256(py) {
+		t.Errorf("a new command kept the digests")
 	}
 }

@@ -197,9 +197,14 @@ func TestCheckLabels(t *testing.T) {
 		{
 			name: "PROPERTY base red", baseLib: libRed, label: flakegate.Property, exit: 1,
 			candidate: map[string]string{"README.md": "changed\n"},
-			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
-				if rec.BaseSeedResult != "fail" || strings.Join(rec.RetryResults, ",") != "fail,fail" {
-					t.Errorf("base %s, retries %v", rec.BaseSeedResult, rec.RetryResults)
+			check: func(t *testing.T, rec *flakegate.RunRecord, res flakegate.Result) {
+				// The seed fails on base too: PROPERTY after one candidate
+				// attempt, no retry spent.
+				if rec.BaseSeedResult != "fail" || len(rec.RetryResults) != 0 || len(rec.Attempts) != 2 || rec.Attempts[1].Side != "base" {
+					t.Errorf("base %s, retries %v, attempts %+v", rec.BaseSeedResult, rec.RetryResults, rec.Attempts)
+				}
+				if res.CandidateAttempts != 1 || res.BaseAttempts != 1 || res.BaseCached || !strings.Contains(res.Reason, "fails on base") {
+					t.Errorf("result counts %d/%d cached %t, reason %q", res.CandidateAttempts, res.BaseAttempts, res.BaseCached, res.Reason)
 				}
 			},
 		},
@@ -215,9 +220,12 @@ func TestCheckLabels(t *testing.T) {
 		{
 			name: "BUDGET by timeout", baseLib: libOK, label: flakegate.Budget, exit: 1,
 			candidate: map[string]string{"src/lib.sh": libSlow},
-			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+			check: func(t *testing.T, rec *flakegate.RunRecord, res flakegate.Result) {
 				if rec.BudgetOK || rec.Attempts[0].Result != "timeout" || rec.Attempts[0].WallSeconds > 10 {
 					t.Errorf("budget_ok %t, attempt %+v", rec.BudgetOK, rec.Attempts[0])
+				}
+				if !strings.Contains(res.Reason, "wall budget 1.5s exceeded at 1.") {
+					t.Errorf("the reason lacks the budget and the time: %q", res.Reason)
 				}
 			},
 		},
@@ -272,8 +280,10 @@ func TestCheckLabels(t *testing.T) {
 				if rec.RetryCap != 2 || len(rec.WatchPaths) == 0 || rec.WatchPaths[0] != "flakegate.yaml" {
 					t.Errorf("retry_cap %d (want the base's 2), watch_paths %v", rec.RetryCap, rec.WatchPaths)
 				}
-				if rec.BaseSeedResult != "pass" {
-					t.Errorf("the base seed did not run: %q", rec.BaseSeedResult)
+				// The diff alone decides: no attempt runs on either side.
+				if rec.BaseSeedResult != "not_run" || rec.CandidateResult != "fail" || len(rec.Attempts) != 0 ||
+					!strings.HasPrefix(rec.AttemptsSkipped, "contaminated by diff: flakegate.yaml") {
+					t.Errorf("attempts ran: base %q, attempts %d, attempts_skipped %q", rec.BaseSeedResult, len(rec.Attempts), rec.AttemptsSkipped)
 				}
 			},
 		},
@@ -317,6 +327,10 @@ func TestCheckReplayCache(t *testing.T) {
 		verifyTranscript(t, second.summary.Results[i].Record, rec)
 		if !rec.BaseFromCache || rec.BaseSeedResult != "pass" {
 			t.Errorf("record %d: base_from_replay_cache %t, base %s", i, rec.BaseFromCache, rec.BaseSeedResult)
+		}
+		// The cached base result still counts as the base attempt it was.
+		if res := second.summary.Results[i]; !res.BaseCached || res.BaseAttempts != 1 || res.CandidateAttempts != 1 {
+			t.Errorf("result %d: %d candidate, %d base attempts, base_cached %t", i, res.CandidateAttempts, res.BaseAttempts, res.BaseCached)
 		}
 		for _, a := range rec.Attempts {
 			if a.Side == "base" {

@@ -138,11 +138,6 @@ func TestCheckWorkersAndReports(t *testing.T) {
 			t.Errorf("record %s is not under --out", res.Record)
 		}
 	}
-	for _, w := range []string{"candidate-0", "candidate-1"} {
-		if !strings.Contains(cr.stdout, w) {
-			t.Errorf("no triple ran in %s", w)
-		}
-	}
 	raw, err := os.ReadFile(junit)
 	if err != nil {
 		t.Fatal(err)

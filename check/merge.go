@@ -101,8 +101,7 @@ func MergeShards(sums []*flakegate.Summary, names []string) (*flakegate.Summary,
 	return out, nil
 }
 
-// resultID is the identity of a summary line (flakegate.TripleID). The
-// summary has no test name yet; "" until Result carries one.
+// resultID is the identity of a summary line (flakegate.TripleID).
 func resultID(r *flakegate.Result) string {
-	return flakegate.TripleID(r.PropertyPath, "", r.Seed)
+	return flakegate.TripleID(r.PropertyPath, r.Name, r.Seed)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/report"
 )
@@ -37,17 +38,22 @@ func mustJSON(v json.Marshaler) []byte {
 }
 
 // reproduce returns the command line that replays exactly one seed of the
-// triple in the candidate worktree, checking the fixture digest first.
-func (c *checker) reproduce(workdir string, ps *propState, seed flakegate.Seed, argv []string) string {
+// triple on the candidate commit, in a checkout of its own that nothing
+// else resets, with the command of the base config (the one the check
+// ran): it keeps reproducing after later checks of other commits.
+func (c *checker) reproduce(ps *propState, seed flakegate.Seed) string {
 	args := []string{"flakegate", "replay",
-		"--workdir", workdir,
-		"--seed", seed.String(),
-		"--expect-fixture-sha256", ps.candFixtureSHA256,
-		"--fixture", ps.prop.Fixture,
-		"--property", ps.prop.Path,
-		"--timeout", ps.prop.WallBudget.String(),
-		"--"}
-	args = append(args, argv...)
+		"--repo", c.top,
+		"--rev", c.candSHA,
+		"--config-rev", c.baseSHA}
+	if c.cfgPath != config.DefaultPath {
+		args = append(args, "--config", c.cfgPath)
+	}
+	args = append(args, "--property", ps.prop.Path)
+	if ps.prop.Name != "" {
+		args = append(args, "--name", ps.prop.Name)
+	}
+	args = append(args, "--seed", seed.String())
 	q := make([]string, len(args))
 	for i, a := range args {
 		q[i] = shellQuote(a)

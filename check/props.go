@@ -2,23 +2,28 @@ package check
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/runner"
 )
 
 // FixtureAbsent is the fixture_sha256 recorded when the candidate has no
-// file or folder at the fixture path: it never equals a digest, so the
-// decision table says FIXTURE.
+// file or folder at the fixture path of a property that has a fixture: it
+// never equals a digest, so the decision table says FIXTURE. A property
+// without a fixture records config.NoFixtureSHA256 on both sides instead.
 const FixtureAbsent = "absent"
 
 // propState is what a check learns once per property, in the freshly
@@ -35,8 +40,13 @@ type propState struct {
 	candFixtureReason  string
 
 	baseEnv, candEnv flakegate.Env
-	watch            []string // watch_paths of its records (config, ledger)
+	watch            []string // watch_paths of its records (config, ledger, matched diff paths)
 	contaminated     []string // watched paths of its triples found in the diff
+	watchWhy         []string // for each contaminated path, the glob that watches it
+
+	framework   string // runner.DetectFramework of its argv
+	runSHA256   string // digest of the argv template
+	entrySHA256 string // digest of the config entry
 }
 
 // preflight checks every property against the base worktree and digests
@@ -59,16 +69,26 @@ func (c *checker) preflight(ctx context.Context) error {
 		if err := c.checkBaseFile(base, ps.key+".path", p.Path, "property file"); err != nil {
 			return err
 		}
-		if err := c.checkBaseFile(base, ps.key+".fixture", p.Fixture, "fixture"); err != nil {
-			return err
+		if p.Fixture != "" {
+			if err := c.checkBaseFile(base, ps.key+".fixture", p.Fixture, "fixture"); err != nil {
+				return err
+			}
 		}
 		if err := c.checkCommand(base, ps.key, p); err != nil {
+			return err
+		}
+		ps.framework = runner.DetectFramework(p.Run)
+		ps.runSHA256 = RunSHA256(p)
+		ps.entrySHA256 = EntrySHA256(c.cfg, p)
+		if err := c.checkSeeds(base, ps); err != nil {
 			return err
 		}
 		if ps.basePropertySHA256, err = c.digestIn(ctx, base, p.Path); err != nil {
 			return err
 		}
-		if ps.baseFixtureSHA256, err = c.digestIn(ctx, base, p.Fixture); err != nil {
+		if p.Fixture == "" {
+			ps.baseFixtureSHA256 = config.NoFixtureSHA256
+		} else if ps.baseFixtureSHA256, err = c.digestIn(ctx, base, p.Fixture); err != nil {
 			return err
 		}
 		// The candidate's files are the patch's: a missing or escaping one
@@ -79,7 +99,11 @@ func (c *checker) preflight(ctx context.Context) error {
 		} else if err != nil {
 			return err
 		}
-		ps.candFixtureSHA256, err = c.digestIn(ctx, cand, p.Fixture)
+		if p.Fixture == "" {
+			ps.candFixtureSHA256, err = config.NoFixtureSHA256, nil
+		} else {
+			ps.candFixtureSHA256, err = c.digestIn(ctx, cand, p.Fixture)
+		}
 		if candidateGap(err) {
 			ps.candFixtureSHA256, ps.candFixtureReason = FixtureAbsent, "the candidate's fixture cannot be digested: "+err.Error()
 		} else if err != nil {
@@ -90,6 +114,18 @@ func (c *checker) preflight(ctx context.Context) error {
 		ps.candEnv = flakegate.Env{Workers: c.cfg.Workers, ClockBudgetS: budget, Filesystem: candFS}
 		ps.watch = append([]string(nil), c.watch...)
 		ps.contaminated = inDiff(c.diff, append(p.WatchPaths(), c.watch...))
+		// Globs cannot go into a record: the diff paths they match do, so
+		// the table itself says CONTAMINATED and names the file.
+		for _, d := range c.diff {
+			for _, g := range watchGlobs(c.cfg, p) {
+				if config.MatchGlob(g.glob, d) {
+					ps.watch = append(ps.watch, d)
+					ps.contaminated = append(ps.contaminated, d)
+					ps.watchWhy = append(ps.watchWhy, d+" ("+g.why+")")
+					break
+				}
+			}
+		}
 		c.props = append(c.props, ps)
 	}
 	return nil
@@ -131,7 +167,7 @@ func (c *checker) insideTree(root, key, rel string) error {
 // checkCommand expands the run template once and looks its program up: a
 // missing test command is a configuration error, not a crash per triple.
 func (c *checker) checkCommand(base, key string, p *config.Property) error {
-	argv, err := runner.Expand(p.Run, runner.Vars{Path: p.Path, Seed: p.Seeds[0].String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture})
+	argv, err := runner.Expand(p.Run, vars(p, flakegate.Seed("1")))
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: key + ".run: " + err.Error()}
 	}
@@ -191,4 +227,203 @@ func (c *checker) digestIn(ctx context.Context, root, rel string) (string, error
 		return "", interrupted(ctx)
 	}
 	return sum, err
+}
+
+// vars are the placeholder values of one seed of p.
+func vars(p *config.Property, seed flakegate.Seed) runner.Vars {
+	return runner.Vars{Path: p.Path, Name: p.Name, Seed: seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture}
+}
+
+// RunSHA256 is the digest of p's argv template (the record's extra key
+// "run_sha256"): a freeze is bound to it.
+func RunSHA256(p *config.Property) string {
+	b, _ := json.Marshal(p.Run)
+	return sha256Hex(b)
+}
+
+// EntrySHA256 is the digest of p's config entry as the check reads it
+// (the record's extra key "property_entry_sha256"): path, name, fixture,
+// generator, run, wall budget, samples, watch globs, pass marker, plus the
+// retry cap and the global watch globs. The seed lists are not part of it:
+// adding a seed does not void the freezes of the others.
+func EntrySHA256(cfg *config.Config, p *config.Property) string {
+	marker := ""
+	if p.PassMarker != nil {
+		marker = p.PassMarker.String()
+	}
+	b, _ := json.Marshal(struct {
+		Path        string   `json:"path"`
+		Name        string   `json:"name"`
+		Fixture     string   `json:"fixture"`
+		Generator   string   `json:"generator"`
+		Run         []string `json:"run"`
+		WallBudgetS float64  `json:"wall_budget_s"`
+		Samples     int      `json:"samples"`
+		Watch       []string `json:"watch"`
+		PassMarker  string   `json:"pass_marker"`
+		RetryCap    int      `json:"retry_cap"`
+		GlobalWatch []string `json:"global_watch"`
+	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch})
+	return sha256Hex(b)
+}
+
+// watchGlob is one glob a property is graded against, and why.
+type watchGlob struct {
+	glob, why string
+}
+
+// watchGlobs lists the globs of p besides its file and generator: the
+// framework's defaults (found from run), the property's watch and the
+// global watch.
+//
+//   - pytest: conftest.py, pytest.ini, pyproject.toml, setup.cfg and
+//     tox.ini in the property's folder and every folder above it up to
+//     the root (pytest reads each of them to decide how a test runs);
+//   - go test: every *_test.go file of the property's package folder (a
+//     TestMain or init there decides whether the test runs) and the
+//     package's testdata/rapid fail files.
+func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
+	var out []watchGlob
+	dir := path.Dir(p.Path)
+	switch runner.DetectFramework(p.Run) {
+	case runner.FrameworkPytest:
+		for d := dir; ; d = path.Dir(d) {
+			for _, f := range []string{"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"} {
+				out = append(out, watchGlob{path.Join(d, f), "pytest configuration"})
+			}
+			if d == "." {
+				break
+			}
+		}
+	case runner.FrameworkGo:
+		out = append(out,
+			watchGlob{path.Join(dir, "*_test.go"), "a test file of the property's Go package"},
+			watchGlob{path.Join(dir, "testdata/rapid/**"), "rapid fail files of the property's package"})
+	}
+	for _, g := range p.Watch {
+		out = append(out, watchGlob{g, "the property's watch"})
+	}
+	for _, g := range cfg.Watch {
+		out = append(out, watchGlob{g, "the global watch"})
+	}
+	return out
+}
+
+// rapidSeedRe finds a rapid seed flag filled from {seed}.
+var rapidSeedRe = regexp.MustCompile(`^-?-rapid\.seed=\{seed\}$`)
+
+// derandomizeRe finds a hypothesis setting that ignores --hypothesis-seed.
+var derandomizeRe = regexp.MustCompile(`(?i)derandomize\s*[=:]\s*true`)
+
+// checkSeeds refuses seeds a framework would not honour: seed 0 for rapid
+// (-rapid.seed=0 means "pick a random seed"), and any seed for pytest when
+// a hypothesis profile in the watched configuration files or the property
+// file sets derandomize (hypothesis then ignores --hypothesis-seed).
+func (c *checker) checkSeeds(base string, ps *propState) error {
+	p := ps.prop
+	refuse := func(msg, hint string) error {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: ps.key + ": " + msg, Hint: hint}
+	}
+	switch ps.framework {
+	case runner.FrameworkGo:
+		for _, a := range p.Run {
+			if !rapidSeedRe.MatchString(a) {
+				continue
+			}
+			for _, s := range p.Seeds {
+				if s.String() == "0" {
+					return refuse("seed 0 makes rapid pick a random seed, so the run cannot be replayed", "use seeds of 1 or more")
+				}
+			}
+		}
+	case runner.FrameworkPytest:
+		uses := false
+		for _, a := range p.Run {
+			uses = uses || strings.HasPrefix(a, "--hypothesis-seed")
+		}
+		if !uses {
+			return nil
+		}
+		files := []string{p.Path}
+		for _, g := range watchGlobs(c.cfg, p) {
+			if g.why == "pytest configuration" {
+				files = append(files, g.glob)
+			}
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(f)))
+			if err != nil {
+				continue
+			}
+			if loc := derandomizeRe.FindIndex(b); loc != nil {
+				line := 1 + strings.Count(string(b[:loc[0]]), "\n")
+				return refuse(fmt.Sprintf("%s:%d sets hypothesis derandomize, which ignores --hypothesis-seed: every seed would run the same examples", f, line),
+					"remove derandomize from the profile the gate runs, or load another profile (--hypothesis-profile)")
+			}
+		}
+	}
+	return nil
+}
+
+// WatchList is what one property is graded against: a candidate diff
+// path matching any entry makes its triples CONTAMINATED.
+type WatchList struct {
+	Property  string      `json:"property"` // path or path::name
+	Framework string      `json:"framework,omitempty"`
+	Watch     []WatchItem `json:"watch"`
+}
+
+// WatchItem is one watched path or glob and why it is watched.
+type WatchItem struct {
+	Glob string `json:"glob"`
+	Why  string `json:"why"`
+}
+
+// ExplainWatch reads the config at opts.Base and lists what each property
+// watches, without running anything.
+func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
+	if strings.TrimSpace(opts.Base) == "" {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
+			Hint: "pass the revision whose config you want explained, e.g. --base origin/main"}
+	}
+	c := &checker{opts: opts}
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	c.git = &git.Client{Dir: dir, Git: opts.Git}
+	var err error
+	if c.top, err = c.git.TopLevel(ctx); err != nil {
+		return nil, err
+	}
+	if c.baseSHA, err = c.resolve(ctx, "--base", opts.Base); err != nil {
+		return nil, err
+	}
+	if err := c.loadConfig(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.watchLedger(); err != nil {
+		return nil, err
+	}
+	var out []WatchList
+	for i := range c.cfg.Properties {
+		p := &c.cfg.Properties[i]
+		wl := WatchList{Property: p.ID(), Framework: runner.DetectFramework(p.Run)}
+		wl.Watch = append(wl.Watch, WatchItem{p.Path, "the property file"})
+		if p.Generator != "" {
+			wl.Watch = append(wl.Watch, WatchItem{p.Generator, "the fixture generator"})
+		}
+		for _, w := range c.watch {
+			why := "the config"
+			if w != c.cfgPath {
+				why = "the ledger (inside the repository)"
+			}
+			wl.Watch = append(wl.Watch, WatchItem{w, why})
+		}
+		for _, g := range watchGlobs(c.cfg, p) {
+			wl.Watch = append(wl.Watch, WatchItem{g.glob, g.why})
+		}
+		out = append(out, wl)
+	}
+	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,7 +65,7 @@ func (c *checker) joinQueue(ctx context.Context, jobs []job) (jobSource, error) 
 	triples := make([]flakegate.QueuedTriple, len(jobs))
 	for i := range jobs {
 		j := &jobs[i]
-		triples[i] = flakegate.QueuedTriple{ID: j.tripleID(), Position: i, PropertyPath: j.ps.prop.Path, Seed: j.seed}
+		triples[i] = flakegate.QueuedTriple{ID: j.tripleID(), Position: i, PropertyPath: j.ps.prop.Path, Name: j.ps.prop.Name, Seed: j.seed}
 	}
 	qc := flakegate.QueuedCheck{ID: jo.CheckID, BaseSHA: c.baseSHA, CandidateSHA: c.candSHA, ConfigSHA256: c.cfgSHA,
 		TriplesSHA256: flakegate.QueuedTriplesSHA256(triples), MaxLeaseExpiries: jo.MaxLeaseExpiries, CreatedBy: c.opts.Runner.ID}
@@ -223,13 +222,11 @@ func (s *queueSource) keepLease(ctx context.Context, l flakegate.TripleLease, st
 // incomplete_reason, which the decision table labels INCOMPLETE.
 func (c *checker) givenUp(reason string) func(ctx context.Context, w int, j *job) (func() (tripleResult, error), error) {
 	return func(ctx context.Context, w int, j *job) (func() (tripleResult, error), error) {
-		p := j.ps.prop
-		argv, err := runner.Expand(p.Run, runner.Vars{Path: p.Path, Seed: j.seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture})
+		argv, err := c.argv(j)
 		if err != nil {
-			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: j.ps.key + ".run: " + err.Error()}
+			return nil, err
 		}
-		stem := fmt.Sprintf("%02d-%s-seed-%s", j.ps.index, slug(p.Path), slug(j.seed.String()))
-		reproduce := c.reproduce(c.trees.workers[w].cand[0].dir, j.ps, j.seed, argv)
+		stem, reproduce := j.stem(), c.reproduce(j.ps, j.seed)
 		t := &transcriptRun{runID: newRunID(c.candSHA), candidate: runner.Errored, retries: []string{}, base: "not_run",
 			budgetOK: true, complete: false, attempts: []flakegate.Attempt{}, reason: reason, givenUp: reason}
 		t.path = filepath.Join(c.outDir, "transcripts", t.runID+".jsonl")
@@ -238,7 +235,7 @@ func (c *checker) givenUp(reason string) func(ctx context.Context, w int, j *job
 		}
 		retryCap := c.cfg.RetryCap
 		t.tr.Write(runner.Event{Type: runner.EventRetryCap, RetryCap: &retryCap}) //nolint:errcheck // the transcript is incomplete anyway
-		return func() (tripleResult, error) { return c.finish(ctx, j, t, stem, reproduce, "") }, nil
+		return func() (tripleResult, error) { return c.finish(ctx, j, t, argv, stem, reproduce, "") }, nil
 	}
 }
 

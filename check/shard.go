@@ -45,10 +45,9 @@ func ParseShard(s string) (ShardSpec, error) {
 	return ShardSpec{Index: idx, Count: cnt}, nil
 }
 
-// tripleID is the identity of a job (flakegate.TripleID). The property's
-// test name is not in the config yet; "" until it is.
+// tripleID is the identity of a job (flakegate.TripleID).
 func (j *job) tripleID() string {
-	return flakegate.TripleID(j.ps.prop.Path, "", j.seed)
+	return flakegate.TripleID(j.ps.prop.Path, j.ps.prop.Name, j.seed)
 }
 
 // shard picks the jobs of c.opts.Shard: the triples are cut into Count

@@ -3,6 +3,8 @@ package check
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/runner"
 )
@@ -22,6 +25,7 @@ type job struct {
 	index int // position in the summary
 	ps    *propState
 	seed  flakegate.Seed
+	drawn bool // drawn from the candidate sha, not listed in the config
 }
 
 // tripleResult is a finished triple: its summary line and the record bytes
@@ -31,15 +35,48 @@ type tripleResult struct {
 	raw    []byte
 }
 
-// jobs lists the triples in config order, after preflight.
+// jobs lists the triples in config order, after preflight: each
+// property's listed seeds, then its drawn seeds.
 func (c *checker) jobs() []job {
 	var jobs []job
 	for _, ps := range c.props {
 		for _, s := range ps.prop.Seeds {
 			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s})
 		}
+		for _, s := range DrawSeeds(c.candSHA, ps.prop, ps.prop.RandomSeeds) {
+			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s, drawn: true})
+		}
 	}
 	return jobs
+}
+
+// MaxDrawnSeed bounds drawn seeds: 1 to 2^53-1, integers every JSON
+// reader keeps exactly and every framework accepts (never 0, which rapid
+// reads as "pick a random seed").
+const MaxDrawnSeed = 1<<53 - 1
+
+// DrawSeeds returns n seeds for property p drawn from the candidate sha:
+// the same candidate gets the same seeds, another candidate other ones.
+// Seed i is the first 8 bytes of sha256("flakegate drawn seed\x00" +
+// candidate sha + "\x00" + path + "\x00" + name + "\x00" + i), as a
+// big-endian integer, mod 2^53-1, plus 1; a value that repeats a listed
+// or earlier seed is skipped.
+func DrawSeeds(candSHA string, p *config.Property, n int) []flakegate.Seed {
+	seen := map[flakegate.Seed]bool{}
+	for _, s := range p.Seeds {
+		seen[s] = true
+	}
+	var out []flakegate.Seed
+	for i := 0; len(out) < n; i++ {
+		sum := sha256.Sum256([]byte("flakegate drawn seed\x00" + candSHA + "\x00" + p.Path + "\x00" + p.Name + "\x00" + strconv.Itoa(i)))
+		v := binary.BigEndian.Uint64(sum[:8])%MaxDrawnSeed + 1
+		s := flakegate.Seed(strconv.FormatUint(v, 10))
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // A jobSource hands the workers their triples, one at a time: the
@@ -188,27 +225,46 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 	return results, first
 }
 
+// argv is the command of one attempt of the triple: the run template
+// expanded, with the options that make the framework print its evidence.
+func (c *checker) argv(j *job) ([]string, error) {
+	argv, err := runner.Expand(j.ps.prop.Run, vars(j.ps.prop, j.seed))
+	if err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: j.ps.key + ".run: " + err.Error()}
+	}
+	return runner.EvidenceArgv(argv), nil
+}
+
+// stem names the triple's files in the output folder.
+func (j *job) stem() string {
+	p := j.ps.prop
+	if p.Name != "" {
+		return fmt.Sprintf("%02d-%s-%s-seed-%s", j.ps.index, slug(p.Path), slug(p.Name), slug(j.seed.String()))
+	}
+	return fmt.Sprintf("%02d-%s-seed-%s", j.ps.index, slug(p.Path), slug(j.seed.String()))
+}
+
 // runTriple consults the ledger, then runs the candidate attempts and the
 // base replay of one triple. The returned finish writes its record.
 func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleResult, error), error) {
 	ps := j.ps
 	p := ps.prop
-	argv, err := runner.Expand(p.Run, runner.Vars{Path: p.Path, Seed: j.seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture})
+	argv, err := c.argv(j)
 	if err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: ps.key + ".run: " + err.Error()}
+		return nil, err
 	}
-	stem := fmt.Sprintf("%02d-%s-seed-%s", ps.index, slug(p.Path), slug(j.seed.String()))
-	triple := flakegate.Triple{PropertyPath: p.Path, Seed: j.seed, FixtureSHA256: ps.candFixtureSHA256}
-	reproduce := c.reproduce(c.trees.workers[w].cand[0].dir, ps, j.seed, argv)
+	stem := j.stem()
+	triple := flakegate.Triple{PropertyPath: p.Path, Name: p.Name, Seed: j.seed, FixtureSHA256: ps.candFixtureSHA256}
+	reproduce := c.reproduce(ps, j.seed)
 
 	var voided string
 	if c.mayConsultLedger(ps) {
-		d, err := flakegate.Skip(ctx, c.store, triple, ps.candPropertySHA256, c.opts.By)
+		d, err := flakegate.SkipBound(ctx, c.store, triple, c.binding(j), c.opts.By)
 		if err != nil {
 			return nil, err
 		}
 		if d.Skipped {
-			return func() (tripleResult, error) { return c.skipped(ctx, triple, d, stem, reproduce) }, nil
+			return func() (tripleResult, error) { return c.skipped(ctx, j, triple, d, stem, reproduce) }, nil
 		}
 		if d.Voided {
 			voided = d.Reason
@@ -219,12 +275,25 @@ func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleR
 	if err != nil {
 		return nil, err
 	}
-	return func() (tripleResult, error) { return c.finish(ctx, j, t, stem, reproduce, voided) }, nil
+	return func() (tripleResult, error) { return c.finish(ctx, j, t, argv, stem, reproduce, voided) }, nil
 }
+
+// binding is what a freeze of j's triple must match.
+func (c *checker) binding(j *job) flakegate.Binding {
+	b := flakegate.Binding{PropertySHA256: j.ps.candPropertySHA256, RunSHA256: j.ps.runSHA256, PropertyEntrySHA256: j.ps.entrySHA256}
+	if j.drawn {
+		b.SeedOrigin = SeedDrawn
+	}
+	return b
+}
+
+// SeedDrawn is the record's "seed_origin" for a seed drawn from the
+// candidate sha (absent for a seed listed in the config).
+const SeedDrawn = "drawn"
 
 // finish closes the transcript, writes the record and its decision, stores
 // the record and returns the triple's summary line.
-func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, stem, reproduce, voided string) (tripleResult, error) {
+func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []string, stem, reproduce, voided string) (tripleResult, error) {
 	ps := j.ps
 	p := ps.prop
 	if err := t.tr.Close(); err != nil {
@@ -263,6 +332,14 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, stem, re
 		RunnerHost:           c.opts.Runner.Host,
 		RunnerID:             c.opts.Runner.ID,
 		IncompleteReason:     t.givenUp,
+		Name:                 p.Name,
+		RunSHA256:            ps.runSHA256,
+		PropertyEntrySHA256:  ps.entrySHA256,
+		AttemptsSkipped:      t.skippedWhy,
+		Command:              argv,
+	}
+	if j.drawn {
+		rec.SeedOrigin = SeedDrawn
 	}
 	raw, err := rec.Marshal()
 	if err != nil {
@@ -289,27 +366,47 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, stem, re
 	if d.Label == flakegate.Fixture && ps.candFixtureReason != "" {
 		reason = ps.candFixtureReason
 	}
-	if d.Label == flakegate.Incomplete && t.reason != "" {
+	if d.Label.Reject() && t.reason != "" {
 		reason = joinReason(reason, t.reason)
 	}
 	if voided != "" {
 		reason = joinReason(reason, voided)
 	}
+	if d.Label == flakegate.Contaminated && len(ps.watchWhy) > 0 {
+		reason = joinReason(reason, "watched: "+strings.Join(ps.watchWhy, ", "))
+	}
+	if d.Label == flakegate.Budget && t.budgetWhy != "" {
+		reason = joinReason(reason, t.budgetWhy)
+	}
 	res := flakegate.Result{
-		PropertyPath:  p.Path,
-		Seed:          j.seed,
-		FixtureSHA256: ps.candFixtureSHA256,
-		Label:         d.Label,
-		Row:           d.Row,
-		Reason:        reason,
-		Freeze:        d.Freeze,
-		RecordSHA256:  sha,
-		Record:        recPath,
-		Reproduce:     reproduce,
-		Attempts:      t.attempts,
-		Seconds:       t.seconds,
-		RunnerID:      c.opts.Runner.ID,
-		RunnerHost:    c.opts.Runner.Host,
+		PropertyPath:    p.Path,
+		Name:            p.Name,
+		Seed:            j.seed,
+		SeedOrigin:      rec.SeedOrigin,
+		FixtureSHA256:   ps.candFixtureSHA256,
+		Label:           d.Label,
+		Row:             d.Row,
+		Reason:          reason,
+		Freeze:          d.Freeze,
+		RecordSHA256:    sha,
+		Record:          recPath,
+		Reproduce:       reproduce,
+		Attempts:        t.attempts,
+		Seconds:         t.seconds,
+		BaseCached:      t.fromCache,
+		AttemptsSkipped: t.skippedWhy,
+		RunnerID:        c.opts.Runner.ID,
+		RunnerHost:      c.opts.Runner.Host,
+	}
+	for _, a := range t.attempts {
+		if a.Side == runner.SideBase {
+			res.BaseAttempts++
+		} else {
+			res.CandidateAttempts++
+		}
+	}
+	if t.fromCache {
+		res.BaseAttempts++ // the base run the cache holds, made by an earlier check
 	}
 	return tripleResult{result: res, raw: raw}, nil
 }
@@ -323,7 +420,7 @@ func (c *checker) mayConsultLedger(ps *propState) bool {
 
 // skipped is the result of a triple the ledger lets the check skip. The
 // frozen record is copied into the output folder.
-func (c *checker) skipped(ctx context.Context, t flakegate.Triple, d flakegate.SkipDecision, stem, reproduce string) (tripleResult, error) {
+func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d flakegate.SkipDecision, stem, reproduce string) (tripleResult, error) {
 	recPath := ""
 	raw, err := c.store.GetRecord(ctx, d.Freeze.RecordSHA256)
 	switch {
@@ -338,6 +435,7 @@ func (c *checker) skipped(ctx context.Context, t flakegate.Triple, d flakegate.S
 	left := d.RunsLeft
 	res := flakegate.Result{
 		PropertyPath:  t.PropertyPath,
+		Name:          t.Name,
 		Seed:          t.Seed,
 		FixtureSHA256: t.FixtureSHA256,
 		Label:         d.Freeze.Label,
@@ -348,6 +446,9 @@ func (c *checker) skipped(ctx context.Context, t flakegate.Triple, d flakegate.S
 		RecordSHA256:  d.Freeze.RecordSHA256,
 		Record:        recPath,
 		Reproduce:     reproduce,
+	}
+	if j.drawn {
+		res.SeedOrigin = SeedDrawn
 	}
 	return tripleResult{result: res}, nil
 }
@@ -367,16 +468,30 @@ type transcriptRun struct {
 	attempts  []flakegate.Attempt
 	reason    string // why an attempt errored, for the summary
 	givenUp   string // why the triple was not run to the end (incomplete_reason)
+	budgetWhy string // the budget and the wall time of the attempt that missed it
 	seconds   float64
+	// skippedWhy says why no attempt ran ("" when they ran).
+	skippedWhy string
 }
 
 // attempts writes the transcript: the retry cap first, then the candidate
-// attempts (the first run, then retries until the first pass, at most
-// retry_cap), then the base replay, then complete.
+// attempts and the base replay, then complete.
+//
+// The order saves work a label does not need:
+//   - when the diff alone makes the triple CONTAMINATED no attempt runs
+//     (unless Options.RunContaminated): the record says candidate_result
+//     "fail", no retries, base_seed_result "not_run" and why in the extra
+//     key "attempts_skipped"; the table says CONTAMINATED from the diff (and
+//     would say INCOMPLETE, never a pass, were the watched path dropped);
+//   - after a failed first candidate attempt the base seed result is
+//     obtained first (cache or replay); when base fails too the triple is
+//     PROPERTY whatever the retries do, so none runs;
+//   - otherwise the candidate retries up to retry_cap times (stopping at
+//     the first pass) and the base seed is replayed once.
 func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*transcriptRun, error) {
 	start := time.Now()
 	ps := j.ps
-	t := &transcriptRun{runID: newRunID(c.candSHA), budgetOK: true, complete: true}
+	t := &transcriptRun{runID: newRunID(c.candSHA), budgetOK: true, complete: true, retries: []string{}}
 	t.path = filepath.Join(c.outDir, "transcripts", t.runID+".jsonl")
 	tr, err := runner.CreateTranscript(t.path)
 	if err != nil {
@@ -389,6 +504,18 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 	}
 	retryCap := c.cfg.RetryCap
 	write(runner.Event{Type: runner.EventRetryCap, RetryCap: &retryCap})
+	done := func() (*transcriptRun, error) {
+		write(runner.Event{Type: runner.EventComplete})
+		t.tr = tr // finish closes it (an fsync) off the attempts' path
+		t.seconds = roundSeconds(time.Since(start))
+		return t, nil
+	}
+
+	if len(ps.contaminated) > 0 && !c.opts.RunContaminated {
+		t.candidate, t.base = runner.Fail, "not_run"
+		t.skippedWhy = "contaminated by diff: " + strings.Join(ps.contaminated, ", ")
+		return done()
+	}
 
 	run := func(side string, index int, tr *tree, check func() string) string {
 		write(runner.Event{Type: runner.EventAttemptStart, Side: side, Index: index})
@@ -400,7 +527,13 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		} else if why := check(); why != "" {
 			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 		} else {
-			out = runner.Run(ctx, runner.Command{Argv: argv, Dir: dir, Env: c.opts.Env, WallBudget: ps.prop.WallBudget})
+			cmd := runner.Command{Argv: argv, Dir: dir, Env: c.opts.Env, WallBudget: ps.prop.WallBudget}
+			ev := runner.NewEvidence(ps.framework, ps.prop.Name, ps.prop.PassMarker)
+			if ev != nil {
+				cmd.Output = ev
+			}
+			out = runner.Run(ctx, cmd)
+			ev.Judge(&out)
 		}
 		if ctx.Err() != nil {
 			t.complete = false // cancelled: the attempt did not finish
@@ -413,17 +546,39 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		if out.Result == runner.Errored && t.reason == "" {
 			t.reason = side + " attempt " + strconv.Itoa(index) + ": " + out.Reason
 		}
+		if out.Result == runner.Timeout && side == runner.SideCandidate && t.budgetWhy == "" {
+			t.budgetWhy = fmt.Sprintf("wall budget %s exceeded at %.1fs (candidate attempt %d)", ps.prop.WallBudget, out.Wall.Seconds(), index)
+		}
 		return out.Result
 	}
 	noCheck := func() string { return "" }
+	base := func() error {
+		if ctx.Err() != nil {
+			t.base = "not_run"
+			return nil
+		}
+		if err := c.baseReplay(ctx, w, j, argv, t, run); err != nil {
+			tr.Close() //nolint:errcheck // the check fails with err
+			return err
+		}
+		if t.base != "not_run" {
+			write(runner.Event{Type: runner.EventBaseReplay, Result: t.base, FromCache: t.fromCache})
+		}
+		return nil
+	}
 
-	// Candidate: the first run, then retries under the cap.
 	trees := c.trees.workers[w]
 	switch r := run(runner.SideCandidate, 0, trees.nextCandidate(), noCheck); r {
 	case runner.Pass:
 		t.candidate = runner.Pass
 	case runner.Fail:
 		t.candidate = runner.Fail
+		if err := base(); err != nil {
+			return nil, err
+		}
+		if t.base == runner.Fail {
+			return done() // PROPERTY: the seed fails on base too
+		}
 		for i := 1; i <= retryCap && ctx.Err() == nil; i++ {
 			rr := run(runner.SideCandidate, i, trees.nextCandidate(), noCheck)
 			if rr == runner.Timeout {
@@ -435,33 +590,16 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 				break // a pass ends the retries; an error ends the decision
 			}
 		}
+		return done()
 	case runner.Timeout:
 		t.candidate, t.budgetOK = runner.Fail, false
 	default:
 		t.candidate = runner.Errored
 	}
-	if t.retries == nil {
-		t.retries = []string{}
+	if err := base(); err != nil {
+		return nil, err
 	}
-
-	// Base: replayed once, never retried; the first result per replay key
-	// is kept in the cache. A store that fails here fails the check: a gate
-	// that cannot reach its replay cache gives no labels.
-	if ctx.Err() == nil {
-		if err := c.baseReplay(ctx, w, j, argv, t, run); err != nil {
-			tr.Close() //nolint:errcheck // the check fails with err
-			return nil, err
-		}
-		if t.base != "not_run" {
-			write(runner.Event{Type: runner.EventBaseReplay, Result: t.base, FromCache: t.fromCache})
-		}
-	} else {
-		t.base = "not_run"
-	}
-	write(runner.Event{Type: runner.EventComplete})
-	t.tr = tr // finish closes it (an fsync) off the attempts' path
-	t.seconds = roundSeconds(time.Since(start))
-	return t, nil
+	return done()
 }
 
 // baseReplay sets t.base from the replay cache or from one base attempt.
@@ -473,8 +611,14 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 // not_run and the check reports the interruption).
 func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, t *transcriptRun, run func(string, int, *tree, func() string) string) error {
 	ps := j.ps
+	marker := ""
+	if ps.prop.PassMarker != nil {
+		marker = ps.prop.PassMarker.String()
+	}
 	key := flakegate.ReplayKey{
 		BaseSHA:        c.baseSHA,
+		Name:           ps.prop.Name,
+		PassMarker:     marker,
 		PropertySHA256: ps.basePropertySHA256,
 		FixtureSHA256:  ps.baseFixtureSHA256,
 		Seed:           j.seed,
@@ -503,6 +647,9 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 	base := c.trees.workers[w].base
 	// The base fixture must be the bytes digested at the start.
 	checkFixture := func() string {
+		if ps.prop.Fixture == "" {
+			return ""
+		}
 		sum, err := digest.Path(ctx, filepath.Join(base.dir, filepath.FromSlash(ps.prop.Fixture)))
 		if err != nil {
 			return "cannot digest the base fixture: " + err.Error()

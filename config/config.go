@@ -5,16 +5,35 @@
 //	version: 1                  required; the only version
 //	retry_cap: 2                retries after a failed first run (0..100; default 2)
 //	workers: 1                  triples run at once (1..64; default 1)
+//	random_seeds: 0             seeds drawn per property and candidate (0..100; default 0)
+//	watch: ["tools/ci/**"]      optional; globs every property is graded against
 //	freeze:
 //	  expires_after_runs: 20    runs a granted freeze lasts (1..100; default 20)
 //	properties:                 required, at least one
 //	  - path: tests/props/test_retry_budget.py   required; the property file (watched)
-//	    fixture: tests/fixtures/retry            required; file or folder (digested)
+//	    name: test_budget                        optional; the test id in the file ({name})
+//	    fixture: tests/fixtures/retry            optional; file or folder (digested)
 //	    generator: tools/gen_retry_fixture.py    optional; the fixture generator (watched)
-//	    seeds: [1400, 1401, "nightly-3"]         required; integers (any size) or strings
+//	    seeds: [1400, 1401, "nightly-3"]         integers (any size) or strings; required
+//	                                             unless random_seeds draws some
+//	    random_seeds: 2                          optional; overrides the global count
+//	    watch: ["tests/helpers/**"]              optional; more globs graded against
+//	    pass_marker: "^ok "                      optional; a regexp (no placeholders) a line of
+//	                                             a passing output must match
 //	    run: [pytest, -q, "{path}", "--hypothesis-seed={seed}"]   required; argv, no shell
 //	    wall_budget: 60s                         required; per attempt ("90s", "1m30s", or seconds)
 //	    samples: 200                             optional; required if run uses {samples}
+//
+// A property is one test: entries may share a path (and a fixture) when
+// their names differ; two entries with the same path and name are
+// refused. Without a fixture a property's fixture digest is
+// NoFixtureSHA256 on both sides, so it can never be FIXTURE by absence.
+//
+// Watch globs are repo-relative; "*" and "?" match inside one path
+// segment, "**" matches any number of segments. A candidate diff path
+// that matches one of them, the property file, the generator or a
+// framework default (see check) makes the property's triples
+// CONTAMINATED.
 //
 // The reader is strict: an unknown key, a duplicate key, a wrong type, a
 // null value, YAML anchors or tags, a path that is absolute, climbs out of
@@ -29,6 +48,7 @@ package config
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -43,23 +63,38 @@ const (
 	DefaultRetryCap         = 2
 	DefaultWorkers          = 1
 	DefaultExpiresAfterRuns = 20
+	DefaultRandomSeeds      = 0
 )
+
+// NoFixtureSHA256 is the fixture digest recorded on both sides for a
+// property without a fixture: the sha256 of the 40 bytes "flakegate: this
+// property has no fixture\n" (printf 'flakegate: this property has no
+// fixture\n' | sha256sum). Both sides carry the same value, so the table
+// never says FIXTURE for a fixture that is absent by design, and it is an
+// ordinary digest in records, freezes and the replay cache.
+const NoFixtureSHA256 = "569ad7c690f78568c7a3999e398c71580076c7798edc6736eb944c4ef366e00e"
 
 // Limits that keep a typo from turning into a runaway check.
 const (
-	MaxRetryCap   = 100
-	MaxWorkers    = 64
-	MaxWallBudget = 24 * time.Hour
+	MaxRetryCap    = 100
+	MaxWorkers     = 64
+	MaxWallBudget  = 24 * time.Hour
+	MaxRandomSeeds = 100
+	MaxNameLength  = 512
 )
 
 // Config is a validated flakegate.yaml.
 type Config struct {
 	// Name is the file name used in errors (the repo-relative path).
-	Name       string
-	Version    int
-	RetryCap   int
-	Workers    int
-	Freeze     FreezePolicy
+	Name     string
+	Version  int
+	RetryCap int
+	Workers  int
+	Freeze   FreezePolicy
+	// RandomSeeds is the global count of drawn seeds per property.
+	RandomSeeds int
+	// Watch are the global watch globs (every property's).
+	Watch      []string
 	Properties []Property
 }
 
@@ -74,7 +109,10 @@ type FreezePolicy struct {
 type Property struct {
 	// Path is the property file, repo-relative and cleaned (watched).
 	Path string
-	// Fixture is a file or folder, repo-relative and cleaned (digested).
+	// Name is the test id inside the file ("" when the entry has none).
+	Name string
+	// Fixture is a file or folder, repo-relative and cleaned (digested);
+	// "" when the property has none.
 	Fixture string
 	// Generator is the fixture generator, "" when there is none (watched).
 	Generator string
@@ -85,6 +123,15 @@ type Property struct {
 	WallBudget time.Duration
 	// Samples is the value of {samples}; 0 when the key is absent.
 	Samples int
+	// RandomSeeds is how many seeds a check draws for this property (the
+	// property's own key, else the global one).
+	RandomSeeds int
+	// Watch are the property's own watch globs (cleaned).
+	Watch []string
+	// PassMarker, if set, is a regexp an exit 0 must print to be a pass.
+	PassMarker *regexp.Regexp
+	// Index is the entry's position in properties.
+	Index int
 }
 
 // errorf returns an EINVALID error naming the file and the key.
@@ -145,11 +192,19 @@ func (p Property) WatchPaths() []string {
 	return []string{p.Path, p.Generator}
 }
 
-// Triples returns how many triples the config names.
+// Triples returns how many triples the config names, drawn seeds included.
 func (c *Config) Triples() int {
 	n := 0
 	for _, p := range c.Properties {
-		n += len(p.Seeds)
+		n += len(p.Seeds) + p.RandomSeeds
 	}
 	return n
+}
+
+// ID names the property in messages: "path" or "path::name".
+func (p Property) ID() string {
+	if p.Name == "" {
+		return p.Path
+	}
+	return p.Path + "::" + p.Name
 }

@@ -161,7 +161,7 @@ func contains(list []string, s string) bool {
 }
 
 func (l *loader) config(root *ast.MappingNode) (*Config, error) {
-	f, err := l.fields("", root, "version", "retry_cap", "workers", "freeze", "properties")
+	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "properties")
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +181,16 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 	}
 	if v, ok := f["workers"]; ok {
 		if cfg.Workers, err = l.integer("workers", v, 1, MaxWorkers); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["random_seeds"]; ok {
+		if cfg.RandomSeeds, err = l.integer("random_seeds", v, 0, MaxRandomSeeds); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["watch"]; ok {
+		if cfg.Watch, err = l.globs("watch", v); err != nil {
 			return nil, err
 		}
 	}
@@ -213,13 +223,18 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 	seen := map[string]string{}
 	for i, pn := range seq.Values {
 		key := fmt.Sprintf("properties[%d]", i)
-		p, err := l.property(key, pn)
+		p, err := l.property(key, pn, cfg.RandomSeeds)
 		if err != nil {
 			return nil, err
 		}
-		id := p.Path + "\x00" + p.Fixture
+		p.Index = i
+		// A property is a test: (path, name) names it once.
+		id := p.Path + "\x00" + p.Name
 		if prev, dup := seen[id]; dup {
-			return nil, l.errf(key, pn, "same path and fixture as %s; merge their seeds", prev)
+			if p.Name == "" {
+				return nil, l.errf(key, pn, "same path %s as %s and neither has a name; give each entry its test's name (name: ...), or merge their seeds", p.Path, prev)
+			}
+			return nil, l.errf(key, pn, "same path %s and name %q as %s; each test is listed once (merge their seeds)", p.Path, p.Name, prev)
 		}
 		seen[id] = key
 		cfg.Properties = append(cfg.Properties, p)
@@ -227,17 +242,17 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 	return cfg, nil
 }
 
-func (l *loader) property(key string, n ast.Node) (Property, error) {
-	var p Property
+func (l *loader) property(key string, n ast.Node, randomSeeds int) (Property, error) {
+	p := Property{RandomSeeds: randomSeeds}
 	m, err := l.mapping(key, n)
 	if err != nil {
 		return p, err
 	}
-	f, err := l.fields(key, m, "path", "fixture", "generator", "seeds", "run", "wall_budget", "samples")
+	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "run", "wall_budget", "samples")
 	if err != nil {
 		return p, err
 	}
-	for _, req := range []string{"path", "fixture", "seeds", "run", "wall_budget"} {
+	for _, req := range []string{"path", "run", "wall_budget"} {
 		if _, ok := f[req]; !ok {
 			return p, l.errf(join(key, req), m, "missing (required)")
 		}
@@ -245,19 +260,58 @@ func (l *loader) property(key string, n ast.Node) (Property, error) {
 	if p.Path, err = l.repoPath(join(key, "path"), f["path"]); err != nil {
 		return p, err
 	}
-	if p.Fixture, err = l.repoPath(join(key, "fixture"), f["fixture"]); err != nil {
-		return p, err
+	if v, ok := f["name"]; ok {
+		if p.Name, err = l.testName(join(key, "name"), v); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := f["fixture"]; ok {
+		if p.Fixture, err = l.repoPath(join(key, "fixture"), v); err != nil {
+			return p, err
+		}
 	}
 	if v, ok := f["generator"]; ok {
 		if p.Generator, err = l.repoPath(join(key, "generator"), v); err != nil {
 			return p, err
 		}
 	}
-	if p.Seeds, err = l.seeds(join(key, "seeds"), f["seeds"]); err != nil {
-		return p, err
+	if v, ok := f["random_seeds"]; ok {
+		if p.RandomSeeds, err = l.integer(join(key, "random_seeds"), v, 0, MaxRandomSeeds); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := f["seeds"]; ok {
+		if p.Seeds, err = l.seeds(join(key, "seeds"), v); err != nil {
+			return p, err
+		}
+	} else if p.RandomSeeds == 0 {
+		return p, l.errf(join(key, "seeds"), m, "missing; list seeds, or draw some with random_seeds: N")
+	}
+	if v, ok := f["watch"]; ok {
+		if p.Watch, err = l.globs(join(key, "watch"), v); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := f["pass_marker"]; ok {
+		s, err := l.str(join(key, "pass_marker"), v)
+		if err != nil {
+			return p, err
+		}
+		if s == "" {
+			return p, l.errf(join(key, "pass_marker"), v, "empty; want a regexp the passing output prints")
+		}
+		if p.PassMarker, err = regexp.Compile("(?m)" + s); err != nil {
+			return p, l.errf(join(key, "pass_marker"), v, "not a regexp: %v", err)
+		}
 	}
 	if p.Run, err = l.run(join(key, "run"), f["run"]); err != nil {
 		return p, err
+	}
+	if p.Fixture == "" && runner.UsesPlaceholder(p.Run, "fixture") {
+		return p, l.errf(join(key, "fixture"), m, "missing, but run uses {fixture}")
+	}
+	if p.Name == "" && runner.UsesPlaceholder(p.Run, "name") {
+		return p, l.errf(join(key, "name"), m, "missing, but run uses {name}")
 	}
 	if p.WallBudget, err = l.duration(join(key, "wall_budget"), f["wall_budget"]); err != nil {
 		return p, err
@@ -270,6 +324,51 @@ func (l *loader) property(key string, n ast.Node) (Property, error) {
 		return p, l.errf(join(key, "samples"), m, "missing, but run uses {samples}")
 	}
 	return p, nil
+}
+
+// testName reads a test id: one line of printable text that cannot be
+// read as an option.
+func (l *loader) testName(key string, n ast.Node) (string, error) {
+	s, err := l.str(key, n)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case s == "" || strings.TrimSpace(s) != s:
+		return "", l.errf(key, n, "want the test's name without surrounding spaces, got %q", s)
+	case len(s) > MaxNameLength:
+		return "", l.errf(key, n, "longer than %d bytes", MaxNameLength)
+	case strings.HasPrefix(s, "-"):
+		return "", l.errf(key, n, "name %q starts with '-' and could be read as an option", s)
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return "", l.errf(key, n, "name %q holds a control character", s)
+		}
+	}
+	return s, nil
+}
+
+// globs reads a list of repo-relative watch globs.
+func (l *loader) globs(key string, n ast.Node) ([]string, error) {
+	seq, err := l.sequence(key, n)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, gn := range seq.Values {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		s, err := l.str(k, gn)
+		if err != nil {
+			return nil, err
+		}
+		g, err := CleanGlob(s)
+		if err != nil {
+			return nil, l.errf(k, gn, "%v", err)
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 func (l *loader) sequence(key string, n ast.Node) (*ast.SequenceNode, error) {

@@ -126,7 +126,20 @@ func TestLoadErrors(t *testing.T) {
 		{"property unknown key", swap("    wall_budget: 1s\n", "    wall_budget: 1s\n    timeout: 3s\n"), []string{"properties[0].timeout", "unknown key"}},
 		{"property duplicate key", swap("    wall_budget: 1s\n", "    wall_budget: 1s\n    path: b.py\n"), []string{"ci/flakegate.yaml:8", "\"path\" already defined"}},
 		{"path missing", swap("  - path: a.py\n    fixture", "  - fixture"), []string{"properties[0].path", "missing"}},
-		{"fixture missing", swap("    fixture: f\n", ""), []string{"properties[0].fixture", "missing"}},
+		{"fixture missing but used", strings.Replace(swap("    fixture: f\n", ""), "{seed}", "{fixture}", 1), []string{"properties[0].fixture", "run uses {fixture}"}},
+		{"name missing but used", swap(`run: [x, "{seed}"]`, `run: [x, "{name}"]`), []string{"properties[0].name", "run uses {name}"}},
+		{"name option", swap("fixture: f", "fixture: f\n    name: -k"), []string{"properties[0].name", "option"}},
+		{"name spaces", swap("fixture: f", "fixture: f\n    name: ' T '"), []string{"properties[0].name", "surrounding spaces"}},
+		{"seeds missing", swap("    seeds: [1]\n", ""), []string{"properties[0].seeds", "random_seeds"}},
+		{"random_seeds too many", prop("random_seeds: 1000\n"), []string{"random_seeds", "out of range"}},
+		{"property random_seeds negative", swap("seeds: [1]", "seeds: [1]\n    random_seeds: -1"), []string{"properties[0].random_seeds", "out of range"}},
+		{"watch climbs", prop("watch: [../x]\n"), []string{"watch[0]", "climbs out"}},
+		{"watch bad glob", swap("fixture: f", "fixture: f\n    watch: ['a/[b']"), []string{"properties[0].watch[0]", "syntax"}},
+		{"watch partial starstar", prop("watch: ['a/b**']\n"), []string{"watch[0]", "whole path segment"}},
+		{"watch not a list", prop("watch: a\n"), []string{"watch", "want a list"}},
+		{"pass_marker bad", swap("fixture: f", "fixture: f\n    pass_marker: '(ok'"), []string{"properties[0].pass_marker", "regexp"}},
+		{"pass_marker empty", swap("fixture: f", "fixture: f\n    pass_marker: ''"), []string{"properties[0].pass_marker", "empty"}},
+		{"same test twice", prop("  - {path: a.py, name: T, fixture: g, seeds: [2], run: [x], wall_budget: 1s}\n  - {path: a.py, name: T, seeds: [3], run: [x], wall_budget: 1s}\n"), []string{"properties[2]", "name \"T\"", "properties[1]"}},
 		{"wall_budget missing", swap("    wall_budget: 1s\n", ""), []string{"properties[0].wall_budget", "missing"}},
 		{"path absolute", swap("path: a.py", "path: /etc/passwd"), []string{"properties[0].path", "absolute"}},
 		{"path climbs", swap("path: a.py", "path: a/../../b.py"), []string{"properties[0].path", "climbs out"}},
@@ -160,6 +173,69 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+}
+
+func TestLoadTests(t *testing.T) {
+	raw := `version: 1
+random_seeds: 2
+watch: ["tools/ci/**"]
+properties:
+  - path: tests/test_x.py
+    name: test_a
+    seeds: [1]
+    watch: ["tests/helpers/*.py"]
+    pass_marker: "^ok "
+    run: [pytest, "{path}::{name}", "--hypothesis-seed={seed}"]
+    wall_budget: 1s
+  - path: tests/test_x.py
+    name: test_b
+    random_seeds: 3
+    run: [pytest, "{path}::{name}"]
+    wall_budget: 1s
+  - path: tests/test_x.py
+    seeds: [5]
+    random_seeds: 0
+    run: [pytest, "{path}"]
+    wall_budget: 1s
+`
+	cfg, err := config.Load([]byte(raw), "flakegate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := cfg.Properties[0], cfg.Properties[1], cfg.Properties[2]
+	if a.Name != "test_a" || a.Fixture != "" || a.RandomSeeds != 2 || a.Watch[0] != "tests/helpers/*.py" || !a.PassMarker.MatchString("x\nok 1") {
+		t.Errorf("first entry: %+v", a)
+	}
+	if b.Name != "test_b" || len(b.Seeds) != 0 || b.RandomSeeds != 3 || c.RandomSeeds != 0 || c.Name != "" {
+		t.Errorf("entries: %+v %+v", b, c)
+	}
+	if cfg.Watch[0] != "tools/ci/**" || cfg.Triples() != 3+3+1 || a.ID() != "tests/test_x.py::test_a" || c.ID() != "tests/test_x.py" {
+		t.Errorf("config: watch %v, %d triples, ids %s %s", cfg.Watch, cfg.Triples(), a.ID(), c.ID())
+	}
+}
+
+func TestMatchGlob(t *testing.T) {
+	for _, tc := range []struct {
+		glob, path string
+		want       bool
+	}{
+		{"conftest.py", "conftest.py", true},
+		{"conftest.py", "tests/conftest.py", false},
+		{"tests/*_test.go", "tests/a_test.go", true},
+		{"tests/*_test.go", "tests/sub/a_test.go", false},
+		{"tests/testdata/rapid/**", "tests/testdata/rapid/TestX/a.fail", true},
+		{"tests/testdata/rapid/**", "tests/testdata/rapid", true},
+		{"**/conftest.py", "a/b/conftest.py", true},
+		{"**/conftest.py", "conftest.py", true},
+		{"a/**/b", "a/x/y/b", true},
+		{"a/**/b", "a/b", true},
+		{"a/**/b", "a/x/c", false},
+		{"a/[bc].py", "a/c.py", true},
+	} {
+		if got := config.MatchGlob(tc.glob, tc.path); got != tc.want {
+			t.Errorf("MatchGlob(%q, %q) = %v", tc.glob, tc.path, got)
+		}
 	}
 }
 

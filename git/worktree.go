@@ -173,3 +173,20 @@ func samePath(a, b string) bool {
 	}
 	return filepath.Clean(a) == filepath.Clean(b)
 }
+
+// RemoveWorktree unregisters and deletes the linked worktree dir (`git
+// worktree remove --force`), which must be a linked worktree of this
+// repository (never its main work tree).
+func (c *Client) RemoveWorktree(ctx context.Context, dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := c.checkWorktree(ctx, abs); err != nil {
+		return err
+	}
+	addMu.Lock()
+	defer addMu.Unlock()
+	_, err = c.run(ctx, "", "worktree", "remove", "--force", abs)
+	return err
+}

@@ -11,7 +11,15 @@ import (
 )
 
 const freezeColumns = `label, property_path, seed, fixture_sha256, runs_left, owner,
-	record_sha256, property_sha256, granted_at, granted_by`
+	record_sha256, property_sha256, granted_at, granted_by, name, run_sha256, property_entry_sha256`
+
+// tripleWhere selects one triple's row with the arguments $1..$4 of
+// tripleArgs.
+const tripleWhere = `property_path = $1 AND seed = $2 AND fixture_sha256 = $3 AND name = $4`
+
+func tripleArgs(t flakegate.Triple) []any {
+	return []any{t.PropertyPath, string(t.Seed), t.FixtureSHA256, t.Name}
+}
 
 // ListFreezes returns every freeze, sorted by triple.
 func (s *Store) ListFreezes(ctx context.Context) ([]flakegate.Freeze, error) {
@@ -34,8 +42,7 @@ func (s *Store) ListFreezes(ctx context.Context) ([]flakegate.Freeze, error) {
 func (s *Store) GetFreeze(ctx context.Context, t flakegate.Triple) (flakegate.Freeze, error) {
 	const op = "postgres get freeze"
 	rows, err := s.pool.Query(ctx, `SELECT `+freezeColumns+` FROM flakegate.freezes
-		WHERE property_path = $1 AND seed = $2 AND fixture_sha256 = $3`,
-		t.PropertyPath, string(t.Seed), t.FixtureSHA256)
+		WHERE `+tripleWhere, tripleArgs(t)...)
 	if err != nil {
 		return flakegate.Freeze{}, s.FormatError(op, err)
 	}
@@ -70,8 +77,7 @@ func (s *Store) Grant(ctx context.Context, f flakegate.Freeze, replace bool) err
 		var oldRecord string
 		var oldRuns int
 		err = tx.QueryRow(ctx, `SELECT record_sha256, runs_left FROM flakegate.freezes
-			WHERE property_path = $1 AND seed = $2 AND fixture_sha256 = $3`,
-			t.PropertyPath, string(t.Seed), t.FixtureSHA256).Scan(&oldRecord, &oldRuns)
+			WHERE `+tripleWhere, tripleArgs(t)...).Scan(&oldRecord, &oldRuns)
 		switch {
 		case err == nil && !replace:
 			return &flakegate.Error{Code: flakegate.ECONFLICT, Op: op, Path: t.String(),
@@ -82,13 +88,15 @@ func (s *Store) Grant(ctx context.Context, f flakegate.Freeze, replace bool) err
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO flakegate.freezes (`+freezeColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-			ON CONFLICT (property_path, seed, fixture_sha256) DO UPDATE SET
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+			ON CONFLICT (property_path, name, seed, fixture_sha256) DO UPDATE SET
 				label = excluded.label, runs_left = excluded.runs_left, owner = excluded.owner,
 				record_sha256 = excluded.record_sha256, property_sha256 = excluded.property_sha256,
-				granted_at = excluded.granted_at, granted_by = excluded.granted_by`,
+				granted_at = excluded.granted_at, granted_by = excluded.granted_by,
+				run_sha256 = excluded.run_sha256, property_entry_sha256 = excluded.property_entry_sha256`,
 			string(f.Label), f.PropertyPath, string(f.Seed), f.FixtureSHA256, f.ExpiresAfterRuns,
-			f.Owner, f.RecordSHA256, f.PropertySHA256, formatTime(f.GrantedAt), f.GrantedBy); err != nil {
+			f.Owner, f.RecordSHA256, f.PropertySHA256, formatTime(f.GrantedAt), f.GrantedBy,
+			f.Name, f.RunSHA256, f.PropertyEntrySHA256); err != nil {
 			return err
 		}
 		return head.append(ctx, tx, e)
@@ -108,10 +116,9 @@ func (s *Store) Consume(ctx context.Context, t flakegate.Triple, recordSHA256, b
 			return err
 		}
 		err = tx.QueryRow(ctx, `UPDATE flakegate.freezes SET runs_left = runs_left - 1
-			WHERE property_path = $1 AND seed = $2 AND fixture_sha256 = $3
-			  AND record_sha256 = $4 AND runs_left > 0
+			WHERE `+tripleWhere+` AND record_sha256 = $5 AND runs_left > 0
 			RETURNING runs_left`,
-			t.PropertyPath, string(t.Seed), t.FixtureSHA256, recordSHA256).Scan(&left)
+			append(tripleArgs(t), recordSHA256)...).Scan(&left)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return &flakegate.Error{Code: flakegate.ENOTFOUND, Op: op, Path: t.String(),
 				Message: "no freeze with runs left names this triple and record"}
@@ -129,8 +136,7 @@ func (s *Store) Consume(ctx context.Context, t flakegate.Triple, recordSHA256, b
 			return nil
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM flakegate.freezes
-			WHERE property_path = $1 AND seed = $2 AND fixture_sha256 = $3`,
-			t.PropertyPath, string(t.Seed), t.FixtureSHA256); err != nil {
+			WHERE `+tripleWhere, tripleArgs(t)...); err != nil {
 			return err
 		}
 		return head.append(ctx, tx, flakegate.AuditEvent{
@@ -158,9 +164,8 @@ func (s *Store) Remove(ctx context.Context, t flakegate.Triple, action flakegate
 		}
 		var left int
 		err = tx.QueryRow(ctx, `DELETE FROM flakegate.freezes
-			WHERE property_path = $1 AND seed = $2 AND fixture_sha256 = $3
-			RETURNING runs_left`,
-			t.PropertyPath, string(t.Seed), t.FixtureSHA256).Scan(&left)
+			WHERE `+tripleWhere+`
+			RETURNING runs_left`, tripleArgs(t)...).Scan(&left)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound(op, t)
 		}
@@ -177,7 +182,7 @@ func scanFreeze(row pgx.CollectableRow) (flakegate.Freeze, error) {
 	var f flakegate.Freeze
 	var label, seed, grantedAt string
 	err := row.Scan(&label, &f.PropertyPath, &seed, &f.FixtureSHA256, &f.ExpiresAfterRuns, &f.Owner,
-		&f.RecordSHA256, &f.PropertySHA256, &grantedAt, &f.GrantedBy)
+		&f.RecordSHA256, &f.PropertySHA256, &grantedAt, &f.GrantedBy, &f.Name, &f.RunSHA256, &f.PropertyEntrySHA256)
 	if err != nil {
 		return f, err
 	}

@@ -21,11 +21,11 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 		var msg strings.Builder
 		switch {
 		case r.Skipped:
-			kind, title = "notice", fmt.Sprintf("flakegate %s frozen", r.Label)
-			fmt.Fprintf(&msg, "seed %s skipped: frozen, owner %s, %s", r.Seed, ownerOf(r), runsLeft(r))
+			kind, title = "notice", fmt.Sprintf("flakegate %s %s", r.Label, FrozenWording)
+			fmt.Fprintf(&msg, "%sseed %s %s: owner %s, %s", namePrefix(r), seedText(r), FrozenWording, ownerOf(r), runsLeft(r))
 		case r.Label.Reject():
 			kind, title = "error", "flakegate "+string(r.Label)
-			fmt.Fprintf(&msg, "seed %s: %s", r.Seed, reasonOf(r))
+			fmt.Fprintf(&msg, "%sseed %s: %s", namePrefix(r), seedText(r), reasonOf(r))
 			if line := attemptsShort(r.Attempts); line != "" {
 				fmt.Fprintf(&msg, "\nattempts: %s", line)
 			}
@@ -34,7 +34,7 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 			}
 		case r.Label == flakegate.Scheduler:
 			kind, title = "notice", "flakegate SCHEDULER"
-			fmt.Fprintf(&msg, "seed %s failed, then passed on a retry inside the cap; the base seed passed", r.Seed)
+			fmt.Fprintf(&msg, "%sseed %s failed, then passed on a retry inside the cap; the base seed passed", namePrefix(r), seedText(r))
 			if line := attemptsShort(r.Attempts); line != "" {
 				fmt.Fprintf(&msg, "\nattempts: %s", line)
 			}
@@ -45,6 +45,14 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 		fmt.Fprintf(bw, "::%s file=%s,title=%s::%s\n", kind, escapeProperty(r.PropertyPath), escapeProperty(title), escapeData(msg.String()))
 	}
 	return bw.Flush()
+}
+
+// namePrefix is "NAME " for a result with a test name.
+func namePrefix(r *flakegate.Result) string {
+	if r.Name == "" {
+		return ""
+	}
+	return r.Name + " "
 }
 
 // grantCommand is the command line that freezes a SCHEDULER result.

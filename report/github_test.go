@@ -94,7 +94,7 @@ func TestGitHubAnnotations(t *testing.T) {
 			want: []want{
 				{"notice", "tests/props/test_retry_budget.py", "flakegate SCHEDULER", []string{"seed 1401", "fail → fail → pass; base pass", "flakegate freeze grant --record .git/flakegate/out/records/"}},
 				{"error", "tests/props/test_retry_budget.py", "flakegate PROPERTY", []string{"seed 1402: candidate failed and the base seed failed too", "\nreproduce: flakegate replay"}},
-				{"notice", "tests/props/test_retry_budget.py", "flakegate SCHEDULER frozen", []string{"seed 1403 skipped", "alice@example.com", "3 runs left"}},
+				{"notice", "tests/props/test_retry_budget.py", "flakegate SCHEDULER skipped (frozen)", []string{"seed 1403 skipped (frozen)", "alice@example.com", "3 runs left"}},
 				{"error", "tests/props/test_parser.py", "flakegate CONTAMINATED", []string{"seed nightly-3"}},
 				{"error", "tests/props/test_parser.py", "flakegate FIXTURE", []string{"seed 7"}},
 				{"error", "tests/props/test_cache.py", "flakegate BUDGET", []string{"seed 11", "attempts: timeout"}},

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -268,4 +269,58 @@ func BenchmarkHTML(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(buf.Len()), "bytes/page")
+}
+
+// TestHTMLRejectOutput: a recent reject shows its test name, the failing
+// attempt's output and the falsifying example the framework printed.
+func TestHTMLRejectOutput(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	_, raw := makeRecord(t, "tests/test_x.py", 5, flakegate.Property, time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC), 1)
+	var rec map[string]any
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["name"] = "test_budget"
+	rec["attempts"] = []flakegate.Attempt{
+		{Side: "candidate", Result: "fail", ExitCode: 1, StartedAt: reportNow,
+			OutputTail: "F\n=== FAILURES ===\nE   AssertionError\nFalsifying example: test_budget(\n    attempts=3,\n)\n\n1 failed in 0.5s\n"},
+		{Side: "base", Result: "pass", StartedAt: reportNow, OutputTail: "1 passed\n"},
+	}
+	raw, _ = json.Marshal(rec)
+	sha, err := flakegate.RecordSHA256(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.PutRecord(ctx, sha, raw)
+	d, err := LoadHTMLData(ctx, m, reportNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Rejects) != 1 || d.Rejects[0].Name != "test_budget" || d.Rejects[0].Example != "Falsifying example: test_budget(\n    attempts=3,\n)" {
+		t.Fatalf("rejects: %+v", d.Rejects)
+	}
+	var buf bytes.Buffer
+	if err := HTML(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tests/test_x.py::test_budget", "candidate run output", "attempts=3", "1 failed in 0.5s", `<tr class="reject">`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+func TestFalsifyingExample(t *testing.T) {
+	for _, tc := range []struct{ out, want string }{
+		{"x\nFalsifying example: f(\n    n=1,\n)\n\nmore\n", "Falsifying example: f(\n    n=1,\n)"},
+		{"E   Falsifying example: f(\nE       n=1,\nE   )\n-------- Hypothesis ----\n", "E   Falsifying example: f(\nE       n=1,\nE   )"},
+		{"--- FAIL: TestX (0.01s)\n    x_test.go:9: [rapid] failed after 2 tests: boom\n        To reproduce, specify -run=\"TestX\" -rapid.seed=7\n    x_test.go:12: [rapid] draw n: 4\nFAIL\n",
+			"    x_test.go:9: [rapid] failed after 2 tests: boom\n        To reproduce, specify -run=\"TestX\" -rapid.seed=7\n    x_test.go:12: [rapid] draw n: 4"},
+		{"plain failure\n", ""},
+	} {
+		if got := FalsifyingExample(tc.out); got != tc.want {
+			t.Errorf("FalsifyingExample(%q)\n got %q\nwant %q", tc.out, got, tc.want)
+		}
+	}
 }

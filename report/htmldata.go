@@ -42,6 +42,25 @@ type HTMLData struct {
 	// Checks are its newest checks with their progress per runner.
 	Queued bool
 	Checks []flakegate.CheckProgress
+	// Rejects are the newest stored records with a reject label (at most
+	// MaxHTMLRejects), with the failing attempt's output.
+	Rejects []RejectRow
+}
+
+// MaxHTMLRejects is how many recent rejects the HTML report shows.
+const MaxHTMLRejects = 20
+
+// RejectRow is one recent rejected record and what its failing attempt
+// printed.
+type RejectRow struct {
+	flakegate.Triple
+	Label        flakegate.Label
+	Reason       string
+	RecordSHA256 string
+	At           time.Time
+	// Example is the falsifying example the framework printed, Output the
+	// failing attempt's output tail, Attempt its name ("" without one).
+	Example, Output, Attempt string
 }
 
 // FreezeRow is one freeze and the run count it was granted with.
@@ -156,7 +175,49 @@ func LoadHTMLData(ctx context.Context, store flakegate.Store, now time.Time) (*H
 			return nil, err
 		}
 	}
+	if d.Rejects, err = recentRejects(ctx, store, infos); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// recentRejects reads the newest reject records again for their output:
+// only MaxHTMLRejects records are held in memory, however many exist.
+func recentRejects(ctx context.Context, store flakegate.RecordStore, infos []recordInfo) ([]RejectRow, error) {
+	var rej []recordInfo
+	for _, r := range infos {
+		if r.label.Reject() {
+			rej = append(rej, r)
+		}
+	}
+	sort.Slice(rej, func(i, j int) bool {
+		if !rej[i].at.Equal(rej[j].at) {
+			return rej[i].at.After(rej[j].at)
+		}
+		return rej[i].sha < rej[j].sha
+	})
+	if len(rej) > MaxHTMLRejects {
+		rej = rej[:MaxHTMLRejects]
+	}
+	var out []RejectRow
+	for _, r := range rej {
+		raw, err := store.GetRecord(ctx, r.sha)
+		if err != nil {
+			return nil, err
+		}
+		row := RejectRow{Triple: r.triple, Label: r.label, RecordSHA256: r.sha, At: r.at, Reason: flakegate.ClassifyBytes(raw).Reason}
+		var rec struct {
+			Attempts []flakegate.Attempt `json:"attempts"`
+		}
+		if json.Unmarshal(raw, &rec) == nil {
+			if a, ok := failingAttempt(rec.Attempts); ok && a.OutputTail != "" {
+				row.Attempt, row.Output = attemptName(a), a.OutputTail
+				row.Example = FalsifyingExample(a.OutputTail)
+			}
+		}
+		out = append(out, row)
+	}
+	return out, nil
 }
 
 // readRecordInfo classifies raw and reads the fields the report groups
@@ -169,16 +230,18 @@ func readRecordInfo(sha string, raw []byte) recordInfo {
 	if json.Unmarshal(raw, &fields) != nil {
 		return info
 	}
-	var path, fixture string
+	var path, fixture, name string
 	if json.Unmarshal(fields["property_path"], &path) == nil && path != "" {
 		info.path = path
 	}
 	json.Unmarshal(fields["fixture_sha256"], &fixture)
+	json.Unmarshal(fields["name"], &name)
 	var seed flakegate.Seed
 	json.Unmarshal(fields["seed"], &seed)
-	info.triple = flakegate.Triple{PropertyPath: path, Seed: seed, FixtureSHA256: fixture}
+	info.triple = flakegate.Triple{PropertyPath: path, Name: name, Seed: seed, FixtureSHA256: fixture}
 	if dec.Label == flakegate.Scheduler {
 		info.triple = dec.Triple()
+		info.triple.Name = name
 	}
 	var attempts []struct {
 		StartedAt time.Time `json:"started_at"`

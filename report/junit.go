@@ -84,7 +84,8 @@ type junitSkipped struct {
 
 // JUnit writes s as JUnit XML: one <testsuite> per property path, in the
 // order the paths first appear, and one <testcase> per triple with the
-// property path as classname and the seed as name.
+// property path as classname and "NAME seed=S" as name ("seed=S" for an
+// entry without a name; a drawn seed adds " (drawn)").
 func JUnit(w io.Writer, s *flakegate.Summary) error {
 	doc := junitSuites{Name: "flakegate"}
 	index := map[string]int{}
@@ -140,11 +141,14 @@ func JUnit(w io.Writer, s *flakegate.Summary) error {
 
 func junitTestCase(r *flakegate.Result) junitCase {
 	c := junitCase{
-		Name:      xmlText(r.Seed.String()),
+		Name:      xmlText(junitName(r)),
 		Classname: xmlText(r.PropertyPath),
 		Time:      junitTime(r.Seconds),
 	}
 	meta := fmt.Sprintf("label: %s\nrecord: %s\nrecord_sha256: %s\n", r.Label, r.Record, r.RecordSHA256)
+	if !r.Skipped {
+		meta += "attempts: " + attemptCounts(r) + "\n"
+	}
 	if r.FixtureSHA256 != "" {
 		meta += "fixture_sha256: " + r.FixtureSHA256 + "\n"
 	}
@@ -154,12 +158,16 @@ func junitTestCase(r *flakegate.Result) junitCase {
 	}
 	switch {
 	case r.Skipped:
-		c.Skipped = &junitSkipped{Message: xmlText(fmt.Sprintf("frozen %s, owner %s, %s", r.Label, ownerOf(r), runsLeft(r)))}
+		c.Skipped = &junitSkipped{Message: xmlText(fmt.Sprintf("%s %s: owner %s, %s", r.Label, FrozenWording, ownerOf(r), runsLeft(r)))}
 	case r.Label.Reject():
+		body := "attempts: " + attemptCounts(r) + "\n" + attemptsText(r.Attempts) + reproduce
+		if ft := failureText(r); ft != "" {
+			body += "\n" + ft
+		}
 		c.Failure = &junitFailure{
 			Message: xmlText(fmt.Sprintf("%s: %s", r.Label, reasonOf(r))),
 			Type:    string(r.Label),
-			Body:    xmlText(attemptsText(r.Attempts) + reproduce + outputTails(r.Attempts)),
+			Body:    xmlText(body),
 		}
 	case r.Label == flakegate.Scheduler:
 		for _, a := range failedAttempts(r) {
@@ -173,6 +181,19 @@ func junitTestCase(r *flakegate.Result) junitCase {
 	}
 	c.SystemOut = newCDATA(meta + reproduce)
 	return c
+}
+
+// junitName is a test case's name: "NAME seed=S", or "seed=S" for an
+// entry without a name; a drawn seed adds " (drawn)".
+func junitName(r *flakegate.Result) string {
+	name := "seed=" + r.Seed.String()
+	if r.Name != "" {
+		name = r.Name + " " + name
+	}
+	if r.SeedOrigin != "" {
+		name += " (" + r.SeedOrigin + ")"
+	}
+	return name
 }
 
 // ansiEscape matches terminal colour and cursor sequences in output tails.
@@ -192,21 +213,6 @@ func xmlText(s string) string {
 		}
 		return '\uFFFD'
 	}, s)
-}
-
-// outputTails gives each attempt's output tail under a heading.
-func outputTails(as []flakegate.Attempt) string {
-	var b strings.Builder
-	for _, a := range as {
-		if a.OutputTail == "" {
-			continue
-		}
-		fmt.Fprintf(&b, "\n--- %s output (tail) ---\n%s", attemptName(a), a.OutputTail)
-		if !strings.HasSuffix(a.OutputTail, "\n") {
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
 }
 
 func junitTime(s float64) string { return fmt.Sprintf("%.3f", s) }

@@ -174,7 +174,7 @@ func TestJUnitModel(t *testing.T) {
 			byID[c.Classname+"\x00"+c.Name] = c
 		}
 		for _, r := range tc.s.Results {
-			c, ok := byID[r.PropertyPath+"\x00"+r.Seed.String()]
+			c, ok := byID[r.PropertyPath+"\x00"+junitName(&r)]
 			if !ok {
 				t.Errorf("no testcase for %s seed %s", r.PropertyPath, r.Seed)
 				continue

@@ -34,7 +34,7 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 		}
 	}
 	if c.Skipped > 0 {
-		fmt.Fprintf(bw, "| ❄️ frozen | %d | skipped: a SCHEDULER freeze with runs left |\n", c.Skipped)
+		fmt.Fprintf(bw, "| ❄️ SCHEDULER %s | %d | a freeze with runs left skipped the triple |\n", FrozenWording, c.Skipped)
 	}
 	bw.WriteString("\n")
 
@@ -57,10 +57,20 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 		fmt.Fprintf(bw, "### Rejects (%d)\n\n", len(rejects))
 		bw.WriteString("| Property | Seed | Label | Reason | Attempts |\n|:--|:--|:--|:--|:--|\n")
 		for _, r := range capRows(rejects) {
-			fmt.Fprintf(bw, "| %s | %s | %s %s | %s | %s |\n", mdCode(r.PropertyPath), mdText(r.Seed.String()),
-				labelIcon(r.Label), r.Label, mdText(reasonOf(r)), orDash(mdText(attemptsShort(r.Attempts))))
+			fmt.Fprintf(bw, "| %s | %s | %s %s | %s | %s |\n", mdCode(idOf(r)), mdText(seedText(r)),
+				labelIcon(r.Label), r.Label, mdText(reasonOf(r)), mdText(attemptCell(r)))
 		}
 		moreRows(bw, len(rejects))
+		shown := 0
+		for _, r := range capRows(rejects) {
+			ft := failureText(r)
+			if ft == "" || shown >= maxMarkdownOutputs {
+				continue
+			}
+			shown++
+			fmt.Fprintf(bw, "\n<details><summary>%s seed %s: %s output</summary>\n\n%s\n</details>\n",
+				htmlEscape(idOf(r)), htmlEscape(seedText(r)), r.Label, mdFence(ft))
+		}
 		bw.WriteString("\n<details><summary>Reproduce the rejects</summary>\n\n```sh\n")
 		for _, r := range capRows(rejects) {
 			if r.Reproduce != "" {
@@ -75,22 +85,22 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 		bw.WriteString("Each failed, then passed on a retry inside the cap, and the seed passed on the base. A freeze skips exactly that triple for a counted number of runs.\n\n")
 		bw.WriteString("| Property | Seed | Attempts | Freeze with |\n|:--|:--|:--|:--|\n")
 		for _, r := range capRows(scheds) {
-			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", mdCode(r.PropertyPath), mdText(r.Seed.String()),
-				orDash(mdText(attemptsShort(r.Attempts))), mdCode(grantCommand(r)))
+			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", mdCode(idOf(r)), mdText(seedText(r)),
+				mdText(attemptCell(r)), mdCode(grantCommand(r)))
 		}
 		moreRows(bw, len(scheds))
 		bw.WriteString("\n")
 	}
 
 	if len(frozen) > 0 {
-		fmt.Fprintf(bw, "### Frozen, skipped (%d)\n\n", len(frozen))
+		fmt.Fprintf(bw, "### SCHEDULER %s (%d)\n\n", FrozenWording, len(frozen))
 		bw.WriteString("| Property | Seed | Owner | Runs left |\n|:--|:--|:--|--:|\n")
 		for _, r := range capRows(frozen) {
 			left := "?"
 			if r.RunsLeft != nil {
 				left = fmt.Sprint(*r.RunsLeft)
 			}
-			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", mdCode(r.PropertyPath), mdText(r.Seed.String()), mdText(ownerOf(r)), left)
+			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", mdCode(idOf(r)), mdText(seedText(r)), mdText(ownerOf(r)), left)
 		}
 		moreRows(bw, len(frozen))
 		bw.WriteString("\n")
@@ -100,12 +110,38 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 		fmt.Fprintf(bw, "<details><summary>Passed (%d)</summary>\n\n", len(passes))
 		bw.WriteString("| Property | Seed | Time |\n|:--|:--|--:|\n")
 		for _, r := range capRows(passes) {
-			fmt.Fprintf(bw, "| %s | %s | %s |\n", mdCode(r.PropertyPath), mdText(r.Seed.String()), seconds(r.Seconds))
+			fmt.Fprintf(bw, "| %s | %s | %s |\n", mdCode(idOf(r)), mdText(seedText(r)), seconds(r.Seconds))
 		}
 		moreRows(bw, len(passes))
 		bw.WriteString("\n</details>\n")
 	}
 	return bw.Flush()
+}
+
+// maxMarkdownOutputs caps the output blocks of the Markdown summary.
+const maxMarkdownOutputs = 20
+
+// attemptCell is a result's attempts for a table cell: the results in
+// order, then the count per side.
+func attemptCell(r *flakegate.Result) string {
+	if s := attemptsShort(r.Attempts); s != "" {
+		return s + " (" + attemptCounts(r) + ")"
+	}
+	return attemptCounts(r)
+}
+
+// mdFence writes s as a fenced code block whose fence no line of s can close.
+func mdFence(s string) string {
+	fence := "```"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
+}
+
+// htmlEscape escapes s for the text of an HTML element.
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(oneLine(s))
 }
 
 func capRows(rs []*flakegate.Result) []*flakegate.Result {

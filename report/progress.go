@@ -97,14 +97,14 @@ func (p *Progress) Done(r flakegate.Result) {
 	fmt.Fprintf(&b, "[%*d/%d] ", width, p.done, p.total)
 	tag := string(r.Label)
 	if r.Skipped {
-		tag = "FROZEN"
+		tag += " " + FrozenWording
 	}
 	b.WriteString(p.color(r, fmt.Sprintf("%-12s", tag)))
-	fmt.Fprintf(&b, " %s seed %s", r.PropertyPath, r.Seed)
+	fmt.Fprintf(&b, " %s seed %s", idOf(&r), seedText(&r))
 	if r.Skipped {
 		fmt.Fprintf(&b, " · owner %s, %s", ownerOf(&r), runsLeft(&r))
 	} else {
-		fmt.Fprintf(&b, " · %s · %s", plural(len(r.Attempts), "attempt"), seconds(r.Seconds))
+		fmt.Fprintf(&b, " · %s · %s", attemptCounts(&r), seconds(r.Seconds))
 		if r.Label.Reject() {
 			b.WriteString(" · " + oneLine(reasonOf(&r)))
 		}
@@ -148,7 +148,7 @@ func (p *Progress) tally() string {
 		}
 	}
 	if p.skipped > 0 {
-		parts = append(parts, fmt.Sprintf("%d frozen", p.skipped))
+		parts = append(parts, fmt.Sprintf("%d SCHEDULER %s", p.skipped, FrozenWording))
 	}
 	if len(parts) == 0 {
 		return "nothing ran"

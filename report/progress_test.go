@@ -60,7 +60,7 @@ func TestProgress(t *testing.T) {
 					}
 					tag := string(r.Label)
 					if r.Skipped {
-						tag = "FROZEN"
+						tag = "SCHEDULER skipped (frozen)"
 					}
 					if !strings.Contains(lines[i], tag) {
 						t.Errorf("line %d = %q lacks %s", i, lines[i], tag)
@@ -70,7 +70,7 @@ func TestProgress(t *testing.T) {
 					}
 				}
 				last := lines[len(lines)-1]
-				want := "checked 8 of 8 triples in 1.00s: 1 INCOMPLETE, 1 CONTAMINATED, 1 FIXTURE, 1 BUDGET, 1 PROPERTY, 1 SCHEDULER, 1 PASS, 1 frozen"
+				want := "checked 8 of 8 triples in 1.00s: 1 INCOMPLETE, 1 CONTAMINATED, 1 FIXTURE, 1 BUDGET, 1 PROPERTY, 1 SCHEDULER, 1 PASS, 1 SCHEDULER skipped (frozen)"
 				if last != want {
 					t.Errorf("last line\n got %q\nwant %q", last, want)
 				}
@@ -87,7 +87,7 @@ func TestProgress(t *testing.T) {
 					t.Errorf("no full bar at 8/8: %q", out)
 				}
 				_, last, _ := strings.Cut(out[strings.LastIndex(out, "\r"):], "\x1b[K")
-				if !strings.HasPrefix(last, "checked 8 of 8 triples in ") || !strings.HasSuffix(last, ": 1 INCOMPLETE, 1 CONTAMINATED, 1 FIXTURE, 1 BUDGET, 1 PROPERTY, 1 SCHEDULER, 1 PASS, 1 frozen\n") {
+				if !strings.HasPrefix(last, "checked 8 of 8 triples in ") || !strings.HasSuffix(last, ": 1 INCOMPLETE, 1 CONTAMINATED, 1 FIXTURE, 1 BUDGET, 1 PROPERTY, 1 SCHEDULER, 1 PASS, 1 SCHEDULER skipped (frozen)\n") {
 					t.Errorf("the bar is not replaced by the tally: %q", out[max(0, len(out)-200):])
 				}
 			},

@@ -139,3 +139,106 @@ func CountResults(s *flakegate.Summary) Counts {
 	}
 	return c
 }
+
+// FrozenWording is how every report names a triple skipped under a
+// freeze: the label stays SCHEDULER, the status is this.
+const FrozenWording = "skipped (frozen)"
+
+// idOf names the result's test: "path" or "path::name".
+func idOf(r *flakegate.Result) string { return r.ID() }
+
+// seedText is the seed as people read it, marked when it was drawn.
+func seedText(r *flakegate.Result) string {
+	if r.SeedOrigin != "" {
+		return r.Seed.String() + " (" + r.SeedOrigin + ")"
+	}
+	return r.Seed.String()
+}
+
+// attemptCounts says how many attempts each side counts: "3 candidate, 1
+// base", "1 candidate, 1 base (cached)", or why none ran.
+func attemptCounts(r *flakegate.Result) string {
+	if r.AttemptsSkipped != "" && r.CandidateAttempts == 0 {
+		return "no attempt ran (" + r.AttemptsSkipped + ")"
+	}
+	cand, baseN := r.CandidateAttempts, r.BaseAttempts
+	if cand+baseN == 0 {
+		// A summary written before the counts existed: count the attempts.
+		for _, a := range r.Attempts {
+			if a.Side == "base" {
+				baseN++
+			} else {
+				cand++
+			}
+		}
+	}
+	base := fmt.Sprintf("%d base", baseN)
+	if r.BaseCached {
+		base += " (cached)"
+	}
+	return fmt.Sprintf("%d candidate, %s", cand, base)
+}
+
+// failingAttempt returns the attempt whose output explains a failure: the
+// first candidate attempt that did not pass, else the first attempt that
+// did not pass.
+func failingAttempt(as []flakegate.Attempt) (flakegate.Attempt, bool) {
+	for _, a := range as {
+		if a.Side != "base" && a.Result != "pass" {
+			return a, true
+		}
+	}
+	for _, a := range as {
+		if a.Result != "pass" {
+			return a, true
+		}
+	}
+	return flakegate.Attempt{}, false
+}
+
+// maxExampleLines bounds an extracted falsifying example.
+const maxExampleLines = 40
+
+// FalsifyingExample returns the falsifying example a framework printed in
+// output, or "": Hypothesis's "Falsifying example:" block (up to the next
+// blank or rule line) and pgregory.net/rapid's "[rapid]" lines with the
+// line that says how to reproduce.
+func FalsifyingExample(output string) string {
+	lines := strings.Split(output, "\n")
+	var out []string
+	for i := 0; i < len(lines) && len(out) < maxExampleLines; i++ {
+		l := strings.TrimRight(lines[i], "\r")
+		switch {
+		case strings.Contains(l, "Falsifying example"):
+			for ; i < len(lines) && len(out) < maxExampleLines; i++ {
+				l = strings.TrimRight(lines[i], "\r")
+				t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "E "))
+				if t == "" || strings.HasPrefix(t, "====") || strings.HasPrefix(t, "----") {
+					break
+				}
+				out = append(out, l)
+			}
+		case strings.Contains(l, "[rapid] "), strings.Contains(l, "To reproduce, specify"):
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// failureText is the failing attempt's output tail, headed by the
+// falsifying example when the framework printed one; "" without output.
+func failureText(r *flakegate.Result) string {
+	a, ok := failingAttempt(r.Attempts)
+	if !ok || a.OutputTail == "" {
+		return ""
+	}
+	var b strings.Builder
+	if ex := FalsifyingExample(a.OutputTail); ex != "" {
+		b.WriteString("falsifying example (" + attemptName(a) + "):\n" + ex + "\n\n")
+	}
+	b.WriteString("output of the " + attemptName(a) + " (tail):\n" + a.OutputTail)
+	if !strings.HasSuffix(a.OutputTail, "\n") {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -8,10 +8,11 @@ import (
 )
 
 // Vars are the values an argv template may name: {path} is the property
-// path, {seed} the seed as a user writes it, {samples} the sample count and
+// path, {name} the test's name, {seed} the seed as a user writes it, {samples} the sample count and
 // {fixture} the fixture path.
 type Vars struct {
 	Path    string
+	Name    string
 	Seed    string
 	Samples string
 	Fixture string
@@ -21,6 +22,8 @@ func (v Vars) lookup(name string) (string, bool) {
 	switch name {
 	case "path":
 		return v.Path, true
+	case "name":
+		return v.Name, true
 	case "seed":
 		return v.Seed, true
 	case "samples":
@@ -31,7 +34,7 @@ func (v Vars) lookup(name string) (string, bool) {
 	return "", false
 }
 
-const placeholderHint = "the placeholders are {path}, {seed}, {samples} and {fixture}"
+const placeholderHint = "the placeholders are {path}, {name}, {seed}, {samples} and {fixture}"
 
 // Expand fills the placeholders of an argv template. A placeholder is a
 // brace pair around a name that starts with a letter ({seed}, and also

@@ -244,6 +244,14 @@ func (v *verifier) checkCandidate() {
 		}
 		retries = append(retries, e)
 	}
+	if first == nil && v.rec.AttemptsSkipped != "" && len(v.ends) == 0 {
+		// The diff alone decided (attempts_skipped): nothing ran, and the
+		// record claims no pass.
+		if v.rec.CandidateResult != Fail || len(v.rec.RetryResults) > 0 {
+			v.addf("the record skipped its attempts (%s) but claims candidate_result %q and %d retries", v.rec.AttemptsSkipped, v.rec.CandidateResult, len(v.rec.RetryResults))
+		}
+		return
+	}
 	if first == nil {
 		v.addf("the transcript has no first candidate attempt")
 	} else if !sameResult(v.rec.CandidateResult, first.ev.Result) {

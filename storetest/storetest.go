@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,8 @@ func Run(t *testing.T, open Open) {
 		{"AuditReplaysToLedger", testAuditReplays},
 		{"ConcurrentConsume", testConcurrentConsume},
 		{"ConcurrentGrant", testConcurrentGrant},
+		{"NamedTriples", testNamedTriples},
+		{"SkipBinding", testSkipBinding},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -756,6 +759,124 @@ func testConcurrentGrant(t *testing.T, s flakegate.Store) {
 	}
 	if a := actions(events(t, s)); strings.Count(a, "grant") != 1 {
 		t.Fatalf("audit log: %s, want one grant", a)
+	}
+	checkReplay(t, s)
+}
+
+// testNamedTriples: tests of one file (same path, seed and fixture) are
+// different triples by name; the binding digests are kept as written.
+func testNamedTriples(t *testing.T, s flakegate.Store) {
+	plain := Freeze("1402", 3)
+	a := Freeze("1402", 3)
+	a.Name, a.RecordSHA256, a.RunSHA256, a.PropertyEntrySHA256 = "TestA", Sha('c'), Sha('d'), Sha('e')
+	b := Freeze("1402", 3)
+	b.Name, b.RecordSHA256 = "tests/x.py::test_b", Sha('1')
+	for _, f := range []flakegate.Freeze{plain, a, b} {
+		mustGrant(t, s, f, false)
+	}
+	wantCode(t, "a second grant of TestA", s.Grant(ctx, a, false), flakegate.ECONFLICT)
+	for _, f := range []flakegate.Freeze{plain, a, b} {
+		got, err := s.GetFreeze(ctx, f.Triple())
+		if err != nil {
+			t.Fatalf("GetFreeze(%s): %v", f.Triple(), err)
+		}
+		sameFreeze(t, "GetFreeze "+f.Name, got, f)
+	}
+	other := a.Triple()
+	other.Name = "TestC"
+	_, err := s.GetFreeze(ctx, other)
+	wantCode(t, "GetFreeze of an unfrozen name", err, flakegate.ENOTFOUND)
+	if n, err := s.Consume(ctx, a.Triple(), a.RecordSHA256, "run"); err != nil || n != 2 {
+		t.Fatalf("Consume(TestA) = %d, %v; want 2", n, err)
+	}
+	_, err = s.Consume(ctx, a.Triple(), plain.RecordSHA256, "run")
+	wantCode(t, "Consume(TestA) with the unnamed freeze's record", err, flakegate.ENOTFOUND)
+	if err := s.Remove(ctx, b.Triple(), flakegate.ActionRevoke, "rev", "done"); err != nil {
+		t.Fatal(err)
+	}
+	fs := list(t, s)
+	if len(fs) != 2 || fs[0].Name != "" || fs[1].Name != "TestA" || fs[1].ExpiresAfterRuns != 2 || fs[0].ExpiresAfterRuns != 3 {
+		t.Fatalf("ListFreezes: %+v", fs)
+	}
+	if fs[1].RunSHA256 != Sha('d') || fs[1].PropertyEntrySHA256 != Sha('e') {
+		t.Fatalf("binding digests not kept: %+v", fs[1])
+	}
+	es := events(t, s)
+	if es[3].Triple.Name != "TestA" || es[4].Triple.Name != "tests/x.py::test_b" {
+		t.Fatalf("events name the wrong tests: %+v %+v", es[3].Triple, es[4].Triple)
+	}
+	checkReplay(t, s)
+}
+
+// schedulerRecord is a record that classifies SCHEDULER, with extra keys.
+func schedulerRecord(seed string, extra map[string]string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"run_id":"r1","seed":` + seed + `,"property_path":"props/p.sh","property_sha256":"` + Sha('b') +
+		`","fixture_sha256":"` + Sha('f') + `","base_fixture_sha256":"` + Sha('f') +
+		`","diff_paths":["src/lib.sh"],"candidate_result":"fail","base_seed_result":"pass",` +
+		`"retry_results":["pass"],"retry_cap":2,"budget_ok":true,"transcript_complete":true`)
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteString(`,"` + k + `":"` + extra[k] + `"`)
+	}
+	b.WriteString("}\n")
+	return []byte(b.String())
+}
+
+// testSkipBinding: a freeze granted from a record binds the record's name,
+// argv template digest and config entry digest; a check whose command or
+// entry changed, or whose seed was drawn when the freeze's was not, voids
+// it with an audit event and runs the triple.
+func testSkipBinding(t *testing.T, s flakegate.Store) {
+	bind := flakegate.Binding{PropertySHA256: Sha('b'), RunSHA256: Sha('1'), PropertyEntrySHA256: Sha('2')}
+	raw := schedulerRecord("7", map[string]string{"name": "TestA", "run_sha256": Sha('1'), "property_entry_sha256": Sha('2')})
+	grant := func() flakegate.Freeze {
+		t.Helper()
+		f, err := flakegate.GrantRecord(ctx, s, raw, "owner", 5, false, "", grantedAt)
+		if err != nil {
+			t.Fatalf("GrantRecord: %v", err)
+		}
+		return f
+	}
+	f := grant()
+	if f.Name != "TestA" || f.RunSHA256 != Sha('1') || f.PropertyEntrySHA256 != Sha('2') {
+		t.Fatalf("granted %+v", f)
+	}
+	unnamed := f.Triple()
+	unnamed.Name = ""
+	if d, err := flakegate.SkipBound(ctx, s, unnamed, bind, "run"); err != nil || d.Skipped || d.Voided {
+		t.Fatalf("the unnamed triple used TestA's freeze: %+v %v", d, err)
+	}
+	if d, err := flakegate.SkipBound(ctx, s, f.Triple(), bind, "run"); err != nil || !d.Skipped || d.RunsLeft != 4 {
+		t.Fatalf("same binding: %+v %v", d, err)
+	}
+	for _, c := range []struct {
+		what   string
+		change func(b *flakegate.Binding)
+		reason string
+	}{
+		{"command", func(b *flakegate.Binding) { b.RunSHA256 = Sha('3') }, "the run command changed"},
+		{"entry", func(b *flakegate.Binding) { b.PropertyEntrySHA256 = Sha('3') }, "the config entry changed"},
+		{"drawn seed", func(b *flakegate.Binding) { b.SeedOrigin = "drawn" }, "granted for a config seed"},
+	} {
+		if _, err := s.GetFreeze(ctx, f.Triple()); err != nil {
+			grant()
+		}
+		b := bind
+		c.change(&b)
+		d, err := flakegate.SkipBound(ctx, s, f.Triple(), b, "run")
+		if err != nil || d.Skipped || !d.Voided || !strings.Contains(d.Reason, c.reason) {
+			t.Fatalf("%s changed: %+v %v", c.what, d, err)
+		}
+		es := events(t, s)
+		last := es[len(es)-1]
+		if last.Action != flakegate.ActionVoid || last.Triple != f.Triple() || !strings.Contains(last.Reason, c.reason) {
+			t.Fatalf("%s changed: last event %+v", c.what, last)
+		}
 	}
 	checkReplay(t, s)
 }

@@ -37,7 +37,7 @@ set +e
 "$bin" check --base base --candidate candidate-config --out "$dir/out/candidate-config"
 code2=$?
 set -e
-echo "exit code: $code2 (base seeds came from the replay cache: no base run repeated)"
+echo "exit code: $code2 (the diff alone decides: no attempt ran, on either side)"
 
 step "outputs"
 echo "records, decisions, transcripts: $dir/out/candidate/"

@@ -25,7 +25,10 @@ type CheckOptions struct {
 	Ledger                       string
 	JSON, GitHub, NoReplayCache  bool
 	JUnit, Markdown, FreezeOwner string
-	fleet                        fleetFlags // fleet.go
+	// ExplainWatch lists what each property watches and runs nothing;
+	// RunContaminated runs triples the diff alone makes CONTAMINATED.
+	ExplainWatch, RunContaminated bool
+	fleet                         fleetFlags // fleet.go
 }
 
 // NewCmdCheck is the failure-class merge check.
@@ -71,6 +74,8 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 	fl.BoolVar(&opts.GitHub, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
 	fl.BoolVar(&opts.NoReplayCache, "no-replay-cache", false, "replay every seed on base, neither reading nor writing the replay cache")
 	fl.StringVar(&opts.FreezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
+	fl.BoolVar(&opts.ExplainWatch, "explain-watch", false, "list what each property of the base config watches, and exit without running anything")
+	fl.BoolVar(&opts.RunContaminated, "run-contaminated", false, "run the attempts of triples the diff alone makes CONTAMINATED (the label stays)")
 	addFleetFlags(fl, &opts.fleet)
 	return cmd
 }
@@ -100,6 +105,10 @@ func runCheck(opts *CheckOptions) error {
 		},
 		Progress:           io.ErrOut,
 		ProgressIsTerminal: io.ErrIsTerminal,
+		RunContaminated:    opts.RunContaminated,
+	}
+	if opts.ExplainWatch {
+		return explainWatch(ctx, io, opts.JSON, copts)
 	}
 	if err := opts.fleet.apply(io, spec, &copts); err != nil {
 		return err
@@ -144,19 +153,50 @@ func writeCheckOutputs(opts *CheckOptions, sum *flakegate.Summary) error {
 	return nil
 }
 
+// explainWatch prints what each property watches (JSON with --json).
+func explainWatch(ctx context.Context, io *IO, asJSON bool, opts check.Options) error {
+	lists, err := check.ExplainWatch(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(lists)
+	}
+	for _, wl := range lists {
+		fw := ""
+		if wl.Framework != "" {
+			fw = " (" + wl.Framework + ")"
+		}
+		fmt.Fprintf(io.Out, "%s%s\n", wl.Property, fw)
+		for _, w := range wl.Watch {
+			fmt.Fprintf(io.Out, "  %-40s %s\n", w.Glob, w.Why)
+		}
+	}
+	return nil
+}
+
 // printCheckText writes one line per triple, the command that replays a
 // reject or SCHEDULER seed, and the verdict.
 func printCheckText(w io.Writer, sum *flakegate.Summary) {
 	for _, r := range sum.Results {
 		label := string(r.Label)
 		if r.Skipped {
-			label += " (frozen)"
+			label += " skipped (frozen)"
 		}
-		fmt.Fprintf(w, "%-21s %s seed %s", label, r.PropertyPath, r.Seed.String())
+		seed := r.Seed.String()
+		if r.SeedOrigin != "" {
+			seed += " (" + r.SeedOrigin + ")"
+		}
+		fmt.Fprintf(w, "%-28s %s seed %s", label, r.ID(), seed)
 		if r.Record != "" {
 			fmt.Fprintf(w, "  %s", r.Record)
 		}
 		fmt.Fprintln(w)
+		if !r.Skipped && r.Label != flakegate.Pass && r.Reason != "" {
+			fmt.Fprintf(w, "    reason: %s\n", r.Reason)
+		}
 		if !r.Skipped && r.Label != flakegate.Pass && r.Reproduce != "" {
 			fmt.Fprintf(w, "    reproduce: %s\n", r.Reproduce)
 		}

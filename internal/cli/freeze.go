@@ -96,7 +96,7 @@ func printJSON(w io.Writer, v any) error {
 
 // tripleFlags are the flags that name one triple.
 type tripleFlags struct {
-	property, seed, fixture string
+	property, seed, fixture, name string
 }
 
 func (tf *tripleFlags) add(cmd *cobra.Command) {
@@ -104,6 +104,7 @@ func (tf *tripleFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&tf.property, "property", "", "the property path, repository-relative (required)")
 	fl.StringVar(&tf.seed, "seed", "", "the seed: an integer or a string of [A-Za-z0-9._:-] (required)")
 	fl.StringVar(&tf.fixture, "fixture-sha256", "", "the fixture digest of the triple (required)")
+	fl.StringVar(&tf.name, "name", "", "the test name of the triple (none when the config entry has no name)")
 }
 
 func (tf *tripleFlags) triple(op string) (flakegate.Triple, error) {
@@ -123,5 +124,5 @@ func (tf *tripleFlags) triple(op string) (flakegate.Triple, error) {
 	if err != nil {
 		return flakegate.Triple{}, bad(err.Error())
 	}
-	return flakegate.Triple{PropertyPath: path.Clean(filepath.ToSlash(tf.property)), Seed: seed, FixtureSHA256: tf.fixture}, nil
+	return flakegate.Triple{PropertyPath: path.Clean(filepath.ToSlash(tf.property)), Name: tf.name, Seed: seed, FixtureSHA256: tf.fixture}, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/git"
 	"github.com/spf13/cobra"
 )
 
@@ -20,10 +22,15 @@ type FreezeGrantOptions struct {
 	IO  *IO
 	ctx context.Context
 
-	Ledger  string
-	Record  string // a file, or "-" for stdin
-	Owner   string
-	Runs    int
+	Ledger string
+	Record string // a file, or "-" for stdin
+	Owner  string
+	Runs   int
+	// RunsSet is true when --runs was given; without it the run count is
+	// freeze.expires_after_runs of the config at the record's base_sha.
+	RunsSet bool
+	// Config is the config's repo-relative path read for that policy.
+	Config  string
 	Replace bool
 	By      string
 	JSON    bool
@@ -39,11 +46,19 @@ func NewCmdFreezeGrant(io *IO, runF func(*FreezeGrantOptions) error) *cobra.Comm
 		Long: `grant classifies the record with the current decision table and refuses
 anything but SCHEDULER (exit 1). It stores the record by its record_sha256,
 writes the ledger entry and an audit event. A second freeze for the same
-triple is refused unless --replace.`,
+triple is refused unless --replace.
+
+Without --runs the run count is freeze.expires_after_runs of the config
+(--config, default flakegate.yaml) at the record's base_sha, read from the
+git repository of the current directory: the same policy the check used.
+A base the repository does not have, or a config it cannot read, needs
+--runs; a record without base_sha (not written by check) gets the default
+of 20 runs, with a note.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.ctx = c.Context()
 			opts.Ledger = ledgerFlag(io, c)
+			opts.RunsSet = c.Flags().Changed("runs")
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -56,7 +71,8 @@ triple is refused unless --replace.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Record, "record", "", "the run record to freeze (`FILE`, - for stdin)")
 	fl.StringVar(&opts.Owner, "owner", "", "the reviewer who answers for the freeze (required)")
-	fl.IntVar(&opts.Runs, "runs", config.DefaultExpiresAfterRuns, fmt.Sprintf("runs the freeze lasts, 1 to %d", flakegate.MaxFreezeRuns))
+	fl.IntVar(&opts.Runs, "runs", config.DefaultExpiresAfterRuns, fmt.Sprintf("runs the freeze lasts, 1 to %d (default: freeze.expires_after_runs of the config at the record's base_sha)", flakegate.MaxFreezeRuns))
+	fl.StringVar(&opts.Config, "config", config.DefaultPath, "the config's `PATH` in the repository, read at the record's base_sha when --runs is not given")
 	fl.BoolVar(&opts.Replace, "replace", false, "write over an existing freeze of the same triple")
 	fl.StringVar(&opts.By, "by", "", "who grants, for the audit log (default $USER, else the owner)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the entry as JSON")
@@ -72,7 +88,7 @@ func (opts *FreezeGrantOptions) validate() error {
 	case strings.TrimSpace(opts.Owner) == "":
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: op, Message: "the owner is empty",
 			Hint: "name the reviewer who answers for the freeze: --owner NAME"}
-	case opts.Runs < 1 || opts.Runs > flakegate.MaxFreezeRuns:
+	case opts.RunsSet && (opts.Runs < 1 || opts.Runs > flakegate.MaxFreezeRuns):
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: op,
 			Message: fmt.Sprintf("runs is %d; a freeze lasts 1 to %d runs", opts.Runs, flakegate.MaxFreezeRuns),
 			Hint:    fmt.Sprintf("pass --runs N with 1 <= N <= %d", flakegate.MaxFreezeRuns)}
@@ -86,12 +102,20 @@ func runFreezeGrant(opts *FreezeGrantOptions) error {
 	if err != nil {
 		return err
 	}
+	runs := opts.Runs
+	// Only a record that may be frozen needs its policy: the table refuses
+	// the others first.
+	if !opts.RunsSet && flakegate.ClassifyBytes(raw).Label == flakegate.Scheduler {
+		if runs, err = baseFreezeRuns(opts.ctx, io, raw, opts.Config); err != nil {
+			return err
+		}
+	}
 	s, err := openLedger(opts.ctx, io, opts.Ledger)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	f, err := flakegate.GrantRecord(opts.ctx, s, raw, opts.Owner, opts.Runs, opts.Replace, actor(io, opts.By, opts.Owner), time.Now())
+	f, err := flakegate.GrantRecord(opts.ctx, s, raw, opts.Owner, runs, opts.Replace, actor(io, opts.By, opts.Owner), time.Now())
 	if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
 		return &flakegate.Error{Code: flakegate.ECONFLICT, Err: err,
 			Hint: "pass --replace to write the new freeze over it, or remove it with 'flakegate freeze revoke'"}
@@ -105,6 +129,35 @@ func runFreezeGrant(opts *FreezeGrantOptions) error {
 	_, err = fmt.Fprintf(io.Out, "froze %s for %d runs (owner %s, record %s)\n",
 		f.Triple(), f.ExpiresAfterRuns, f.Owner, flakegate.ShortSHA(f.RecordSHA256))
 	return err
+}
+
+// baseFreezeRuns reads freeze.expires_after_runs from the config at the
+// record's base_sha in the current directory's repository.
+func baseFreezeRuns(ctx context.Context, io *IO, raw []byte, cfgPath string) (int, error) {
+	fail := func(msg string, err error) error {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Message: msg, Err: err,
+			Hint: "pass --runs N, or run inside the repository whose base revision holds the config"}
+	}
+	var rec struct {
+		BaseSHA string `json:"base_sha"`
+	}
+	if json.Unmarshal(raw, &rec) != nil || rec.BaseSHA == "" {
+		fmt.Fprintf(io.ErrOut, "note: the record names no base_sha; the freeze lasts the default %d runs (pass --runs N to choose)\n", config.DefaultExpiresAfterRuns)
+		return config.DefaultExpiresAfterRuns, nil
+	}
+	clean, err := config.CleanRepoPath(cfgPath)
+	if err != nil {
+		return 0, fail("--config: "+err.Error(), nil)
+	}
+	b, err := (&git.Client{}).Show(ctx, rec.BaseSHA, clean)
+	if err != nil {
+		return 0, fail(fmt.Sprintf("no --runs, and %s at the record's base %s cannot be read", clean, flakegate.ShortSHA(rec.BaseSHA)), err)
+	}
+	cfg, err := config.Load(b, clean)
+	if err != nil {
+		return 0, err
+	}
+	return cfg.Freeze.ExpiresAfterRuns, nil
 }
 
 // readRecord reads the record file, or stdin for "-".

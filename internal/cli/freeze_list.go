@@ -68,7 +68,11 @@ func printFreezes(w io.Writer, fs []flakegate.Freeze) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROPERTY\tSEED\tFIXTURE\tRUNS LEFT\tOWNER\tRECORD\tGRANTED")
 	for _, f := range fs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", f.PropertyPath, f.Seed.String(), flakegate.ShortSHA(f.FixtureSHA256),
+		prop := f.PropertyPath
+		if f.Name != "" {
+			prop += "::" + f.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", prop, f.Seed.String(), flakegate.ShortSHA(f.FixtureSHA256),
 			f.ExpiresAfterRuns, f.Owner, flakegate.ShortSHA(f.RecordSHA256), f.GrantedAt.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()

@@ -28,6 +28,10 @@ type ReplayOptions struct {
 	Samples             int
 	Timeout             time.Duration
 	Argv                []string
+
+	// The --repo mode: a checkout of Rev of its own, the command of the
+	// config at ConfigRev (Rev when empty).
+	Repo, Rev, ConfigRev, Config, Name string
 }
 
 // NewCmdReplay builds `flakegate replay`.
@@ -36,9 +40,19 @@ func NewCmdReplay(io *IO, runF func(*ReplayOptions) error) *cobra.Command {
 	opts := &ReplayOptions{IO: io}
 	cmd := &cobra.Command{
 		DisableFlagsInUseLine: true,
-		Use:                   "replay --workdir DIR --seed S --expect-fixture-sha256 H [--fixture PATH] [--property P] [--samples N] [--timeout D] -- CMD [ARG ...]",
-		Short:                 "Run one seed once in a clean worktree, after checking the fixture digest",
-		Long: `Runs CMD once in DIR, with no shell and no retry, after checking that the fixture
+		Use: "replay --repo DIR --rev SHA [--config-rev SHA] [--config PATH] --property P [--name N] --seed S\n" +
+			"  flakegate replay --workdir DIR --seed S --expect-fixture-sha256 H [--fixture PATH] [--property P] [--samples N] [--timeout D] -- CMD [ARG ...]",
+		Short: "Run one seed once in a clean checkout, after checking the fixture digest",
+		Long: `With --repo, makes a temporary checkout of the commit --rev of the repository DIR
+(git worktree add --detach, in a temporary folder), reads flakegate.yaml (or --config)
+at --config-rev, finds the property --property (and --name), runs its command once
+for the seed with the entry's wall budget, prints pass or fail, and removes the
+checkout. The command comes from --config-rev, not from --rev: check writes its
+reproduce lines with the base revision there, so the replay runs the command the
+gate ran; without --config-rev the config of --rev itself is used. Nothing else
+resets that checkout, so the line reproduces as long as the commits exist.
+
+With --workdir, runs CMD once in DIR, with no shell and no retry, after checking that the fixture
 (--fixture, a file or folder relative to DIR) still has the digest H. The command's
 arguments may hold the placeholders {path} (--property), {seed}, {samples}
 (--samples) and {fixture}; they are filled in before the command runs. The
@@ -50,7 +64,10 @@ run), no --fixture was given, the command could not start, was killed, timed out
 (--timeout, or an interrupt), exited with another code, or printed a no-test
 marker ("no tests ran"). 2 is a usage error. Map 0 to pass and 1 to fail; treat
 anything else as incomplete, never as a result.`,
-		Example: `  flakegate replay --workdir ../base --seed 1402 \
+		Example: `  flakegate replay --repo . --rev 4f2a9c1e --config-rev origin/main \
+    --property tests/props/test_retry_budget.py --seed 1402
+
+  flakegate replay --workdir ../base --seed 1402 \
     --expect-fixture-sha256 "$FIXTURE_SHA" --fixture tests/fixtures/retry \
     --property tests/props/test_retry_budget.py --timeout 60s \
     -- pytest -q {path} --hypothesis-seed={seed}`,
@@ -75,6 +92,11 @@ anything else as incomplete, never as a result.`,
 	f.StringVar(&opts.Property, "property", "", "the property path `P`, relative to DIR; {path}")
 	f.IntVar(&opts.Samples, "samples", 0, "the sample count `N`; {samples}")
 	f.DurationVar(&opts.Timeout, "timeout", 0, "kill the command and its children after `D` (0: no limit)")
+	f.StringVar(&opts.Repo, "repo", "", "replay in a temporary checkout of the repository `DIR` (with --rev)")
+	f.StringVar(&opts.Rev, "rev", "", "the commit `SHA` to check out (with --repo)")
+	f.StringVar(&opts.ConfigRev, "config-rev", "", "read the config at `REV` (default --rev; check passes the base)")
+	f.StringVar(&opts.Config, "config", "", "the config's `PATH` in the repository (default flakegate.yaml)")
+	f.StringVar(&opts.Name, "name", "", "the test `NAME` of the property's config entry")
 	return cmd
 }
 
@@ -82,6 +104,9 @@ func runReplay(opts *ReplayOptions) error {
 	ctx := opts.ctx
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if opts.repoMode() {
+		return runReplayRepo(ctx, opts)
 	}
 	argv, err := opts.validate()
 	if err != nil {
@@ -136,6 +161,9 @@ func replayUsage(format string, args ...any) error {
 // checkFlags refuses missing or out-of-range flags, before anything is
 // read from disk.
 func (opts *ReplayOptions) checkFlags() error {
+	if opts.repoMode() {
+		return opts.checkRepoFlags()
+	}
 	for _, req := range []struct{ flag, val string }{
 		{"--workdir", opts.Workdir}, {"--seed", opts.Seed}, {"--expect-fixture-sha256", opts.ExpectFixtureSHA256},
 	} {

@@ -1,0 +1,270 @@
+package runner
+
+import (
+	"bytes"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Frameworks an argv can be recognised as.
+const (
+	FrameworkNone   = ""
+	FrameworkGo     = "go test"
+	FrameworkPytest = "pytest"
+)
+
+// DetectFramework names the test framework an argv runs: "go test" for
+// go test, "pytest" for pytest, py.test and python -m pytest, "" else.
+func DetectFramework(argv []string) string {
+	if len(argv) == 0 {
+		return FrameworkNone
+	}
+	prog := path.Base(argv[0])
+	switch {
+	case prog == "go" && len(argv) > 1 && argv[1] == "test":
+		return FrameworkGo
+	case prog == "pytest" || prog == "py.test" || strings.HasPrefix(prog, "pytest-"):
+		return FrameworkPytest
+	case strings.HasPrefix(prog, "python") && len(argv) > 2 && argv[1] == "-m" && argv[2] == "pytest":
+		return FrameworkPytest
+	}
+	return FrameworkNone
+}
+
+// EvidenceArgv returns argv with the flags that make the framework name
+// each test it ran: -v for go test (before the package list, unless a -v
+// or -json flag is there), -rA for pytest (a "PASSED node" line per test,
+// unless an -r option that reports passes is there). Other argvs are
+// returned as they are.
+func EvidenceArgv(argv []string) []string {
+	switch DetectFramework(argv) {
+	case FrameworkGo:
+		for _, a := range argv[2:] {
+			if a == "-v" || a == "-test.v" || strings.HasPrefix(a, "-v=") || strings.HasPrefix(a, "-test.v=") || a == "-json" {
+				return argv
+			}
+		}
+		out := append([]string{}, argv[:2]...)
+		out = append(out, "-v")
+		return append(out, argv[2:]...)
+	case FrameworkPytest:
+		// pytest keeps the last -r: one that already reports passes stays.
+		for _, a := range argv[1:] {
+			if strings.HasPrefix(a, "-r") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[2:], "ApP") {
+				return argv
+			}
+		}
+		out := append([]string{}, argv...)
+		return append(out, "-rA")
+	}
+	return argv
+}
+
+// Evidence checks that an attempt which exited 0 shows the test ran and
+// passed. Write it the attempt's output (Command.Output), then call
+// Judge on the outcome.
+//
+//   - go test: a "--- PASS: NAME" line (NAME the test, any test when the
+//     name is empty) and no "--- SKIP:" line for it.
+//   - pytest: a final summary with at least one passed and no skipped,
+//     xfailed or xpassed; with a name, a "PASSED" line for that node.
+//   - a pass marker (config pass_marker): a line matching it.
+//
+// Without a framework or marker, exit 0 stays a pass.
+type Evidence struct {
+	Framework string
+	Name      string
+	Marker    *regexp.Regexp
+
+	mu      sync.Mutex
+	partial []byte
+	last    string // the last non-empty line
+	passed  string // the line that shows the named test passed
+	skipped string // a line that shows it was skipped
+	summary string // pytest's last summary line
+	derand  string // a hypothesis profile line with derandomize=True
+}
+
+// NewEvidence returns the checker for one attempt, or nil when there is
+// nothing to check (no framework, no marker).
+func NewEvidence(framework, name string, marker *regexp.Regexp) *Evidence {
+	if framework == FrameworkNone && marker == nil {
+		return nil
+	}
+	return &Evidence{Framework: framework, Name: name, Marker: marker}
+}
+
+// Write scans output, line by line.
+func (e *Evidence) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	data := p
+	if len(e.partial) > 0 {
+		data = append(e.partial, p...)
+		e.partial = nil
+	}
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		e.line(string(bytes.TrimRight(data[:i], "\r")))
+		data = data[i+1:]
+	}
+	if len(data) > 0 {
+		if len(data) > 64<<10 {
+			data = data[len(data)-64<<10:] // a line this long holds no marker we read
+		}
+		e.partial = append([]byte(nil), data...)
+	}
+	return len(p), nil
+}
+
+var (
+	goResultRe     = regexp.MustCompile(`^\s*--- (PASS|SKIP|FAIL): (\S+) \(`)
+	pytestSummary  = regexp.MustCompile(`^=*\s*(\d+ (passed|failed|skipped|xfailed|xpassed|errors?|deselected|warnings?)(, )?)+.* in [0-9.]+s( \([0-9:]+\))?\s*=*$`)
+	pytestCountRe  = regexp.MustCompile(`(\d+) (passed|failed|skipped|xfailed|xpassed|errors?|deselected)`)
+	pytestPassedRe = regexp.MustCompile(`^PASSED (\S+)`)
+	derandomizeRe  = regexp.MustCompile(`^hypothesis profile .*derandomize=True`)
+)
+
+// ansiRe matches terminal colour and cursor sequences (pytest --color=yes).
+var ansiRe = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
+
+func (e *Evidence) line(l string) {
+	if strings.IndexByte(l, 0x1b) >= 0 {
+		l = ansiRe.ReplaceAllString(l, "")
+	}
+	if strings.TrimSpace(l) != "" {
+		e.last = clip(strings.TrimSpace(l))
+	}
+	if e.Marker != nil && e.passed == "" && e.Marker.MatchString(l) {
+		e.passed = clip(l)
+	}
+	switch e.Framework {
+	case FrameworkGo:
+		m := goResultRe.FindStringSubmatch(l)
+		if m == nil || (e.Name != "" && m[2] != e.Name) {
+			return
+		}
+		switch m[1] {
+		case "PASS":
+			if e.Marker == nil && e.passed == "" {
+				e.passed = clip(strings.TrimSpace(l))
+			}
+		case "SKIP":
+			e.skipped = clip(strings.TrimSpace(l))
+		}
+	case FrameworkPytest:
+		if pytestSummary.MatchString(l) {
+			e.summary = clip(strings.Trim(l, "= "))
+		}
+		if derandomizeRe.MatchString(l) {
+			e.derand = clip(l)
+		}
+		if m := pytestPassedRe.FindStringSubmatch(l); m != nil && e.Marker == nil && e.passed == "" && nodeMatches(m[1], e.Name) {
+			e.passed = clip(l)
+		}
+	}
+}
+
+// nodeMatches reports whether the pytest node id names the test name: the
+// whole id, its last part, a class or a parametrized case of it.
+func nodeMatches(node, name string) bool {
+	if name == "" || node == name {
+		return true
+	}
+	if strings.HasPrefix(node, name+"::") || strings.HasPrefix(node, name+"[") {
+		return true
+	}
+	for _, sep := range []string{"::" + name + "::", "::" + name + "["} {
+		if strings.Contains(node, sep) {
+			return true
+		}
+	}
+	return strings.HasSuffix(node, "::"+name)
+}
+
+// Judge turns a Pass without evidence into an Errored outcome whose
+// reason quotes the line seen. Other results are kept.
+func (e *Evidence) Judge(out *Outcome) {
+	if e == nil || out.Result != Pass {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.partial) > 0 {
+		e.line(string(e.partial))
+		e.partial = nil
+	}
+	if why := e.missing(); why != "" {
+		out.Result, out.Reason = Errored, why
+	}
+}
+
+func (e *Evidence) missing() string {
+	what := "the test"
+	if e.Name != "" {
+		what = e.Name
+	}
+	seen := "nothing"
+	if e.last != "" {
+		seen = strconv.Quote(e.last)
+	}
+	if e.derand != "" {
+		return "hypothesis runs derandomized, so --hypothesis-seed is ignored: " + strconv.Quote(e.derand)
+	}
+	if e.Marker != nil {
+		if e.passed == "" {
+			return "exit 0 without the pass marker " + strconv.Quote(e.Marker.String()[4:]) + "; the last line is " + seen
+		}
+		return ""
+	}
+	switch e.Framework {
+	case FrameworkGo:
+		if e.skipped != "" {
+			return what + " was skipped: " + strconv.Quote(e.skipped)
+		}
+		if e.passed == "" {
+			return "exit 0 but no \"--- PASS: " + e.nameOr("NAME") + "\" line shows " + what + " ran; the last line is " + seen
+		}
+	case FrameworkPytest:
+		if e.summary == "" {
+			return "exit 0 but no pytest summary line; the last line is " + seen
+		}
+		counts := map[string]int{}
+		for _, m := range pytestCountRe.FindAllStringSubmatch(e.summary, -1) {
+			n, _ := strconv.Atoi(m[1])
+			counts[m[2]] += n
+		}
+		for _, k := range []string{"skipped", "xfailed", "xpassed"} {
+			if counts[k] > 0 {
+				return "pytest's summary says " + strconv.Quote(e.summary) + "; a skipped, xfailed or xpassed test is not a pass"
+			}
+		}
+		if counts["passed"] == 0 {
+			return "pytest's summary says " + strconv.Quote(e.summary) + "; want at least one passed"
+		}
+		if e.Name != "" && e.passed == "" {
+			return "no \"PASSED\" line names " + e.Name + "; pytest's summary says " + strconv.Quote(e.summary)
+		}
+	}
+	return ""
+}
+
+func (e *Evidence) nameOr(s string) string {
+	if e.Name != "" {
+		return e.Name
+	}
+	return s
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
