@@ -7,6 +7,7 @@
 //	workers: 1                  triples run at once (1..64; default 1)
 //	freeze:
 //	  expires_after_runs: 20    runs a granted freeze lasts (1..100; default 20)
+//	sandbox:                    optional; see Sandbox (default mode: auto)
 //	properties:                 required, at least one
 //	  - path: tests/props/test_retry_budget.py   required; the property file (watched)
 //	    fixture: tests/fixtures/retry            required; file or folder (digested)
@@ -61,6 +62,7 @@ type Config struct {
 	RetryCap   int
 	Workers    int
 	Freeze     FreezePolicy
+	Sandbox    Sandbox
 	Properties []Property
 }
 
