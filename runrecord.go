@@ -59,6 +59,9 @@ type RunRecord struct {
 	TranscriptSHA256     string    `json:"transcript_sha256"`
 	BaseFromCache        bool      `json:"base_from_replay_cache"`
 	ToolVersion          string    `json:"tool_version"`
+	// Isolation is an extra key: "bwrap" when every attempt ran in the
+	// sandbox, "none" when the config opted out.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // Marshal returns the record's bytes as flakegate stores them.

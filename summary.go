@@ -23,13 +23,18 @@ type Result struct {
 	Reproduce     string    `json:"reproduce"`
 	Attempts      []Attempt `json:"attempts,omitempty"`
 	Seconds       float64   `json:"seconds"`
+	// Isolation is how the attempts ran: "bwrap" or "none" ("" for a
+	// skipped triple, whose attempts ran in an earlier check).
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // Summary is the --json output of check.
 type Summary struct {
-	Verdict   string   `json:"verdict"`
-	Base      string   `json:"base"`
-	Candidate string   `json:"candidate"`
+	Verdict   string `json:"verdict"`
+	Base      string `json:"base"`
+	Candidate string `json:"candidate"`
+	// Isolation is how the check's attempts ran: "bwrap" or "none".
+	Isolation string   `json:"isolation,omitempty"`
 	Results   []Result `json:"results"`
 }
 

@@ -106,7 +106,9 @@ func (r *repo) commit(msg string, files map[string]string) string {
 			}
 			continue
 		}
-		if err := os.WriteFile(p, []byte(files[name]), 0o644); err != nil {
+		// @FG_STATE@ is the folder the property scripts keep state in,
+		// which a config shares with the sandbox (sandbox.rw).
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(files[name], "@FG_STATE@", r.state)), 0o644); err != nil {
 			r.t.Fatal(err)
 		}
 	}

@@ -245,3 +245,19 @@ func samePath(a, b string) bool {
 	}
 	return filepath.Clean(a) == filepath.Clean(b)
 }
+
+// Worktrees lists the absolute paths of every work tree of the repository
+// (`git worktree list --porcelain`): the main one and the linked ones.
+func (c *Client) Worktrees(ctx context.Context) ([]string, error) {
+	out, err := c.run(ctx, "", "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, line := range strings.Split(string(out), "\x00") {
+		if p, ok := strings.CutPrefix(line, "worktree "); ok && filepath.IsAbs(p) {
+			paths = append(paths, filepath.Clean(p))
+		}
+	}
+	return paths, nil
+}

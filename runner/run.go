@@ -260,6 +260,14 @@ func sandboxed(out *Outcome, status chan bwrapStatus) {
 	if st.exitCode != out.ExitCode {
 		out.Result, out.Reason = Errored, "bwrap exited "+strconv.Itoa(out.ExitCode)+" but reported "+strconv.Itoa(st.exitCode)+" for the command"
 		out.ExitCode = -1
+		return
+	}
+	// bwrap reports a command killed by signal N as exit 128+N, as a
+	// shell does; a real exit code that high is an error all the same.
+	if n := st.exitCode - 128; n > 0 && n < 65 {
+		out.Result, out.ExitCode = Errored, -1
+		out.Signal = signalName(syscall.Signal(n))
+		out.Reason = "killed by " + out.Signal + " (the sandbox reports exit " + strconv.Itoa(st.exitCode) + ")"
 	}
 }
 

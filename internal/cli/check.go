@@ -6,18 +6,25 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/filestore"
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/spf13/cobra"
 )
+
+// DefaultLockTimeout is how long check waits for a lock another check
+// holds before it gives up with exit 3.
+const DefaultLockTimeout = 5 * time.Minute
 
 // checkFlags are the command line of `flakegate check`.
 type checkFlags struct {
 	base, candidate, config, out, ledger string
 	json, github, noReplayCache          bool
 	junit, markdown, freezeOwner         string
+	lockTimeout                          time.Duration
 }
 
 // NewCmdCheck is the failure-class merge check.
@@ -50,6 +57,7 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 	fl.BoolVar(&f.github, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
 	fl.BoolVar(&f.noReplayCache, "no-replay-cache", false, "replay every seed on base, neither reading nor writing the replay cache")
 	fl.StringVar(&f.freezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
+	fl.DurationVar(&f.lockTimeout, "lock-timeout", DefaultLockTimeout, "give up (exit 3) after waiting this long for a lock another check holds")
 	return cmd
 }
 
@@ -59,8 +67,15 @@ func runCheck(ctx context.Context, io *IO, f *checkFlags) error {
 		spec = io.Getenv("FLAKEGATE_LEDGER")
 	}
 	ledgerPath := ""
+	var secrets []string
 	if spec != "" && !store.IsDSN(spec) {
 		ledgerPath = spec
+	} else if spec != "" {
+		secrets = append(secrets, spec)
+	}
+	if f.lockTimeout < 0 {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --lock-timeout", Message: f.lockTimeout.String() + " is negative",
+			Hint: "pass a duration such as 5m, or 0 to wait until interrupted"}
 	}
 	opts := check.Options{
 		Dir:           ".",
@@ -72,8 +87,14 @@ func runCheck(ctx context.Context, io *IO, f *checkFlags) error {
 		NoReplayCache: f.noReplayCache,
 		FreezeOwner:   strings.TrimSpace(f.freezeOwner),
 		By:            "flakegate check",
+		Secrets:       secrets,
+		LockTimeout:   f.lockTimeout,
 		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
-			return store.Open(ctx, spec, commonDir)
+			s, err := store.Open(ctx, spec, commonDir)
+			if fs, ok := s.(*filestore.Store); ok {
+				fs.LockTimeout, fs.LockWait = f.lockTimeout, io.ErrOut
+			}
+			return s, err
 		},
 		Progress:           io.ErrOut,
 		ProgressIsTerminal: io.ErrIsTerminal,
