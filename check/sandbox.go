@@ -21,19 +21,6 @@ const (
 	IsolationNone  = "none"
 )
 
-// passedEnv are the variables every attempt gets from flakegate's
-// environment (when set); the config's sandbox.env adds more.
-var passedEnv = []string{"PATH", "LANG", "LC_ALL", "TZ"}
-
-// sandboxTmp is the attempt's private /tmp; sandboxGoCache is its Go build
-// cache, inside it, so that no attempt can leave a poisoned build or test
-// result for the next one.
-const (
-	sandboxTmp     = "/tmp"
-	sandboxGoCache = "/tmp/go-build"
-	sandboxHome    = "/tmp/home"
-)
-
 // isolation is how this check's attempts run.
 type isolation struct {
 	mode    string          // IsolationBwrap or IsolationNone
@@ -52,17 +39,9 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	if src == nil {
 		src = os.Environ()
 	}
-	iso := &isolation{mode: IsolationBwrap, cfg: sb, secrets: secretValues(src, c.opts.Secrets)}
+	iso := &isolation{mode: IsolationBwrap, cfg: sb, secrets: SecretValues(src, c.opts.Secrets)}
 	if sb.Mode == config.SandboxNone {
 		iso.mode = IsolationNone
-	}
-	get := func(name string) (string, bool) {
-		for i := len(src) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(src[i], name+"="); ok {
-				return v, true
-			}
-		}
-		return "", false
 	}
 	if iso.mode == IsolationBwrap {
 		bwrap := c.opts.Bwrap
@@ -81,11 +60,7 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 		if err := c.checkSharedPaths(); err != nil {
 			return err
 		}
-		home, _ := get("HOME")
-		if !filepath.IsAbs(home) || filepath.Clean(home) == "/" {
-			home = sandboxHome
-		}
-		iso.sandbox = runner.Sandbox{Bwrap: bwrap, Home: filepath.Clean(home), Network: sb.Network,
+		iso.sandbox = runner.Sandbox{Bwrap: bwrap, Home: runner.SandboxHomeFor(src), Network: sb.Network,
 			RO: append([]string(nil), sb.RO...), RW: append([]string(nil), sb.RW...)}
 		hide, err := c.hiddenPaths(ctx, src)
 		if err != nil {
@@ -95,42 +70,11 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	}
 
 	// The environment: an allow-list, never a secret.
-	env := map[string]string{}
-	for _, name := range passedEnv {
-		if v, ok := get(name); ok {
-			env[name] = v
-		}
-	}
-	env["PYTHONDONTWRITEBYTECODE"] = "1"
+	spec := runner.EnvSpec{Src: src, Names: sb.Env, Refuse: config.SecretName, Secrets: iso.secrets}
 	if iso.mode == IsolationBwrap {
-		env["HOME"] = iso.sandbox.Home
-		env["TMPDIR"] = sandboxTmp
-		env["GOCACHE"] = sandboxGoCache
-		if mod := goModCache(get); mod != "" {
-			env["GOMODCACHE"] = mod
-			iso.sandbox.RO = append(iso.sandbox.RO, mod)
-		}
-	} else {
-		for _, name := range []string{"HOME", "TMPDIR"} {
-			if v, ok := get(name); ok {
-				env[name] = v
-			}
-		}
+		spec.Sandbox = &iso.sandbox
 	}
-	for _, name := range sb.Env {
-		if v, ok := get(name); ok {
-			env[name] = v
-		}
-	}
-	for name, v := range env {
-		if config.SecretName(name) || containsSecret(v, iso.secrets) {
-			delete(env, name)
-		}
-	}
-	for name, v := range env {
-		iso.env = append(iso.env, name+"="+v)
-	}
-	sort.Strings(iso.env)
+	iso.env = runner.AttemptEnv(spec)
 	c.iso = iso
 	return nil
 }
@@ -200,48 +144,11 @@ func (c *checker) hiddenPaths(ctx context.Context, src []string) ([]string, erro
 			hide = append(hide, abs)
 		}
 	}
-	if exe, err := os.Executable(); err == nil {
-		exe = resolved(exe)
-		hide = append(hide, exe)
-		// Its folder too, unless the attempts need it for their programs.
-		dir := filepath.Dir(exe)
-		onPath := false
-		for _, kv := range src {
-			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-				for _, p := range filepath.SplitList(v) {
-					if p != "" && resolved(p) == dir {
-						onPath = true
-					}
-				}
-			}
-		}
-		if !onPath {
-			hide = append(hide, dir)
-		}
-	}
+	hide = append(hide, runner.HideSelf(src)...)
 	for i := range hide {
 		hide[i] = resolved(hide[i])
 	}
 	return hide, nil
-}
-
-// goModCache is the host's Go module cache, shared read-only, or "".
-func goModCache(get func(string) (string, bool)) string {
-	dir, _ := get("GOMODCACHE")
-	if dir == "" {
-		if gp, _ := get("GOPATH"); gp != "" {
-			dir = filepath.Join(filepath.SplitList(gp)[0], "pkg", "mod")
-		} else if home, _ := get("HOME"); home != "" {
-			dir = filepath.Join(home, "go", "pkg", "mod")
-		}
-	}
-	if !filepath.IsAbs(dir) {
-		return ""
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return ""
-	}
-	return filepath.Clean(dir)
 }
 
 // sandboxFor is the sandbox of one attempt in tree, nil without bwrap.
@@ -254,10 +161,10 @@ func (c *checker) sandboxFor(tree string) *runner.Sandbox {
 	return &sb
 }
 
-// secretValues are the values flakegate must never pass on or write: those
+// SecretValues are the values flakegate must never pass on or write: those
 // of secret-named variables (PGPASSWORD, FLAKEGATE_LEDGER, *_TOKEN...) and
 // the passwords of URLs among them, plus extra.
-func secretValues(src, extra []string) []string {
+func SecretValues(src, extra []string) []string {
 	var out []string
 	add := func(v string) {
 		if len(v) >= 4 {
@@ -282,15 +189,6 @@ func secretValues(src, extra []string) []string {
 	// Longest first, so a password inside a DSN goes with the DSN.
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
-}
-
-func containsSecret(s string, secrets []string) bool {
-	for _, v := range secrets {
-		if strings.Contains(s, v) {
-			return true
-		}
-	}
-	return false
 }
 
 // redact replaces every secret value in s.

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/spf13/cobra"
 )
@@ -28,6 +32,11 @@ type ReplayOptions struct {
 	Samples             int
 	Timeout             time.Duration
 	Argv                []string
+	// Sandbox is auto (= bwrap), bwrap or none; Env names more variables
+	// to pass; Network keeps the network inside the sandbox.
+	Sandbox string
+	Env     []string
+	Network bool
 }
 
 // NewCmdReplay builds `flakegate replay`.
@@ -37,7 +46,7 @@ func newCmdReplay(io *IO, runF func(*ReplayOptions) error) *cobra.Command {
 	opts := &ReplayOptions{IO: io}
 	cmd := &cobra.Command{
 		DisableFlagsInUseLine: true,
-		Use:                   "replay --workdir DIR --seed S --expect-fixture-sha256 H [--fixture PATH] [--property P] [--samples N] [--timeout D] -- CMD [ARG ...]",
+		Use:                   "replay --workdir DIR --seed S --expect-fixture-sha256 H [--fixture PATH] [--property P] [--samples N] [--timeout D] [--sandbox MODE] [--env NAME] -- CMD [ARG ...]",
 		Short:                 "Run one seed once in a clean worktree, after checking the fixture digest",
 		Long: `Runs CMD once in DIR, with no shell and no retry, after checking that the fixture
 (--fixture, a file or folder relative to DIR) still has the digest H. The command's
@@ -70,6 +79,9 @@ anything else as incomplete, never as a result.`,
 	f.StringVar(&opts.Property, "property", "", "the property path `P`, relative to DIR; {path}")
 	f.IntVar(&opts.Samples, "samples", 0, "the sample count `N`; {samples}")
 	f.DurationVar(&opts.Timeout, "timeout", 0, "kill the command and its children after `D` (0: no limit)")
+	f.StringVar(&opts.Sandbox, "sandbox", "auto", "run the command in a bubblewrap sandbox: auto (= bwrap), bwrap or none")
+	f.StringArrayVar(&opts.Env, "env", nil, "pass the variable `NAME` from flakegate's environment (repeatable)")
+	f.BoolVar(&opts.Network, "network", false, "keep the network inside the sandbox")
 	return cmd
 }
 
@@ -98,11 +110,17 @@ func runReplay(opts *ReplayOptions) error {
 		return replayIncomplete(opts, fmt.Sprintf("fixture %s has digest %s, expected %s", opts.Fixture, sum, opts.ExpectFixtureSHA256))
 	}
 
+	sb, env, err := opts.isolation(ctx)
+	if err != nil {
+		return err
+	}
 	o := runner.Run(ctx, runner.Command{
 		Argv:       argv,
 		Dir:        opts.Workdir,
+		Env:        env,
 		WallBudget: opts.Timeout,
 		Output:     opts.IO.Out,
+		Sandbox:    sb,
 	})
 	took := strconv.FormatFloat(o.Wall.Seconds(), 'f', 2, 64) + "s"
 	switch o.Result {
@@ -117,6 +135,34 @@ func runReplay(opts *ReplayOptions) error {
 	default:
 		return replayIncomplete(opts, fmt.Sprintf("%s after %s: %s", argv[0], took, o.Reason))
 	}
+}
+
+// isolation returns the sandbox the command runs in (nil for --sandbox
+// none) and its environment: the allow-list of check, plus --env names.
+// Like check, replay hides the repository's git folder and flakegate's
+// binary from the command and keeps every secret from it.
+func (opts *ReplayOptions) isolation(ctx context.Context) (*runner.Sandbox, []string, error) {
+	src := os.Environ()
+	spec := runner.EnvSpec{Src: src, Names: opts.Env, Refuse: config.SecretName, Secrets: check.SecretValues(src, nil)}
+	if opts.Sandbox == config.SandboxNone {
+		return nil, runner.AttemptEnv(spec), nil
+	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: "bwrap (bubblewrap) was not found on PATH: the command runs in a bubblewrap sandbox by default",
+			Hint: "install it (apt-get install bubblewrap), or pass --sandbox none"}
+	}
+	abs, err := filepath.Abs(opts.Workdir)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Workdir = abs
+	sb := &runner.Sandbox{Bwrap: bwrap, Tree: abs, Home: runner.SandboxHomeFor(src), Network: opts.Network, Hide: runner.HideSelf(src)}
+	if common, err := (&git.Client{Dir: abs}).CommonDir(ctx); err == nil {
+		sb.Hide = append(sb.Hide, common)
+	}
+	spec.Sandbox = sb
+	return sb, runner.AttemptEnv(spec), nil
 }
 
 func replayIncomplete(opts *ReplayOptions, why string) error {
@@ -168,6 +214,16 @@ func (opts *ReplayOptions) validate() ([]string, error) {
 	}
 	if opts.Timeout < 0 {
 		return nil, usage("--timeout %s: want a duration >= 0", opts.Timeout)
+	}
+	switch opts.Sandbox {
+	case "", config.SandboxAuto, config.SandboxBwrap, config.SandboxNone:
+	default:
+		return nil, usage("--sandbox %q: want auto, bwrap or none", opts.Sandbox)
+	}
+	for _, name := range opts.Env {
+		if config.SecretName(name) {
+			return nil, usage("--env %s: flakegate never passes a variable that may hold a secret (FLAKEGATE_*, PG*, tokens, passwords)", name)
+		}
 	}
 	if len(opts.Argv) == 0 {
 		return nil, usage("no command given: put it after --")
