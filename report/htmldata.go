@@ -38,6 +38,9 @@ type HTMLData struct {
 	// did not decode as an event.
 	AuditEvents   int
 	BadAuditLines int
+	// Unsandboxed counts the recent records whose attempts ran without
+	// the sandbox ("isolation": "none").
+	Unsandboxed int
 }
 
 // FreezeRow is one freeze and the run count it was granted with.
@@ -83,11 +86,12 @@ const unreadablePath = "(unreadable records)"
 
 // recordInfo is what the report needs from one stored record.
 type recordInfo struct {
-	sha    string
-	path   string
-	triple flakegate.Triple
-	label  flakegate.Label
-	at     time.Time
+	unsandboxed bool // "isolation": "none"
+	sha         string
+	path        string
+	triple      flakegate.Triple
+	label       flakegate.Label
+	at          time.Time
 }
 
 // LoadHTMLData reads the store for the HTML report: the freezes, every
@@ -170,6 +174,9 @@ func readRecordInfo(sha string, raw []byte) recordInfo {
 	if dec.Label == flakegate.Scheduler {
 		info.triple = dec.Triple()
 	}
+	var isolation string
+	json.Unmarshal(fields["isolation"], &isolation)
+	info.unsandboxed = isolation == "none"
 	var attempts []struct {
 		StartedAt time.Time `json:"started_at"`
 	}
@@ -214,6 +221,9 @@ func recentLabels(d *HTMLData, infos []recordInfo) []PropertyLabels {
 		}
 		p.Counts[r.label]++
 		p.Total++
+		if r.unsandboxed {
+			d.Unsandboxed++
+		}
 		if r.at.After(p.Last) {
 			p.Last = r.at
 		}

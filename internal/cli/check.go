@@ -155,6 +155,9 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 			fmt.Fprintf(w, "    reproduce: %s\n", r.Reproduce)
 		}
 	}
+	if sum.Isolation == "none" {
+		fmt.Fprintln(w, "isolation: none: the attempts ran without the sandbox, so no freeze is granted")
+	}
 	fmt.Fprintf(w, "verdict: %s (base %s, candidate %s)\n", sum.Verdict, short12(sum.Base), short12(sum.Candidate))
 }
 
