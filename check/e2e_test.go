@@ -55,6 +55,7 @@ type repo struct {
 
 func newRepo(t *testing.T, files map[string]string) *repo {
 	t.Helper()
+	needBwrap(t) // every check runs its attempts in the sandbox
 	r := &repo{t: t, dir: filepath.Join(t.TempDir(), "repo"), state: t.TempDir()}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		t.Fatal(err)
