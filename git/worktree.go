@@ -23,10 +23,11 @@ var addMu sync.Mutex
 // PrepareWorktree makes dir a clean, detached checkout of rev (resolved in
 // c.Dir). A missing or empty dir is created with `git worktree add
 // --detach`, replacing a registration left behind by a deleted folder; an
-// existing linked worktree of this repository is force-checked-out at rev
-// (`checkout --detach --force`). Either
-// way it ends with `reset --hard` and `clean -ffdx`, so nothing of an
-// earlier run (untracked or ignored files included) survives.
+// existing linked worktree of this repository has its .git file rewritten
+// and is force-checked-out at rev (`checkout --detach --force`) and then
+// reset and cleaned (`reset --hard`, `clean -ffdx`), through its
+// registered git folder, so nothing of an earlier run (untracked or
+// ignored files included) survives.
 //
 // An existing dir that is not a linked worktree of this repository, or is
 // its main work tree, is refused (EINVALID): flakegate never resets or
@@ -61,7 +62,7 @@ func (c *Client) PrepareWorktree(ctx context.Context, dir, rev string) error {
 		return err
 	}
 	if empty {
-		return c.ResetClean(ctx, gitDir, abs, sha)
+		return nil // a fresh checkout: nothing to reset or clean
 	}
 	return c.checkoutClean(ctx, gitDir, abs, sha)
 }
