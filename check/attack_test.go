@@ -204,7 +204,7 @@ func TestAttack1ForgedFreeze(t *testing.T) {
 // attempt has its own /tmp and $HOME: PROPERTY.
 func TestAttack2SharedState(t *testing.T) {
 	a := newAttackRepo(t)
-	marker := "fg-attack2-" + filepath.Base(a.ledger) + strings.ReplaceAll(t.Name(), "/", "-")
+	marker := "fg-attack2-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	a.candidate("evil", map[string]string{"src/lib.sh": `ok() {
 	if [ -e /tmp/` + marker + ` ] || [ -e "$HOME/` + marker + `" ] || [ -e /dev/shm/` + marker + ` ]; then return 0; fi
 	touch /tmp/` + marker + ` "$HOME/` + marker + `" /dev/shm/` + marker + `
