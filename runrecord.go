@@ -78,6 +78,9 @@ type RunRecord struct {
 	SeedOrigin          string   `json:"seed_origin,omitempty"`
 	AttemptsSkipped     string   `json:"attempts_skipped,omitempty"`
 	Command             []string `json:"command,omitempty"`
+	// Isolation is an extra key: "bwrap" when every attempt ran in the
+	// sandbox, "none" when the config opted out.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // Marshal returns the record's bytes as flakegate stores them.

@@ -40,6 +40,9 @@ type Result struct {
 	BaseAttempts      int    `json:"base_attempts"`
 	BaseCached        bool   `json:"base_cached"`
 	AttemptsSkipped   string `json:"attempts_skipped,omitempty"`
+	// Isolation is how the attempts ran: "bwrap" or "none" ("" for a
+	// skipped triple, whose attempts ran in an earlier check).
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // ID names the result's test: "path" or "path::name".
@@ -60,8 +63,10 @@ type Summary struct {
 	// Shard is set on the summary of one shard (check --shard I/N).
 	Shard *Shard `json:"shard,omitempty"`
 	// CheckID names the queued check (check --join, verdict --ledger).
-	CheckID string   `json:"check_id,omitempty"`
-	Results []Result `json:"results"`
+	CheckID string `json:"check_id,omitempty"`
+	// Isolation is how the check's attempts ran: "bwrap" or "none".
+	Isolation string   `json:"isolation,omitempty"`
+	Results   []Result `json:"results"`
 }
 
 // VerdictOf returns "reject" if any result's label is a reject.

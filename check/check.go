@@ -25,6 +25,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/flock"
 )
 
 // Options are the inputs of one check.
@@ -55,8 +56,19 @@ type Options struct {
 	FreezeOwner string
 	// By names who runs the check in the audit log ("" is "flakegate check").
 	By string
-	// Env is the environment of test commands; nil inherits flakegate's.
+	// Env is the environment the test commands' allow-list is drawn from
+	// (PATH, LANG, LC_ALL, TZ and the config's sandbox.env); nil is
+	// flakegate's own. No secret in it ever reaches a test command.
 	Env []string
+	// Secrets are more values never passed to a test command nor written
+	// (the ledger DSN); secret-named variables of Env are added.
+	Secrets []string
+	// Bwrap is the bubblewrap binary; "" looks up bwrap on PATH.
+	Bwrap string
+	// LockTimeout bounds each wait for a lock another check holds (the
+	// worktree lock; the replay lock, plus the wall budget of the attempt
+	// its holder runs); 0 waits until ctx ends.
+	LockTimeout time.Duration
 	// Git is the git binary; "" means git on PATH.
 	Git string
 	// Progress receives one line per finished triple; nil discards them.
@@ -104,6 +116,7 @@ type checker struct {
 	store    flakegate.Store
 	trees    *worktrees
 	props    []*propState
+	iso      *isolation
 	now      func() time.Time
 	progress *progressSink
 }
@@ -155,6 +168,9 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		return nil, err
 	}
 	if err := c.makeOutDir(); err != nil {
+		return nil, err
+	}
+	if err := c.setupIsolation(ctx); err != nil {
 		return nil, err
 	}
 	if c.store, err = opts.OpenStore(ctx, c.common); err != nil {
@@ -294,7 +310,8 @@ func (c *checker) makeOutDir() error {
 func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	workers := min(c.cfg.Workers, c.cfg.Triples())
 	var err error
-	if c.trees, err = openWorktrees(ctx, c.git, c.common, workers, c.baseSHA, c.candSHA); err != nil {
+	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: c.opts.Progress}
+	if c.trees, err = openWorktrees(ctx, c.git, c.common, workers, c.baseSHA, c.candSHA, lo); err != nil {
 		return nil, err
 	}
 	if err := c.preflight(ctx); err != nil {
@@ -320,7 +337,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 			return nil, err
 		}
 	}
-	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Results: make([]flakegate.Result, len(mine))}
+	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.mode, Results: make([]flakegate.Result, len(mine))}
 	for i, pos := range mine {
 		sum.Results[i] = results[pos].result
 	}
@@ -330,6 +347,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		if sum, err = c.joinedSummary(ctx); err != nil {
 			return nil, err
 		}
+		sum.Isolation = c.iso.mode
 	}
 	sum.Verdict = flakegate.VerdictOf(sum.Results)
 	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {
@@ -345,6 +363,14 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 	for i := range results {
 		r := &results[i]
 		if r.result.Skipped || r.result.Label != flakegate.Scheduler || r.raw == nil {
+			continue
+		}
+		if c.iso.mode != IsolationBwrap {
+			// The code under test could reach the gate: its SCHEDULER may
+			// be forged (attack 1, 2, 3), so it earns no freeze.
+			why := "no freeze granted: the check ran without the sandbox (isolation none); a freeze needs a sandboxed run"
+			r.result.Reason = joinReason(r.result.Reason, why)
+			c.progress.Note(fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
 			continue
 		}
 		f, err := flakegate.GrantRecord(ctx, c.store, r.raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())

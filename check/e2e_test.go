@@ -55,6 +55,7 @@ type repo struct {
 
 func newRepo(t *testing.T, files map[string]string) *repo {
 	t.Helper()
+	needBwrap(t) // every check runs its attempts in the sandbox
 	r := &repo{t: t, dir: filepath.Join(t.TempDir(), "repo"), state: t.TempDir()}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -106,7 +107,9 @@ func (r *repo) commit(msg string, files map[string]string) string {
 			}
 			continue
 		}
-		if err := os.WriteFile(p, []byte(files[name]), 0o644); err != nil {
+		// @FG_STATE@ is the folder the property scripts keep state in,
+		// which a config shares with the sandbox (sandbox.rw).
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(files[name], "@FG_STATE@", r.state)), 0o644); err != nil {
 			r.t.Fatal(err)
 		}
 	}

@@ -46,6 +46,10 @@ type frameworkCase struct {
 	bugOld    string            // the line the bug removes
 	bugNew    string            // and what it puts there
 	noTestsOn map[string]string // config edits that make the run select no test
+	// share is a sandbox block added to the config and env passed to
+	// flakegate (Go's build cache, shared read-write by choice: a cold
+	// cache per attempt costs ~15 s here).
+	share func(t *testing.T) (block string, env []string)
 }
 
 func runFramework(t *testing.T, fc frameworkCase) {
@@ -59,6 +63,12 @@ func runFramework(t *testing.T, fc frameworkCase) {
 		t.Skipf("%s is not installed", fc.need)
 	}
 	files := exampleFiles(t, fc.example)
+	var env []string
+	if fc.share != nil {
+		var block string
+		block, env = fc.share(t)
+		files["flakegate.yaml"] = strings.Replace(files["flakegate.yaml"], "properties:", block+"properties:", 1)
+	}
 	r := newRepo(t, files)
 	src := files[fc.bugFile]
 	if !strings.Contains(src, fc.bugOld) {
@@ -67,7 +77,7 @@ func runFramework(t *testing.T, fc frameworkCase) {
 	r.candidate("buggy", map[string]string{fc.bugFile: strings.Replace(src, fc.bugOld, fc.bugNew, 1)})
 	r.candidate("docs", map[string]string{"README.md": files["README.md"] + "\nA docs-only patch.\n"})
 
-	buggy := r.check("--base", "base", "--candidate", "buggy")
+	buggy := r.checkEnv(env, "--base", "base", "--candidate", "buggy")
 	if buggy.code != 1 || strings.Join(buggy.labels(), ",") != "PROPERTY,PROPERTY,PROPERTY,PROPERTY" {
 		t.Fatalf("buggy candidate\n%s", buggy)
 	}
@@ -77,7 +87,7 @@ func runFramework(t *testing.T, fc frameworkCase) {
 			t.Errorf("record %d: %s/%s/%v", i, rec.CandidateResult, rec.BaseSeedResult, rec.RetryResults)
 		}
 	}
-	docs := r.check("--base", "base", "--candidate", "docs")
+	docs := r.checkEnv(env, "--base", "base", "--candidate", "docs")
 	if docs.code != 0 || strings.Join(docs.labels(), ",") != "PASS,PASS,PASS,PASS" {
 		t.Fatalf("docs-only candidate\n%s", docs)
 	}
@@ -90,7 +100,7 @@ func runFramework(t *testing.T, fc frameworkCase) {
 	files["flakegate.yaml"] = cfg
 	none := newRepo(t, files)
 	none.candidate("docs", map[string]string{"README.md": "docs\n"})
-	cr := none.check("--base", "base", "--candidate", "docs")
+	cr := none.checkEnv(env, "--base", "base", "--candidate", "docs")
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "INCOMPLETE,INCOMPLETE,INCOMPLETE,INCOMPLETE" {
 		t.Fatalf("a run that selected no test\n%s", cr)
 	}
@@ -104,6 +114,14 @@ func TestCheckGoRapid(t *testing.T) {
 		bugOld:    "if d > limit {",
 		bugNew:    "if false && d > limit {",
 		noTestsOn: map[string]string{`"^{name}$"`: "^TestNoSuchProperty$"},
+		share: func(t *testing.T) (string, []string) {
+			out, err := exec.Command("go", "env", "GOCACHE").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache := strings.TrimSpace(string(out))
+			return "sandbox:\n  rw: [\"" + cache + "\"]\n  env: [GOCACHE]\n", []string{"GOCACHE=" + cache}
+		},
 	})
 }
 

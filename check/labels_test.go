@@ -98,6 +98,9 @@ retry_cap: 2
 workers: 1
 freeze:
   expires_after_runs: 3
+sandbox:
+  rw: ["@FG_STATE@"]
+  env: [FG_STATE]
 properties:
   - path: props/prop.sh
     fixture: fixtures/data.txt

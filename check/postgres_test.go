@@ -51,7 +51,9 @@ func TestCheckPostgresParallelChecks(t *testing.T) {
 	files := baseFiles(libOK)
 	cfg := strings.Replace(config(""), "seeds: [11, 12]", "seeds: [11, 12, 13]", 1)
 	cfg = strings.Replace(cfg, "workers: 1", "workers: 2", 1)
-	files["flakegate.yaml"] = strings.Replace(cfg, "wall_budget: 1500ms", "wall_budget: 20s", 1)
+	cfg = strings.Replace(cfg, "wall_budget: 1500ms", "wall_budget: 20s", 1)
+	// The run log is shared with the sandbox, read-write.
+	files["flakegate.yaml"] = strings.NewReplacer(`rw: ["@FG_STATE@"]`, `rw: ["`+filepath.Dir(runLog)+`"]`, "env: [FG_STATE]", "env: [FG_LOG]").Replace(cfg)
 	files["props/prop.sh"] = loggedProp
 	origin := newRepo(t, files)
 

@@ -179,7 +179,7 @@ func (c *checker) checkCommand(base, key string, p *config.Property) error {
 			_, err = os.Stat(filepath.Join(base, prog))
 		}
 	} else {
-		_, err = lookPath(prog, c.opts.Env)
+		_, err = lookPath(prog, c.iso.env)
 	}
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,

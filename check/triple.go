@@ -337,6 +337,7 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		PropertyEntrySHA256:  ps.entrySHA256,
 		AttemptsSkipped:      t.skippedWhy,
 		Command:              argv,
+		Isolation:            c.iso.mode,
 	}
 	if j.drawn {
 		rec.SeedOrigin = SeedDrawn
@@ -397,6 +398,7 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		AttemptsSkipped: t.skippedWhy,
 		RunnerID:        c.opts.Runner.ID,
 		RunnerHost:      c.opts.Runner.Host,
+		Isolation:       c.iso.mode,
 	}
 	for _, a := range t.attempts {
 		if a.Side == runner.SideBase {
@@ -517,17 +519,26 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		return done()
 	}
 
-	run := func(side string, index int, tr *tree, check func() string) string {
-		write(runner.Event{Type: runner.EventAttemptStart, Side: side, Index: index})
-		var out runner.Outcome
-		dir := tr.dir
+	// run makes one attempt in tr. An error is flakegate's own failure (a
+	// tree it cannot reset or prove clean): it ends the check, exit 3,
+	// and is never recorded as the attempt's result.
+	run := func(side string, index int, tr *tree, check func() (string, error)) (string, error) {
 		defer tr.release(c.resetClean)
 		if err := tr.acquire(); err != nil {
-			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: "cannot reset the worktree: " + err.Error()}
-		} else if why := check(); why != "" {
+			return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: tr.dir,
+				Message: "cannot reset the worktree for the " + side + " attempt", Err: err,
+				Hint: "a git process may have died there (look for index.lock under the repository's .git/worktrees); remove what it left and run the check again"}
+		}
+		why, err := check()
+		if err != nil {
+			return "", err
+		}
+		write(runner.Event{Type: runner.EventAttemptStart, Side: side, Index: index})
+		var out runner.Outcome
+		if why != "" {
 			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 		} else {
-			cmd := runner.Command{Argv: argv, Dir: dir, Env: c.opts.Env, WallBudget: ps.prop.WallBudget}
+			cmd := runner.Command{Argv: argv, Dir: tr.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.sandboxFor(tr.dir)}
 			ev := runner.NewEvidence(ps.framework, ps.prop.Name, ps.prop.PassMarker)
 			if ev != nil {
 				cmd.Output = ev
@@ -538,6 +549,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		if ctx.Err() != nil {
 			t.complete = false // cancelled: the attempt did not finish
 		}
+		out.Tail, out.Reason = c.redact(out.Tail), c.redact(out.Reason)
 		a := flakegate.Attempt{Side: side, Index: index, Result: out.Result, ExitCode: out.ExitCode, Signal: out.Signal,
 			StartedAt: out.Started.UTC(), WallSeconds: roundSeconds(out.Wall), OutputTail: out.Tail}
 		t.attempts = append(t.attempts, a)
@@ -549,16 +561,21 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		if out.Result == runner.Timeout && side == runner.SideCandidate && t.budgetWhy == "" {
 			t.budgetWhy = fmt.Sprintf("wall budget %s exceeded at %.1fs (candidate attempt %d)", ps.prop.WallBudget, out.Wall.Seconds(), index)
 		}
-		return out.Result
+		return out.Result, nil
 	}
-	noCheck := func() string { return "" }
+	noCheck := func() (string, error) { return "", nil }
+	fail := func(err error) (*transcriptRun, error) {
+		tr.Close() //nolint:errcheck // the check fails with err
+		return nil, err
+	}
+	// base sets t.base: from the replay cache or one base attempt. A store
+	// or git failure there is flakegate's own and ends the check.
 	base := func() error {
 		if ctx.Err() != nil {
 			t.base = "not_run"
 			return nil
 		}
 		if err := c.baseReplay(ctx, w, j, argv, t, run); err != nil {
-			tr.Close() //nolint:errcheck // the check fails with err
 			return err
 		}
 		if t.base != "not_run" {
@@ -568,19 +585,26 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 	}
 
 	trees := c.trees.workers[w]
-	switch r := run(runner.SideCandidate, 0, trees.nextCandidate(), noCheck); r {
+	r, err := run(runner.SideCandidate, 0, trees.nextCandidate(), noCheck)
+	if err != nil {
+		return fail(err)
+	}
+	switch r {
 	case runner.Pass:
 		t.candidate = runner.Pass
 	case runner.Fail:
 		t.candidate = runner.Fail
 		if err := base(); err != nil {
-			return nil, err
+			return fail(err)
 		}
 		if t.base == runner.Fail {
 			return done() // PROPERTY: the seed fails on base too
 		}
 		for i := 1; i <= retryCap && ctx.Err() == nil; i++ {
-			rr := run(runner.SideCandidate, i, trees.nextCandidate(), noCheck)
+			rr, err := run(runner.SideCandidate, i, trees.nextCandidate(), noCheck)
+			if err != nil {
+				return fail(err)
+			}
 			if rr == runner.Timeout {
 				t.budgetOK = false
 				rr = runner.Fail
@@ -597,7 +621,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		t.candidate = runner.Errored
 	}
 	if err := base(); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	return done()
 }
@@ -609,7 +633,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 // the later ones wait and read the first one's result. An error means the
 // store failed; an interrupted check is not an error here (t.base says
 // not_run and the check reports the interruption).
-func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, t *transcriptRun, run func(string, int, *tree, func() string) string) error {
+func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, t *transcriptRun, run func(string, int, *tree, func() (string, error)) (string, error)) error {
 	ps := j.ps
 	marker := ""
 	if ps.prop.PassMarker != nil {
@@ -626,13 +650,13 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		Env:            ps.baseEnv,
 	}.String()
 	if !c.opts.NoReplayCache {
-		release, err := c.store.LockReplay(ctx, key)
+		release, err := c.lockReplay(ctx, j, key)
 		if err != nil {
 			if ctx.Err() != nil {
 				t.base = "not_run"
 				return nil
 			}
-			return storeError("lock the replay cache", err)
+			return err
 		}
 		defer release()
 		r, ok, err := c.store.GetReplay(ctx, key)
@@ -645,24 +669,40 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		}
 	}
 	base := c.trees.workers[w].base
-	// The base fixture must be the bytes digested at the start.
-	checkFixture := func() string {
+	// The base tree must be exactly the base commit (a failure to prove it
+	// is flakegate's, exit 3), and its fixture the bytes digested at the
+	// start (else the attempt is an error: INCOMPLETE).
+	checkBase := func() (string, error) {
+		if err := c.git.Pristine(ctx, base.gitDir, base.dir, base.sha); err != nil {
+			if ctx.Err() != nil {
+				return "", interrupted(ctx)
+			}
+			return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: base.dir,
+				Message: "the base worktree is not a pristine checkout of the base", Err: err,
+				Hint: "remove the folder and run 'git worktree prune'; flakegate recreates it"}
+		}
 		if ps.prop.Fixture == "" {
-			return ""
+			return "", nil
 		}
 		sum, err := digest.Path(ctx, filepath.Join(base.dir, filepath.FromSlash(ps.prop.Fixture)))
 		if err != nil {
-			return "cannot digest the base fixture: " + err.Error()
+			return "cannot digest the base fixture: " + err.Error(), nil
 		}
 		if sum != ps.baseFixtureSHA256 {
-			return fmt.Sprintf("the base fixture digest is %s, expected %s", flakegate.ShortSHA(sum), flakegate.ShortSHA(ps.baseFixtureSHA256))
+			return fmt.Sprintf("the base fixture digest is %s, expected %s", flakegate.ShortSHA(sum), flakegate.ShortSHA(ps.baseFixtureSHA256)), nil
 		}
-		return ""
+		return "", nil
 	}
 	started := time.Now()
-	result := run(runner.SideBase, 0, base, checkFixture)
+	result, err := run(runner.SideBase, 0, base, checkBase)
+	if err != nil {
+		return err
+	}
 	t.base = result
-	if c.opts.NoReplayCache || ctx.Err() != nil {
+	// Only what a sandboxed base said about itself is kept for later
+	// checks: an error or a timeout may be the machine's, and an
+	// unsandboxed attempt may have been tampered with.
+	if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (result != runner.Pass && result != runner.Fail) {
 		return nil
 	}
 	wall := 0.0
@@ -678,6 +718,42 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		t.base, t.fromCache = stored.Result, true
 	}
 	return nil
+}
+
+// errReplayLockDeadline ends a wait for another check's base replay.
+var errReplayLockDeadline = errors.New("replay lock deadline")
+
+// lockReplay takes the replay lock of key, waiting at most the lock
+// timeout plus the wall budget of the base attempt its holder runs, and
+// saying so when the wait lasts.
+func (c *checker) lockReplay(ctx context.Context, j *job, key string) (func(), error) {
+	lctx := ctx
+	var limit time.Duration
+	if c.opts.LockTimeout > 0 {
+		limit = c.opts.LockTimeout + j.ps.prop.WallBudget
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeoutCause(ctx, limit, errReplayLockDeadline)
+		defer cancel()
+	}
+	since := time.Now()
+	note := time.AfterFunc(time.Second, func() {
+		c.progress.Note(fmt.Sprintf("waiting for another check replaying %s seed %s on the base (the replay lock), since %s",
+			j.ps.prop.Path, j.seed, since.Format("15:04:05")))
+	})
+	release, err := c.store.LockReplay(lctx, key)
+	note.Stop()
+	if err == nil {
+		return release, nil
+	}
+	if ctx.Err() == nil && errors.Is(context.Cause(lctx), errReplayLockDeadline) {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check",
+			Message: fmt.Sprintf("gave up after %s waiting for another check's base replay of %s seed %s (the replay lock)", limit, j.ps.prop.Path, j.seed),
+			Hint:    "let that check finish, or end it if it is stuck; --lock-timeout sets how long to wait"}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, storeError("lock the replay cache", err)
 }
 
 // storeError is a store failure that ends the check: the store's own

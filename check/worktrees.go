@@ -6,11 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/flock"
 )
 
 // worktrees are the clean checkouts a check runs in, under <git common
@@ -36,21 +35,23 @@ type workerTrees struct {
 // and `git clean -ffdx`, acquire waits for them, so every attempt starts
 // on a clean checkout.
 type tree struct {
-	dir  string
-	sha  string
-	done chan error // the clean in flight; nil when the tree is clean
+	dir    string
+	sha    string
+	gitDir string     // its registered git folder (.git/worktrees/NAME)
+	done   chan error // the clean in flight; nil when the tree is clean
 }
 
 func worktreeRoot(common string) string { return filepath.Join(common, "flakegate", "worktrees") }
 
 // openWorktrees locks the worktree folder and prepares the trees of n
-// workers at the two revisions.
-func openWorktrees(ctx context.Context, g *git.Client, common string, n int, baseSHA, candSHA string) (*worktrees, error) {
+// workers at the two revisions. The lock waits at most lock.Timeout.
+func openWorktrees(ctx context.Context, g *git.Client, common string, n int, baseSHA, candSHA string, lo flock.Options) (*worktrees, error) {
 	root := worktreeRoot(common)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: root, Message: "cannot create the worktree folder", Err: err}
 	}
-	lock, err := lockFile(ctx, filepath.Join(root, ".lock"))
+	lo.What, lo.Op = "the worktree lock", "check"
+	lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), lo)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func prepareAll(ctx context.Context, g *git.Client, trees []*tree) error {
 	var now, later []*tree
 	for i, t := range trees {
 		if _, err := os.Stat(filepath.Join(t.dir, ".git")); err != nil {
-			if err := prepare(ctx, g, t.dir, t.sha); err != nil {
+			if err := prepare(ctx, g, t); err != nil {
 				return err
 			}
 			continue
@@ -100,12 +101,12 @@ func prepareAll(ctx context.Context, g *git.Client, trees []*tree) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = prepare(ctx, g, t.dir, t.sha)
+			errs[i] = prepare(ctx, g, t)
 		}()
 	}
 	for _, t := range later {
-		t.release(func(_ context.Context, dir, sha string) error {
-			return prepare(context.WithoutCancel(ctx), g, dir, sha)
+		t.release(func(_ context.Context, t *tree) error {
+			return prepare(context.WithoutCancel(ctx), g, t)
 		})
 	}
 	wg.Wait()
@@ -137,10 +138,10 @@ func (t *tree) acquire() error {
 
 // release starts cleaning t in the background. The clean is not cancelled
 // with the check: a git process killed halfway leaves lock files behind.
-func (t *tree) release(clean func(context.Context, string, string) error) {
+func (t *tree) release(clean func(context.Context, *tree) error) {
 	done := make(chan error, 1)
 	t.done = done
-	go func() { done <- clean(context.Background(), t.dir, t.sha) }()
+	go func() { done <- clean(context.Background(), t) }()
 }
 
 // drain waits for every clean in flight, so no git process runs in the
@@ -156,8 +157,14 @@ func (w *worktrees) drain() {
 	}
 }
 
-func prepare(ctx context.Context, g *git.Client, dir, sha string) error {
-	if err := g.PrepareWorktree(ctx, dir, sha); err != nil {
+// prepare checks t out clean at its revision and learns its git folder.
+func prepare(ctx context.Context, g *git.Client, t *tree) error {
+	dir := t.dir
+	err := g.PrepareWorktree(ctx, dir, t.sha)
+	if err == nil {
+		t.gitDir, err = g.WorktreeGitDir(ctx, dir)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return interrupted(ctx)
 		}
@@ -173,34 +180,8 @@ func prepare(ctx context.Context, g *git.Client, dir, sha string) error {
 func (w *worktrees) unlock() {
 	if w.lock != nil {
 		w.drain()
-		syscall.Flock(int(w.lock.Fd()), syscall.LOCK_UN)
-		w.lock.Close()
+		w.lock.Close() // releases the flock
 		w.lock = nil
-	}
-}
-
-// lockFile takes an exclusive flock on path, waiting while another check
-// holds it, until ctx ends.
-func lockFile(ctx context.Context, path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: path, Message: "cannot open the worktree lock", Err: err}
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return f, nil
-		}
-		if err != syscall.EWOULDBLOCK {
-			f.Close()
-			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: path, Message: "cannot lock the worktrees", Err: err}
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, interrupted(ctx)
-		case <-time.After(50 * time.Millisecond):
-		}
 	}
 }
 

@@ -9,6 +9,7 @@
 //	watch: ["tools/ci/**"]      optional; globs every property is graded against
 //	freeze:
 //	  expires_after_runs: 20    runs a granted freeze lasts (1..100; default 20)
+//	sandbox:                    optional; see Sandbox (default mode: auto)
 //	properties:                 required, at least one
 //	  - path: tests/props/test_retry_budget.py   required; the property file (watched)
 //	    name: test_budget                        optional; the test id in the file ({name})
@@ -95,6 +96,7 @@ type Config struct {
 	RandomSeeds int
 	// Watch are the global watch globs (every property's).
 	Watch      []string
+	Sandbox    Sandbox
 	Properties []Property
 }
 

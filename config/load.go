@@ -161,7 +161,7 @@ func contains(list []string, s string) bool {
 }
 
 func (l *loader) config(root *ast.MappingNode) (*Config, error) {
-	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "properties")
+	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "properties")
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +207,12 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 			if cfg.Freeze.ExpiresAfterRuns, err = l.integer("freeze.expires_after_runs", v, 1, flakegate.MaxFreezeRuns); err != nil {
 				return nil, err
 			}
+		}
+	}
+	cfg.Sandbox = Sandbox{Mode: SandboxAuto}
+	if v, ok := f["sandbox"]; ok {
+		if cfg.Sandbox, err = l.sandbox(v); err != nil {
+			return nil, err
 		}
 	}
 	v, ok = f["properties"]

@@ -34,11 +34,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/atomicfile"
+	"github.com/flakegate/flakegate/internal/flock"
 )
 
 // The files of a store.
@@ -59,6 +59,10 @@ type Store struct {
 	dir string
 	// Now is the clock audit events are stamped with; tests replace it.
 	Now func() time.Time
+	// LockTimeout bounds a wait for the store's lock (0: until the
+	// context ends); LockWait receives a line when a wait lasts.
+	LockTimeout time.Duration
+	LockWait    io.Writer
 }
 
 var _ flakegate.Store = (*Store)(nil)
@@ -95,20 +99,10 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(s.dir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := flock.Lock(ctx, filepath.Join(s.dir, LockFile), flock.Options{
+		What: "the ledger lock", Op: "lock ledger", Timeout: s.LockTimeout, Wait: s.LockWait})
 	if err != nil {
-		return nil, fsError("lock ledger", path, err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fsError("lock ledger", path, err)
+		return nil, err
 	}
 	return func() { f.Close() }, nil
 }

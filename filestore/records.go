@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/flock"
 )
 
 // PutRecord stores raw as records/<sha>.json unless that file exists.
@@ -139,50 +139,19 @@ func (s *Store) PutReplay(ctx context.Context, key string, r flakegate.BaseRepla
 // every process sharing the folder replay one key's base once. The lock
 // file stays (removing it would let two holders lock different files).
 // A holder's lock goes with its open file: released, or its process gone.
+// The wait ends with ctx (the caller sets its deadline: a holder runs one
+// base attempt, as long as its wall budget).
 func (s *Store) LockReplay(ctx context.Context, key string) (func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	path := strings.TrimSuffix(s.replayPath(key), ".json") + ".lock"
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := flock.Lock(ctx, path, flock.Options{What: "the replay lock", Op: "lock replay cache"})
 	if err != nil {
-		return nil, fsError("lock replay cache", path, err)
-	}
-	release := sync.OnceFunc(func() { f.Close() })
-	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
-	if err == nil {
-		return release, nil
-	}
-	if err != syscall.EWOULDBLOCK {
-		f.Close()
-		return nil, fsError("lock replay cache", path, err)
-	}
-	// Held elsewhere: wait for it, giving up when ctx ends. A waiter that
-	// was given up on drops the lock as soon as it gets it.
-	got := make(chan error, 1)
-	go func() { got <- flock(f, syscall.LOCK_EX) }()
-	select {
-	case err := <-got:
-		if err != nil {
-			f.Close()
-			return nil, fsError("lock replay cache", path, err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		return release, nil
-	case <-ctx.Done():
-		go func() {
-			<-got
-			f.Close()
-		}()
-		return nil, ctx.Err()
+		return nil, err
 	}
-}
-
-// flock is syscall.Flock retried on EINTR.
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
+	return sync.OnceFunc(func() { f.Close() }), nil
 }

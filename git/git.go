@@ -20,6 +20,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,6 +39,9 @@ type Client struct {
 	// client then sets the command's Dir, streams and cancellation, and
 	// filters its Env (os.Environ() when the constructor left it nil).
 	Command func(ctx context.Context, name string, args ...string) *exec.Cmd
+
+	filtersOnce sync.Once
+	filterArgs  []string // -c settings that switch off the repository's filter drivers
 }
 
 // GitError is a git process that did not succeed.
@@ -71,38 +75,88 @@ func (e *GitError) Unwrap() error { return e.Err }
 var safetyConfig = []string{
 	"-c", "core.hooksPath=/dev/null",
 	"-c", "core.fsmonitor=false",
+	"-c", "core.attributesFile=/dev/null",
 	"-c", "core.autocrlf=false",
 	"-c", "core.eol=lf",
 	"-c", "submodule.recurse=false",
 }
 
 // repoEnv lists variables that would point git at another repository than
-// Dir (they are set, for example, when flakegate runs inside a git hook).
+// Dir (they are set, for example, when flakegate runs inside a git hook),
+// or add configuration and attributes behind flakegate's back.
 var repoEnv = map[string]bool{
 	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true,
 	"GIT_COMMON_DIR": true, "GIT_OBJECT_DIRECTORY": true,
 	"GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_NAMESPACE": true,
-	"GIT_PREFIX": true,
+	"GIT_PREFIX": true, "GIT_CONFIG": true, "GIT_CONFIG_PARAMETERS": true,
+	"GIT_CONFIG_COUNT": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_GLOBAL": true,
+	"GIT_CONFIG_NOSYSTEM": true, "GIT_ATTR_NOSYSTEM": true, "GIT_ATTR_SOURCE": true,
+	"GIT_TERMINAL_PROMPT": true,
 }
 
-// env returns base (os.Environ() if nil) without repoEnv, never prompting.
+// fixedEnv is set on every git call: no prompt, and neither the system's
+// nor the user's config or attributes (only the repository's own config,
+// whose filter drivers are switched off, see filters).
+var fixedEnv = []string{
+	"GIT_TERMINAL_PROMPT=0",
+	"GIT_CONFIG_NOSYSTEM=1",
+	"GIT_CONFIG_GLOBAL=/dev/null",
+	"GIT_ATTR_NOSYSTEM=1",
+}
+
+// env returns base (os.Environ() if nil) without repoEnv, plus fixedEnv.
 func env(base []string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
-	env := make([]string, 0, len(base)+1)
+	env := make([]string, 0, len(base)+len(fixedEnv))
 	for _, kv := range base {
 		name, _, _ := strings.Cut(kv, "=")
-		if repoEnv[name] || name == "GIT_TERMINAL_PROMPT" {
+		if repoEnv[name] || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "GIT_TERMINAL_PROMPT=0")
+	return append(env, fixedEnv...)
+}
+
+// filters returns -c settings that switch off every filter driver the
+// repository's config defines (smudge, clean and process commands emptied,
+// required off), so that no attribute, committed or planted, makes
+// flakegate's own checkout run a program or write other bytes than the
+// committed ones. Read once per client.
+func (c *Client) filters(ctx context.Context) []string {
+	c.filtersOnce.Do(func() {
+		out, err := c.exec(ctx, "", nil, "config", "--name-only", "--get-regexp", `^filter\.`)
+		if err != nil {
+			return // exit 1: none defined
+		}
+		seen := map[string]bool{}
+		for _, key := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			i := strings.LastIndexByte(key, '.')
+			if i <= len("filter.") {
+				continue
+			}
+			name := key[len("filter."):i]
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			for _, k := range []string{"smudge=", "clean=", "process=", "required=false"} {
+				c.filterArgs = append(c.filterArgs, "-c", "filter."+name+"."+k)
+			}
+		}
+	})
+	return c.filterArgs
 }
 
 // run runs git with args in dir (c.Dir if dir is "") and returns stdout.
 func (c *Client) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return c.exec(ctx, dir, c.filters(ctx), args...)
+}
+
+// exec is run with the given extra -c settings.
+func (c *Client) exec(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
 	if dir == "" {
 		dir = c.Dir
 	}
@@ -111,6 +165,7 @@ func (c *Client) run(ctx context.Context, dir string, args ...string) ([]byte, e
 		name = "git"
 	}
 	argv := append([]string{}, safetyConfig...)
+	argv = append(argv, extra...)
 	argv = append(argv, args...)
 	newCmd := c.Command
 	if newCmd == nil {

@@ -334,12 +334,17 @@ func TestEveryCallIsSafe(t *testing.T) {
 		t.Fatalf("only %d git calls recorded", len(calls))
 	}
 	for _, cmd := range calls {
-		safety := []string{"git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.autocrlf=false"}
+		safety := []string{"git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.attributesFile=/dev/null", "-c", "core.autocrlf=false"}
 		if len(cmd.Args) < len(safety) || !slices.Equal(cmd.Args[:len(safety)], safety) {
 			t.Errorf("argv %q does not start with the safety config", cmd.Args)
 		}
 		if !slices.Contains(cmd.Env, "GIT_TERMINAL_PROMPT=0") || slices.Contains(cmd.Env, "GIT_TERMINAL_PROMPT=1") {
 			t.Errorf("%q: env does not disable prompts", cmd.Args)
+		}
+		for _, kv := range []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1"} {
+			if !slices.Contains(cmd.Env, kv) {
+				t.Errorf("%q: env lacks %s", cmd.Args, kv)
+			}
 		}
 		for _, kv := range cmd.Env {
 			if strings.HasPrefix(kv, "GIT_DIR=") {

@@ -286,9 +286,74 @@ func TestResetClean(t *testing.T) {
 	if err := c.PrepareWorktree(ctx, wt, r.c1); err != nil {
 		t.Fatal(err)
 	}
+	gitDir, err := c.WorktreeGitDir(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Pristine(ctx, gitDir, wt, r.c1); err != nil {
+		t.Fatalf("a fresh worktree is not pristine: %v", err)
+	}
 	dirty(t, wt)
-	if err := c.ResetClean(ctx, wt, r.c2); err != nil {
+	if err := c.Pristine(ctx, gitDir, wt, r.c1); err == nil || !strings.Contains(err.Error(), "untracked.txt") {
+		t.Fatalf("Pristine of a dirty tree = %v, want it to name untracked.txt", err)
+	}
+	if err := c.ResetClean(ctx, gitDir, wt, r.c2); err != nil {
 		t.Fatal(err)
 	}
 	mustState(t, wt, r.c2)
+	if err := c.Pristine(ctx, gitDir, wt, r.c1); err == nil {
+		t.Fatal("Pristine accepted a tree at another commit")
+	}
+	if err := c.Pristine(ctx, gitDir, wt, r.c2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGitHijack plants what attack 7 plants: a filter driver in the
+// repository's config, attributes that use it in info/attributes and in
+// the tree, and a .git file in the tree that points at a git folder of
+// the attacker's. flakegate's own reset and checkout run none of it and
+// write the committed bytes.
+func TestGitHijack(t *testing.T) {
+	r := newRepo(t)
+	c := &git.Client{Dir: r.dir}
+	ctx := context.Background()
+	wt := filepath.Join(t.TempDir(), "wt")
+	if err := c.PrepareWorktree(ctx, wt, r.c1); err != nil {
+		t.Fatal(err)
+	}
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	evil := "sh -c 'echo ran >> " + pwned + "; echo attacker bytes'"
+	gitT(t, r.dir, "config", "filter.evil.smudge", evil)
+	gitT(t, r.dir, "config", "filter.evil.process", evil)
+	gitT(t, r.dir, "config", "filter.evil.required", "true")
+	writeFile(t, filepath.Join(r.dir, ".git", "info", "attributes"), "* filter=evil\n")
+	writeFile(t, filepath.Join(wt, ".gitattributes"), "* filter=evil\n")
+	// A git folder of the attacker's, inside the tree, named by its .git file.
+	fake := filepath.Join(wt, "fakegit")
+	gitT(t, wt, "init", "-q", "--bare", fake)
+	gitT(t, fake, "config", "core.worktree", r.dir)
+	writeFile(t, filepath.Join(wt, ".git"), "gitdir: "+fake+"\n")
+	writeFile(t, filepath.Join(wt, "a.txt"), "changed\n")
+
+	c = &git.Client{Dir: r.dir} // reads the repository's filters afresh
+	if err := c.PrepareWorktree(ctx, wt, r.c2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Fatal("flakegate's git ran the planted filter")
+	}
+	if b, err := os.ReadFile(filepath.Join(wt, "a.txt")); err != nil || string(b) != "a2\n" {
+		t.Fatalf("a.txt = %q, %v; want the committed bytes", b, err)
+	}
+	if _, err := os.Stat(fake); err == nil {
+		t.Error("the planted git folder survived the clean")
+	}
+	gitDir, err := c.WorktreeGitDir(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Pristine(ctx, gitDir, wt, r.c2); err != nil {
+		t.Fatal(err)
+	}
 }

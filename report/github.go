@@ -15,6 +15,10 @@ import (
 // none.
 func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 	bw := bufio.NewWriter(w)
+	if s.Isolation == "none" {
+		fmt.Fprintf(bw, "::warning title=%s::%s\n", escapeProperty("flakegate not sandboxed"),
+			escapeData("the attempts ran without the sandbox (sandbox: {mode: none}, isolation none): the code under test could reach the gate, so no freeze is granted"))
+	}
 	for i := range s.Results {
 		r := &s.Results[i]
 		var kind, title string

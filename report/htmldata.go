@@ -45,6 +45,9 @@ type HTMLData struct {
 	// Rejects are the newest stored records with a reject label (at most
 	// MaxHTMLRejects), with the failing attempt's output.
 	Rejects []RejectRow
+	// Unsandboxed counts the recent records whose attempts ran without
+	// the sandbox ("isolation": "none").
+	Unsandboxed int
 }
 
 // MaxHTMLRejects is how many recent rejects the HTML report shows.
@@ -106,11 +109,12 @@ const unreadablePath = "(unreadable records)"
 
 // recordInfo is what the report needs from one stored record.
 type recordInfo struct {
-	sha    string
-	path   string
-	triple flakegate.Triple
-	label  flakegate.Label
-	at     time.Time
+	unsandboxed bool // "isolation": "none"
+	sha         string
+	path        string
+	triple      flakegate.Triple
+	label       flakegate.Label
+	at          time.Time
 }
 
 // LoadHTMLData reads the store for the HTML report: the freezes, every
@@ -243,6 +247,9 @@ func readRecordInfo(sha string, raw []byte) recordInfo {
 		info.triple = dec.Triple()
 		info.triple.Name = name
 	}
+	var isolation string
+	json.Unmarshal(fields["isolation"], &isolation)
+	info.unsandboxed = isolation == "none"
 	var attempts []struct {
 		StartedAt time.Time `json:"started_at"`
 	}
@@ -287,6 +294,9 @@ func recentLabels(d *HTMLData, infos []recordInfo) []PropertyLabels {
 		}
 		p.Counts[r.label]++
 		p.Total++
+		if r.unsandboxed {
+			d.Unsandboxed++
+		}
 		if r.at.After(p.Last) {
 			p.Last = r.at
 		}

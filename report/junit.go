@@ -97,14 +97,15 @@ func JUnit(w io.Writer, s *flakegate.Summary) error {
 		if !ok {
 			k = len(doc.Suites)
 			index[r.PropertyPath] = k
-			doc.Suites = append(doc.Suites, junitSuite{
-				Name: r.PropertyPath,
-				Properties: []junitProperty{
-					{Name: "flakegate.verdict", Value: s.Verdict},
-					{Name: "flakegate.base", Value: s.Base},
-					{Name: "flakegate.candidate", Value: s.Candidate},
-				},
-			})
+			props := []junitProperty{
+				{Name: "flakegate.verdict", Value: s.Verdict},
+				{Name: "flakegate.base", Value: s.Base},
+				{Name: "flakegate.candidate", Value: s.Candidate},
+			}
+			if s.Isolation != "" {
+				props = append(props, junitProperty{Name: "flakegate.isolation", Value: s.Isolation})
+			}
+			doc.Suites = append(doc.Suites, junitSuite{Name: r.PropertyPath, Properties: props})
 		}
 		suite := &doc.Suites[k]
 		c := junitTestCase(r)

@@ -25,7 +25,7 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 		icon = "❌"
 	}
 	fmt.Fprintf(bw, "## %s flakegate check: %s\n\n", icon, mdText(s.Verdict))
-	fmt.Fprintf(bw, "Base %s → candidate %s · %s\n\n", mdCode(flakegate.ShortSHA(s.Base)), mdCode(flakegate.ShortSHA(s.Candidate)), plural(c.Total, "triple"))
+	fmt.Fprintf(bw, "Base %s → candidate %s · %s%s\n\n", mdCode(flakegate.ShortSHA(s.Base)), mdCode(flakegate.ShortSHA(s.Candidate)), plural(c.Total, "triple"), isolationNote(s.Isolation))
 
 	fmt.Fprintf(bw, "| Label | Triples | Meaning |\n|:--|--:|:--|\n")
 	for _, l := range flakegate.Labels {
@@ -219,4 +219,16 @@ func mdCode(s string) string {
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
+}
+
+// isolationNote tells how the attempts ran; an unsandboxed check is
+// flagged, since its results could have been forged by the code under test.
+func isolationNote(isolation string) string {
+	switch isolation {
+	case "":
+		return ""
+	case "none":
+		return " · ⚠️ **not sandboxed** (isolation: none): the code under test could reach the gate; no freeze is granted"
+	}
+	return " · sandboxed (" + mdText(isolation) + ")"
 }

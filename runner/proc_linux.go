@@ -2,27 +2,26 @@ package runner
 
 import (
 	"syscall"
-	"unsafe"
-)
 
-const pPID = 1 // idtype P_PID of waitid(2)
+	"golang.org/x/sys/unix"
+)
 
 // waitNoReap blocks until process pid has exited but leaves it a zombie
 // (waitid with WNOWAIT). While the zombie exists its pid, and so its
 // process group id, cannot be reused, which makes the group kill that
 // follows safe. The caller reaps it with exec.Cmd.Wait.
 func waitNoReap(pid int) error {
-	var info [128]byte // siginfo_t; the status is read later by Wait
+	var info unix.Siginfo // the status is read later by Wait
 	for {
-		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
-			uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
-		switch errno {
-		case 0:
-			return nil
-		case syscall.EINTR:
-			continue
-		default:
-			return errno
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err
 		}
 	}
+}
+
+// sandboxAttr is groupAttr for bwrap, which also dies with flakegate: its
+// --die-with-parent then takes the whole sandbox with it.
+func sandboxAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // groupAttr starts the command as the leader of a new process group, so
@@ -24,18 +26,9 @@ func killGroup(pgid int) error {
 	return err
 }
 
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
-	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
-	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
-	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
-	syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
-}
-
 // signalName returns "SIGKILL" style names, "signal N" for the rest.
 func signalName(s syscall.Signal) string {
-	if n, ok := signalNames[s]; ok {
+	if n := unix.SignalName(s); n != "" {
 		return n
 	}
 	return "signal " + strconv.Itoa(int(s))

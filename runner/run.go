@@ -12,7 +12,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -62,6 +64,10 @@ type Command struct {
 	// interleaved) as it is produced. Write errors stop the copy to Output
 	// only, never the attempt.
 	Output io.Writer
+	// Sandbox, if set, runs the command inside bubblewrap; Argv[0] is
+	// then looked up in Env's PATH inside the sandbox, and a relative Dir
+	// is refused.
+	Sandbox *Sandbox
 }
 
 // Outcome is what an attempt did.
@@ -115,13 +121,47 @@ func Run(ctx context.Context, c Command) Outcome {
 	cmd.Dir, cmd.Env = c.Dir, c.Env
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe keeps the two streams in order
 	cmd.SysProcAttr = groupAttr()
+	var status chan bwrapStatus
+	var sw *os.File
+	if c.Sandbox != nil {
+		dir := c.Dir
+		if dir == "" {
+			dir = c.Sandbox.Tree
+		}
+		if !filepath.IsAbs(dir) || !filepath.IsAbs(c.Sandbox.Tree) || !filepath.IsAbs(c.Sandbox.Bwrap) {
+			pr.Close()
+			pw.Close()
+			out.Result, out.Reason = Errored, "the sandbox needs absolute paths for bwrap, the tree and the working directory"
+			return out
+		}
+		var sr *os.File
+		if sr, sw, err = os.Pipe(); err != nil {
+			pr.Close()
+			pw.Close()
+			out.Result, out.Reason = Errored, "cannot create the sandbox status pipe: "+err.Error()
+			return out
+		}
+		cmd = exec.Command(c.Sandbox.Bwrap, c.Sandbox.args(dir, c.Argv)...)
+		cmd.Dir, cmd.Env = dir, c.Env
+		cmd.Stdout, cmd.Stderr = pw, pw
+		cmd.ExtraFiles = []*os.File{sw}
+		cmd.SysProcAttr = sandboxAttr()
+		status = make(chan bwrapStatus, 1)
+		go func() {
+			defer sr.Close()
+			status <- readStatus(sr)
+		}()
+	}
 
 	out.Started = time.Now()
 	err = cmd.Start()
 	pw.Close()
+	if sw != nil {
+		sw.Close()
+	}
 	if err != nil {
 		pr.Close()
-		out.Result, out.Reason = Errored, "cannot start "+strconv.Quote(c.Argv[0])+": "+startError(err)
+		out.Result, out.Reason = Errored, "cannot start "+strconv.Quote(cmd.Args[0])+": "+startError(err)
 		return out
 	}
 	pgid := cmd.Process.Pid
@@ -194,7 +234,52 @@ func Run(ctx context.Context, c Command) Outcome {
 	out.OutputBytes = tail.total
 
 	classify(&out, cmd.ProcessState, waitErr, killReason, scan.found)
+	if status != nil {
+		sandboxed(&out, status)
+	}
 	return out
+}
+
+// sandboxed corrects an outcome classified from bwrap's own exit: bwrap
+// exits 1 when it cannot build the sandbox, which must not read as a
+// failing test. Only an exit code bwrap reports for the command counts.
+func sandboxed(out *Outcome, status chan bwrapStatus) {
+	if out.Result == Timeout || out.Signal != "" {
+		return // bwrap itself was killed: the budget, the context or a signal
+	}
+	var st bwrapStatus
+	select {
+	case st = <-status:
+	case <-time.After(drainGrace):
+	}
+	if !st.exited {
+		out.Result, out.ExitCode = Errored, -1
+		out.Reason = "the sandbox (bwrap) did not run the command; its output ends: " + lastLine(out.Tail)
+		return
+	}
+	if st.exitCode != out.ExitCode {
+		out.Result, out.Reason = Errored, "bwrap exited "+strconv.Itoa(out.ExitCode)+" but reported "+strconv.Itoa(st.exitCode)+" for the command"
+		out.ExitCode = -1
+		return
+	}
+	// bwrap reports a command killed by signal N as exit 128+N, as a
+	// shell does; a real exit code that high is an error all the same.
+	if n := st.exitCode - 128; n > 0 && n < 65 {
+		out.Result, out.ExitCode = Errored, -1
+		out.Signal = signalName(syscall.Signal(n))
+		out.Reason = "killed by " + out.Signal + " (the sandbox reports exit " + strconv.Itoa(st.exitCode) + ")"
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 300 {
+		s = s[:300]
+	}
+	return s
 }
 
 func classify(out *Outcome, ps *os.ProcessState, waitErr error, killReason, marker string) {

@@ -6,13 +6,19 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/filestore"
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/cobra"
 )
+
+// DefaultLockTimeout is how long check waits for a lock another check
+// holds before it gives up with exit 3.
+const DefaultLockTimeout = 5 * time.Minute
 
 // CheckOptions are the inputs of `flakegate check`.
 type CheckOptions struct {
@@ -28,7 +34,9 @@ type CheckOptions struct {
 	// ExplainWatch lists what each property watches and runs nothing;
 	// RunContaminated runs triples the diff alone makes CONTAMINATED.
 	ExplainWatch, RunContaminated bool
-	fleet                         fleetFlags // fleet.go
+	// LockTimeout bounds each wait for a lock another check holds.
+	LockTimeout time.Duration
+	fleet       fleetFlags // fleet.go
 }
 
 // NewCmdCheck is the failure-class merge check.
@@ -76,6 +84,7 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 	fl.StringVar(&opts.FreezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
 	fl.BoolVar(&opts.ExplainWatch, "explain-watch", false, "list what each property of the base config watches, and exit without running anything")
 	fl.BoolVar(&opts.RunContaminated, "run-contaminated", false, "run the attempts of triples the diff alone makes CONTAMINATED (the label stays)")
+	fl.DurationVar(&opts.LockTimeout, "lock-timeout", DefaultLockTimeout, "give up (exit 3) after waiting this long for a lock another check holds")
 	addFleetFlags(fl, &opts.fleet)
 	return cmd
 }
@@ -87,8 +96,15 @@ func runCheck(opts *CheckOptions) error {
 	}
 	spec := opts.Ledger
 	ledgerPath := ""
+	var secrets []string
 	if spec != "" && !postgres.IsDSN(spec) {
 		ledgerPath = spec
+	} else if spec != "" {
+		secrets = append(secrets, spec)
+	}
+	if opts.LockTimeout < 0 {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --lock-timeout", Message: opts.LockTimeout.String() + " is negative",
+			Hint: "pass a duration such as 5m, or 0 to wait until interrupted"}
 	}
 	copts := check.Options{
 		Dir:           ".",
@@ -100,8 +116,14 @@ func runCheck(opts *CheckOptions) error {
 		NoReplayCache: opts.NoReplayCache,
 		FreezeOwner:   opts.FreezeOwner,
 		By:            "flakegate check",
+		Secrets:       secrets,
+		LockTimeout:   opts.LockTimeout,
 		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
-			return store.Open(ctx, spec, commonDir)
+			s, err := store.Open(ctx, spec, commonDir)
+			if fs, ok := s.(*filestore.Store); ok {
+				fs.LockTimeout, fs.LockWait = opts.LockTimeout, io.ErrOut
+			}
+			return s, err
 		},
 		Progress:           io.ErrOut,
 		ProgressIsTerminal: io.ErrIsTerminal,
@@ -200,6 +222,9 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 		if !r.Skipped && r.Label != flakegate.Pass && r.Reproduce != "" {
 			fmt.Fprintf(w, "    reproduce: %s\n", r.Reproduce)
 		}
+	}
+	if sum.Isolation == "none" {
+		fmt.Fprintln(w, "isolation: none: the attempts ran without the sandbox, so no freeze is granted")
 	}
 	fmt.Fprintf(w, "verdict: %s (base %s, candidate %s)\n", sum.Verdict, flakegate.ShortSHA(sum.Base), flakegate.ShortSHA(sum.Candidate))
 }

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/spf13/cobra"
 )
@@ -32,6 +36,11 @@ type ReplayOptions struct {
 	// The --repo mode: a checkout of Rev of its own, the command of the
 	// config at ConfigRev (Rev when empty).
 	Repo, Rev, ConfigRev, Config, Name string
+	// Sandbox is auto (= bwrap), bwrap or none; Env names more variables
+	// to pass; Network keeps the network inside the sandbox.
+	Sandbox string
+	Env     []string
+	Network bool
 }
 
 // NewCmdReplay builds `flakegate replay`.
@@ -41,7 +50,7 @@ func NewCmdReplay(io *IO, runF func(*ReplayOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		DisableFlagsInUseLine: true,
 		Use: "replay --repo DIR --rev SHA [--config-rev SHA] [--config PATH] --property P [--name N] --seed S\n" +
-			"  flakegate replay --workdir DIR --seed S --expect-fixture-sha256 H [--fixture PATH] [--property P] [--samples N] [--timeout D] -- CMD [ARG ...]",
+			"  flakegate replay --workdir DIR --seed S --expect-fixture-sha256 H [--fixture PATH] [--property P] [--samples N] [--timeout D] [--sandbox MODE] [--env NAME] -- CMD [ARG ...]",
 		Short: "Run one seed once in a clean checkout, after checking the fixture digest",
 		Long: `With --repo, makes a temporary checkout of the commit --rev of the repository DIR
 (git worktree add --detach, in a temporary folder), reads flakegate.yaml (or --config)
@@ -97,6 +106,9 @@ anything else as incomplete, never as a result.`,
 	f.StringVar(&opts.ConfigRev, "config-rev", "", "read the config at `REV` (default --rev; check passes the base)")
 	f.StringVar(&opts.Config, "config", "", "the config's `PATH` in the repository (default flakegate.yaml)")
 	f.StringVar(&opts.Name, "name", "", "the test `NAME` of the property's config entry")
+	f.StringVar(&opts.Sandbox, "sandbox", "auto", "run the command in a bubblewrap sandbox: auto (= bwrap), bwrap or none")
+	f.StringArrayVar(&opts.Env, "env", nil, "pass the variable `NAME` from flakegate's environment (repeatable)")
+	f.BoolVar(&opts.Network, "network", false, "keep the network inside the sandbox")
 	return cmd
 }
 
@@ -128,11 +140,20 @@ func runReplay(opts *ReplayOptions) error {
 		return replayIncomplete(opts, fmt.Sprintf("fixture %s has digest %s, expected %s", opts.Fixture, sum, opts.ExpectFixtureSHA256))
 	}
 
+	if abs, err := filepath.Abs(opts.Workdir); err == nil {
+		opts.Workdir = abs // the sandbox binds the tree by its absolute path
+	}
+	sb, env, err := opts.isolation(ctx, opts.Workdir, nil)
+	if err != nil {
+		return err
+	}
 	o := runner.Run(ctx, runner.Command{
 		Argv:       argv,
 		Dir:        opts.Workdir,
+		Env:        env,
 		WallBudget: opts.Timeout,
 		Output:     opts.IO.Out,
+		Sandbox:    sb,
 	})
 	took := strconv.FormatFloat(o.Wall.Seconds(), 'f', 2, 64) + "s"
 	switch o.Result {
@@ -149,6 +170,51 @@ func runReplay(opts *ReplayOptions) error {
 	}
 }
 
+// isolation returns the sandbox the command runs in (nil for --sandbox
+// none) and its environment: the allow-list of check, plus --env names.
+// Like check, replay hides the repository's git folder and flakegate's
+// binary from the command and keeps every secret from it.
+func (opts *ReplayOptions) isolation(ctx context.Context, dir string, cs *config.Sandbox) (*runner.Sandbox, []string, error) {
+	src := os.Environ()
+	mode, names, network := opts.Sandbox, opts.Env, opts.Network
+	var ro, rw []string
+	if cs != nil {
+		// --repo: the config's sandbox block, as the check ran it; only an
+		// explicit --sandbox none on the user's own machine turns it off.
+		if cs.Mode == config.SandboxNone && (mode == "" || mode == config.SandboxAuto) {
+			mode = config.SandboxNone
+		}
+		names = append(append([]string(nil), names...), cs.Env...)
+		network = network || cs.Network
+		ro, rw = cs.RO, cs.RW
+	}
+	spec := runner.EnvSpec{Src: src, Names: names, Refuse: config.SecretName, Secrets: check.SecretValues(src, nil)}
+	if mode == config.SandboxNone {
+		return nil, runner.AttemptEnv(spec), nil
+	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: "bwrap (bubblewrap) was not found on PATH: the command runs in a bubblewrap sandbox by default",
+			Hint: "install it (apt-get install bubblewrap), or pass --sandbox none"}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	sb := &runner.Sandbox{Bwrap: bwrap, Tree: abs, Home: runner.SandboxHomeFor(src), Network: network, Hide: runner.HideSelf(src), RO: ro, RW: rw}
+	g := &git.Client{Dir: abs}
+	if common, err := g.CommonDir(ctx); err == nil {
+		sb.Hide = append(sb.Hide, common)
+	}
+	if opts.Repo != "" {
+		if top, err := (&git.Client{Dir: opts.Repo}).TopLevel(ctx); err == nil {
+			sb.Hide = append(sb.Hide, top)
+		}
+	}
+	spec.Sandbox = sb
+	return sb, runner.AttemptEnv(spec), nil
+}
+
 func replayIncomplete(opts *ReplayOptions, why string) error {
 	fmt.Fprintf(opts.IO.ErrOut, "replay: incomplete: %s\n", why)
 	return &ExitError{Code: ExitInternal}
@@ -161,6 +227,16 @@ func replayUsage(format string, args ...any) error {
 // checkFlags refuses missing or out-of-range flags, before anything is
 // read from disk.
 func (opts *ReplayOptions) checkFlags() error {
+	switch opts.Sandbox {
+	case "", config.SandboxAuto, config.SandboxBwrap, config.SandboxNone:
+	default:
+		return replayUsage("--sandbox %q: want auto, bwrap or none", opts.Sandbox)
+	}
+	for _, name := range opts.Env {
+		if config.SecretName(name) {
+			return replayUsage("--env %s: flakegate never passes a variable that may hold a secret (FLAKEGATE_*, PG*, tokens, passwords)", name)
+		}
+	}
 	if opts.repoMode() {
 		return opts.checkRepoFlags()
 	}

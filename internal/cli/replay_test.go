@@ -38,7 +38,11 @@ func TestReplayCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter := filepath.Join(t.TempDir(), "runs")
+	counter := filepath.Join(work, "runs") // inside the sandbox's tree
+	outside := filepath.Join(t.TempDir(), "host-file")
+	if err := os.WriteFile(outside, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	// replay returns the args of a replay of the fixture file in work.
 	replay := func(extra ...string) []string {
@@ -109,7 +113,12 @@ func TestReplayCommand(t *testing.T) {
 		{name: "crash", args: replay(sh("kill -ABRT $$")...), code: 3, errOut: "killed by SIGABRT", runs: -1},
 		{name: "timeout", args: replay(append([]string{"--timeout", "200ms"}, sh("sleep 30")...)...), code: 3, errOut: "replay: incomplete: sh was killed after", runs: -1},
 		{name: "timeout reason", args: replay(append([]string{"--timeout", "200ms"}, sh("sleep 30")...)...), code: 3, errOut: "wall budget 200ms exceeded", runs: -1},
-		{name: "missing binary", args: replay("--", "flakegate-no-such-binary-x9"), code: 3, errOut: `cannot start "flakegate-no-such-binary-x9": not found in PATH`, runs: -1},
+		{name: "missing binary", args: replay("--", "flakegate-no-such-binary-x9"), code: 3, errOut: `flakegate-no-such-binary-x9: No such file`, runs: -1},
+		{name: "missing binary without the sandbox", args: replay("--sandbox", "none", "--", "flakegate-no-such-binary-x9"), code: 3, errOut: `cannot start "flakegate-no-such-binary-x9": not found in PATH`, runs: -1},
+		{name: "the sandbox hides the host's files", args: replay(sh("test ! -e " + outside)...), code: 0, runs: -1},
+		{name: "--sandbox none does not", args: replay(append([]string{"--sandbox", "none"}, sh("test -e "+outside)...)...), code: 0, runs: -1},
+		{name: "bad --sandbox", args: replay("--sandbox", "docker", "--", "true"), code: 2, errOut: "--sandbox", runs: -1},
+		{name: "secret --env", args: replay("--env", "PGPASSWORD", "--", "true"), code: 2, errOut: "secret", runs: -1},
 		{name: "no test ran", args: replay(sh("echo 'no tests ran in 0.01s'")...), code: 3, errOut: "no test executed", runs: -1},
 
 		{name: "no command", args: replay(), code: 2, errOut: "no command given", runs: -1},
@@ -148,7 +157,8 @@ func TestReplayInterrupt(t *testing.T) {
 	}
 	sum := sha256.Sum256([]byte("x"))
 	pidFile := filepath.Join(work, "pid")
-	cmd := exec.Command(bin, "replay", "--workdir", work, "--seed", "1", "--fixture", "fx",
+	// Without the sandbox, so that the command's pid is the host's.
+	cmd := exec.Command(bin, "replay", "--sandbox", "none", "--workdir", work, "--seed", "1", "--fixture", "fx",
 		"--expect-fixture-sha256", hex.EncodeToString(sum[:]), "--", "sh", "-c", "echo $$ > pid.tmp; mv pid.tmp pid; sleep 60")
 	var errOut strings.Builder
 	cmd.Stderr = &errOut

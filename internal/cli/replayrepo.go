@@ -124,7 +124,11 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "replay: fixture %s sha256 %s\n", p.Fixture, sum)
 	}
-	cmd := runner.Command{Argv: argv, Dir: dir, WallBudget: p.WallBudget, Output: opts.IO.Out}
+	sb, env, err := opts.isolation(ctx, dir, &cfg.Sandbox)
+	if err != nil {
+		return err
+	}
+	cmd := runner.Command{Argv: argv, Dir: dir, Env: env, WallBudget: p.WallBudget, Output: opts.IO.Out, Sandbox: sb}
 	ev := runner.NewEvidence(runner.DetectFramework(p.Run), p.Name, p.PassMarker)
 	if ev != nil {
 		cmd.Output = teeWriter{opts.IO.Out, ev}

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# bench/sandbox-overhead.sh: the per-attempt overhead of `flakegate check`
+# (a bwrap sandbox per attempt, the tree reset and cleaned before each) on a
+# repository of 50 files and one of 50,000 files (~200 MB), side by side in
+# one run.
+#
+# Each repository has one property with 20 seeds whose command is
+# `sh props/prop.sh SEED` (it exits 0 at once), workers: 1, and a candidate
+# that only touches README.md. A first check prepares the worktrees and
+# warms the replay cache; each timed check then makes 20 candidate
+# attempts. overhead/attempt = (check wall - bare wall) / 20, where bare is
+# the same 20 commands run one after the other by bash in a checkout.
+#
+# It also times, on the big repository, the first check's worktree
+# preparation (a check with no worktrees minus a check with them) against
+# a plain `git worktree add` of the same three trees.
+#
+# The repositories are generated once and cached under $BENCH_CACHE
+# (default /tmp/flakegate-bench-sandbox). ROUNDS rounds (default 3),
+# alternating which side goes first. Prints each round and the medians.
+# Aims: at most 30 ms/attempt at 50,000 files; big at most 1.5x small.
+#
+# Environment: FLAKEGATE (a built binary; default: go build ./cmd/flakegate),
+# ROUNDS, BENCH_CACHE.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+rounds=${ROUNDS:-3}
+cache=${BENCH_CACHE:-/tmp/flakegate-bench-sandbox}
+mkdir -p "$cache"
+seeds=20
+
+fg=${FLAKEGATE:-}
+if [ -z "$fg" ]; then
+	mkdir -p bench/out
+	go build -o bench/out/flakegate ./cmd/flakegate
+	fg=$PWD/bench/out/flakegate
+fi
+fg=$(cd "$(dirname "$fg")" && pwd)/$(basename "$fg")
+
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
+export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+unset FLAKEGATE_LEDGER
+
+# make_repo DIR NFILES: a repository of NFILES 4 KB files (cached).
+make_repo() {
+	local dir=$1 n=$2
+	if [ -f "$dir/.ready" ]; then
+		return
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir/props" "$dir/fixtures" "$dir/src"
+	(
+		cd "$dir"
+		printf '#!/bin/sh\nexit 0\n' >props/prop.sh
+		echo data >fixtures/data.txt
+		{
+			echo 'version: 1'
+			echo 'retry_cap: 0'
+			echo 'workers: 1'
+			echo 'properties:'
+			echo '  - path: props/prop.sh'
+			echo '    fixture: fixtures/data.txt'
+			echo "    seeds: [$(seq -s ', ' 1 $seeds)]"
+			echo '    run: [sh, "{path}", "{seed}"]'
+			echo '    wall_budget: 10s'
+		} >flakegate.yaml
+		echo bench >README.md
+		python3 - "$n" <<-'EOF'
+			import os, sys
+			n = int(sys.argv[1])
+			block = (b"x" * 4095) + b"\n"
+			for i in range(n):
+			    d = "src/%03d" % (i // 500)
+			    os.makedirs(d, exist_ok=True)
+			    with open("%s/f%05d.txt" % (d, i), "wb") as f:
+			        f.write(block)
+		EOF
+		git init -q -b main
+		git add -A
+		git commit -q -m base
+		git tag base
+		echo candidate >>README.md
+		git commit -q -am candidate
+		git tag candidate
+		git clone -q . ../"$(basename "$dir")-checkout"
+		git -C ../"$(basename "$dir")-checkout" checkout -q candidate
+	)
+	touch "$dir/.ready"
+}
+
+echo "preparing the repositories under $cache (cached) ..." >&2
+make_repo "$cache/small" 50
+make_repo "$cache/big" 50000
+
+check() { # check DIR
+	(cd "$1" && "$fg" check --base base --candidate candidate >/dev/null 2>"$cache/check.stderr")
+}
+bare() { # bare DIR
+	(cd "$1-checkout" && for seed in $(seq 1 $seeds); do sh props/prop.sh "$seed"; done)
+}
+drop_trees() { # drop_trees DIR: remove flakegate's worktrees
+	rm -rf "$1/.git/flakegate/worktrees"
+	git -C "$1" worktree prune
+}
+
+TIMEFORMAT='%R'
+for side in small big; do
+	drop_trees "$cache/$side"
+	check "$cache/$side" || true
+	grep -q "$seeds PASS" "$cache/check.stderr" || { cat "$cache/check.stderr" >&2; exit 3; }
+done
+
+declare -A per
+prep=() add=()
+for r in $(seq 1 "$rounds"); do
+	order="small big"
+	[ $((r % 2)) -eq 0 ] && order="big small"
+	line="round $r:"
+	for side in $order; do
+		f=$({ time check "$cache/$side"; } 2>&1)
+		b=$({ time bare "$cache/$side"; } 2>&1)
+		o=$(awk -v f="$f" -v b="$b" -v n=$seeds 'BEGIN {printf "%.1f", (f - b) * 1000 / n}')
+		per[$side]="${per[$side]:-} $o"
+		line="$line $side check ${f}s bare ${b}s -> ${o} ms/attempt;"
+	done
+	# First-check preparation on the big repository, against git worktree add.
+	drop_trees "$cache/big"
+	cold=$({ time check "$cache/big"; } 2>&1)
+	warm=$({ time check "$cache/big"; } 2>&1)
+	drop_trees "$cache/big"
+	tmp=$cache/plain-add
+	rm -rf "$tmp"
+	g=$({ time (for t in base-0 candidate-0 candidate-0b; do git -C "$cache/big" worktree add -q --detach "$tmp/$t" base; done); } 2>&1)
+	rm -rf "$tmp"
+	git -C "$cache/big" worktree prune
+	check "$cache/big" # leave the trees prepared for the next round
+	p=$(awk -v c="$cold" -v w="$warm" 'BEGIN {printf "%.3f", c - w}')
+	prep+=("$p") add+=("$g")
+	echo "$line big first-check preparation ${p}s vs git worktree add x3 ${g}s"
+done
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+# shellcheck disable=SC2086
+ms=$(median ${per[small]})
+# shellcheck disable=SC2086
+mb=$(median ${per[big]})
+mp=$(median "${prep[@]}")
+ma=$(median "${add[@]}")
+echo "median overhead per attempt: small (50 files) ${ms} ms, big (50,000 files) ${mb} ms; big/small $(awk -v a="$mb" -v b="$ms" 'BEGIN {printf "%.2f", a / b}') (aims: big <= 30 ms, ratio <= 1.5)"
+echo "median first-check preparation (big): ${mp}s vs plain git worktree add of the 3 trees ${ma}s"
+echo "load: $(uptime)"

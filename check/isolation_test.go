@@ -1,0 +1,192 @@
+package check_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate/storetest"
+)
+
+// TestCheckIsolationNone: with sandbox: {mode: none} every record and the
+// summary say "isolation": "none", and --freeze-owner grants nothing: the
+// SCHEDULER label stays, with the reason.
+func TestCheckIsolationNone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	files := baseFiles(libOK)
+	files["flakegate.yaml"] = strings.Replace(config(""), "sandbox:\n", "sandbox:\n  mode: none\n", 1)
+	r := newRepo(t, files)
+	r.candidate("flaky", map[string]string{"src/lib.sh": libFlaky})
+	store := filepath.Join(r.dir, ".git", "flakegate")
+	cr := r.check("--base", "base", "--candidate", "flaky", "--freeze-owner", "alice")
+	if cr.code != 0 || strings.Join(cr.labels(), ",") != "SCHEDULER,SCHEDULER" {
+		t.Fatalf("%s", cr)
+	}
+	if cr.summary.Isolation != "none" {
+		t.Errorf("summary isolation %q", cr.summary.Isolation)
+	}
+	for i, res := range cr.summary.Results {
+		if res.Isolation != "none" || res.Owner != "" || !strings.Contains(res.Reason, "no freeze granted") {
+			t.Errorf("result %d: isolation %q owner %q reason %q", i, res.Isolation, res.Owner, res.Reason)
+		}
+		raw, err := os.ReadFile(res.Record)
+		if err != nil || !bytes.Contains(raw, []byte(`"isolation": "none"`)) {
+			t.Errorf("record %d lacks \"isolation\": \"none\": %v", i, err)
+		}
+	}
+	if !strings.Contains(cr.stderr, "isolation none") {
+		t.Errorf("stderr does not say why no freeze was granted:\n%s", cr.stderr)
+	}
+	for name, data := range storetest.SnapshotDir(t, store) {
+		if strings.HasSuffix(name, "ledger.json") && strings.Contains(data, "alice") {
+			t.Errorf("a freeze was granted from an unsandboxed run: %s", data)
+		}
+		if strings.Contains(name, "/replay/") && strings.HasSuffix(name, ".json") {
+			t.Errorf("an unsandboxed base result was cached: %s", name)
+		}
+	}
+
+	// A sandboxed record says so.
+	sb := newRepo(t, baseFiles(libOK))
+	sb.candidate("docs", map[string]string{"README.md": "docs\n"})
+	ok := sb.check("--base", "base", "--candidate", "docs")
+	if ok.code != 0 || ok.summary.Isolation != "bwrap" || ok.summary.Results[0].Isolation != "bwrap" || ok.record(t, 0).Isolation != "bwrap" {
+		t.Fatalf("sandboxed check: isolation %q\n%s", ok.summary.Isolation, ok)
+	}
+}
+
+// TestCheckNoBwrap: without bwrap on PATH the check stops with exit 2,
+// saying how to install it or opt out.
+func TestCheckNoBwrap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	bin := t.TempDir()
+	for _, prog := range []string{"git", "sh"} {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, prog)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRepo(t, baseFiles(libOK))
+	r.candidate("docs", map[string]string{"README.md": "docs\n"})
+	cr := r.checkEnv([]string{"PATH=" + bin}, "--base", "base", "--candidate", "docs")
+	if cr.code != 2 || !strings.Contains(cr.stderr, "Error: ") || !strings.Contains(cr.stderr, "apt-get install bubblewrap") ||
+		!strings.Contains(cr.stderr, "sandbox: {mode: none}") {
+		t.Fatalf("want exit 2 naming the install line and the opt-out\n%s", cr)
+	}
+}
+
+// TestCheckLockWait: a check that finds the store's lock held says who
+// holds it, gives up with exit 3 at --lock-timeout, and ends promptly on
+// SIGTERM; the store is unchanged either way.
+func TestCheckLockWait(t *testing.T) {
+	needBwrap(t)
+	r := newRepo(t, baseFiles(libOK))
+	r.candidate("docs", map[string]string{"README.md": "docs\n"})
+	if cr := r.check("--base", "base", "--candidate", "docs"); cr.code != 0 {
+		t.Fatalf("%s", cr)
+	}
+	store := filepath.Join(r.dir, ".git", "flakegate")
+	before := storetest.SnapshotDir(t, store)
+	// Another process holds the ledger lock (flock(1) as a stand-in for a
+	// stuck check).
+	holder := exec.Command("flock", filepath.Join(store, "lock"), "sleep", "600")
+	if err := holder.Start(); err != nil {
+		t.Skipf("flock(1): %v", err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	waitFor(t, func() bool { return lockHeld(filepath.Join(store, "lock")) })
+
+	start := time.Now()
+	cr := r.check("--base", "base", "--candidate", "docs", "--lock-timeout", "2s")
+	if cr.code != 3 || !strings.Contains(cr.stderr, "waiting for another check (pid ") || !strings.Contains(cr.stderr, "gave up after 2s") {
+		t.Fatalf("want exit 3 after saying who holds the lock\n%s", cr)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the check took %s with a 2s lock timeout", d)
+	}
+
+	// SIGTERM while waiting ends the check at once.
+	cmd := exec.Command(flakegateBin, "check", "--json", "--base", "base", "--candidate", "docs", "--lock-timeout", "10m")
+	cmd.Dir = r.dir
+	cmd.Env = append(cleanEnv(), "FG_STATE="+r.state)
+	var stderr syncBuf
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "waiting for another check") })
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("SIGTERM did not end a check waiting for a lock")
+	}
+	if cmd.ProcessState.ExitCode() != 3 {
+		t.Errorf("exit %d after SIGTERM, want 3\n%s", cmd.ProcessState.ExitCode(), stderr.String())
+	}
+	after := storetest.SnapshotDir(t, store)
+	for name, data := range before {
+		if !strings.HasPrefix(name, "/records/") && after[name] != data {
+			t.Errorf("%s changed while the check waited", name)
+		}
+	}
+}
+
+// lockHeld reports whether another open file holds a flock on path.
+func lockHeld(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return true
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for a condition")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// syncBuf is a bytes.Buffer written by a process and read by the test.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

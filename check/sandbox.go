@@ -1,0 +1,203 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/runner"
+)
+
+// Isolation values of records and summaries.
+const (
+	IsolationBwrap = "bwrap"
+	IsolationNone  = "none"
+)
+
+// isolation is how this check's attempts run.
+type isolation struct {
+	mode    string          // IsolationBwrap or IsolationNone
+	sandbox runner.Sandbox  // the sandbox without its Tree (bwrap only)
+	env     []string        // every attempt's environment
+	secrets []string        // values never written anywhere
+	cfg     *config.Sandbox // as configured
+}
+
+// setupIsolation resolves the sandbox of the base config: bwrap unless
+// the config says mode: none, the paths the attempts must not see, the
+// shared paths and the attempts' environment.
+func (c *checker) setupIsolation(ctx context.Context) error {
+	sb := &c.cfg.Sandbox
+	src := c.opts.Env
+	if src == nil {
+		src = os.Environ()
+	}
+	iso := &isolation{mode: IsolationBwrap, cfg: sb, secrets: SecretValues(src, c.opts.Secrets)}
+	if sb.Mode == config.SandboxNone {
+		iso.mode = IsolationNone
+	}
+	if iso.mode == IsolationBwrap {
+		bwrap := c.opts.Bwrap
+		if bwrap == "" {
+			p, err := exec.LookPath("bwrap")
+			if err != nil {
+				return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: c.cfgPath,
+					Message: "bwrap (bubblewrap) was not found on PATH: every attempt runs in a bubblewrap sandbox by default",
+					Hint:    "install it (apt-get install bubblewrap), or opt out in the base config with sandbox: {mode: none} (records then say \"isolation\": \"none\" and earn no freeze)"}
+			}
+			bwrap = p
+		}
+		if abs, err := filepath.Abs(bwrap); err == nil {
+			bwrap = abs
+		}
+		if err := c.checkSharedPaths(); err != nil {
+			return err
+		}
+		iso.sandbox = runner.Sandbox{Bwrap: bwrap, Home: runner.SandboxHomeFor(src), Network: sb.Network,
+			RO: append([]string(nil), sb.RO...), RW: append([]string(nil), sb.RW...)}
+		hide, err := c.hiddenPaths(ctx, src)
+		if err != nil {
+			return err
+		}
+		iso.sandbox.Hide = hide
+	}
+
+	// The environment: an allow-list, never a secret.
+	spec := runner.EnvSpec{Src: src, Names: sb.Env, Refuse: config.SecretName, Secrets: iso.secrets}
+	if iso.mode == IsolationBwrap {
+		spec.Sandbox = &iso.sandbox
+	}
+	iso.env = runner.AttemptEnv(spec)
+	c.iso = iso
+	return nil
+}
+
+// checkSharedPaths refuses sandbox.ro and sandbox.rw paths that would
+// give the attempts the gate's own state, and rw paths that do not exist.
+func (c *checker) checkSharedPaths() error {
+	sb := &c.cfg.Sandbox
+	guarded := []string{c.top, c.common, c.outDir}
+	if c.opts.LedgerPath != "" {
+		if abs, err := filepath.Abs(c.opts.LedgerPath); err == nil {
+			guarded = append(guarded, abs)
+		}
+	}
+	for _, list := range []struct {
+		key   string
+		paths []string
+	}{{"sandbox.ro", sb.RO}, {"sandbox.rw", sb.RW}} {
+		for i, p := range list.paths {
+			key := fmt.Sprintf("%s[%d]", list.key, i)
+			for _, g := range guarded {
+				if overlaps(p, g) {
+					return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
+						Message: fmt.Sprintf("%s: %s overlaps %s, which the code under test must not reach (the repository, its git folder, the ledger or the output folder)", key, p, g),
+						Hint:    "share only folders outside the repository and flakegate's state"}
+				}
+			}
+			if list.key == "sandbox.rw" {
+				if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+					return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
+						Message: fmt.Sprintf("%s: %s is not a folder on this machine", key, p),
+						Hint:    "create it first, or remove it from sandbox.rw"}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether one of two absolute paths is inside the other
+// (after resolving symlinks where they exist).
+func overlaps(a, b string) bool {
+	a, b = resolved(a), resolved(b)
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
+func resolved(p string) string {
+	if r, err := evalExisting(filepath.Clean(p)); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// hiddenPaths are the host paths no attempt may see: the repository's
+// work tree and git folder (the trees of this check, the default store,
+// the replay cache), every other worktree, the ledger folder, the output
+// folder and flakegate's own binary.
+func (c *checker) hiddenPaths(ctx context.Context, src []string) ([]string, error) {
+	hide := []string{c.top, c.common, c.outDir}
+	others, err := c.git.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hide = append(hide, others...)
+	if c.opts.LedgerPath != "" {
+		if abs, err := filepath.Abs(c.opts.LedgerPath); err == nil {
+			hide = append(hide, abs)
+		}
+	}
+	hide = append(hide, runner.HideSelf(src)...)
+	for i := range hide {
+		hide[i] = resolved(hide[i])
+	}
+	return hide, nil
+}
+
+// sandboxFor is the sandbox of one attempt in tree, nil without bwrap.
+func (c *checker) sandboxFor(tree string) *runner.Sandbox {
+	if c.iso.mode != IsolationBwrap {
+		return nil
+	}
+	sb := c.iso.sandbox
+	sb.Tree = tree
+	return &sb
+}
+
+// SecretValues are the values flakegate must never pass on or write: those
+// of secret-named variables (PGPASSWORD, FLAKEGATE_LEDGER, *_TOKEN...) and
+// the passwords of URLs among them, plus extra.
+func SecretValues(src, extra []string) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= 4 {
+			out = append(out, v)
+		}
+		if u, err := url.Parse(v); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok && len(pw) >= 4 {
+				out = append(out, pw)
+			}
+		}
+	}
+	for _, kv := range src {
+		name, v, _ := strings.Cut(kv, "=")
+		up := strings.ToUpper(name)
+		if strings.HasPrefix(up, "FLAKEGATE_") || up == "PGPASSWORD" || (config.SecretName(name) && !strings.HasPrefix(up, "PG")) {
+			add(v)
+		}
+	}
+	for _, v := range extra {
+		add(v)
+	}
+	// Longest first, so a password inside a DSN goes with the DSN.
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// redact replaces every secret value in s.
+func (c *checker) redact(s string) string {
+	if c.iso == nil {
+		return s
+	}
+	for _, v := range c.iso.secrets {
+		s = strings.ReplaceAll(s, v, "[redacted]")
+	}
+	return s
+}

@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// needBwrap returns the bwrap binary; without it the test is skipped,
+// or fails under CI=true.
+func needBwrap(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("bwrap")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bwrap is required under CI=true: apt-get install bubblewrap")
+		}
+		t.Skip("bwrap not installed")
+	}
+	return p
+}
+
+func TestSandbox(t *testing.T) {
+	bwrap := needBwrap(t)
+	root := t.TempDir()
+	tree := filepath.Join(root, "tree")
+	secret := filepath.Join(root, "secret")
+	shared := filepath.Join(root, "shared")
+	for _, d := range []string{tree, secret, shared} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(secret, "ledger.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb := &Sandbox{Bwrap: bwrap, Tree: tree, Hide: []string{secret}, RO: []string{shared}, Home: "/root"}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
+	type testCase struct {
+		name   string
+		script string
+		result string
+		tail   string
+	}
+	run := func(t *testing.T, tc testCase) {
+		o := Run(context.Background(), Command{Argv: []string{"sh", "-c", tc.script}, Dir: tree, Env: env, Sandbox: sb, WallBudget: time.Minute})
+		if o.Result != tc.result || !strings.Contains(o.Tail, tc.tail) {
+			t.Errorf("result %q (reason %q) tail %q; want %q with %q", o.Result, o.Reason, o.Tail, tc.result, tc.tail)
+		}
+	}
+	for _, tc := range []testCase{
+		{name: "tree is writable", script: "echo x > f && cat f", result: Pass, tail: "x"},
+		{name: "exit 1 is a failure", script: "exit 1", result: Fail},
+		{name: "hidden folder is empty", script: "ls -A " + secret + " | wc -l", result: Pass, tail: "0"},
+		{name: "system is read-only", script: "touch /usr/flakegate-probe", result: Fail, tail: "Read-only"},
+		{name: "shared folder is read-only", script: "touch " + shared + "/x", result: Fail, tail: "Read-only"},
+		{name: "parent is the sandbox's init", script: "cat /proc/$PPID/cmdline | tr '\\0' ' '; echo; test $PPID = 1", result: Pass, tail: "bwrap"},
+		{name: "no network", script: "test $(ls /sys/class/net | wc -l) -le 1 || cat /proc/net/dev; ! grep -q eth /proc/net/dev", result: Pass},
+		{name: "environment is exactly Env", script: "env | sort", result: Pass, tail: "HOME=/root\nPATH=/usr/bin:/bin\nPWD="},
+		{name: "home is private", script: "ls -A ~ | wc -l", result: Pass, tail: "0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+
+	t.Run("bwrap's own failure is an error, not a failing test", func(t *testing.T) {
+		bad := *sb
+		bad.RW = []string{filepath.Join(root, "no-such-folder")}
+		o := Run(context.Background(), Command{Argv: []string{"true"}, Dir: tree, Env: env, Sandbox: &bad})
+		if o.Result != Errored || !strings.Contains(o.Reason, "sandbox") {
+			t.Errorf("result %q reason %q, want an error naming the sandbox", o.Result, o.Reason)
+		}
+	})
+
+	t.Run("a daemon dies with the attempt", func(t *testing.T) {
+		marker := filepath.Join(tree, "alive")
+		o := Run(context.Background(), Command{Argv: []string{"sh", "-c", "setsid sh -c 'while :; do date > alive; sleep 0.05; done' </dev/null >/dev/null 2>&1 & sleep 0.3; exit 0"},
+			Dir: tree, Env: env, Sandbox: sb, WallBudget: time.Minute})
+		if o.Result != Pass {
+			t.Fatalf("result %q reason %q", o.Result, o.Reason)
+		}
+		before, err := os.ReadFile(marker)
+		if err != nil {
+			t.Fatalf("the daemon never ran: %v", err)
+		}
+		// The daemon rewrote the file every 50 ms; a second later it must
+		// still hold the same bytes, with no process left writing it.
+		time.Sleep(time.Second)
+		after, _ := os.ReadFile(marker)
+		if string(before) != string(after) {
+			t.Errorf("the daemon outlived the sandbox: %q then %q", before, after)
+		}
+	})
+}
