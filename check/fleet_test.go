@@ -52,13 +52,15 @@ func fleetConfig(n int, shared string) string {
 	return fmt.Sprintf(`version: 1
 retry_cap: 1
 workers: 1
+sandbox:
+  rw: [%q]
 properties:
   - path: props/prop.sh
     fixture: fixtures/data.txt
     seeds: [%s]
     run: [sh, "{path}", "{seed}", %q]
     wall_budget: 120s
-`, strings.Join(seeds, ", "), shared)
+`, shared, strings.Join(seeds, ", "), shared)
 }
 
 // fleetOrigin makes a repository whose base and candidate (tags "base"
@@ -169,13 +171,22 @@ func waitFile(t *testing.T, path string, d time.Duration, procs ...*proc) {
 	}
 }
 
-// killHang kills the hanging attempt's process group when the test ends
-// (its runner was killed, not the attempt).
+// killHang kills what is left of the hanging attempt when the test ends
+// (its runner was killed, not the attempt). The attempt runs in its own
+// PID namespace, so the pid it wrote means nothing here: the host's
+// processes whose command line names the shared folder are the ones.
+// bwrap's --die-with-parent should have ended them already.
 func killHang(t *testing.T, shared string) {
 	t.Cleanup(func() {
-		b, err := os.ReadFile(filepath.Join(shared, "hang", "pgid"))
-		if pgid, err2 := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && err2 == nil && pgid > 1 {
-			syscall.Kill(-pgid, syscall.SIGKILL)
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(shared)) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 	})
 }

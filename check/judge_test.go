@@ -44,6 +44,9 @@ retry_cap: 2
 workers: 1
 freeze:
   expires_after_runs: 4
+sandbox:
+  rw: ["@FG_STATE@"]
+  env: [FG_STATE]
 properties:
   - path: props/multi.sh
     name: alpha
