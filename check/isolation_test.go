@@ -190,3 +190,30 @@ func (s *syncBuf) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestCheckSharedPaths: sandbox.rw and sandbox.ro may not reach the
+// repository or its git folder, and an rw folder must exist (exit 2).
+func TestCheckSharedPaths(t *testing.T) {
+	type testCase struct {
+		name  string
+		block func(r *repo) string
+		err   string
+	}
+	run := func(t *testing.T, tc testCase) {
+		r := newRepo(t, baseFiles(libOK))
+		r.commit("config", map[string]string{"flakegate.yaml": strings.Replace(config(""), "sandbox:\n  rw: [\"@FG_STATE@\"]\n", tc.block(r), 1)})
+		r.git("tag", "-f", "base")
+		r.candidate("docs", map[string]string{"README.md": "docs\n"})
+		cr := r.check("--base", "base", "--candidate", "docs")
+		if cr.code != 2 || !strings.Contains(cr.stderr, tc.err) {
+			t.Fatalf("want exit 2 with %q\n%s", tc.err, cr)
+		}
+	}
+	for _, tc := range []testCase{
+		{name: "rw inside .git", block: func(r *repo) string { return "sandbox:\n  rw: [\"" + r.dir + "/.git/flakegate\"]\n" }, err: "overlaps"},
+		{name: "ro is the repository", block: func(r *repo) string { return "sandbox:\n  ro: [\"" + r.dir + "\"]\n" }, err: "overlaps"},
+		{name: "rw missing", block: func(r *repo) string { return "sandbox:\n  rw: [\"" + r.state + "/nope\"]\n" }, err: "is not a folder"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+}
