@@ -190,3 +190,77 @@ func (s *syncBuf) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestCheckSharedPaths: sandbox.rw and sandbox.ro may not reach the
+// repository or its git folder, and an rw folder must exist (exit 2).
+func TestCheckSharedPaths(t *testing.T) {
+	type testCase struct {
+		name  string
+		block func(r *repo) string
+		err   string
+	}
+	run := func(t *testing.T, tc testCase) {
+		r := newRepo(t, baseFiles(libOK))
+		r.commit("config", map[string]string{"flakegate.yaml": strings.Replace(config(""), "sandbox:\n  rw: [\"@FG_STATE@\"]\n", tc.block(r), 1)})
+		r.git("tag", "-f", "base")
+		r.candidate("docs", map[string]string{"README.md": "docs\n"})
+		cr := r.check("--base", "base", "--candidate", "docs")
+		if cr.code != 2 || !strings.Contains(cr.stderr, tc.err) {
+			t.Fatalf("want exit 2 with %q\n%s", tc.err, cr)
+		}
+	}
+	for _, tc := range []testCase{
+		{name: "rw inside .git", block: func(r *repo) string { return "sandbox:\n  rw: [\"" + r.dir + "/.git/flakegate\"]\n" }, err: "overlaps"},
+		{name: "ro is the repository", block: func(r *repo) string { return "sandbox:\n  ro: [\"" + r.dir + "\"]\n" }, err: "overlaps"},
+		{name: "rw missing", block: func(r *repo) string { return "sandbox:\n  rw: [\"" + r.state + "/nope\"]\n" }, err: "is not a folder"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+}
+
+// TestCheckReplayLockDeadline: a check whose base replay waits for
+// another holder of the replay lock (here flock(1) on the lock file of
+// the key, in a ledger folder shared by two clones) gives up with exit 3
+// after --lock-timeout plus the wall budget, saying what it waited for.
+// A base attempt that timed out is never cached.
+func TestCheckReplayLockDeadline(t *testing.T) {
+	needBwrap(t)
+	files := baseFiles(libOK)
+	cfg := strings.Replace(config(""), "seeds: [11, 12]", "seeds: [11]", 1)
+	files["flakegate.yaml"] = strings.Replace(cfg, "wall_budget: 1500ms", "wall_budget: 2s", 1)
+	// The base attempt hangs until its wall budget; candidate attempts pass.
+	files["props/prop.sh"] = "#!/bin/sh\ncase \"$PWD\" in */worktrees/base-*) sleep 60 ;; esac\n. ./src/lib.sh\nok \"$1\"\n"
+	origin := newRepo(t, files)
+	ledger := filepath.Join(t.TempDir(), "ledger")
+	clone := func(name string) *repo {
+		cl := &repo{t: t, dir: filepath.Join(t.TempDir(), name), state: origin.state}
+		origin.git("clone", "-q", origin.dir, cl.dir)
+		cl.git("checkout", "-q", "--detach", "base")
+		cl.commit(name, map[string]string{"README.md": name + "\n"})
+		return cl
+	}
+	first := clone("first").check("--base", "base", "--candidate", "HEAD", "--ledger", ledger)
+	if first.code != 1 || first.record(t, 0).BaseSeedResult != "timeout" {
+		t.Fatalf("first check: want a base timeout\n%s", first)
+	}
+	locks, _ := filepath.Glob(filepath.Join(ledger, "replay", "*.lock"))
+	cached, _ := filepath.Glob(filepath.Join(ledger, "replay", "*.json"))
+	if len(locks) != 1 || len(cached) != 0 {
+		t.Fatalf("replay folder: locks %v, cached %v; want one lock and no cached timeout", locks, cached)
+	}
+	holder := exec.Command("flock", locks[0], "sleep", "600")
+	if err := holder.Start(); err != nil {
+		t.Skipf("flock(1): %v", err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	waitFor(t, func() bool { return lockHeld(locks[0]) })
+
+	start := time.Now()
+	cr := clone("second").check("--base", "base", "--candidate", "HEAD", "--ledger", ledger, "--lock-timeout", "1s")
+	if cr.code != 3 || !strings.Contains(cr.stderr, "waiting for another check replaying") || !strings.Contains(cr.stderr, "gave up after 3s") {
+		t.Errorf("want exit 3 giving up on the replay lock after 1s + 2s\n%s", cr)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("took %s", d)
+	}
+}

@@ -23,11 +23,10 @@ const (
 
 // isolation is how this check's attempts run.
 type isolation struct {
-	mode    string          // IsolationBwrap or IsolationNone
-	sandbox runner.Sandbox  // the sandbox without its Tree (bwrap only)
-	env     []string        // every attempt's environment
-	secrets []string        // values never written anywhere
-	cfg     *config.Sandbox // as configured
+	mode    string         // IsolationBwrap or IsolationNone
+	sandbox runner.Sandbox // the sandbox without its Tree (bwrap only)
+	env     []string       // every attempt's environment
+	secrets []string       // values never written anywhere
 }
 
 // setupIsolation resolves the sandbox of the base config: bwrap unless
@@ -39,7 +38,7 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	if src == nil {
 		src = os.Environ()
 	}
-	iso := &isolation{mode: IsolationBwrap, cfg: sb, secrets: SecretValues(src, c.opts.Secrets)}
+	iso := &isolation{mode: IsolationBwrap, secrets: SecretValues(src, c.opts.Secrets)}
 	if sb.Mode == config.SandboxNone {
 		iso.mode = IsolationNone
 	}
