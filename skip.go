@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flakegate/flakegate/canonjson"
 )
 
 // SkipDecision is the answer of Skip for one triple.
@@ -127,7 +129,7 @@ func void(ctx context.Context, s Ledger, t Triple, by, reason string) error {
 }
 
 func recordPropertySHA256(raw []byte) string {
-	v, err := ReadValue(raw)
+	v, err := canonjson.Read(raw)
 	if err != nil {
 		return ""
 	}

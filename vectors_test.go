@@ -2,11 +2,8 @@ package flakegate_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,65 +138,6 @@ func TestVectorsCover(t *testing.T) {
 	}
 }
 
-// TestVectorsJSONL streams every one-line vector through ClassifyJSONL,
-// many times over so the input spans several batches, and wants each
-// decision in input order.
-func TestVectorsJSONL(t *testing.T) {
-	var lines [][]byte
-	var want []vector
-	for _, v := range loadVectors(t) {
-		raw := v.raw(t)
-		if len(raw) == 0 || bytes.ContainsAny(raw, "\r\n") {
-			continue
-		}
-		lines = append(lines, raw)
-		want = append(want, v)
-	}
-	const copies = 40
-	var in bytes.Buffer
-	for range copies {
-		for _, l := range lines {
-			in.Write(l)
-			in.WriteByte('\n')
-		}
-	}
-	var out bytes.Buffer
-	var seen []flakegate.Label
-	if err := flakegate.ClassifyJSONL(context.Background(), &in, &out, func(l flakegate.Label) { seen = append(seen, l) }); err != nil {
-		t.Fatal(err)
-	}
-	got := bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n"))
-	if len(got) != copies*len(lines) {
-		t.Fatalf("%d decisions for %d lines", len(got), copies*len(lines))
-	}
-	if len(seen) != len(got) {
-		t.Errorf("onLabel saw %d labels for %d decisions", len(seen), len(got))
-	}
-	bad := 0
-	for i, line := range got {
-		v := want[i%len(want)]
-		var d struct {
-			Label        flakegate.Label `json:"label"`
-			Freeze       bool            `json:"freeze"`
-			RecordSHA256 *string         `json:"record_sha256"`
-		}
-		if err := json.Unmarshal(line, &d); err != nil {
-			t.Fatalf("line %d: %q: %v", i+1, line, err)
-		}
-		if d.Label != v.Expect.Label || d.Freeze != v.Expect.Freeze || !equalPtr(d.RecordSHA256, v.Expect.RecordSHA256) {
-			if bad++; bad <= 10 {
-				t.Errorf("line %d (%s): got %.200s", i+1, v.Name, line)
-			}
-		}
-		if i < len(seen) && seen[i] != d.Label {
-			t.Fatalf("line %d: onLabel saw %s, output says %s", i+1, seen[i], d.Label)
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%d of %d decisions differ from the vectors", bad, len(got))
-	}
-}
-
 func equalPtr(a, b *string) bool {
 	if a == nil || b == nil {
 		return a == b
@@ -230,116 +168,3 @@ func TestVectorsMatchSpec(t *testing.T) {
 	}
 }
 
-// TestClassifyJSONLLines: line endings and the last line.
-func TestClassifyJSONLLines(t *testing.T) {
-	const s, i = flakegate.Scheduler, flakegate.Incomplete
-	type testCase struct {
-		name  string
-		input string
-		want  []flakegate.Label
-	}
-	tests := []testCase{
-		{"empty input", "", nil},
-		{"one line, no final newline", goodRecord, []flakegate.Label{s}},
-		{"one line", goodRecord + "\n", []flakegate.Label{s}},
-		{"CRLF", goodRecord + "\r\n" + goodRecord + "\r\n", []flakegate.Label{s, s}},
-		{"blank line between", goodRecord + "\n\n" + goodRecord + "\n", []flakegate.Label{s, i, s}},
-		{"last line cut", goodRecord + "\n" + goodRecord[:30], []flakegate.Label{s, i}},
-		{"a 20 MB last line without newline", goodRecord + "\n" + strings.Repeat("x", 20<<20), []flakegate.Label{s, i}},
-		{"a 20 MB first line", strings.Repeat("x", 20<<20) + "\n" + goodRecord + "\n", []flakegate.Label{i, s}},
-	}
-	run := func(t *testing.T, tc testCase) {
-		var out bytes.Buffer
-		if err := flakegate.ClassifyJSONL(context.Background(), strings.NewReader(tc.input), &out, nil); err != nil {
-			t.Fatal(err)
-		}
-		var got []flakegate.Label
-		for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
-			if line == "" {
-				continue
-			}
-			var d struct {
-				Label flakegate.Label `json:"label"`
-			}
-			if err := json.Unmarshal([]byte(line), &d); err != nil {
-				t.Fatalf("%q: %v", line, err)
-			}
-			got = append(got, d.Label)
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("labels %v, want %v", got, tc.want)
-		}
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
-	}
-}
-
-type failingReader struct {
-	data []byte
-	err  error
-}
-
-func (r *failingReader) Read(p []byte) (int, error) {
-	if len(r.data) == 0 {
-		return 0, r.err
-	}
-	n := copy(p, r.data)
-	r.data = r.data[n:]
-	return n, nil
-}
-
-type failingWriter struct{ err error }
-
-func (w failingWriter) Write(p []byte) (int, error) { return 0, w.err }
-
-// TestClassifyJSONLErrors: a read error, a write error and a cancelled
-// context come back as errors, without a hang.
-func TestClassifyJSONLErrors(t *testing.T) {
-	boom := errors.New("boom")
-	many := strings.Repeat(goodRecord+"\n", 5000)
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	type testCase struct {
-		name string
-		ctx  context.Context
-		r    io.Reader
-		w    io.Writer
-		want error
-	}
-	tests := []testCase{
-		{"read error", context.Background(), &failingReader{data: []byte(many), err: boom}, io.Discard, boom},
-		{"write error", context.Background(), strings.NewReader(many), failingWriter{boom}, boom},
-		{"cancelled", cancelled, strings.NewReader(many), io.Discard, context.Canceled},
-	}
-	run := func(t *testing.T, tc testCase) {
-		err := flakegate.ClassifyJSONL(tc.ctx, tc.r, tc.w, nil)
-		if !errors.Is(err, tc.want) {
-			t.Errorf("error %v, want %v", err, tc.want)
-		}
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
-	}
-}
-
-// TestClassifyJSONLShortLineReason: a short line is never reported as
-// longer than the limit, whatever its bytes.
-func TestClassifyJSONLShortLineReason(t *testing.T) {
-	for _, line := range []string{"\x00too-long", "\x00", "too-long"} {
-		var out bytes.Buffer
-		if err := flakegate.ClassifyJSONL(context.Background(), strings.NewReader(line+"\n"), &out, nil); err != nil {
-			t.Fatal(err)
-		}
-		var d struct {
-			Label  flakegate.Label `json:"label"`
-			Reason string          `json:"reason"`
-		}
-		if err := json.Unmarshal(out.Bytes(), &d); err != nil {
-			t.Fatalf("%q: %v", out.String(), err)
-		}
-		if d.Label != flakegate.Incomplete || strings.Contains(d.Reason, "longer than") {
-			t.Errorf("line %q (%d bytes): %s %q", line, len(line), d.Label, d.Reason)
-		}
-	}
-}

@@ -1,4 +1,15 @@
-package flakegate
+// Package canonjson reads JSON strictly and writes it in the canonical form
+// of Python's json.dumps(v, sort_keys=True, separators=(",", ":")), whose
+// sha256 is a run record's record_sha256.
+//
+// Read refuses what a record must not hold (bad UTF-8, a byte order mark,
+// duplicate keys, NaN, lone surrogates, numbers beyond float64, integers
+// Python will not read, nesting past MaxDepth). Append writes the canonical
+// bytes and SHA256 hashes them. A Reader reads many values one after
+// another with little allocation; Lines runs a handler over the lines of a
+// JSON-lines stream on several goroutines and writes the outputs in input
+// order.
+package canonjson
 
 // Kind is the JSON type of a Value.
 type Kind uint8
@@ -27,9 +38,13 @@ type Value struct {
 	// reads it as a float, not an int).
 	Float bool
 	// hint holds what the reader learnt while reading: hintPlain,
-	// hintKeyPlain, hintFloat and hintReprFloat. Only the reader's own hasher trusts it (a caller may edit
-	// a Value it was given).
+	// hintKeyPlain, hintFloat and hintReprFloat. Only a Reader's own
+	// hash (ReadSum) trusts it: a caller may edit a Value it was given.
 	hint uint8
+	// seq is, on an object a Reader read, the id+1 of the Reader's known
+	// key sequence that its keys are exactly (0: none). Like hint, only
+	// the Reader that set it reads it.
+	seq uint32
 	// Str is the decoded string for KindString and the number's literal
 	// text for KindNumber.
 	Str string
