@@ -78,11 +78,12 @@ func Lines(ctx context.Context, r io.Reader, w io.Writer, workers int, newLine f
 			fn := newLine()
 			for b := range work {
 				for _, l := range b.lines {
-					var err error
-					if l.tooLong {
-						err = ErrLineTooLong
+					s := strings.TrimSuffix(l.s, "\r")
+					if l.tooLong || len(s) > MaxBytes {
+						b.out = fn(b.out, "", ErrLineTooLong)
+					} else {
+						b.out = fn(b.out, s, nil)
 					}
-					b.out = fn(b.out, strings.TrimSuffix(l.s, "\r"), err)
 				}
 				// fn may keep pointers into b.in until its next line; it
 				// reads nothing of them before then.
