@@ -167,4 +167,3 @@ func TestVectorsMatchSpec(t *testing.T) {
 		t.Fatalf("gen.py --check: %v\n%s", err, out)
 	}
 }
-
