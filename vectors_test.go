@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -143,27 +142,4 @@ func equalPtr(a, b *string) bool {
 		return a == b
 	}
 	return *a == *b
-}
-
-// TestVectorsMatchSpec regenerates the vectors from the spec and wants the
-// committed file unchanged.
-func TestVectorsMatchSpec(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the listing through python3")
-	}
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		skipOutsideCI(t, "python3 not found")
-	}
-	spec := os.Getenv("FLAKEGATE_SPEC")
-	if spec == "" {
-		spec = filepath.Join("..", "shared", "spec", "flake-freeze-ledger.txt")
-	}
-	if _, err := os.Stat(spec); err != nil {
-		skipOutsideCI(t, "spec not found (set FLAKEGATE_SPEC): "+err.Error())
-	}
-	out, err := exec.Command(python, filepath.Join("testdata", "vectors", "gen.py"), "--check", "--spec", spec).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gen.py --check: %v\n%s", err, out)
-	}
 }
