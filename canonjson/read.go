@@ -267,6 +267,11 @@ func (rd *Reader) literal(word string) error {
 // a key set rather than a linear scan.
 const bigObject = 16
 
+// rememberObject is the member count from which an object's key sequence
+// is remembered: records have a dozen keys or more, the objects nested in
+// them (envs, attempts) fewer.
+const rememberObject = 10
+
 // object reads an object's members, and the seq its Value gets; the
 // returned slice lives in rd.marena.
 func (rd *Reader) object(depth int) ([]Member, uint32, error) {
@@ -350,7 +355,7 @@ func (rd *Reader) object(depth int) ([]Member, uint32, error) {
 		case '}':
 			rd.i++
 			ms := rd.closeMembers(base)
-			if len(ms) < bigObject {
+			if len(ms) < rememberObject {
 				return ms, 0, nil
 			}
 			// A nested object may have replaced the sequence followed;

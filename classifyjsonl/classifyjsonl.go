@@ -31,7 +31,6 @@ func Run(ctx context.Context, r io.Reader, w io.Writer, onLabel func(flakegate.L
 // newLine returns a LineFunc with a Classifier of its own.
 func newLine() canonjson.LineFunc {
 	var c flakegate.Classifier
-	var buf bytes.Buffer
 	return func(out []byte, line string, err error) []byte {
 		var d flakegate.Decision
 		if err != nil {
@@ -39,10 +38,7 @@ func newLine() canonjson.LineFunc {
 		} else {
 			d = c.Classify(line)
 		}
-		buf.Reset()
-		d.AppendJSON(&buf)
-		out = append(out, buf.Bytes()...)
-		return append(out, '\n')
+		return append(d.Append(out), '\n')
 	}
 }
 
