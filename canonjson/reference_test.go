@@ -204,6 +204,9 @@ func pythonRepr(f float64) string {
 	return s
 }
 
+// fuzzKeys are keys that the vectors and short fuzz inputs hold.
+var fuzzKeys = NewKeys("seed", "run_id", "a", "k00", "k17", "")
+
 // checkAgainstReference reads raw with Read, with a Reader that has read
 // it once before, and with the reference, and wants one answer.
 func checkAgainstReference(t *testing.T, raw []byte) {
@@ -233,6 +236,12 @@ func checkAgainstReference(t *testing.T, raw []byte) {
 		}
 		if got := Append(nil, rv); !bytes.Equal(got, want) {
 			t.Fatalf("%q: Reader round %d:\nAppend    %s\nreference %s", raw, round, got, want)
+		}
+		got, plain := make([]int32, fuzzKeys.Len()), make([]int32, fuzzKeys.Len())
+		rd.Find(fuzzKeys, rv, got)
+		fuzzKeys.Find(rv, plain)
+		if !slices.Equal(got, plain) {
+			t.Fatalf("%q: Reader round %d: Find %v, Keys.Find %v", raw, round, got, plain)
 		}
 	}
 	if !utf8.Valid(want) {

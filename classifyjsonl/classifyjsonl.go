@@ -7,6 +7,7 @@ package classifyjsonl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"runtime"
 
@@ -28,10 +29,16 @@ func Run(ctx context.Context, r io.Reader, w io.Writer, onLabel func(flakegate.L
 	return canonjson.Lines(ctx, r, w, runtime.GOMAXPROCS(0), newLine)
 }
 
+// errEmptyLine is why an empty line is not a record.
+var errEmptyLine = errors.New("empty line")
+
 // newLine returns a LineFunc with a Classifier of its own.
 func newLine() canonjson.LineFunc {
 	var c flakegate.Classifier
 	return func(out []byte, line string, err error) []byte {
+		if err == nil && line == "" {
+			err = errEmptyLine
+		}
 		var d flakegate.Decision
 		if err != nil {
 			d = flakegate.Classify(flakegate.UnreadableRecord(err))
