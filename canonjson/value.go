@@ -1,14 +1,3 @@
-// Package canonjson reads JSON strictly and writes it in the canonical form
-// of Python's json.dumps(v, sort_keys=True, separators=(",", ":")), whose
-// sha256 is a run record's record_sha256.
-//
-// Read refuses what a record must not hold (bad UTF-8, a byte order mark,
-// duplicate keys, NaN, lone surrogates, numbers beyond float64, integers
-// Python will not read, nesting past MaxDepth). Append writes the canonical
-// bytes and SHA256 hashes them. A Reader reads many values one after
-// another with little allocation; Lines runs a handler over the lines of a
-// JSON-lines stream on several goroutines and writes the outputs in input
-// order.
 package canonjson
 
 // Kind is the JSON type of a Value.
