@@ -3,6 +3,7 @@ package flakegate
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -377,35 +378,27 @@ func pathList(paths []string, key string, x *canonjson.Value, bad func(string, .
 // diff path under a watch_paths folder.
 func (r *Record) watchedInDiff() []string {
 	var hit []string
-	watched := make([]string, 0, 2+len(r.WatchPaths))
-	watched = append(watched, r.PropertyPath)
-	if r.GeneratorPath != "" {
-		watched = append(watched, r.GeneratorPath)
-	}
-	watched = append(watched, r.WatchPaths...)
 	for _, d := range r.DiffPaths {
-		for _, w := range watched {
-			if d == w {
-				hit = append(hit, d)
-				break
-			}
-		}
-		for _, f := range r.WatchFolders {
-			if strings.HasPrefix(d, f+"/") {
-				hit = append(hit, d)
-				break
-			}
+		if r.watches(d) {
+			hit = append(hit, d)
 		}
 	}
 	if len(hit) == 0 {
 		return nil
 	}
 	sort.Strings(hit)
-	out := hit[:1]
-	for _, h := range hit[1:] {
-		if h != out[len(out)-1] {
-			out = append(out, h)
+	return slices.Compact(hit)
+}
+
+// watches reports whether the diff path d is watched.
+func (r *Record) watches(d string) bool {
+	if d == r.PropertyPath || (r.GeneratorPath != "" && d == r.GeneratorPath) || slices.Contains(r.WatchPaths, d) {
+		return true
+	}
+	for _, f := range r.WatchFolders {
+		if len(d) > len(f) && d[len(f)] == '/' && strings.HasPrefix(d, f) {
+			return true
 		}
 	}
-	return out
+	return false
 }
