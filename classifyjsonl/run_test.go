@@ -79,7 +79,7 @@ func equalPtr(a, b *string) bool {
 	return *a == *b
 }
 
-// TestVectorsJSONL streams every one-line vector through ClassifyJSONL,
+// TestVectorsJSONL streams every one-line vector through Run,
 // many times over so the input spans several batches, and wants each
 // decision in input order.
 func TestVectorsJSONL(t *testing.T) {
@@ -138,8 +138,8 @@ func TestVectorsJSONL(t *testing.T) {
 	}
 }
 
-// TestClassifyJSONLLines: line endings and the last line.
-func TestClassifyJSONLLines(t *testing.T) {
+// TestRunLines: line endings and the last line.
+func TestRunLines(t *testing.T) {
 	const s, i = flakegate.Scheduler, flakegate.Incomplete
 	type testCase struct {
 		name  string
@@ -201,9 +201,9 @@ type failingWriter struct{ err error }
 
 func (w failingWriter) Write(p []byte) (int, error) { return 0, w.err }
 
-// TestClassifyJSONLErrors: a read error, a write error and a cancelled
+// TestRunErrors: a read error, a write error and a cancelled
 // context come back as errors, without a hang.
-func TestClassifyJSONLErrors(t *testing.T) {
+func TestRunErrors(t *testing.T) {
 	boom := errors.New("boom")
 	many := strings.Repeat(goodRecord+"\n", 5000)
 	cancelled, cancel := context.WithCancel(context.Background())
@@ -231,9 +231,9 @@ func TestClassifyJSONLErrors(t *testing.T) {
 	}
 }
 
-// TestClassifyJSONLShortLineReason: a short line is never reported as
+// TestRunShortLineReason: a short line is never reported as
 // longer than the limit, whatever its bytes.
-func TestClassifyJSONLShortLineReason(t *testing.T) {
+func TestRunShortLineReason(t *testing.T) {
 	for _, line := range []string{"\x00too-long", "\x00", "too-long"} {
 		var out bytes.Buffer
 		if err := classifyjsonl.Run(context.Background(), strings.NewReader(line+"\n"), &out, nil); err != nil {
