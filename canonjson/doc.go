@@ -8,5 +8,9 @@
 // bytes and SHA256 hashes them. A Reader reads many values one after
 // another with little allocation; Lines runs a handler over the lines of a
 // JSON-lines stream on several goroutines and writes the outputs in input
-// order.
+// order; its lines are strings over its read buffers (unsafe.String), so a
+// LineFunc must not keep one past its return.
+//
+// The fast reader is fuzzed against a plain one built on jsontext
+// (reference_test.go): the same inputs accepted, the same canonical bytes.
 package canonjson
