@@ -24,7 +24,11 @@ func Append(b []byte, v *Value) []byte {
 type Sum [sha256.Size]byte
 
 // String returns the sum in lowercase hex.
-func (s Sum) String() string { return hex.EncodeToString(s[:]) }
+func (s Sum) String() string {
+	var buf [2 * sha256.Size]byte
+	hex.Encode(buf[:], s[:])
+	return string(buf[:])
+}
 
 // SHA256 returns the sha256 of v's canonical form.
 func SHA256(v *Value) Sum {
