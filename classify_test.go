@@ -1,6 +1,7 @@
 package flakegate
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -194,5 +195,20 @@ func TestClassifyNonObject(t *testing.T) {
 func TestSelfCheck(t *testing.T) {
 	if err := SelfCheck(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUnreadableIsRowOne: bytes the reader refuses are a record signal
+// that the table's first row reads, like a missing key.
+func TestUnreadableIsRowOne(t *testing.T) {
+	d := Classify(UnreadableRecord(errors.New("line longer than 16 MiB")))
+	if d.Label != Incomplete || d.Row != 1 || d.Freeze || d.RecordSHA256 != "" || d.Missing != nil {
+		t.Fatalf("got %+v", d)
+	}
+	if d.Reason != "not a JSON record: line longer than 16 MiB" {
+		t.Fatalf("reason %q", d.Reason)
+	}
+	if _, ok := Table[0].Match(UnreadableRecord(errors.New("x"))); !ok || Table[0].N != 1 {
+		t.Fatal("row 1 does not match an unreadable record")
 	}
 }
