@@ -55,16 +55,8 @@ type keyOrder struct {
 	perm []sortKey
 }
 
-// sortInto appends the member indexes of the object v to e.idx in key
-// order.
-func (e *encoder) sortInto(v *Value) {
-	ms := v.Members
-	if e.reader != nil {
-		if ks := e.reader.knownOf(v.seq); ks != nil && len(ks.perm) == len(ms) {
-			e.idx = append(e.idx, ks.perm...)
-			return
-		}
-	}
+// sortInto appends the member indexes of ms to e.idx in key order.
+func (e *encoder) sortInto(ms []Member) {
 	if len(ms) >= 4 {
 	search:
 		for n := range e.orders {
@@ -158,9 +150,20 @@ func (e *encoder) append(b []byte, v *Value) []byte {
 		}
 		return append(b, ']')
 	default:
+		if e.reader != nil {
+			if ks := e.reader.knownOf(v.seq); ks != nil && len(ks.perm) == len(v.Members) {
+				// The keys' canonical text, with the separators, is known.
+				text := ks.keyText()
+				for n, k := range ks.perm {
+					b = append(b, text[n]...)
+					b = e.append(b, &v.Members[k.i].Value)
+				}
+				return append(b, '}')
+			}
+		}
 		b = append(b, '{')
 		base := len(e.idx)
-		e.sortInto(v)
+		e.sortInto(v.Members)
 		for n := base; n < len(e.idx); n++ {
 			if n > base {
 				b = append(b, ',')

@@ -116,6 +116,9 @@ type knownSeq struct {
 	// prefixes caches which known sequence is the first n keys of this
 	// one (-1 for none); emptied whenever a sequence is remembered.
 	prefixes []knownPrefixOf
+	// text[n] is the canonical text before the value of the n-th member
+	// in key order: '{' or ',', the quoted key, ':'.
+	text []string
 	// slots are the slots Find gives for slotsOf in an object with these
 	// keys, found when such an object is first asked about.
 	slots   []int32
@@ -431,6 +434,21 @@ func (rd *Reader) noteSorted(ms []Member, k int) uint32 {
 		ks.perm = sortMembers(nil, ms)
 	}
 	return ks.id + 1
+}
+
+// keyText returns ks.text, computing it once; ks.perm must be set.
+func (ks *knownSeq) keyText() []string {
+	if ks.text == nil {
+		ks.text = make([]string, len(ks.perm))
+		for n, k := range ks.perm {
+			sep := byte(',')
+			if n == 0 {
+				sep = '{'
+			}
+			ks.text[n] = string(append(appendPythonString([]byte{sep}, ks.keys[k.i]), ':'))
+		}
+	}
+	return ks.text
 }
 
 // knownOf returns the known sequence that seq (of a Value this Reader
