@@ -1,8 +1,6 @@
 package flakegate_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -88,62 +86,4 @@ func containsAnyFold(s string, words []string) bool {
 		}
 	}
 	return false
-}
-
-// TestBadInputJSONL feeds bad lines between good ones: each bad line is
-// INCOMPLETE, the good lines around it still classify, order is kept.
-func TestBadInputJSONL(t *testing.T) {
-	type testCase struct {
-		name string
-		line []byte // one line, no newline inside
-	}
-	tests := []testCase{
-		{"empty line", nil},
-		{"truncated JSON", []byte(goodRecord[:40])},
-		{"a JSON array", []byte("[1,2]")},
-		{"a UTF-8 BOM", append([]byte("\xEF\xBB\xBF"), goodRecord...)},
-		{"invalid UTF-8", withMember("\"x\": \"\xff\"")},
-		{"duplicate keys", withMember(`"seed": 1403`)},
-		{"NaN", withMember(`"x": NaN`)},
-		{"1e999", withMember(`"x": 1e999`)},
-		{"a lone surrogate escape", withMember(`"x": "\ud800"`)},
-		{"10,000-deep nesting", withMember(`"x": ` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000))},
-		{"a 50 MB line", withMember(`"x": "` + strings.Repeat("a", 50<<20) + `"`)},
-		{"a 20 MB line of newline-free garbage", bytes.Repeat([]byte("x"), 20<<20)},
-	}
-	run := func(t *testing.T, tc testCase) {
-		var in bytes.Buffer
-		for _, l := range [][]byte{[]byte(goodRecord), tc.line, []byte(goodRecord)} {
-			in.Write(l)
-			in.WriteByte('\n')
-		}
-		var out bytes.Buffer
-		if err := flakegate.ClassifyJSONL(context.Background(), &in, &out, nil); err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-		want := []flakegate.Label{flakegate.Scheduler, flakegate.Incomplete, flakegate.Scheduler}
-		if len(lines) != len(want) {
-			t.Fatalf("%d decisions, want %d: %.500s", len(lines), len(want), out.String())
-		}
-		for i, line := range lines {
-			var d struct {
-				Label  flakegate.Label `json:"label"`
-				Freeze bool            `json:"freeze"`
-				Reason string          `json:"reason"`
-			}
-			if err := json.Unmarshal([]byte(line), &d); err != nil {
-				t.Fatalf("line %d: %v: %.200s", i+1, err, line)
-			}
-			if d.Label != want[i] || d.Freeze != (want[i] == flakegate.Scheduler) {
-				t.Errorf("line %d: %s freeze=%v, want %s", i+1, d.Label, d.Freeze, want[i])
-			}
-			if d.Label == flakegate.Incomplete && d.Reason == "" {
-				t.Errorf("line %d: INCOMPLETE without a reason", i+1)
-			}
-		}
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
-	}
 }

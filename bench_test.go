@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/canonjson"
+	"github.com/flakegate/flakegate/classifyjsonl"
 )
 
 // benchRecords returns n realistic run records, the same every time: the
@@ -112,12 +114,12 @@ func benchBytes(recs [][]byte) int64 {
 	return n / int64(len(recs))
 }
 
-func BenchmarkReadValue(b *testing.B) {
+func BenchmarkRead(b *testing.B) {
 	recs := benchRecords(1000)
 	b.SetBytes(benchBytes(recs))
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if _, err := flakegate.ReadValue(recs[i%len(recs)]); err != nil {
+		if _, err := canonjson.Read(recs[i%len(recs)]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -134,12 +136,12 @@ func BenchmarkRecordSHA256(b *testing.B) {
 	}
 }
 
-// BenchmarkCanonicalSHA256 is the hash alone, on records already read.
-func BenchmarkCanonicalSHA256(b *testing.B) {
+// BenchmarkSHA256 is the hash alone, on records already read.
+func BenchmarkSHA256(b *testing.B) {
 	recs := benchRecords(1000)
-	vals := make([]flakegate.Value, len(recs))
+	vals := make([]canonjson.Value, len(recs))
 	for i, r := range recs {
-		v, err := flakegate.ReadValue(r)
+		v, err := canonjson.Read(r)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -148,7 +150,24 @@ func BenchmarkCanonicalSHA256(b *testing.B) {
 	b.SetBytes(benchBytes(recs))
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		flakegate.CanonicalSHA256(&vals[i%len(vals)])
+		canonjson.SHA256(&vals[i%len(vals)])
+	}
+}
+
+// BenchmarkClassifier is one reused Classifier, as each JSONL worker has.
+func BenchmarkClassifier(b *testing.B) {
+	recs := benchRecords(1000)
+	strs := make([]string, len(recs))
+	for i, r := range recs {
+		strs[i] = string(r)
+	}
+	var c flakegate.Classifier
+	b.SetBytes(benchBytes(recs))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if d := c.Classify(strs[i%len(strs)]); !d.Label.Known() {
+			b.Fatal(d.Label)
+		}
 	}
 }
 
@@ -171,7 +190,7 @@ func BenchmarkClassifyJSONL(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := flakegate.ClassifyJSONL(context.Background(), bytes.NewReader(in), io.Discard, nil); err != nil {
+		if err := classifyjsonl.Run(context.Background(), bytes.NewReader(in), io.Discard, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

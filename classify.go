@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+
+	"github.com/flakegate/flakegate/canonjson"
 )
 
 // Row is one row of the decision table: a named predicate and the label it
@@ -32,6 +34,8 @@ var Table = []Row{
 
 func incompleteRecord(r *Record) (string, bool) {
 	switch {
+	case r.Unreadable != nil:
+		return "not a JSON record: " + r.Unreadable.Error(), true
 	case len(r.Missing) > 0:
 		return "missing required key(s): " + strings.Join(r.Missing, ", "), true
 	case r.Problem != "":
@@ -65,7 +69,7 @@ func budgetMissed(r *Record) (string, bool) {
 
 func noBaseReplay(r *Record) (string, bool) {
 	b := r.BaseSeedResult
-	if b.Kind == KindString && (b.Str == "pass" || b.Str == "fail") {
+	if b.Kind == canonjson.KindString && (b.Str == "pass" || b.Str == "fail") {
 		return "", false
 	}
 	return "base_seed_result is " + describe(b) + `, want "pass" or "fail"`, true
@@ -115,16 +119,16 @@ func envsDiffer(r *Record) (string, bool) {
 
 // sameValue compares two env values: numbers by value (60 equals 60.0),
 // anything else by canonical form.
-func sameValue(a, b *Value) bool {
-	if a.Kind == b.Kind && a.Kind != KindObject && a.Kind != KindArray && a.Str == b.Str && a.Bool == b.Bool {
+func sameValue(a, b *canonjson.Value) bool {
+	if a.Kind == b.Kind && a.Kind != canonjson.KindObject && a.Kind != canonjson.KindArray && a.Str == b.Str && a.Bool == b.Bool {
 		return true
 	}
-	if a.Kind == KindNumber && b.Kind == KindNumber {
+	if a.Kind == canonjson.KindNumber && b.Kind == canonjson.KindNumber {
 		x, ok1 := new(big.Rat).SetString(a.Str)
 		y, ok2 := new(big.Rat).SetString(b.Str)
 		return ok1 && ok2 && x.Cmp(y) == 0
 	}
-	return string(AppendCanonical(nil, a)) == string(AppendCanonical(nil, b))
+	return string(canonjson.Append(nil, a)) == string(canonjson.Append(nil, b))
 }
 
 func schedulerNoise(r *Record) (string, bool) { return "", schedulerSignals(r) }
@@ -159,7 +163,7 @@ func Classify(r *Record) Decision {
 		d := Decision{Label: row.Label, Row: row.N, Reason: reason}
 		switch row.Label {
 		case Incomplete:
-			if row.N == 1 && r.Value.Kind == KindObject {
+			if row.N == 1 && r.Unreadable == nil && r.Value.Kind == canonjson.KindObject {
 				d.Missing = r.Missing
 				if d.Missing == nil {
 					d.Missing = []string{}
@@ -178,13 +182,50 @@ func Classify(r *Record) Decision {
 	panic("unreachable: the last row always matches")
 }
 
+// MaxRecordBytes bounds one record; a larger input is INCOMPLETE.
+const MaxRecordBytes = canonjson.MaxBytes
+
 // ClassifyBytes reads raw strictly, hashes it and runs the decision table.
 // It never panics: bytes that are not one acceptable JSON value are
-// INCOMPLETE with the reader's reason and a null record_sha256.
+// INCOMPLETE (row 1) with the reader's reason and a null record_sha256.
 func ClassifyBytes(raw []byte) Decision {
 	if len(raw) > MaxRecordBytes {
-		return notJSON(precheck(string(raw[:MaxRecordBytes+1])))
+		_, err := canonjson.Read(raw)
+		return Classify(UnreadableRecord(err))
 	}
-	var p parser
-	return p.classifyString(string(raw))
+	var c Classifier
+	return c.Classify(string(raw))
+}
+
+// RecordSHA256 reads raw strictly and returns its record_sha256, the
+// digest the spec's listing prints for the same record.
+func RecordSHA256(raw []byte) (string, error) {
+	v, err := canonjson.Read(raw)
+	if err != nil {
+		return "", err
+	}
+	return canonjson.SHA256(&v).String(), nil
+}
+
+// A Classifier classifies records one after another, as ClassifyBytes
+// does, reusing its reader and record. It is not safe for concurrent use;
+// its zero value is ready.
+type Classifier struct {
+	rd    canonjson.Reader
+	rec   Record
+	slots keySlots
+}
+
+// Classify reads the record s strictly, hashes it and runs the decision
+// table.
+func (c *Classifier) Classify(s string) Decision {
+	v, sum, err := c.rd.ReadSum(s)
+	if err != nil {
+		return Classify(UnreadableRecord(err))
+	}
+	c.rd.Find(recordKeySet, v, c.slots[:])
+	c.rec.fill(*v, &c.slots)
+	d := Classify(&c.rec)
+	d.RecordSHA256 = sum.String()
+	return d
 }

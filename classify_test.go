@@ -1,19 +1,22 @@
 package flakegate
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate/canonjson"
 )
 
 // record returns the self-check base record with keys changed (JSON text
 // values) and keys removed ("-" value).
 func record(t *testing.T, change map[string]string) []byte {
 	t.Helper()
-	v, err := ReadValue([]byte(selfCheckBase))
+	v, err := canonjson.Read([]byte(selfCheckBase))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []Member
+	var out []canonjson.Member
 	seen := map[string]bool{}
 	for _, m := range v.Members {
 		seen[m.Key] = true
@@ -23,24 +26,24 @@ func record(t *testing.T, change map[string]string) []byte {
 			out = append(out, m)
 		case text == "-":
 		default:
-			nv, err := ReadValue([]byte(text))
+			nv, err := canonjson.Read([]byte(text))
 			if err != nil {
 				t.Fatalf("bad test value %s: %v", text, err)
 			}
-			out = append(out, Member{m.Key, nv})
+			out = append(out, canonjson.Member{Key: m.Key, Value: nv})
 		}
 	}
 	for k, text := range change {
 		if !seen[k] && text != "-" {
-			nv, err := ReadValue([]byte(text))
+			nv, err := canonjson.Read([]byte(text))
 			if err != nil {
 				t.Fatalf("bad test value %s: %v", text, err)
 			}
-			out = append(out, Member{k, nv})
+			out = append(out, canonjson.Member{Key: k, Value: nv})
 		}
 	}
 	v.Members = out
-	return AppendCanonical(nil, &v)
+	return canonjson.Append(nil, &v)
 }
 
 const env1 = `{"workers":1,"clock_budget_s":60,"filesystem":"ext4"}`
@@ -195,23 +198,17 @@ func TestSelfCheck(t *testing.T) {
 	}
 }
 
-func TestPythonFloat(t *testing.T) {
-	type testCase struct{ in, want string }
-	run := func(t *testing.T, tc testCase) {
-		v, err := ReadValue([]byte(tc.in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := string(AppendCanonical(nil, &v)); got != tc.want {
-			t.Fatalf("%s: got %s, want %s", tc.in, got, tc.want)
-		}
+// TestUnreadableIsRowOne: bytes the reader refuses are a record signal
+// that the table's first row reads, like a missing key.
+func TestUnreadableIsRowOne(t *testing.T) {
+	d := Classify(UnreadableRecord(errors.New("line longer than 16 MiB")))
+	if d.Label != Incomplete || d.Row != 1 || d.Freeze || d.RecordSHA256 != "" || d.Missing != nil {
+		t.Fatalf("got %+v", d)
 	}
-	for _, tc := range []testCase{
-		{"1.0", "1.0"}, {"1e-05", "1e-05"}, {"1e16", "1e+16"}, {"-0.0", "-0.0"}, {"5e-324", "5e-324"},
-		{"1.7976931348623157e308", "1.7976931348623157e+308"}, {"9007199254740993.0", "9007199254740992.0"},
-		{"0.0001", "0.0001"}, {"1e15", "1000000000000000.0"}, {"123.456", "123.456"}, {"-1.5E-7", "-1.5e-07"},
-		{"1e-400", "0.0"}, {"-0", "0"}, {"12345678901234567890123", "12345678901234567890123"}, {"2.5e2", "250.0"},
-	} {
-		t.Run(tc.in, func(t *testing.T) { run(t, tc) })
+	if d.Reason != "not a JSON record: line longer than 16 MiB" {
+		t.Fatalf("reason %q", d.Reason)
+	}
+	if _, ok := Table[0].Match(UnreadableRecord(errors.New("x"))); !ok || Table[0].N != 1 {
+		t.Fatal("row 1 does not match an unreadable record")
 	}
 }

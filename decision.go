@@ -2,7 +2,8 @@ package flakegate
 
 import (
 	"bytes"
-	"encoding/json"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Decision is the decision table's answer for one record. Its JSON holds the
@@ -33,106 +34,112 @@ func (d Decision) Triple() Triple {
 }
 
 // MarshalJSON writes the decision with keys in a fixed order.
-func (d Decision) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	d.AppendJSON(&b)
-	return b.Bytes(), nil
-}
+func (d Decision) MarshalJSON() ([]byte, error) { return d.Append(nil), nil }
 
-// AppendJSON writes the decision's JSON object to b without allocating
-// more than the buffer needs.
-func (d Decision) AppendJSON(b *bytes.Buffer) {
-	b.WriteString(`{"label":"`)
-	b.WriteString(string(d.Label))
-	b.WriteString(`","freeze":`)
-	if d.Freeze {
-		b.WriteString("true")
-	} else {
-		b.WriteString("false")
-	}
-	b.WriteString(`,"row":`)
-	writeInt(b, d.Row)
-	b.WriteString(`,"record_sha256":`)
+// AppendJSON writes the decision's JSON object to b.
+func (d Decision) AppendJSON(b *bytes.Buffer) { b.Write(d.Append(b.AvailableBuffer())) }
+
+// Append appends the decision's JSON object to b and returns it.
+func (d Decision) Append(b []byte) []byte {
+	b = append(b, `{"label":"`...)
+	b = append(b, d.Label...)
+	b = append(b, `","freeze":`...)
+	b = strconv.AppendBool(b, d.Freeze)
+	b = append(b, `,"row":`...)
+	b = strconv.AppendInt(b, int64(d.Row), 10)
+	b = append(b, `,"record_sha256":`...)
 	if d.RecordSHA256 == "" {
-		b.WriteString("null")
+		b = append(b, "null"...)
 	} else {
-		b.WriteByte('"')
-		b.WriteString(d.RecordSHA256)
-		b.WriteByte('"')
+		b = appendJSONString(b, d.RecordSHA256)
 	}
 	if d.Missing != nil {
-		b.WriteString(`,"missing":`)
-		writeStrings(b, d.Missing)
+		b = append(b, `,"missing":`...)
+		b = appendStrings(b, d.Missing)
 	}
 	if d.Paths != nil {
-		b.WriteString(`,"paths":`)
-		writeStrings(b, d.Paths)
+		b = append(b, `,"paths":`...)
+		b = appendStrings(b, d.Paths)
 	}
 	if d.Reason != "" {
-		b.WriteString(`,"reason":`)
-		writeJSONString(b, d.Reason)
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, d.Reason)
 	}
 	if d.Label == Scheduler {
-		b.WriteString(`,"seed":`)
-		b.WriteString(string(d.Seed))
-		b.WriteString(`,"property_path":`)
-		writeJSONString(b, d.PropertyPath)
-		b.WriteString(`,"fixture_sha256":`)
-		writeJSONString(b, d.FixtureSHA256)
+		b = append(b, `,"seed":`...)
+		b = append(b, d.Seed...)
+		b = append(b, `,"property_path":`...)
+		b = appendJSONString(b, d.PropertyPath)
+		b = append(b, `,"fixture_sha256":`...)
+		b = appendJSONString(b, d.FixtureSHA256)
 	}
-	b.WriteByte('}')
+	return append(b, '}')
 }
 
-func writeInt(b *bytes.Buffer, n int) {
-	var tmp [20]byte
-	i := len(tmp)
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for {
-		i--
-		tmp[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			break
-		}
-	}
-	if neg {
-		i--
-		tmp[i] = '-'
-	}
-	b.Write(tmp[i:])
-}
-
-func writeStrings(b *bytes.Buffer, ss []string) {
-	b.WriteByte('[')
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
 	for i, s := range ss {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		writeJSONString(b, s)
+		b = appendJSONString(b, s)
 	}
-	b.WriteByte(']')
+	return append(b, ']')
 }
 
-// writeJSONString writes s as a JSON string: UTF-8 kept, quotes,
-// backslashes and control characters escaped, and <, >, & and U+2028/9
-// escaped as encoding/json does, so the output is safe in HTML too.
-func writeJSONString(b *bytes.Buffer, s string) {
-	simple := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
-			simple = false
-			break
+// appendJSONString appends s as a JSON string the way encoding/json writes
+// it: UTF-8 kept, quotes, backslashes and control characters escaped, <, >,
+// & and U+2028/9 escaped so the output is safe in HTML too, and invalid
+// UTF-8 written as U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
 		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += n
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += n
+			start = i
+			continue
+		}
+		i += n
 	}
-	if simple {
-		b.WriteByte('"')
-		b.WriteString(s)
-		b.WriteByte('"')
-		return
-	}
-	enc, _ := json.Marshal(s)
-	b.Write(enc)
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -1,10 +1,15 @@
 // Package flakegate is the domain of the failure-class merge check: the run
-// record, its canonical hash, the decision table that labels a triple, the
-// freeze ledger's types and the store interfaces.
+// record (Record, read from a JSON value by NewRecord), the decision table
+// that labels it (Table, Classify, ClassifyBytes and the reusable
+// Classifier), the freeze ledger's types (Triple, Freeze), the skip rule
+// (Skip) and the store interfaces.
 //
-// The package touches nothing outside the process: no os/exec, no database
-// driver, no network. Adapters live in packages named after what they touch
-// (git, runner, digest, filestore, postgres, report).
+// Reading JSON strictly and hashing it in the listing's canonical form is
+// the job of package canonjson; classifying a JSON-lines stream on every
+// core is package classifyjsonl. This package touches nothing outside the
+// process (no os/exec, no database driver, no network), starts no
+// goroutines and uses no unsafe. Adapters live in packages named after what
+// they touch (git, runner, digest, filestore, postgres, report).
 //
 // docs/design.md in the repository describes the table, the record, the
 // hash, the stores and the threat model.

@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// TestReusedParserKnownSequences reads records whose keys are prefixes,
-// extensions and reorderings of one another with one parser, and checks
-// each decision and record_sha256 against a fresh, untrusting read: the
-// key orders and known-key slots the parser remembers between records
+// TestReusedClassifierKnownSequences reads records whose keys are
+// prefixes, extensions and reorderings of one another with one Classifier,
+// and checks each decision and record_sha256 against a fresh, untrusting
+// read: the key orders and key slots its reader remembers between records
 // must never leak from one record into the next.
-func TestReusedParserKnownSequences(t *testing.T) {
+func TestReusedClassifierKnownSequences(t *testing.T) {
 	type testCase struct {
 		name    string
 		records []string
@@ -52,16 +52,16 @@ func TestReusedParserKnownSequences(t *testing.T) {
 	}
 	run := func(t *testing.T, tc testCase) {
 		t.Helper()
-		var p parser
+		var c Classifier
 		for i, rec := range tc.records {
-			got := p.classifyString(rec)
+			got := c.Classify(rec)
 			want := ClassifyBytes([]byte(rec))
 			sum, err := RecordSHA256([]byte(rec))
 			if err == nil && want.RecordSHA256 != sum {
 				t.Fatalf("record %d: ClassifyBytes hash %s, RecordSHA256 %s", i, want.RecordSHA256, sum)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("record %d %s:\nreused parser %+v\nfresh         %+v", i, rec, got, want)
+				t.Fatalf("record %d %s:\nreused %+v\nfresh  %+v", i, rec, got, want)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/flakegate/flakegate"
 	"pgregory.net/rapid"
@@ -511,21 +513,91 @@ func listingRecords() ([][]byte, []bool) {
 	return raws, plains
 }
 
+// updateListing regenerates testdata/listing/ from the spec's listing.
+var updateListing = flag.Bool("update-listing", false,
+	"regenerate testdata/listing/*.jsonl by running the spec's listing through testdata/vectors/gen.py "+
+		"(the spec's path in FLAKEGATE_SPEC, default ../shared/spec/flake-freeze-ledger.txt)")
+
+// listingCase is one line of testdata/listing/NAME.jsonl: an input drawn
+// by these tests and what the spec's listing printed for it: its hash
+// (gen.py --hash) and, for records, its decision (gen.py --decide). The
+// tests read only these committed lines; -update-listing draws the inputs
+// again and runs the listing to rewrite them.
+type listingCase struct {
+	Input    string `json:"input"`
+	Plain    bool   `json:"plain,omitempty"`
+	Hash     string `json:"hash"`
+	Decision string `json:"decision,omitempty"`
+}
+
+// listingCases returns the committed cases of testdata/listing/NAME.jsonl,
+// or with -update-listing draws them (draw), runs the listing over them
+// (with decisions when decide is set) and writes the file first.
+func listingCases(t *testing.T, name string, decide bool, draw func() ([][]byte, []bool)) []listingCase {
+	t.Helper()
+	file := filepath.Join("testdata", "listing", name+".jsonl")
+	if *updateListing {
+		inputs, plain := draw()
+		hashes := runListing(t, "--hash", inputs)
+		var decisions []string
+		if decide {
+			decisions = runListing(t, "--decide", inputs)
+		}
+		var b bytes.Buffer
+		for i, in := range inputs {
+			if !utf8.Valid(in) || bytes.ContainsAny(in, "\r\n") {
+				t.Fatalf("drawn input %d is not one line of UTF-8: %q", i, in)
+			}
+			c := listingCase{Input: string(in), Hash: hashes[i]}
+			if decide {
+				c.Decision = decisions[i]
+			}
+			if plain != nil {
+				c.Plain = plain[i]
+			}
+			line, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update-listing writes it, given the spec)", err, t.Name())
+	}
+	var cases []listingCase
+	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		var c listingCase
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatalf("%s line %d: %v", file, i+1, err)
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
 // runListing runs testdata/vectors/gen.py in the given mode with lines on
-// stdin and returns its output lines. Without python3 or the spec the test
-// is skipped, unless CI is "true".
+// stdin and returns its output lines; only -update-listing calls it.
 func runListing(t *testing.T, mode string, lines [][]byte) []string {
 	t.Helper()
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		skipOutsideCI(t, "python3 not found")
+		t.Fatal("-update-listing needs python3")
 	}
 	spec := os.Getenv("FLAKEGATE_SPEC")
 	if spec == "" {
 		spec = filepath.Join("..", "shared", "spec", "flake-freeze-ledger.txt")
 	}
 	if _, err := os.Stat(spec); err != nil {
-		skipOutsideCI(t, fmt.Sprintf("spec not found: %v (set FLAKEGATE_SPEC)", err))
+		t.Fatalf("-update-listing needs the spec: %v (set FLAKEGATE_SPEC)", err)
 	}
 	cmd := exec.Command(python, filepath.Join("testdata", "vectors", "gen.py"), mode, "--spec", spec)
 	cmd.Stdin = bytes.NewReader(append(bytes.Join(lines, []byte("\n")), '\n'))
@@ -547,27 +619,22 @@ func runListing(t *testing.T, mode string, lines [][]byte) []string {
 	return got
 }
 
-func skipOutsideCI(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
-}
-
 func TestPropertyHashMatchesListing(t *testing.T) {
-	records, _ := listingRecords()
-	want := runListing(t, "--hash", records)
-	for i, raw := range records {
+	cases := listingCases(t, "records", true, listingRecords)
+	if len(cases) < 300 {
+		t.Fatalf("%d cases, want 300", len(cases))
+	}
+	for i, c := range cases {
+		raw, want := []byte(c.Input), c.Hash
 		got, err := flakegate.RecordSHA256(raw)
-		if strings.HasPrefix(want[i], "error: ") {
+		if strings.HasPrefix(want, "error: ") {
 			if err == nil {
-				t.Errorf("record %d: the listing cannot read it (%s), flakegate hashes it %s\n%s", i, want[i], got, raw)
+				t.Errorf("record %d: the listing cannot read it (%s), flakegate hashes it %s\n%s", i, want, got, raw)
 			}
 			continue
 		}
-		if err != nil || got != want[i] {
-			t.Errorf("record %d: flakegate %s (err %v), listing %s\n%s", i, got, err, want[i], raw)
+		if err != nil || got != want {
+			t.Errorf("record %d: flakegate %s (err %v), listing %s\n%s", i, got, err, want, raw)
 		}
 	}
 }
@@ -584,14 +651,14 @@ type listingDecision struct {
 // PASS or a freeze the listing does not, and on plain records (see
 // drawRunRecord) it gives the listing's label.
 func TestPropertyListingLabels(t *testing.T) {
-	records, plain := listingRecords()
-	lines := runListing(t, "--decide", records)
+	cases := listingCases(t, "records", true, listingRecords)
 	labels := map[flakegate.Label]int{}
 	nplain := 0
-	for i, raw := range records {
+	for i, c := range cases {
+		raw := []byte(c.Input)
 		var l listingDecision
-		if err := json.Unmarshal([]byte(lines[i]), &l); err != nil {
-			t.Fatalf("record %d: gen.py --decide wrote %q: %v", i, lines[i], err)
+		if err := json.Unmarshal([]byte(c.Decision), &l); err != nil {
+			t.Fatalf("record %d: gen.py --decide wrote %q: %v", i, c.Decision, err)
 		}
 		d := flakegate.ClassifyBytes(raw)
 		labels[d.Label]++
@@ -601,7 +668,7 @@ func TestPropertyListingLabels(t *testing.T) {
 		if d.Freeze && !l.Freeze {
 			t.Errorf("record %d: flakegate freezes where the listing says %s%s\n%s", i, l.Label, l.Error, raw)
 		}
-		if plain[i] {
+		if c.Plain {
 			nplain++
 			if string(d.Label) != l.Label {
 				t.Errorf("record %d is plain: flakegate %s (%s), listing %s%s\n%s", i, d.Label, d.Reason, l.Label, l.Error, raw)
@@ -609,7 +676,7 @@ func TestPropertyListingLabels(t *testing.T) {
 		}
 	}
 	if nplain < 100 {
-		t.Errorf("only %d of %d drawn records are plain", nplain, len(records))
+		t.Errorf("only %d of %d drawn records are plain", nplain, len(cases))
 	}
 	t.Logf("labels of the drawn records: %v; %d plain", labels, nplain)
 	// The generator must reach every label, or this test proves little.
@@ -624,6 +691,27 @@ func TestPropertyListingLabels(t *testing.T) {
 // drawn from fixed seeds over the whole float64 range and the whole of
 // Unicode, and wants the listing's digest for each.
 func TestPropertyScalarsMatchListing(t *testing.T) {
+	cases := listingCases(t, "scalars", false, drawScalars)
+	if len(cases) != 3000 {
+		t.Fatalf("%d scalars, want 3000", len(cases))
+	}
+	bad := 0
+	for _, c := range cases {
+		got, err := flakegate.RecordSHA256([]byte(c.Input))
+		if err != nil || got != c.Hash {
+			if bad++; bad <= 20 {
+				t.Errorf("%q: flakegate %s (err %v), listing %s", c.Input, got, err, c.Hash)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d scalars hash differently from the listing", bad, len(cases))
+	}
+}
+
+// drawScalars draws 3,000 lone floats and strings from fixed seeds, over
+// the whole float64 range and the whole of Unicode.
+func drawScalars() ([][]byte, []bool) {
 	rnd := rand.New(rand.NewPCG(1402, 7))
 	var lines [][]byte
 	for len(lines) < 1000 { // any bit pattern, written shortest
@@ -663,17 +751,5 @@ func TestPropertyScalarsMatchListing(t *testing.T) {
 		b.WriteByte(']')
 		lines = append(lines, b.Bytes())
 	}
-	want := runListing(t, "--hash", lines)
-	bad := 0
-	for i, raw := range lines {
-		got, err := flakegate.RecordSHA256(raw)
-		if err != nil || got != want[i] {
-			if bad++; bad <= 20 {
-				t.Errorf("%q: flakegate %s (err %v), listing %s", raw, got, err, want[i])
-			}
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%d of %d scalars hash differently from the listing", bad, len(lines))
-	}
+	return lines, nil
 }

@@ -3,27 +3,38 @@ package flakegate
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/flakegate/flakegate/canonjson"
 )
 
-// RequiredKeys are the keys every run record must carry, in the spec's order.
-var RequiredKeys = []string{
-	"run_id", "seed", "property_path", "property_sha256", "fixture_sha256",
-	"base_fixture_sha256", "diff_paths", "candidate_result", "base_seed_result",
-	"retry_results", "retry_cap", "budget_ok", "transcript_complete",
+// recordKeys are the keys the decision table reads: the required keys
+// first, in the spec's order, then the optional ones. The key* constants
+// index it.
+var recordKeys = [...]string{
+	keyRunID:                "run_id",
+	keySeed:                 "seed",
+	keyPropertyPath:         "property_path",
+	keyPropertySHA256:       "property_sha256",
+	keyFixtureSHA256:        "fixture_sha256",
+	keyBaseFixtureSHA256:    "base_fixture_sha256",
+	keyDiffPaths:            "diff_paths",
+	keyCandidateResult:      "candidate_result",
+	keyBaseSeedResult:       "base_seed_result",
+	keyRetryResults:         "retry_results",
+	keyRetryCap:             "retry_cap",
+	keyBudgetOK:             "budget_ok",
+	keyTranscriptComplete:   "transcript_complete",
+	keyFixtureGeneratorPath: "fixture_generator_path",
+	keyWatchPaths:           "watch_paths",
+	keyCandidateEnv:         "candidate_env",
+	keyBaseEnv:              "base_env",
 }
 
-// knownKeys are the keys the decision table reads.
-var knownKeys = [...]string{
-	"run_id", "seed", "property_path", "property_sha256", "fixture_sha256",
-	"base_fixture_sha256", "diff_paths", "candidate_result", "base_seed_result",
-	"retry_results", "retry_cap", "budget_ok", "transcript_complete",
-	"fixture_generator_path", "watch_paths", "candidate_env", "base_env",
-}
-
-// Indexes of knownKeys.
+// Indexes of recordKeys.
 const (
 	keyRunID = iota
 	keySeed
@@ -42,52 +53,24 @@ const (
 	keyWatchPaths
 	keyCandidateEnv
 	keyBaseEnv
+
+	numRequiredKeys = keyTranscriptComplete + 1
 )
 
-func knownKeyIndex(key string) (int, bool) {
-	switch key {
-	case "run_id":
-		return 0, true
-	case "seed":
-		return 1, true
-	case "property_path":
-		return 2, true
-	case "property_sha256":
-		return 3, true
-	case "fixture_sha256":
-		return 4, true
-	case "base_fixture_sha256":
-		return 5, true
-	case "diff_paths":
-		return 6, true
-	case "candidate_result":
-		return 7, true
-	case "base_seed_result":
-		return 8, true
-	case "retry_results":
-		return 9, true
-	case "retry_cap":
-		return 10, true
-	case "budget_ok":
-		return 11, true
-	case "transcript_complete":
-		return 12, true
-	case "fixture_generator_path":
-		return 13, true
-	case "watch_paths":
-		return 14, true
-	case "candidate_env":
-		return 15, true
-	case "base_env":
-		return 16, true
-	}
-	return 0, false
-}
+// RequiredKeys are the keys every run record must carry, in the spec's order.
+var RequiredKeys = recordKeys[:numRequiredKeys:numRequiredKeys]
+
+// recordKeySet finds recordKeys in a record's members.
+var recordKeySet = canonjson.NewKeys(recordKeys[:]...)
+
+// keySlots holds, for each of recordKeys, the index of its member in a
+// record, or -1.
+type keySlots [len(recordKeys)]int32
 
 // Record is a run record read strictly, with the fields the decision table
 // reads. Value keeps every key, known or not, for the hash.
 type Record struct {
-	Value Value
+	Value canonjson.Value
 
 	Seed               Seed
 	PropertyPath       string // cleaned
@@ -96,7 +79,7 @@ type Record struct {
 	BaseFixtureSHA256  string
 	DiffPaths          []string // cleaned
 	CandidateResult    string
-	BaseSeedResult     *Value // any value; only "pass" and "fail" are results
+	BaseSeedResult     *canonjson.Value // any value; only "pass" and "fail" are results
 	RetryResults       []string
 	RetryCap           int // clamped to len(retry_results) when larger
 	BudgetOK           bool
@@ -104,13 +87,16 @@ type Record struct {
 	GeneratorPath      string   // cleaned; "" when absent
 	WatchPaths         []string // cleaned
 	WatchFolders       []string // cleaned watch_paths entries that ended in "/"
-	CandidateEnv       *Value
-	BaseEnv            *Value
+	CandidateEnv       *canonjson.Value
+	BaseEnv            *canonjson.Value
 
-	// Missing lists absent required keys; Problem is the first type or path
-	// problem. Either makes the record INCOMPLETE.
-	Missing []string
-	Problem string
+	// Unreadable says why the bytes are not a JSON value the reader
+	// accepts (then nothing else is set). Missing lists absent required
+	// keys; Problem is the first type or path problem. Any of them makes
+	// the record INCOMPLETE (row 1).
+	Unreadable error
+	Missing    []string
+	Problem    string
 }
 
 // isSeedString reports whether s is a non-empty string of [A-Za-z0-9._:-].
@@ -127,53 +113,34 @@ func isSeedString(s string) bool {
 	return true
 }
 
-// NewRecord reads the typed fields of a JSON object value. It never fails:
+// NewRecord reads the typed fields of a JSON value. It never fails:
 // problems are kept in Missing and Problem for the decision table.
-func NewRecord(v Value) *Record {
+func NewRecord(v canonjson.Value) *Record {
 	r := new(Record)
-	r.fill(v)
+	var slots keySlots
+	recordKeySet.Find(&v, slots[:])
+	r.fill(v, &slots)
 	return r
 }
 
-// knownSlots holds, for each of knownKeys, the index of its member in an
-// object, or -1.
-type knownSlots [len(knownKeys)]int32
+// UnreadableRecord is the record of bytes that are not a JSON value the
+// reader accepts: err says why, and the table's first row reads it.
+func UnreadableRecord(err error) *Record { return &Record{Unreadable: err} }
 
-// findKnown sets slots for the members ms.
-func findKnown(ms []Member, slots *knownSlots) {
-	for k := range slots {
-		slots[k] = -1
-	}
-	for i := range ms {
-		if k, ok := knownKeyIndex(ms[i].Key); ok {
-			slots[k] = int32(i)
-		}
-	}
-}
-
-// fill sets r from v, reusing r's slices.
-func (r *Record) fill(v Value) { r.fillSlots(v, nil) }
-
-// fillSlots is fill, given the known keys' slots in v when they are known
-// already (nil otherwise).
-func (r *Record) fillSlots(v Value, slots *knownSlots) {
+// fill sets r from v, whose recordKeys sit in slots, reusing r's slices.
+func (r *Record) fill(v canonjson.Value, slots *keySlots) {
 	retries, diff := r.RetryResults[:0], r.DiffPaths[:0]
 	*r = Record{Value: v, RetryResults: retries, DiffPaths: diff}
-	if v.Kind != KindObject {
+	if v.Kind != canonjson.KindObject {
 		r.Problem = fmt.Sprintf("record is a JSON %s, want an object", v.Kind)
 		return
 	}
-	if slots == nil {
-		slots = new(knownSlots)
-		findKnown(v.Members, slots)
-	}
-	var known [len(knownKeys)]*Value
+	var known [len(recordKeys)]*canonjson.Value
 	for k, i := range slots {
 		if i >= 0 {
 			known[k] = &v.Members[i].Value
 		}
 	}
-	// RequiredKeys are the first of knownKeys, in the same order.
 	for i, k := range RequiredKeys {
 		if known[i] == nil {
 			r.Missing = append(r.Missing, k)
@@ -185,12 +152,12 @@ func (r *Record) fillSlots(v Value, slots *knownSlots) {
 		}
 	}
 	if x := known[keyTranscriptComplete]; x != nil {
-		if x.Kind != KindBool {
+		if x.Kind != canonjson.KindBool {
 			bad("transcript_complete: want true or false, got a %s", x.Kind)
 		}
-		r.TranscriptComplete = x.Kind == KindBool && x.Bool
+		r.TranscriptComplete = x.Kind == canonjson.KindBool && x.Bool
 	}
-	if x := known[keyRunID]; x != nil && x.Kind == KindNull {
+	if x := known[keyRunID]; x != nil && x.Kind == canonjson.KindNull {
 		bad("run_id: want a value, got null")
 	}
 	if x := known[keySeed]; x != nil {
@@ -201,16 +168,16 @@ func (r *Record) fillSlots(v Value, slots *knownSlots) {
 				s = "0"
 			}
 			r.Seed = Seed(s)
-		case x.Kind == KindString && isSeedString(x.Str):
+		case x.Kind == canonjson.KindString && isSeedString(x.Str):
 			r.Seed = Seed(strconv.Quote(x.Str))
 		default:
 			bad("seed: want a JSON integer or a non-empty string of [A-Za-z0-9._:-], got %s", describe(x))
 		}
 	}
 	digest := func(k int, dst *string) {
-		key := knownKeys[k]
+		key := recordKeys[k]
 		if x := known[k]; x != nil {
-			if x.Kind != KindString || x.Str == "" {
+			if x.Kind != canonjson.KindString || x.Str == "" {
 				bad("%s: want a non-empty string, got %s", key, describe(x))
 				return
 			}
@@ -223,8 +190,8 @@ func (r *Record) fillSlots(v Value, slots *knownSlots) {
 	if x := known[keyPropertyPath]; x != nil {
 		r.PropertyPath = cleanPath("property_path", x, bad)
 	}
-	if x := known[keyFixtureGeneratorPath]; x != nil && x.Kind != KindNull {
-		if x.Kind == KindString && x.Str == "" {
+	if x := known[keyFixtureGeneratorPath]; x != nil && x.Kind != canonjson.KindNull {
+		if x.Kind == canonjson.KindString && x.Str == "" {
 			// The listing treats an empty generator path as none.
 		} else {
 			r.GeneratorPath = cleanPath("fixture_generator_path", x, bad)
@@ -233,23 +200,23 @@ func (r *Record) fillSlots(v Value, slots *knownSlots) {
 	if x := known[keyDiffPaths]; x != nil {
 		r.DiffPaths, _ = pathList(r.DiffPaths, "diff_paths", x, bad)
 	}
-	if x := known[keyWatchPaths]; x != nil && x.Kind != KindNull {
+	if x := known[keyWatchPaths]; x != nil && x.Kind != canonjson.KindNull {
 		r.WatchPaths, r.WatchFolders = pathList(nil, "watch_paths", x, bad)
 	}
 	if x := known[keyCandidateResult]; x != nil {
-		if x.Kind != KindString || (x.Str != "pass" && x.Str != "fail") {
+		if x.Kind != canonjson.KindString || (x.Str != "pass" && x.Str != "fail") {
 			bad(`candidate_result: want "pass" or "fail", got %s`, describe(x))
 		}
 		r.CandidateResult = x.Str
 	}
 	r.BaseSeedResult = known[keyBaseSeedResult]
 	if x := known[keyRetryResults]; x != nil {
-		if x.Kind != KindArray {
+		if x.Kind != canonjson.KindArray {
 			bad("retry_results: want an array of \"pass\"/\"fail\", got %s", describe(x))
 		} else {
 			for i := range x.Members {
 				e := x.Elem(i)
-				if e.Kind != KindString || (e.Str != "pass" && e.Str != "fail") {
+				if e.Kind != canonjson.KindString || (e.Str != "pass" && e.Str != "fail") {
 					bad(`retry_results[%d]: want "pass" or "fail", got %s`, i, describe(e))
 				}
 				r.RetryResults = append(r.RetryResults, e.Str)
@@ -271,17 +238,17 @@ func (r *Record) fillSlots(v Value, slots *knownSlots) {
 		}
 	}
 	if x := known[keyBudgetOK]; x != nil {
-		if x.Kind != KindBool {
+		if x.Kind != canonjson.KindBool {
 			bad("budget_ok: want true or false, got %s", describe(x))
 		}
 		r.BudgetOK = x.Bool
 	}
 	for _, i := range [...]int{keyCandidateEnv, keyBaseEnv} {
-		k, x := knownKeys[i], known[i]
-		if x == nil || x.Kind == KindNull {
+		k, x := recordKeys[i], known[i]
+		if x == nil || x.Kind == canonjson.KindNull {
 			continue
 		}
-		if x.Kind != KindObject {
+		if x.Kind != canonjson.KindObject {
 			bad("%s: want an object with workers, clock_budget_s and filesystem, got %s", k, describe(x))
 			continue
 		}
@@ -295,15 +262,15 @@ func (r *Record) fillSlots(v Value, slots *knownSlots) {
 }
 
 // describe names a value's type, and shows it when it is short.
-func describe(v *Value) string {
+func describe(v *canonjson.Value) string {
 	switch v.Kind {
-	case KindNumber:
+	case canonjson.KindNumber:
 		return "the number " + truncate(v.Str, 40)
-	case KindString:
+	case canonjson.KindString:
 		return "the string " + strconv.Quote(truncate(v.Str, 40))
-	case KindBool:
+	case canonjson.KindBool:
 		return strconv.FormatBool(v.Bool)
-	case KindNull:
+	case canonjson.KindNull:
 		return "null"
 	}
 	return "an " + v.Kind.String()
@@ -338,20 +305,20 @@ func CleanPath(p string) (string, error) {
 	return c, nil
 }
 
-func cleanPath(key string, x *Value, bad func(string, ...any)) string {
+func cleanPath(key string, x *canonjson.Value, bad func(string, ...any)) string {
 	return cleanPathAt(key, -1, x, bad)
 }
 
 // cleanPathAt cleans x, the element i of key (i < 0: key itself), and
 // reports a problem through bad, naming the key only then.
-func cleanPathAt(key string, i int, x *Value, bad func(string, ...any)) string {
+func cleanPathAt(key string, i int, x *canonjson.Value, bad func(string, ...any)) string {
 	name := func() string {
 		if i < 0 {
 			return key
 		}
 		return fmt.Sprintf("%s[%d]", key, i)
 	}
-	if x.Kind != KindString {
+	if x.Kind != canonjson.KindString {
 		bad("%s: want a repo-relative path string, got %s", name(), describe(x))
 		return ""
 	}
@@ -386,8 +353,8 @@ func isCleanPath(p string) bool {
 	return true
 }
 
-func pathList(paths []string, key string, x *Value, bad func(string, ...any)) (_, folders []string) {
-	if x.Kind != KindArray {
+func pathList(paths []string, key string, x *canonjson.Value, bad func(string, ...any)) (_, folders []string) {
+	if x.Kind != canonjson.KindArray {
 		bad("%s: want an array of path strings, got %s", key, describe(x))
 		return paths, nil
 	}
@@ -397,7 +364,7 @@ func pathList(paths []string, key string, x *Value, bad func(string, ...any)) (_
 		if c == "" {
 			continue
 		}
-		if e.Kind == KindString && strings.HasSuffix(e.Str, "/") {
+		if e.Kind == canonjson.KindString && strings.HasSuffix(e.Str, "/") {
 			folders = append(folders, c)
 		} else {
 			paths = append(paths, c)
@@ -411,35 +378,27 @@ func pathList(paths []string, key string, x *Value, bad func(string, ...any)) (_
 // diff path under a watch_paths folder.
 func (r *Record) watchedInDiff() []string {
 	var hit []string
-	watched := make([]string, 0, 2+len(r.WatchPaths))
-	watched = append(watched, r.PropertyPath)
-	if r.GeneratorPath != "" {
-		watched = append(watched, r.GeneratorPath)
-	}
-	watched = append(watched, r.WatchPaths...)
 	for _, d := range r.DiffPaths {
-		for _, w := range watched {
-			if d == w {
-				hit = append(hit, d)
-				break
-			}
-		}
-		for _, f := range r.WatchFolders {
-			if strings.HasPrefix(d, f+"/") {
-				hit = append(hit, d)
-				break
-			}
+		if r.watches(d) {
+			hit = append(hit, d)
 		}
 	}
 	if len(hit) == 0 {
 		return nil
 	}
 	sort.Strings(hit)
-	out := hit[:1]
-	for _, h := range hit[1:] {
-		if h != out[len(out)-1] {
-			out = append(out, h)
+	return slices.Compact(hit)
+}
+
+// watches reports whether the diff path d is watched.
+func (r *Record) watches(d string) bool {
+	if d == r.PropertyPath || (r.GeneratorPath != "" && d == r.GeneratorPath) || slices.Contains(r.WatchPaths, d) {
+		return true
+	}
+	for _, f := range r.WatchFolders {
+		if len(d) > len(f) && d[len(f)] == '/' && strings.HasPrefix(d, f) {
+			return true
 		}
 	}
-	return out
+	return false
 }

@@ -1,5 +1,7 @@
 package flakegate
 
+import "github.com/flakegate/flakegate/canonjson"
+
 // selfCheckBase is the SCHEDULER record the spec's examples vary.
 const selfCheckBase = `{"run_id":"r1","seed":1402,"property_path":"tests/props/test_retry_budget.py",` +
 	`"property_sha256":"pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp",` +
@@ -33,17 +35,17 @@ var SelfCheckCases = []SelfCheckCase{
 
 // SelfCheckRecord returns the record bytes of a self-check case.
 func SelfCheckRecord(c SelfCheckCase) []byte {
-	v, _ := ReadValue([]byte(selfCheckBase))
+	v, _ := canonjson.Read([]byte(selfCheckBase))
 	for i := range v.Members {
 		if text, ok := c.Change[v.Members[i].Key]; ok {
-			nv, err := ReadValue([]byte(text))
+			nv, err := canonjson.Read([]byte(text))
 			if err != nil {
 				panic(err) // the cases above are constants
 			}
 			v.Members[i].Value = nv
 		}
 	}
-	return AppendCanonical(nil, &v)
+	return canonjson.Append(nil, &v)
 }
 
 // SelfCheck classifies every self-check case and returns an error naming

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flakegate/flakegate/canonjson"
 )
 
 // SkipDecision is the answer of Skip for one triple.
@@ -184,8 +186,8 @@ type extras struct {
 
 func recordExtras(raw []byte) extras {
 	var x extras
-	v, err := ReadValue(raw)
-	if err != nil || v.Kind != KindObject {
+	v, err := canonjson.Read(raw)
+	if err != nil || v.Kind != canonjson.KindObject {
 		return x
 	}
 	get := func(k string) (string, bool) {
@@ -193,7 +195,7 @@ func recordExtras(raw []byte) extras {
 		if !ok {
 			return "", true
 		}
-		if m.Kind != KindString {
+		if m.Kind != canonjson.KindString {
 			return "", false
 		}
 		return m.Str, true
@@ -207,7 +209,7 @@ func recordExtras(raw []byte) extras {
 	return x
 }
 
-func hasKey(v *Value, k string) bool {
+func hasKey(v *canonjson.Value, k string) bool {
 	_, ok := v.Get(k)
 	return ok
 }
@@ -230,7 +232,7 @@ func void(ctx context.Context, s Ledger, t Triple, by, reason string) error {
 }
 
 func recordPropertySHA256(raw []byte) string {
-	v, err := ReadValue(raw)
+	v, err := canonjson.Read(raw)
 	if err != nil {
 		return ""
 	}

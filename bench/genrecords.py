@@ -6,7 +6,13 @@ with provenance keys and attempt wall times), with labels spread over the
 whole decision table, some unknown keys, floats and non-ASCII text. The
 output is the same for the same N and seed.
 
-Usage: genrecords.py OUT [--count N] [--seed S]
+With --small the records are about 600 bytes: the required keys, the two
+envs and a few provenance keys, and about a quarter of them carry a wrong
+type that the listing refuses too (diff_paths or retry_results not a list,
+transcript_complete 0 or null, base_seed_result a number or null), so both
+sides label them INCOMPLETE.
+
+Usage: genrecords.py OUT [--count N] [--seed S] [--small]
 """
 
 from __future__ import annotations
@@ -94,17 +100,73 @@ def record(rnd: random.Random, i: int) -> dict:
     return rec
 
 
+def small_record(rnd: random.Random, i: int) -> dict:
+    """A record of about 600 bytes; see the module docstring."""
+    prop = rnd.choice(PROPS)
+    fixture = hexdigest(rnd, 64)
+    diff = rnd.sample(SRC, rnd.randint(1, 2))
+    roll = rnd.random()
+    candidate, base, retries, budget, transcript, base_fixture = "fail", "pass", ["fail", "pass"], True, True, fixture
+    if roll < 0.22:  # SCHEDULER
+        pass
+    elif roll < 0.36:  # PROPERTY
+        base = "fail"
+    elif roll < 0.50:  # PASS
+        candidate, retries = "pass", []
+    elif roll < 0.56:  # CONTAMINATED
+        diff.append(prop)
+    elif roll < 0.62:  # FIXTURE
+        base_fixture = hexdigest(rnd, 64)
+    elif roll < 0.68:  # BUDGET
+        budget = False
+    elif roll < 0.72:  # INCOMPLETE: no replay
+        base = "not_run"
+    seed = rnd.randint(1, 100000) if rnd.random() < 0.9 else "nightly-%d" % rnd.randint(1, 99)
+    env = {"workers": rnd.choice([1, 2, 4]), "clock_budget_s": 60, "filesystem": "ext4"}
+    rec = {
+        "schema": "flakegate.run/v1",
+        "run_id": "run-%08d" % i,
+        "seed": seed,
+        "property_path": prop,
+        "property_sha256": hexdigest(rnd, 64),
+        "fixture_sha256": fixture,
+        "base_fixture_sha256": base_fixture,
+        "diff_paths": diff,
+        "candidate_result": candidate,
+        "base_seed_result": base,
+        "retry_results": retries,
+        "retry_cap": 2,
+        "budget_ok": budget,
+        "transcript_complete": transcript,
+    }
+    if rnd.random() < 0.4:
+        rec["candidate_env"], rec["base_env"] = env, dict(env)
+    if roll >= 0.72:  # a wrong type, INCOMPLETE on both sides
+        key, value = rnd.choice([
+            ("diff_paths", "src/retry.py"), ("diff_paths", None), ("retry_results", "pass"),
+            ("retry_results", 1), ("transcript_complete", 0), ("transcript_complete", None),
+            ("base_seed_result", 1), ("base_seed_result", None),
+        ])
+        rec[key] = value
+    if rnd.random() < 0.3:
+        rec["fixture_generator_path"] = "tools/gen_fixture.py"
+    if rnd.random() < 0.2:
+        rec["note"] = rnd.choice(NOTES)
+    return rec
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description="write realistic run records, one per line")
     ap.add_argument("out")
     ap.add_argument("--count", type=int, default=200_000)
     ap.add_argument("--seed", type=int, default=1402)
+    ap.add_argument("--small", action="store_true", help="records of about 600 bytes, many wrong types")
     args = ap.parse_args(argv[1:])
     rnd = random.Random(args.seed)
     h = hashlib.sha256()
     with open(args.out, "wb") as f:
         for i in range(args.count):
-            rec = record(rnd, i)
+            rec = small_record(rnd, i) if args.small else record(rnd, i)
             # Half written the way Go's encoder writes (UTF-8 kept), half ASCII-escaped.
             line = json.dumps(rec, ensure_ascii=(i % 2 == 0), separators=(",", ":")).encode("utf-8") + b"\n"
             h.update(line)

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/classifyjsonl"
 	"github.com/spf13/cobra"
 )
 
@@ -117,7 +118,7 @@ func classifyFile(opts *ClassifyOptions, name string, w *bufio.Writer, onLabel f
 		// Records are small and short-lived; a larger heap target trades a
 		// few MB for far fewer collections on large streams.
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
-		if err := flakegate.ClassifyJSONL(opts.ctx, r, w, onLabel); err != nil {
+		if err := classifyjsonl.Run(opts.ctx, r, w, onLabel); err != nil {
 			return &flakegate.Error{Code: flakegate.EINVALID, Op: "classify", Path: name, Message: "reading records failed", Err: err}
 		}
 		return nil

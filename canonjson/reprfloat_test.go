@@ -1,4 +1,4 @@
-package flakegate
+package canonjson
 
 import (
 	"math/rand/v2"
@@ -17,10 +17,8 @@ func TestReprFloatHint(t *testing.T) {
 	}
 	run := func(t *testing.T, tc testCase) {
 		t.Helper()
-		var p parser
-		p.hash.enc.trusted = true
-		p.reset(tc.text)
-		v, err := p.read()
+		var rd Reader
+		v, err := rd.Read(tc.text)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.text, err)
 		}
@@ -32,7 +30,8 @@ func TestReprFloatHint(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := string(AppendPythonFloat(nil, f))
-		if got := string(p.hash.enc.append(nil, &v)); got != want {
+		trusted := encoder{reader: &rd}
+		if got := string(trusted.append(nil, v)); got != want {
 			t.Fatalf("%s: canonical %s, want %s", tc.text, got, want)
 		}
 	}
@@ -78,5 +77,26 @@ func TestReprFloatHint(t *testing.T) {
 		}
 		text := sign + intPart + "." + frac
 		t.Run(text, func(t *testing.T) { run(t, testCase{text, reprFixed(intPart, frac)}) })
+	}
+}
+
+func TestPythonFloat(t *testing.T) {
+	type testCase struct{ in, want string }
+	run := func(t *testing.T, tc testCase) {
+		v, err := Read([]byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(Append(nil, &v)); got != tc.want {
+			t.Fatalf("%s: got %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	for _, tc := range []testCase{
+		{"1.0", "1.0"}, {"1e-05", "1e-05"}, {"1e16", "1e+16"}, {"-0.0", "-0.0"}, {"5e-324", "5e-324"},
+		{"1.7976931348623157e308", "1.7976931348623157e+308"}, {"9007199254740993.0", "9007199254740992.0"},
+		{"0.0001", "0.0001"}, {"1e15", "1000000000000000.0"}, {"123.456", "123.456"}, {"-1.5E-7", "-1.5e-07"},
+		{"1e-400", "0.0"}, {"-0", "0"}, {"12345678901234567890123", "12345678901234567890123"}, {"2.5e2", "250.0"},
+	} {
+		t.Run(tc.in, func(t *testing.T) { run(t, tc) })
 	}
 }

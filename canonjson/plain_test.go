@@ -1,4 +1,4 @@
-package flakegate
+package canonjson
 
 import "testing"
 

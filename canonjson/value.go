@@ -1,4 +1,4 @@
-package flakegate
+package canonjson
 
 // Kind is the JSON type of a Value.
 type Kind uint8
@@ -27,9 +27,13 @@ type Value struct {
 	// reads it as a float, not an int).
 	Float bool
 	// hint holds what the reader learnt while reading: hintPlain,
-	// hintKeyPlain, hintFloat and hintReprFloat. Only the reader's own hasher trusts it (a caller may edit
-	// a Value it was given).
+	// hintKeyPlain, hintFloat and hintReprFloat. Only a Reader's own
+	// hash (ReadSum) trusts it: a caller may edit a Value it was given.
 	hint uint8
+	// seq is, on an object a Reader read, the id+1 of the Reader's known
+	// key sequence that its keys are exactly (0: none). Like hint, only
+	// the Reader that set it reads it.
+	seq uint32
 	// Str is the decoded string for KindString and the number's literal
 	// text for KindNumber.
 	Str string

@@ -1,8 +1,6 @@
-package flakegate
+package canonjson
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -85,13 +83,12 @@ func randomJSON(rnd *rand.Rand, b *strings.Builder, depth int) {
 	}
 }
 
-// TestReaderHintsKeepCanonicalForm checks that the reader's own hasher,
-// which trusts the reader's hints, writes the same canonical bytes as
-// AppendCanonical, which does not, over many values read by one parser.
+// TestReaderHintsKeepCanonicalForm checks that a Reader's own hash, which
+// trusts what the read learnt, hashes the same canonical bytes as Append,
+// which does not, over many values read by one Reader.
 func TestReaderHintsKeepCanonicalForm(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 11))
-	var p parser
-	p.hash.enc.trusted = true
+	var rd Reader
 	n := 20000
 	if testing.Short() {
 		n = 2000
@@ -101,19 +98,22 @@ func TestReaderHintsKeepCanonicalForm(t *testing.T) {
 		var b strings.Builder
 		randomJSON(rnd, &b, 0)
 		text := b.String()
-		p.reset(text)
-		v, err := p.read()
-		fresh, ferr := ReadValue([]byte(text))
+		v, sum, err := rd.ReadSum(text)
+		fresh, ferr := Read([]byte(text))
 		if (err == nil) != (ferr == nil) || (err != nil && err.Error() != ferr.Error()) {
 			t.Fatalf("%s: reused parser says %v, fresh one %v", text, err, ferr)
 		}
 		if err != nil {
 			continue
 		}
-		got := string(p.hash.enc.append(nil, &v))
-		want := string(AppendCanonical(nil, &fresh))
+		trusted := encoder{reader: &rd}
+		got := string(trusted.append(nil, v))
+		want := string(Append(nil, &fresh))
 		if got != want {
 			t.Fatalf("%s:\ntrusted   %s\nuntrusted %s", text, got, want)
+		}
+		if sum != SHA256(&fresh) {
+			t.Fatalf("%s: ReadSum %s, SHA256 %s", text, sum, SHA256(&fresh))
 		}
 		checked++
 	}
@@ -150,7 +150,7 @@ func TestReusedParserFindsDuplicates(t *testing.T) {
 		{"diverging, then duplicate", append(append(seq(17), "other"), "key01")},
 		{"diverging, then duplicate of the new key", append(append(seq(17), "other"), "other")},
 	}
-	var p parser
+	var rd Reader
 	warm := func(keys []string) string {
 		var b strings.Builder
 		b.WriteByte('{')
@@ -165,17 +165,15 @@ func TestReusedParserFindsDuplicates(t *testing.T) {
 	}
 	run := func(t *testing.T, tc testCase) {
 		for _, w := range [][]string{long, seq(30), append(seq(17), "other")} {
-			p.reset(warm(w))
-			if _, err := p.read(); err != nil {
+			if _, err := rd.Read(warm(w)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		text := warm(tc.keys)
 		// Twice: the second time the parser may know the sequence.
 		for round := 0; round < 2; round++ {
-			p.reset(text)
-			_, err := p.read()
-			_, ferr := ReadValue([]byte(text))
+			_, err := rd.Read(text)
+			_, ferr := Read([]byte(text))
 			if fmt.Sprint(err) != fmt.Sprint(ferr) {
 				t.Fatalf("round %d: reused parser says %v, fresh one %v", round, err, ferr)
 			}
@@ -221,20 +219,10 @@ func TestPythonFloatFixedNotation(t *testing.T) {
 	}
 }
 
-// TestRequiredKeysLeadKnownKeys: Record.fill finds missing required keys
-// by their index among knownKeys.
-func TestRequiredKeysLeadKnownKeys(t *testing.T) {
-	for i, k := range RequiredKeys {
-		if knownKeys[i] != k {
-			t.Fatalf("RequiredKeys[%d] is %q, knownKeys[%d] is %q", i, k, i, knownKeys[i])
-		}
-	}
-}
-
-// TestDecideUTF8Reason: the JSONL path checks UTF-8 only when a string
-// held a high byte or the record did not read; the reason must still be
-// ReadValue's.
-func TestDecideUTF8Reason(t *testing.T) {
+// TestReaderUTF8Reason: a Reader checks UTF-8 only when a string held a
+// high byte or the value did not read; its error must still be the one a
+// check of the whole input first gives.
+func TestReaderUTF8Reason(t *testing.T) {
 	type testCase struct {
 		name string
 		in   string
@@ -251,58 +239,19 @@ func TestDecideUTF8Reason(t *testing.T) {
 		{"syntax error only", "{\"a\":}"},
 	}
 	run := func(t *testing.T, tc testCase) {
-		var p parser
-		got := p.decide(tc.in)
-		_, err := ReadValue([]byte(tc.in))
-		if (err != nil) != (got.RecordSHA256 == "") {
-			t.Fatalf("ReadValue error %v, decision %+v", err, got)
+		var rd Reader
+		_, err := rd.Read(tc.in)
+		want := precheck(tc.in)
+		if want == nil {
+			var plain Reader
+			plain.reset(tc.in)
+			_, want = plain.read()
 		}
-		if err != nil && got.Reason != notJSON(err).Reason {
-			t.Fatalf("reason %q, want %q", got.Reason, notJSON(err).Reason)
+		if fmt.Sprint(err) != fmt.Sprint(want) {
+			t.Fatalf("Reader.Read: %v, want %v", err, want)
 		}
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
 	}
-}
-
-// FuzzClassifyJSONL: a line's decision through ClassifyJSONL, whose
-// workers reuse one parser across lines (remembered key sequences, buffer
-// reuse), is the decision a fresh parser gives that line alone.
-func FuzzClassifyJSONL(f *testing.F) {
-	long := func(extra string) string {
-		var b strings.Builder
-		b.WriteByte('{')
-		for i := 0; i < 20; i++ {
-			fmt.Fprintf(&b, `"k%02d":%d,`, i, i)
-		}
-		b.WriteString(extra)
-		b.WriteString(`"z":"\u00e9"}`)
-		return b.String()
-	}
-	f.Add(long("") + "\n" + long(`"k03":1,`) + "\n" + long(`"k99":[1.5,"a"],`) + "\n")
-	f.Add(selfCheckBase + "\n" + selfCheckBase + "\r\n\n{\"a\":1,\"a\":2}")
-	f.Add(long(`"q":{"k00":1,"k00":2},`) + "\n" + long(""))
-	f.Fuzz(func(t *testing.T, in string) {
-		var out bytes.Buffer
-		if err := ClassifyJSONL(context.Background(), strings.NewReader(in), &out, nil); err != nil {
-			t.Fatal(err)
-		}
-		var want bytes.Buffer
-		lines := strings.Split(in, "\n")
-		if in == "" || strings.HasSuffix(in, "\n") {
-			lines = lines[:len(lines)-1]
-		}
-		for _, line := range lines {
-			if len(line) > MaxRecordBytes {
-				t.Skip("line too long for this check")
-			}
-			var p parser
-			p.classifyLine(line).AppendJSON(&want)
-			want.WriteByte('\n')
-		}
-		if out.String() != want.String() {
-			t.Fatalf("input %q:\nClassifyJSONL %s\nline by line  %s", in, out.String(), want.String())
-		}
-	})
 }

@@ -1,4 +1,4 @@
-package flakegate
+package canonjson
 
 import (
 	"crypto/sha256"
@@ -8,35 +8,45 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 )
 
-// AppendCanonical appends v in the listing's canonical form: the bytes of
-// Python's json.dumps(v, sort_keys=True, separators=(",", ":")). Keys are
-// sorted by code point at every depth (UTF-8 byte order is code point
-// order), every non-ASCII character is escaped as \uXXXX (surrogate pairs
-// above U+FFFF), integers keep their digits and floats follow Python's repr.
-func AppendCanonical(b []byte, v *Value) []byte {
-	var e canonEncoder
+// Append appends v in canonical form: the bytes of Python's
+// json.dumps(v, sort_keys=True, separators=(",", ":")). Keys are sorted by
+// code point at every depth (UTF-8 byte order is code point order), every
+// non-ASCII character is escaped as \uXXXX (surrogate pairs above U+FFFF),
+// integers keep their digits and floats follow Python's repr.
+func Append(b []byte, v *Value) []byte {
+	var e encoder
 	return e.append(b, v)
 }
 
-// canonEncoder keeps scratch space for sorting keys between records, and
+// Sum is the sha256 of a canonical form.
+type Sum [sha256.Size]byte
+
+// String returns the sum in lowercase hex.
+func (s Sum) String() string {
+	var buf [2 * sha256.Size]byte
+	hex.Encode(buf[:], s[:])
+	return string(buf[:])
+}
+
+// SHA256 returns the sha256 of v's canonical form.
+func SHA256(v *Value) Sum {
+	return sha256.Sum256(Append(nil, v))
+}
+
+// encoder keeps scratch space for sorting keys between values, and
 // remembers the key order of the last few key sequences it sorted: records
 // from one producer repeat their keys in the same order, so the sort is
 // usually a comparison of the keys against a remembered sequence.
-type canonEncoder struct {
-	// trusted says the values come straight from the reader, so their
-	// hints are true (see Value.hint).
-	trusted bool
-	idx     []sortKey
-	orders  [8]keyOrder
-	next    int // the order to replace next
-	last    int // the order that matched last, tried first
-	// sorted is the first member of an object the reader found to hold a
-	// known key sequence, and sortedPerm that sequence's key order.
-	sorted     *Member
-	sortedPerm []sortKey
+type encoder struct {
+	// reader, when set, is the Reader that read the values: their hints
+	// are true and their seqs name its known sequences.
+	reader *Reader
+	idx    []sortKey
+	orders [8]keyOrder
+	next   int // the order to replace next
+	last   int // the order that matched last, tried first
 }
 
 // keyOrder is a remembered key sequence and its sorted permutation.
@@ -46,11 +56,7 @@ type keyOrder struct {
 }
 
 // sortInto appends the member indexes of ms to e.idx in key order.
-func (e *canonEncoder) sortInto(ms []Member) {
-	if e.trusted && len(ms) > 0 && &ms[0] == e.sorted && len(ms) == len(e.sortedPerm) {
-		e.idx = append(e.idx, e.sortedPerm...)
-		return
-	}
+func (e *encoder) sortInto(ms []Member) {
 	if len(ms) >= 4 {
 	search:
 		for n := range e.orders {
@@ -103,7 +109,7 @@ func keyPrefix(k string) uint64 {
 	return p
 }
 
-func (e *canonEncoder) append(b []byte, v *Value) []byte {
+func (e *encoder) append(b []byte, v *Value) []byte {
 	switch v.Kind {
 	case KindNull:
 		return append(b, "null"...)
@@ -114,7 +120,7 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 		return append(b, "false"...)
 	case KindNumber:
 		if v.Float {
-			if e.trusted && v.hint&(hintFloat|hintReprFloat) != 0 {
+			if e.reader != nil && v.hint&(hintFloat|hintReprFloat) != 0 {
 				if v.hint&hintReprFloat != 0 {
 					return append(b, v.Str...)
 				}
@@ -128,7 +134,7 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 		}
 		return append(b, v.Str...)
 	case KindString:
-		if e.trusted && v.hint&hintPlain != 0 {
+		if e.reader != nil && v.hint&hintPlain != 0 {
 			b = append(b, '"')
 			b = append(b, v.Str...)
 			return append(b, '"')
@@ -144,6 +150,17 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 		}
 		return append(b, ']')
 	default:
+		if e.reader != nil {
+			if ks := e.reader.knownOf(v.seq); ks != nil && len(ks.perm) == len(v.Members) {
+				// The keys' canonical text, with the separators, is known.
+				text := ks.keyText()
+				for n, k := range ks.perm {
+					b = append(b, text[n]...)
+					b = e.append(b, &v.Members[k.i].Value)
+				}
+				return append(b, '}')
+			}
+		}
 		b = append(b, '{')
 		base := len(e.idx)
 		e.sortInto(v.Members)
@@ -152,7 +169,7 @@ func (e *canonEncoder) append(b []byte, v *Value) []byte {
 				b = append(b, ',')
 			}
 			m := &v.Members[e.idx[n].i]
-			if e.trusted && m.Value.hint&hintKeyPlain != 0 {
+			if e.reader != nil && m.Value.hint&hintKeyPlain != 0 {
 				b = append(b, '"')
 				b = append(b, m.Key...)
 				b = append(b, '"')
@@ -366,40 +383,4 @@ func appendPythonFloatDigits(b []byte, f float64) []byte {
 	b = append(b, digits[:exp+1]...)
 	b = append(b, '.')
 	return append(b, digits[exp+1:]...)
-}
-
-// CanonicalSHA256 returns the hex sha256 of v's canonical form.
-func CanonicalSHA256(v *Value) string {
-	var h hasher
-	return h.sum(v)
-}
-
-// hasher keeps the canonical bytes' buffer between records.
-type hasher struct {
-	enc canonEncoder
-	buf []byte
-	hex [2 * sha256.Size]byte
-}
-
-func (h *hasher) sum(v *Value) string {
-	return strings.Clone(h.sumScratch(v))
-}
-
-// sumScratch is sum, but the string lives in h and holds only until the
-// next sum.
-func (h *hasher) sumScratch(v *Value) string {
-	h.buf = h.enc.append(h.buf[:0], v)
-	sum := sha256.Sum256(h.buf)
-	hex.Encode(h.hex[:], sum[:])
-	return unsafe.String(&h.hex[0], len(h.hex))
-}
-
-// RecordSHA256 reads raw strictly and returns its record_sha256, the
-// digest the spec's listing prints for the same record.
-func RecordSHA256(raw []byte) (string, error) {
-	v, err := ReadValue(raw)
-	if err != nil {
-		return "", err
-	}
-	return CanonicalSHA256(&v), nil
 }
