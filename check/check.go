@@ -356,37 +356,6 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	return sum, nil
 }
 
-// grantFreezes writes a freeze for each SCHEDULER record of this check,
-// in config order. A triple that already has a freeze keeps it.
-func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []tripleResult) error {
-	runs := c.cfg.Freeze.ExpiresAfterRuns
-	for i := range results {
-		r := &results[i]
-		if r.result.Skipped || r.result.Label != flakegate.Scheduler || r.raw == nil {
-			continue
-		}
-		if c.iso.mode != IsolationBwrap {
-			// The code under test could reach the gate: its SCHEDULER may
-			// be forged (attack 1, 2, 3), so it earns no freeze.
-			why := "no freeze granted: the check ran without the sandbox (isolation none); a freeze needs a sandboxed run"
-			r.result.Reason = joinReason(r.result.Reason, why)
-			c.progress.Note(fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
-			continue
-		}
-		f, err := flakegate.GrantRecord(ctx, c.store, r.raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())
-		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
-			c.progress.Note(fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.ID(), jobs[i].seed))
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		left := f.ExpiresAfterRuns
-		r.result.Owner, r.result.RunsLeft = f.Owner, &left
-	}
-	return nil
-}
-
 // inDiff returns the watched paths found in the diff: an entry ending in
 // "/" matches every path under it.
 func inDiff(diff, watched []string) []string {
