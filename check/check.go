@@ -15,7 +15,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -71,10 +70,9 @@ type Options struct {
 	LockTimeout time.Duration
 	// Git is the git binary; "" means git on PATH.
 	Git string
-	// Progress receives one line per finished triple; nil discards them.
-	Progress io.Writer
-	// ProgressIsTerminal draws a live bar below the lines.
-	ProgressIsTerminal bool
+	// Progress receives the check's progress: each finished triple, lock
+	// waits and queue lines; nil discards it.
+	Progress ProgressHandler
 	// Now returns the time (tests fix it); nil is time.Now.
 	Now func() time.Time
 	// Shard, if set, runs only that shard of the triples (--shard I/N).
@@ -118,7 +116,7 @@ type checker struct {
 	props    []*propState
 	iso      *isolation
 	now      func() time.Time
-	progress *progressSink
+	progress ProgressHandler
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -129,7 +127,10 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
 			Hint: "pass the revision the candidate is measured against, e.g. --base origin/main"}
 	}
-	c := &checker{opts: opts, now: opts.Now}
+	c := &checker{opts: opts, now: opts.Now, progress: opts.Progress}
+	if c.progress == nil {
+		c.progress = discardProgress{}
+	}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -310,7 +311,7 @@ func (c *checker) makeOutDir() error {
 func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	workers := min(c.cfg.Workers, c.cfg.Triples())
 	var err error
-	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: c.opts.Progress}
+	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: noteWriter{c.progress}}
 	if c.trees, err = openWorktrees(ctx, c.git, c.common, workers, c.baseSHA, c.candSHA, lo); err != nil {
 		return nil, err
 	}
@@ -326,7 +327,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if c.opts.Join != nil {
 		total = len(jobs) // this runner labels a part; the lines count it out of the whole
 	}
-	c.progress = newProgress(c.opts.Progress, c.opts.ProgressIsTerminal, total)
+	c.progress.Start(total)
 	results, err := c.runJobs(ctx, src, len(jobs))
 	c.progress.Finish()
 	if err != nil {

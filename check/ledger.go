@@ -77,12 +77,12 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 			// be forged (attack 1, 2, 3), so it earns no freeze.
 			why := "no freeze granted: the check ran without the sandbox (isolation none); a freeze needs a sandboxed run"
 			r.result.Reason = joinReason(r.result.Reason, why)
-			c.progress.Note(fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
+			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
 			continue
 		}
 		f, err := flakegate.GrantRecord(ctx, c.store, r.raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())
 		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
-			c.progress.Note(fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.ID(), jobs[i].seed))
+			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.ID(), jobs[i].seed))
 			continue
 		}
 		if err != nil {

@@ -100,7 +100,7 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 					// The lease was lost under the attempts: the triple is
 					// another runner's now.
 					t.done()
-					c.progress.Note(fmt.Sprintf("%s seed %s: lease lost; another runner has the triple", t.j.ps.prop.Path, t.j.seed))
+					c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: lease lost; another runner has the triple", t.j.ps.prop.Path, t.j.seed))
 					continue
 				}
 				if err != nil {

@@ -126,7 +126,7 @@ func (c *checker) lockReplay(ctx context.Context, j *job, key string) (func(), e
 	}
 	since := time.Now()
 	note := time.AfterFunc(time.Second, func() {
-		c.progress.Note(fmt.Sprintf("waiting for another check replaying %s seed %s on the base (the replay lock), since %s",
+		c.progress.Note(NoteTopic, fmt.Sprintf("waiting for another check replaying %s seed %s on the base (the replay lock), since %s",
 			j.ps.prop.Path, j.seed, since.Format("15:04:05")))
 	})
 	release, err := c.store.LockReplay(lctx, key)
