@@ -5,8 +5,29 @@
 // worktree, writes one run record per triple and labels it with the
 // decision table.
 //
-// The package takes a context, an Options struct and writers; it never
-// reads flags, the environment or the process streams (internal/cli does).
+// The package takes a context and an Options struct; it never reads
+// flags, the environment or the process streams (internal/cli does), and
+// it reports progress to a ProgressHandler it is given (progress.go; the
+// CLI passes report.Progress). Labels come from the decision table only
+// (flakegate.ClassifyBytes of the record, record.go); the check adds
+// reasons, and a triple the ledger skips shows its freeze's SCHEDULER.
+//
+// Where the code is:
+//
+//	check.go      Options, Run, the checker: revisions, config, output folder
+//	props.go      per-property digests of both sides, watched paths (preflight)
+//	worktrees.go  the clean worktrees each worker runs in, and their lock
+//	sandbox.go    isolation: bwrap or none, and the attempts' environment
+//	pool.go       the worker pool and where it takes triples from
+//	shard.go      --shard I/N; merge.go merges the shards' summaries
+//	queue.go      --join: the queue shared with other runners
+//	triple.go     one triple: the ledger lookup, the attempt loop
+//	ledger.go     what a freeze must match, skipped triples, freezes granted
+//	replay.go     the base replay, the replay cache and the replay lock
+//	record.go     the run record, its label from the table, the summary line
+//	seeds.go      seeds drawn from the candidate sha
+//	output.go     files written and the reproduce command line
+//	progress.go   the ProgressHandler interface
 package check
 
 import (
