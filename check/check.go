@@ -5,8 +5,29 @@
 // worktree, writes one run record per triple and labels it with the
 // decision table.
 //
-// The package takes a context, an Options struct and writers; it never
-// reads flags, the environment or the process streams (internal/cli does).
+// The package takes a context and an Options struct; it never reads
+// flags, the environment or the process streams (internal/cli does), and
+// it reports progress to a ProgressHandler it is given (progress.go; the
+// CLI passes report.Progress). Labels come from the decision table only
+// (flakegate.ClassifyBytes of the record, record.go); the check adds
+// reasons, and a triple the ledger skips shows its freeze's SCHEDULER.
+//
+// Where the code is:
+//
+//	check.go      Options, Run, the checker: revisions, config, output folder
+//	props.go      per-property digests of both sides, watched paths (preflight)
+//	worktrees.go  the clean worktrees each worker runs in, and their lock
+//	sandbox.go    isolation: bwrap or none, and the attempts' environment
+//	pool.go       the worker pool and where it takes triples from
+//	shard.go      --shard I/N; merge.go merges the shards' summaries
+//	queue.go      --join: the queue shared with other runners
+//	triple.go     one triple: the ledger lookup, the attempt loop
+//	ledger.go     what a freeze must match, skipped triples, freezes granted
+//	replay.go     the base replay, the replay cache and the replay lock
+//	record.go     the run record, its label from the table, the summary line
+//	seeds.go      seeds drawn from the candidate sha
+//	output.go     files written and the reproduce command line
+//	progress.go   the ProgressHandler interface
 package check
 
 import (
@@ -15,7 +36,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -71,10 +91,9 @@ type Options struct {
 	LockTimeout time.Duration
 	// Git is the git binary; "" means git on PATH.
 	Git string
-	// Progress receives one line per finished triple; nil discards them.
-	Progress io.Writer
-	// ProgressIsTerminal draws a live bar below the lines.
-	ProgressIsTerminal bool
+	// Progress receives the check's progress: each finished triple, lock
+	// waits and queue lines; nil discards it.
+	Progress ProgressHandler
 	// Now returns the time (tests fix it); nil is time.Now.
 	Now func() time.Time
 	// Shard, if set, runs only that shard of the triples (--shard I/N).
@@ -118,7 +137,7 @@ type checker struct {
 	props    []*propState
 	iso      *isolation
 	now      func() time.Time
-	progress *progressSink
+	progress ProgressHandler
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -129,7 +148,10 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
 			Hint: "pass the revision the candidate is measured against, e.g. --base origin/main"}
 	}
-	c := &checker{opts: opts, now: opts.Now}
+	c := &checker{opts: opts, now: opts.Now, progress: opts.Progress}
+	if c.progress == nil {
+		c.progress = discardProgress{}
+	}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -310,7 +332,7 @@ func (c *checker) makeOutDir() error {
 func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	workers := min(c.cfg.Workers, c.cfg.Triples())
 	var err error
-	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: c.opts.Progress}
+	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: noteWriter{c.progress}}
 	if c.trees, err = openWorktrees(ctx, c.git, c.common, workers, c.baseSHA, c.candSHA, lo); err != nil {
 		return nil, err
 	}
@@ -326,7 +348,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if c.opts.Join != nil {
 		total = len(jobs) // this runner labels a part; the lines count it out of the whole
 	}
-	c.progress = newProgress(c.opts.Progress, c.opts.ProgressIsTerminal, total)
+	c.progress.Start(total)
 	results, err := c.runJobs(ctx, src, len(jobs))
 	c.progress.Finish()
 	if err != nil {
@@ -354,37 +376,6 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	return sum, nil
-}
-
-// grantFreezes writes a freeze for each SCHEDULER record of this check,
-// in config order. A triple that already has a freeze keeps it.
-func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []tripleResult) error {
-	runs := c.cfg.Freeze.ExpiresAfterRuns
-	for i := range results {
-		r := &results[i]
-		if r.result.Skipped || r.result.Label != flakegate.Scheduler || r.raw == nil {
-			continue
-		}
-		if c.iso.mode != IsolationBwrap {
-			// The code under test could reach the gate: its SCHEDULER may
-			// be forged (attack 1, 2, 3), so it earns no freeze.
-			why := "no freeze granted: the check ran without the sandbox (isolation none); a freeze needs a sandboxed run"
-			r.result.Reason = joinReason(r.result.Reason, why)
-			c.progress.Note(fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
-			continue
-		}
-		f, err := flakegate.GrantRecord(ctx, c.store, r.raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())
-		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
-			c.progress.Note(fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.ID(), jobs[i].seed))
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		left := f.ExpiresAfterRuns
-		r.result.Owner, r.result.RunsLeft = f.Owner, &left
-	}
-	return nil
 }
 
 // inDiff returns the watched paths found in the diff: an entry ending in

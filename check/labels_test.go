@@ -161,6 +161,15 @@ func TestCheckLabels(t *testing.T) {
 				t.Errorf("record cap/env: %d %+v %+v", rec.RetryCap, rec.CandidateEnv, rec.BaseEnv)
 			}
 			verifyTranscript(t, res.Record, rec)
+			// The label is the table's: the record on disk classifies to
+			// the same label and row (the check adds reasons, never labels).
+			raw, err := os.ReadFile(res.Record)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := flakegate.ClassifyBytes(raw); d.Label != res.Label || d.Row != res.Row {
+				t.Errorf("result %d says %s row %d, its record classifies %s row %d", i, res.Label, res.Row, d.Label, d.Row)
+			}
 			if tc.check != nil {
 				tc.check(t, rec, res)
 			}

@@ -2,15 +2,11 @@ package check
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"strings"
-	"sync"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/atomicfile"
-	"github.com/flakegate/flakegate/report"
 )
 
 // writeFile replaces path with data, durably and atomically.
@@ -77,29 +73,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// progressSink shows finished triples (report.Progress) and rare notes.
-type progressSink struct {
-	mu sync.Mutex
-	w  io.Writer
-	p  *report.Progress
-}
-
-func newProgress(w io.Writer, tty bool, total int) *progressSink {
-	if w == nil {
-		w = io.Discard
-		tty = false
-	}
-	return &progressSink{w: w, p: report.NewProgress(w, tty, total)}
-}
-
-func (s *progressSink) Done(r flakegate.Result) { s.p.Done(r) }
-
-func (s *progressSink) Finish() { s.p.Finish() }
-
-func (s *progressSink) Note(msg string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fmt.Fprintf(s.w, "note: %s\n", msg)
 }

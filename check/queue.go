@@ -171,12 +171,12 @@ func (s *queueSource) task(ctx context.Context, l flakegate.TripleLease) (*task,
 		if context.Cause(tctx) == errLeaseLost {
 			// The attempts were cut short: never label what did not run.
 			// The lease expires and another runner runs the triple.
-			s.c.progress.Note(fmt.Sprintf("%s seed %s: the lease could not be renewed; the triple is left to another runner", j.ps.prop.Path, j.seed))
+			s.c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: the lease could not be renewed; the triple is left to another runner", j.ps.prop.Path, j.seed))
 			return false, nil
 		}
 		err := s.q.Complete(ctx, s.opts.CheckID, l, r.result, r.raw)
 		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
-			s.c.progress.Note(fmt.Sprintf("%s seed %s: lease lost before the label was written; another runner labels it", j.ps.prop.Path, j.seed))
+			s.c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: lease lost before the label was written; another runner labels it", j.ps.prop.Path, j.seed))
 			return false, nil
 		}
 		if err != nil {
@@ -323,15 +323,5 @@ func progressLine(p flakegate.CheckProgress) string {
 // ProgressLine is progressLine for the CLI (verdict).
 func ProgressLine(p flakegate.CheckProgress) string { return progressLine(p) }
 
-// queueLine prints one queue line to the progress writer.
-func (c *checker) queueLine(msg string) {
-	if c.progress == nil { // before the triples start: nothing else writes
-		if c.opts.Progress != nil {
-			fmt.Fprintf(c.opts.Progress, "queue: %s\n", msg)
-		}
-		return
-	}
-	c.progress.mu.Lock()
-	defer c.progress.mu.Unlock()
-	fmt.Fprintf(c.progress.w, "queue: %s\n", msg)
-}
+// queueLine reports one line of the queue's progress.
+func (c *checker) queueLine(msg string) { c.progress.Note(QueueTopic, msg) }

@@ -13,7 +13,8 @@ import (
 // Progress shows a running check: one line per finished triple and, when
 // the writer is a terminal, a bar below them that is redrawn in place
 // (every finished triple and once a second). In CI logs it writes the
-// lines only, so the log reads top to bottom. It is safe for concurrent
+// lines only, so the log reads top to bottom. It is the check's progress
+// handler (check.ProgressHandler) in the CLI and is safe for concurrent
 // use by the check's workers.
 type Progress struct {
 	mu       sync.Mutex
@@ -28,29 +29,55 @@ type Progress struct {
 	now      func() time.Time
 	stop     chan struct{}
 	ticker   sync.WaitGroup
+	running  bool // between Start and Finish: the bar is on screen
 	finished bool
 }
 
 const barWidth = 24
 
-// NewProgress starts a progress view of total triples on w. isTerminal
+// NewProgress returns a progress view on w; Start begins it. isTerminal
 // says whether w is a terminal (the CLI knows; the library does not look).
-func NewProgress(w io.Writer, isTerminal bool, total int) *Progress {
-	return newProgress(w, isTerminal, total, time.Now)
+func NewProgress(w io.Writer, isTerminal bool) *Progress {
+	return newProgress(w, isTerminal, time.Now)
 }
 
-func newProgress(w io.Writer, isTerminal bool, total int, now func() time.Time) *Progress {
-	p := &Progress{w: w, tty: isTerminal, total: total, labels: map[flakegate.Label]int{}, now: now}
-	p.started = p.now()
+func newProgress(w io.Writer, isTerminal bool, now func() time.Time) *Progress {
+	return &Progress{w: w, tty: isTerminal, labels: map[flakegate.Label]int{}, now: now}
+}
+
+// Start begins the view of total triples: the clock and, on a terminal,
+// the bar. Calls after the first do nothing.
+func (p *Progress) Start(total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running || p.finished {
+		return
+	}
+	p.total, p.started, p.running = total, p.now(), true
 	if p.tty {
 		p.stop = make(chan struct{})
 		p.ticker.Add(1)
 		go p.tick()
-		p.mu.Lock()
 		p.drawBar()
-		p.mu.Unlock()
 	}
-	return p
+}
+
+// Note writes one line that is not a triple's result, "topic: msg" (a
+// lock wait, the shared queue's progress), above the bar. Notes are
+// written before Start and after Finish too.
+func (p *Progress) Note(topic, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	bar := p.tty && p.running
+	var b strings.Builder
+	if bar {
+		b.WriteString("\r\x1b[K")
+	}
+	fmt.Fprintf(&b, "%s: %s\n", topic, msg)
+	io.WriteString(p.w, b.String())
+	if bar {
+		p.drawBar()
+	}
 }
 
 func (p *Progress) tick() {
@@ -63,7 +90,7 @@ func (p *Progress) tick() {
 			return
 		case <-t.C:
 			p.mu.Lock()
-			if !p.finished {
+			if p.running {
 				p.drawBar()
 			}
 			p.mu.Unlock()
@@ -90,8 +117,9 @@ func (p *Progress) Done(r flakegate.Result) {
 		}
 	}
 	width := len(fmt.Sprint(p.total))
+	bar := p.tty && p.running
 	var b strings.Builder
-	if p.tty {
+	if bar {
 		b.WriteString("\r\x1b[K")
 	}
 	fmt.Fprintf(&b, "[%*d/%d] ", width, p.done, p.total)
@@ -111,7 +139,7 @@ func (p *Progress) Done(r flakegate.Result) {
 	}
 	b.WriteByte('\n')
 	io.WriteString(p.w, b.String())
-	if p.tty {
+	if bar {
 		p.drawBar()
 	}
 }
@@ -124,9 +152,13 @@ func (p *Progress) Finish() {
 		p.mu.Unlock()
 		return
 	}
-	p.finished = true
+	ticking := p.stop != nil
+	if !p.running {
+		p.started = p.now() // never started: nothing ran
+	}
+	p.finished, p.running = true, false
 	p.mu.Unlock()
-	if p.tty {
+	if ticking {
 		close(p.stop)
 		p.ticker.Wait()
 	}

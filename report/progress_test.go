@@ -33,7 +33,8 @@ func TestProgress(t *testing.T) {
 	s := loadSummary(t, "all-labels.json")
 	run := func(t *testing.T, tc testCase) {
 		var buf bytes.Buffer
-		p := newProgress(&buf, tc.tty, len(s.Results), fakeClock())
+		p := newProgress(&buf, tc.tty, fakeClock())
+		p.Start(len(s.Results))
 		for _, r := range s.Results {
 			p.Done(r)
 		}
@@ -101,7 +102,8 @@ func TestProgress(t *testing.T) {
 func TestProgressConcurrent(t *testing.T) {
 	const workers, each = 8, 50
 	var buf syncBuffer
-	p := NewProgress(&buf, true, workers*each)
+	p := NewProgress(&buf, true)
+	p.Start(workers * each)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -120,6 +122,41 @@ func TestProgressConcurrent(t *testing.T) {
 	}
 	if !strings.Contains(out, fmt.Sprintf("checked %d of %d triples", workers*each, workers*each)) {
 		t.Errorf("no tally in %q", out[max(0, len(out)-200):])
+	}
+}
+
+// TestProgressNotes: a note is one "topic: msg" line, before Start, among
+// the triples and after Finish; on a terminal it clears the bar first and
+// the bar is drawn again below it.
+func TestProgressNotes(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		t.Run(fmt.Sprint("tty=", tty), func(t *testing.T) {
+			var buf bytes.Buffer
+			p := newProgress(&buf, tty, fakeClock())
+			p.Note("note", "waiting for the worktree lock")
+			p.Start(1)
+			p.Note("queue", "check c1: 0/1 done")
+			p.Done(flakegate.Result{PropertyPath: "p.py", Seed: "7", Label: flakegate.Pass})
+			p.Finish()
+			p.Note("note", "no freeze granted")
+			out := buf.String()
+			if !tty {
+				want := "note: waiting for the worktree lock\nqueue: check c1: 0/1 done\n"
+				if !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "\nnote: no freeze granted\n") || strings.Count(out, "\n") != 5 {
+					t.Errorf("log output:\n%s", out)
+				}
+				return
+			}
+			if !strings.HasPrefix(out, "note: waiting for the worktree lock\n\r\x1b[Kchecking ") {
+				t.Errorf("a note before Start draws no bar, then Start does: %q", out)
+			}
+			if !strings.Contains(out, "\r\x1b[Kqueue: check c1: 0/1 done\n\r\x1b[Kchecking ") {
+				t.Errorf("a note does not clear and redraw the bar: %q", out)
+			}
+			if !strings.HasSuffix(out, ": 1 PASS\nnote: no freeze granted\n") {
+				t.Errorf("a note after Finish draws a bar again: %q", out)
+			}
+		})
 	}
 }
 

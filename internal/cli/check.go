@@ -13,8 +13,12 @@ import (
 	"github.com/flakegate/flakegate/filestore"
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/postgres"
+	"github.com/flakegate/flakegate/report"
 	"github.com/spf13/cobra"
 )
+
+// report.Progress draws the progress of a check on stderr.
+var _ check.ProgressHandler = (*report.Progress)(nil)
 
 // DefaultLockTimeout is how long check waits for a lock another check
 // holds before it gives up with exit 3.
@@ -106,6 +110,7 @@ func runCheck(opts *CheckOptions) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --lock-timeout", Message: opts.LockTimeout.String() + " is negative",
 			Hint: "pass a duration such as 5m, or 0 to wait until interrupted"}
 	}
+	progress := report.NewProgress(io.ErrOut, io.ErrIsTerminal)
 	copts := check.Options{
 		Dir:           ".",
 		Base:          opts.Base,
@@ -121,13 +126,12 @@ func runCheck(opts *CheckOptions) error {
 		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
 			s, err := store.Open(ctx, spec, commonDir)
 			if fs, ok := s.(*filestore.Store); ok {
-				fs.LockTimeout, fs.LockWait = opts.LockTimeout, io.ErrOut
+				fs.LockTimeout, fs.LockWait = opts.LockTimeout, check.NoteWriter(progress)
 			}
 			return s, err
 		},
-		Progress:           io.ErrOut,
-		ProgressIsTerminal: io.ErrIsTerminal,
-		RunContaminated:    opts.RunContaminated,
+		Progress:        progress,
+		RunContaminated: opts.RunContaminated,
 	}
 	if opts.ExplainWatch {
 		return explainWatch(ctx, io, opts.JSON, copts)

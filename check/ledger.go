@@ -1,0 +1,95 @@
+// The freeze ledger as a check sees it: when a triple may consult it,
+// what a freeze must match, the result of a skipped triple, and the
+// freezes a check grants (--freeze-owner).
+
+package check
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/flakegate/flakegate"
+)
+
+// binding is what a freeze of j's triple must match.
+func (c *checker) binding(j *job) flakegate.Binding {
+	b := flakegate.Binding{PropertySHA256: j.ps.candPropertySHA256, RunSHA256: j.ps.runSHA256, PropertyEntrySHA256: j.ps.entrySHA256}
+	if j.drawn {
+		b.SeedOrigin = SeedDrawn
+	}
+	return b
+}
+
+// mayConsultLedger is false when a freeze must not hide what the patch
+// did: a watched path is in the diff or the fixture changed. Such a
+// triple runs, and the table rejects it.
+func (c *checker) mayConsultLedger(ps *propState) bool {
+	return len(ps.contaminated) == 0 && ps.candFixtureSHA256 == ps.baseFixtureSHA256
+}
+
+// skipped is the result of a triple the ledger lets the check skip. The
+// frozen record is copied into the output folder.
+func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d flakegate.SkipDecision, stem, reproduce string) (tripleResult, error) {
+	recPath := ""
+	raw, err := c.store.GetRecord(ctx, d.Freeze.RecordSHA256)
+	switch {
+	case err == nil:
+		recPath = filepath.Join(c.outDir, stem+".frozen.json")
+		if err := writeFile(recPath, raw); err != nil {
+			return tripleResult{}, err
+		}
+	case flakegate.ErrorCode(err) != flakegate.ENOTFOUND:
+		return tripleResult{}, storeError("read the frozen record", err)
+	}
+	left := d.RunsLeft
+	res := flakegate.Result{
+		PropertyPath:  t.PropertyPath,
+		Name:          t.Name,
+		Seed:          t.Seed,
+		FixtureSHA256: t.FixtureSHA256,
+		Label:         d.Freeze.Label,
+		Reason:        d.Reason,
+		Skipped:       true,
+		RunsLeft:      &left,
+		Owner:         d.Freeze.Owner,
+		RecordSHA256:  d.Freeze.RecordSHA256,
+		Record:        recPath,
+		Reproduce:     reproduce,
+	}
+	if j.drawn {
+		res.SeedOrigin = SeedDrawn
+	}
+	return tripleResult{result: res}, nil
+}
+
+// grantFreezes writes a freeze for each SCHEDULER record of this check,
+// in config order. A triple that already has a freeze keeps it.
+func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []tripleResult) error {
+	runs := c.cfg.Freeze.ExpiresAfterRuns
+	for i := range results {
+		r := &results[i]
+		if r.result.Skipped || r.result.Label != flakegate.Scheduler || r.raw == nil {
+			continue
+		}
+		if c.iso.mode != IsolationBwrap {
+			// The code under test could reach the gate: its SCHEDULER may
+			// be forged (attack 1, 2, 3), so it earns no freeze.
+			why := "no freeze granted: the check ran without the sandbox (isolation none); a freeze needs a sandboxed run"
+			r.result.Reason = joinReason(r.result.Reason, why)
+			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
+			continue
+		}
+		f, err := flakegate.GrantRecord(ctx, c.store, r.raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())
+		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
+			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.ID(), jobs[i].seed))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		left := f.ExpiresAfterRuns
+		r.result.Owner, r.result.RunsLeft = f.Owner, &left
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+// The base replay of a seed: the replay cache, and the replay lock that
+// makes checks of one base replay a seed once.
+
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/runner"
+)
+
+// baseReplay sets t.base from the replay cache or from one base attempt.
+// With the cache on it holds the key's replay lock from the lookup to the
+// store of the result, so checks running at once on other candidates of
+// the same base (in any process sharing the store) replay the seed once:
+// the later ones wait and read the first one's result. An error means the
+// store failed; an interrupted check is not an error here (t.base says
+// not_run and the check reports the interruption).
+func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, t *transcriptRun, run func(string, int, *tree, func() (string, error)) (string, error)) error {
+	ps := j.ps
+	marker := ""
+	if ps.prop.PassMarker != nil {
+		marker = ps.prop.PassMarker.String()
+	}
+	key := flakegate.ReplayKey{
+		BaseSHA:        c.baseSHA,
+		Name:           ps.prop.Name,
+		PassMarker:     marker,
+		PropertySHA256: ps.basePropertySHA256,
+		FixtureSHA256:  ps.baseFixtureSHA256,
+		Seed:           j.seed,
+		Command:        argv,
+		Env:            ps.baseEnv,
+	}.String()
+	if !c.opts.NoReplayCache {
+		release, err := c.lockReplay(ctx, j, key)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.base = "not_run"
+				return nil
+			}
+			return err
+		}
+		defer release()
+		r, ok, err := c.store.GetReplay(ctx, key)
+		if err != nil {
+			return storeError("read the replay cache", err)
+		}
+		if ok {
+			t.base, t.fromCache = r.Result, true
+			return nil
+		}
+	}
+	base := c.trees.workers[w].base
+	// The base tree must be exactly the base commit (a failure to prove it
+	// is flakegate's, exit 3), and its fixture the bytes digested at the
+	// start (else the attempt is an error: INCOMPLETE).
+	checkBase := func() (string, error) {
+		if err := c.git.Pristine(ctx, base.gitDir, base.dir, base.sha); err != nil {
+			if ctx.Err() != nil {
+				return "", interrupted(ctx)
+			}
+			return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: base.dir,
+				Message: "the base worktree is not a pristine checkout of the base", Err: err,
+				Hint: "remove the folder and run 'git worktree prune'; flakegate recreates it"}
+		}
+		if ps.prop.Fixture == "" {
+			return "", nil
+		}
+		sum, err := digest.Path(ctx, filepath.Join(base.dir, filepath.FromSlash(ps.prop.Fixture)))
+		if err != nil {
+			return "cannot digest the base fixture: " + err.Error(), nil
+		}
+		if sum != ps.baseFixtureSHA256 {
+			return fmt.Sprintf("the base fixture digest is %s, expected %s", flakegate.ShortSHA(sum), flakegate.ShortSHA(ps.baseFixtureSHA256)), nil
+		}
+		return "", nil
+	}
+	started := time.Now()
+	result, err := run(runner.SideBase, 0, base, checkBase)
+	if err != nil {
+		return err
+	}
+	t.base = result
+	// Only what a sandboxed base said about itself is kept for later
+	// checks: an error or a timeout may be the machine's, and an
+	// unsandboxed attempt may have been tampered with.
+	if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (result != runner.Pass && result != runner.Fail) {
+		return nil
+	}
+	wall := 0.0
+	if n := len(t.attempts); n > 0 {
+		wall = t.attempts[n-1].WallSeconds
+	}
+	stored, err := c.store.PutReplay(ctx, key, flakegate.BaseReplay{Result: result, WallSeconds: wall, RunID: t.runID, At: started.UTC()})
+	if err != nil {
+		return storeError("write the replay cache", err)
+	}
+	if stored.Result != result {
+		// Another check stored its base result first; the first one rules.
+		t.base, t.fromCache = stored.Result, true
+	}
+	return nil
+}
+
+// errReplayLockDeadline ends a wait for another check's base replay.
+var errReplayLockDeadline = errors.New("replay lock deadline")
+
+// lockReplay takes the replay lock of key, waiting at most the lock
+// timeout plus the wall budget of the base attempt its holder runs, and
+// saying so when the wait lasts.
+func (c *checker) lockReplay(ctx context.Context, j *job, key string) (func(), error) {
+	lctx := ctx
+	var limit time.Duration
+	if c.opts.LockTimeout > 0 {
+		limit = c.opts.LockTimeout + j.ps.prop.WallBudget
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeoutCause(ctx, limit, errReplayLockDeadline)
+		defer cancel()
+	}
+	since := time.Now()
+	note := time.AfterFunc(time.Second, func() {
+		c.progress.Note(NoteTopic, fmt.Sprintf("waiting for another check replaying %s seed %s on the base (the replay lock), since %s",
+			j.ps.prop.Path, j.seed, since.Format("15:04:05")))
+	})
+	release, err := c.store.LockReplay(lctx, key)
+	note.Stop()
+	if err == nil {
+		return release, nil
+	}
+	if ctx.Err() == nil && errors.Is(context.Cause(lctx), errReplayLockDeadline) {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check",
+			Message: fmt.Sprintf("gave up after %s waiting for another check's base replay of %s seed %s (the replay lock)", limit, j.ps.prop.Path, j.seed),
+			Hint:    "let that check finish, or end it if it is stuck; --lock-timeout sets how long to wait"}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, storeError("lock the replay cache", err)
+}
