@@ -32,7 +32,7 @@ exit "${FAIL:-0}"
 
 func dirtyRepo(t *testing.T, extra string) *repo {
 	files := map[string]string{
-		"flakegate.yaml": "version: 1\nretry_cap: 2\nworkers: 1\nproperties:\n  - path: props/prop.sh\n    fixture: fixtures/data.txt\n    seeds: [7]\n    run: [sh, \"{path}\", \"{seed}\"]\n    wall_budget: 60s\n" + extra,
+		"flakegate.yaml":    "version: 1\nretry_cap: 2\nworkers: 1\nproperties:\n  - path: props/prop.sh\n    fixture: fixtures/data.txt\n    seeds: [7]\n    run: [sh, \"{path}\", \"{seed}\"]\n    wall_budget: 60s\n" + extra,
 		"props/prop.sh":     dirtyProp,
 		"fixtures/data.txt": "data\n",
 		"src/lib.sh":        "FAIL=0\n",
