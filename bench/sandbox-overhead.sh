@@ -10,6 +10,12 @@
 # warms the replay cache; each timed check then makes 20 candidate
 # attempts. overhead/attempt = (check wall - bare wall) / 20, where bare is
 # the same 20 commands run one after the other by bash in a checkout.
+# That figure carries the check's fixed cost (opening the trees: a reset,
+# clean and pristine check of each, once per check), so the script also
+# prints the marginal cost of an attempt: (wall of a check of 40 seeds -
+# wall of the check of 20) / 20, the 40-seed config committed as tags
+# base40/cand40. It says which attempt trees the check used (a throwaway
+# overlay per attempt, or a reset and clean after each).
 #
 # It also times, on the big repository, the first check's worktree
 # preparation (a check with no worktrees minus a check with them) against
@@ -21,7 +27,8 @@
 # Aims: at most 30 ms/attempt at 50,000 files; big at most 1.5x small.
 #
 # Environment: FLAKEGATE (a built binary; default: go build ./cmd/flakegate),
-# ROUNDS, BENCH_CACHE.
+# ROUNDS, BENCH_CACHE, SKIP_PREP=1 (skip the preparation timing, minutes on
+# the big repository), FLAKEGATE_NO_OVERLAY=1 (force the reset path).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -89,12 +96,31 @@ make_repo() {
 	touch "$dir/.ready"
 }
 
+# add40 DIR: tags base40 and cand40, the same repository with 40 seeds.
+add40() {
+	if git -C "$1" rev-parse -q --verify base40 >/dev/null; then
+		return
+	fi
+	(
+		cd "$1"
+		git checkout -q --detach base
+		sed -i "s/seeds: \[.*\]/seeds: [$(seq -s ', ' 1 $((2 * seeds)))]/" flakegate.yaml
+		git commit -q -am base40
+		git tag base40
+		echo candidate >>README.md
+		git commit -q -am cand40
+		git tag cand40
+	)
+}
+
 echo "preparing the repositories under $cache (cached) ..." >&2
 make_repo "$cache/small" 50
 make_repo "$cache/big" 50000
+add40 "$cache/small"
+add40 "$cache/big"
 
-check() { # check DIR
-	(cd "$1" && "$fg" check --base base --candidate candidate >/dev/null 2>"$cache/check.stderr")
+check() { # check DIR [BASE CANDIDATE]
+	(cd "$1" && "$fg" check --base "${2:-base}" --candidate "${3:-candidate}" >/dev/null 2>"$cache/check.stderr")
 }
 bare() { # bare DIR
 	(cd "$1-checkout" && for seed in $(seq 1 $seeds); do sh props/prop.sh "$seed"; done)
@@ -111,8 +137,11 @@ for side in small big; do
 	grep -q "$seeds PASS" "$cache/check.stderr" || { cat "$cache/check.stderr" >&2; exit 3; }
 done
 
-declare -A per
+declare -A per marg
 prep=() add=()
+for side in small big; do
+	check "$cache/$side" base40 cand40 || true
+done
 for r in $(seq 1 "$rounds"); do
 	order="small big"
 	[ $((r % 2)) -eq 0 ] && order="big small"
@@ -121,9 +150,16 @@ for r in $(seq 1 "$rounds"); do
 		f=$({ time check "$cache/$side"; } 2>&1)
 		b=$({ time bare "$cache/$side"; } 2>&1)
 		o=$(awk -v f="$f" -v b="$b" -v n=$seeds 'BEGIN {printf "%.1f", (f - b) * 1000 / n}')
+		f40=$({ time check "$cache/$side" base40 cand40; } 2>&1)
+		m=$(awk -v f="$f" -v g="$f40" -v n=$seeds 'BEGIN {printf "%.1f", (g - f) * 1000 / n}')
 		per[$side]="${per[$side]:-} $o"
-		line="$line $side check ${f}s bare ${b}s -> ${o} ms/attempt;"
+		marg[$side]="${marg[$side]:-} $m"
+		line="$line $side check ${f}s bare ${b}s -> ${o} ms/attempt, 40 seeds ${f40}s -> marginal ${m} ms/attempt;"
 	done
+	if [ "${SKIP_PREP:-}" = 1 ]; then
+		echo "$line"
+		continue
+	fi
 	# First-check preparation on the big repository, against git worktree add.
 	drop_trees "$cache/big"
 	cold=$({ time check "$cache/big"; } 2>&1)
@@ -145,8 +181,14 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) 
 ms=$(median ${per[small]})
 # shellcheck disable=SC2086
 mb=$(median ${per[big]})
-mp=$(median "${prep[@]}")
-ma=$(median "${add[@]}")
+# shellcheck disable=SC2086
+gs=$(median ${marg[small]})
+# shellcheck disable=SC2086
+gb=$(median ${marg[big]})
 echo "median overhead per attempt: small (50 files) ${ms} ms, big (50,000 files) ${mb} ms; big/small $(awk -v a="$mb" -v b="$ms" 'BEGIN {printf "%.2f", a / b}') (aims: big <= 30 ms, ratio <= 1.5)"
-echo "median first-check preparation (big): ${mp}s vs plain git worktree add of the 3 trees ${ma}s"
+echo "median marginal cost per attempt: small ${gs} ms, big ${gb} ms; big/small $(awk -v a="$gb" -v b="$gs" 'BEGIN {printf "%.2f", a / b}') (same aims)"
+echo "attempt trees: $(grep -h 'attempt trees' "$cache/check.stderr" | sed 's/^attempt trees: //')"
+if [ "${#prep[@]}" -gt 0 ]; then
+	echo "median first-check preparation (big): $(median "${prep[@]}")s vs plain git worktree add of the 3 trees $(median "${add[@]}")s"
+fi
 echo "load: $(uptime)"

@@ -336,6 +336,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if c.trees, err = openWorktrees(ctx, c.git, c.common, workers, c.baseSHA, c.candSHA, lo); err != nil {
 		return nil, err
 	}
+	c.chooseTrees()
 	if err := c.preflight(ctx); err != nil {
 		return nil, err
 	}

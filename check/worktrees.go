@@ -10,17 +10,27 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/flock"
+	"github.com/flakegate/flakegate/runner"
 )
 
 // worktrees are the clean checkouts a check runs in, under <git common
 // dir>/flakegate/worktrees (the repository's file system), reused between
-// checks. Each worker owns one base worktree and two candidate worktrees
-// it uses in turn, so that one is reset and cleaned in the background
-// while the other runs an attempt. A lock file keeps two checks of one
-// repository from resetting each other's trees.
+// checks. Each worker owns one base worktree and two candidate worktrees.
+// A lock file keeps two checks of one repository from resetting each
+// other's trees.
+//
+// Every tree is reset, cleaned and proven pristine once, when the check
+// opens it. Then either (overlay mode, the default where the kernel
+// allows it) each sandboxed attempt runs on a throwaway overlay of the
+// tree (runner.Sandbox.Overlay), which writes nothing to the tree, so the
+// tree stays pristine with no work between attempts; or (reset mode: no
+// overlay, or no sandbox) the tree is reset and cleaned after each
+// attempt, the two candidate trees taking turns so that one is cleaned in
+// the background while the other runs an attempt.
 type worktrees struct {
 	workers []*workerTrees
 	lock    *os.File
+	overlay bool // attempts run on overlays; see chooseTrees
 }
 
 // workerTrees are the trees of one worker; only that worker touches them.
@@ -31,14 +41,16 @@ type workerTrees struct {
 }
 
 // tree is one worktree at a fixed revision. A tree is released after each
-// attempt and acquired before the next: release starts `git reset --hard`
-// and `git clean -ffdx`, acquire waits for them, so every attempt starts
-// on a clean checkout.
+// attempt and acquired before the next: in reset mode release starts `git
+// reset --hard` and `git clean -ffdx`, acquire waits for them, so every
+// attempt starts on a clean checkout; in overlay mode the attempt left
+// the tree as it was and release does nothing.
 type tree struct {
-	dir    string
-	sha    string
-	gitDir string     // its registered git folder (.git/worktrees/NAME)
-	done   chan error // the clean in flight; nil when the tree is clean
+	dir     string
+	sha     string
+	gitDir  string     // its registered git folder (.git/worktrees/NAME)
+	done    chan error // the clean in flight; nil when the tree is clean
+	overlay bool       // attempts never write the tree: no clean is needed
 }
 
 func worktreeRoot(common string) string { return filepath.Join(common, "flakegate", "worktrees") }
@@ -105,7 +117,7 @@ func prepareAll(ctx context.Context, g *git.Client, trees []*tree) error {
 		}()
 	}
 	for _, t := range later {
-		t.release(func(_ context.Context, t *tree) error {
+		t.start(func(_ context.Context, t *tree) error {
 			return prepare(context.WithoutCancel(ctx), g, t)
 		})
 	}
@@ -136,9 +148,19 @@ func (t *tree) acquire() error {
 	return err
 }
 
-// release starts cleaning t in the background. The clean is not cancelled
-// with the check: a git process killed halfway leaves lock files behind.
+// release starts cleaning t in the background after an attempt, unless
+// the attempt ran on an overlay of t (it wrote nothing to t).
 func (t *tree) release(clean func(context.Context, *tree) error) {
+	if t.overlay {
+		return
+	}
+	t.start(clean)
+}
+
+// start runs clean on t in the background; acquire waits for it. The
+// clean is not cancelled with the check: a git process killed halfway
+// leaves lock files behind.
+func (t *tree) start(clean func(context.Context, *tree) error) {
 	done := make(chan error, 1)
 	t.done = done
 	go func() { done <- clean(context.Background(), t) }()
@@ -187,4 +209,43 @@ func (w *worktrees) unlock() {
 
 func interrupted(ctx context.Context) error {
 	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "interrupted", Err: context.Cause(ctx)}
+}
+
+// chooseTrees picks how attempts get a pristine tree, and says which on
+// the progress output (stderr): overlay mode when the attempts are
+// sandboxed and an overlay of a tree can be mounted, else reset mode.
+//
+// In overlay mode the trees are never reset during the check. That keeps
+// every tree exactly as proven at open: the attempt's sandbox sees the
+// tree's path only through the overlay, which sends every write to its
+// own upper layer (the tree beneath is covered by the mount and the git
+// folder holding it is hidden), and nothing else writes the trees while
+// the check holds the worktree lock. The base attempt's own Pristine
+// check (baseReplay) still runs before it: a git status with the index
+// unchanged, so its cost does not grow with the attempts.
+func (c *checker) chooseTrees() {
+	why := "the attempts are not sandboxed"
+	if c.iso.mode == IsolationBwrap {
+		err := runner.ProbeOverlay(c.trees.workers[0].cand[0].dir)
+		if err == nil {
+			c.trees.overlay = true
+			c.iso.sandbox.Overlay = true
+			for _, wt := range c.trees.workers {
+				for _, t := range []*tree{wt.base, wt.cand[0], wt.cand[1]} {
+					t.overlay = true
+				}
+			}
+			c.say("attempt trees: a throwaway overlay per attempt (the worktrees are never written)")
+			return
+		}
+		why = "no overlay: " + err.Error()
+	}
+	c.say("attempt trees: reset and cleaned after each attempt (" + c.redact(why) + ")")
+}
+
+// say writes one line to the progress output, if any.
+func (c *checker) say(line string) {
+	if c.opts.Progress != nil {
+		fmt.Fprintln(c.opts.Progress, line)
+	}
 }

@@ -141,11 +141,28 @@ func Run(ctx context.Context, c Command) Outcome {
 			out.Result, out.Reason = Errored, "cannot create the sandbox status pipe: "+err.Error()
 			return out
 		}
-		cmd = exec.Command(c.Sandbox.Bwrap, c.Sandbox.args(dir, c.Argv)...)
+		if c.Sandbox.Overlay {
+			layer, err := newLayer()
+			if err != nil {
+				pr.Close()
+				pw.Close()
+				sr.Close()
+				sw.Close()
+				out.Result, out.Reason = Errored, "cannot create the attempt's overlay folder: "+err.Error()
+				return out
+			}
+			defer os.RemoveAll(layer) // after the wait below: the attempt's writes go
+			sb := *c.Sandbox
+			sb.Hide = append(append([]string(nil), sb.Hide...), layer)
+			cmd = overlayCommand(sb.Tree, layer, sb.Bwrap, sb.args(dir, c.Argv))
+			cmd.SysProcAttr = overlayAttr()
+		} else {
+			cmd = exec.Command(c.Sandbox.Bwrap, c.Sandbox.args(dir, c.Argv)...)
+			cmd.SysProcAttr = sandboxAttr()
+		}
 		cmd.Dir, cmd.Env = dir, c.Env
 		cmd.Stdout, cmd.Stderr = pw, pw
 		cmd.ExtraFiles = []*os.File{sw}
-		cmd.SysProcAttr = sandboxAttr()
 		status = make(chan bwrapStatus, 1)
 		go func() {
 			defer sr.Close()

@@ -36,6 +36,10 @@ type Sandbox struct {
 	Home string
 	// Network keeps the host's network; otherwise only a loopback exists.
 	Network bool
+	// Overlay runs the attempt on a throwaway overlay of Tree (overlay.go):
+	// Tree itself is never written, the attempt's writes are dropped when
+	// it ends. The caller checks ProbeOverlay first.
+	Overlay bool
 }
 
 // statusFD is the descriptor of bwrap's --json-status-fd in the child:

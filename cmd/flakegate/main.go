@@ -5,6 +5,10 @@ import (
 	"os"
 
 	"github.com/flakegate/flakegate/internal/cli"
+	"github.com/flakegate/flakegate/runner"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	runner.MaybeOverlayExec() // flakegate re-executed as the overlay helper ends here
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

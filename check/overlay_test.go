@@ -1,0 +1,185 @@
+package check_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The attempt trees: a throwaway overlay per attempt where the kernel
+// allows it (as root here and in CI), else a reset and clean after each
+// attempt (FLAKEGATE_NO_OVERLAY=1 forces it).
+
+const overlayLine = "attempt trees: a throwaway overlay per attempt"
+const resetLine = "attempt trees: reset and cleaned after each attempt"
+
+// dirtyProp checks that its tree is pristine (else it exits 3: an error),
+// then writes, deletes and modifies files in it; it passes on base and
+// fails on the candidate, whose code under test sets FAIL.
+const dirtyProp = `. ./src/lib.sh
+if [ ! -f keep.txt ] || [ "$(cat mod.txt)" != old ] || [ -e new.txt ] || [ -e junk ] || [ ! -f sub/x.txt ]; then
+	echo "DIRTY TREE"; ls -la; exit 3
+fi
+echo new > new.txt; rm keep.txt; echo changed > mod.txt; rm -r sub; mkdir junk; echo x > junk/x
+[ -n "$FG_READY" ] && touch "$FG_READY/ready" && while [ ! -e "$FG_READY/go" ]; do sleep 0.1; done
+exit "${FAIL:-0}"
+`
+
+func dirtyRepo(t *testing.T, extra string) *repo {
+	files := map[string]string{
+		"flakegate.yaml":    "version: 1\nretry_cap: 2\nworkers: 1\nproperties:\n  - path: props/prop.sh\n    fixture: fixtures/data.txt\n    seeds: [7]\n    run: [sh, \"{path}\", \"{seed}\"]\n    wall_budget: 60s\n" + extra,
+		"props/prop.sh":     dirtyProp,
+		"fixtures/data.txt": "data\n",
+		"src/lib.sh":        "FAIL=0\n",
+		"keep.txt":          "keep\n",
+		"mod.txt":           "old\n",
+		"sub/x.txt":         "x\n",
+	}
+	r := newRepo(t, files)
+	r.candidate("bad", map[string]string{"src/lib.sh": "FAIL=1\n"})
+	return r
+}
+
+// treesPristine fails unless every worktree of the check is clean.
+func treesPristine(t *testing.T, r *repo) {
+	t.Helper()
+	root := filepath.Join(r.dir, ".git", "flakegate", "worktrees")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		n++
+		out, err := exec.Command("git", "-C", filepath.Join(root, e.Name()), "status", "--porcelain", "--ignored", "--untracked-files=all").CombinedOutput()
+		if err != nil || len(out) != 0 {
+			t.Errorf("worktree %s is not pristine after the check: %v\n%s", e.Name(), err, out)
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d worktrees, want 3", n)
+	}
+}
+
+// overlayMounts returns the mountinfo lines of every process naming dir.
+func overlayMounts(dir string) []string {
+	var out []string
+	paths, _ := filepath.Glob("/proc/[0-9]*/mountinfo")
+	for _, p := range append(paths, "/proc/self/mountinfo") {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(raw), "\n") {
+			if strings.Contains(l, dir) {
+				out = append(out, p+": "+l)
+			}
+		}
+	}
+	return out
+}
+
+// checkDirty runs the dirtying property with env and asserts that every
+// attempt found its tree pristine: candidate fail, two failed retries on
+// the reused candidate trees, base pass; and that the trees are pristine
+// and no overlay or layer folder is left after the check.
+func checkDirty(t *testing.T, env []string, wantLine string) {
+	r := dirtyRepo(t, "")
+	tmp := t.TempDir()
+	env = append(env, "TMPDIR="+tmp)
+	for round := 0; round < 2; round++ { // the second check reuses the trees
+		cr := r.checkEnv(env, "--base", "base", "--candidate", "bad", "--no-replay-cache")
+		if cr.code != 1 || cr.summary == nil || !strings.Contains(cr.stderr, wantLine) {
+			t.Fatalf("round %d: want a reject and %q on stderr\n%s", round, wantLine, cr)
+		}
+		rec := cr.record(t, 0)
+		var got []string
+		for _, a := range rec.Attempts {
+			got = append(got, fmt.Sprintf("%s%d:%s", a.Side, a.Index, a.Result))
+			if strings.Contains(a.OutputTail, "DIRTY") {
+				t.Errorf("round %d: %s attempt %d saw an earlier attempt's writes:\n%s", round, a.Side, a.Index, a.OutputTail)
+			}
+		}
+		want := "candidate0:fail base0:pass candidate1:fail candidate2:fail"
+		if strings.Join(got, " ") != want {
+			t.Errorf("round %d: attempts %s, want %s", round, strings.Join(got, " "), want)
+		}
+		treesPristine(t, r)
+		if m := overlayMounts(tmp); len(m) != 0 {
+			t.Errorf("round %d: overlays still mounted after the check: %q", round, m)
+		}
+		if left, _ := filepath.Glob(filepath.Join(tmp, "flakegate-overlay-*")); len(left) != 0 {
+			t.Errorf("round %d: layer folders left after the check: %v", round, left)
+		}
+	}
+}
+
+// TestCheckOverlayAttempts: with overlays, a file written, deleted or
+// modified by an attempt is seen neither by the next attempt (the
+// retries, on the same trees) nor by the base attempt; the worktrees are
+// pristine after the check, nothing stays mounted and no layer folder is
+// left.
+func TestCheckOverlayAttempts(t *testing.T) {
+	checkDirty(t, nil, overlayLine)
+}
+
+// TestCheckResetAttempts: the same with the overlay turned off: the reset
+// and clean path.
+func TestCheckResetAttempts(t *testing.T) {
+	checkDirty(t, []string{"FLAKEGATE_NO_OVERLAY=1"}, resetLine)
+}
+
+// TestCheckOverlayKilled: flakegate killed with SIGKILL in the middle of
+// an attempt leaves no overlay mounted anywhere: never in the host's
+// mount namespace while the attempt runs, and gone with the attempt's
+// namespace once the sandbox dies with flakegate.
+func TestCheckOverlayKilled(t *testing.T) {
+	ready := t.TempDir()
+	r := dirtyRepo(t, fmt.Sprintf("sandbox:\n  rw: [%q]\n  env: [FG_READY]\n", ready))
+	tmp := t.TempDir()
+	cmd := exec.Command(flakegateBin, "check", "--json", "--base", "base", "--candidate", "bad", "--no-replay-cache")
+	cmd.Dir = r.dir
+	cmd.Env = append(cleanEnv(), "FG_STATE="+r.state, "TMPDIR="+tmp, "FG_READY="+ready)
+	var stderr syncBuf
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	waitFor(t, func() bool {
+		_, err := os.Stat(filepath.Join(ready, "ready"))
+		return err == nil
+	})
+	if !strings.Contains(stderr.String(), overlayLine) {
+		t.Fatalf("not on an overlay:\n%s", stderr.String())
+	}
+	if m, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(m), "overlay") && strings.Contains(string(m), tmp) {
+		t.Errorf("the attempt's overlay is in the host's mount namespace:\n%s", m)
+	}
+	if len(overlayMounts(tmp)) == 0 {
+		t.Fatal("no process has the attempt's overlay mounted while it runs: the test would prove nothing")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(overlayMounts(tmp)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("overlay still mounted 30s after flakegate was killed: %q", overlayMounts(tmp))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	treesPristine(t, r)
+}

@@ -1,0 +1,180 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestMain makes this test binary its own overlay helper, as main does.
+func TestMain(m *testing.M) {
+	MaybeOverlayExec()
+	os.Exit(m.Run())
+}
+
+// needOverlay skips (fails under CI=true) when overlays cannot be mounted.
+func needOverlay(t *testing.T, tree string) {
+	t.Helper()
+	if err := ProbeOverlay(tree); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("overlay unavailable under CI=true: %v", err)
+		}
+		t.Skipf("overlay unavailable: %v", err)
+	}
+}
+
+// hostMounts returns the lines of this process's mountinfo naming path.
+func hostMounts(t *testing.T, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		if strings.Contains(l, path) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// signalWriter calls fn once, when the output first contains word.
+type signalWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	word string
+	fn   func()
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.buf.String(), w.word)
+	w.buf.Write(p)
+	if !had && strings.Contains(w.buf.String(), w.word) {
+		w.fn()
+	}
+	return len(p), nil
+}
+
+// TestOverlayAttempt: an attempt on an overlay sees the tree, writes,
+// deletes and modifies files in it, and none of it reaches the tree or
+// the next attempt; the overlay is never mounted in flakegate's own mount
+// namespace, and its layer folder is gone after the attempt.
+func TestOverlayAttempt(t *testing.T) {
+	bwrap := needBwrap(t)
+	root := t.TempDir()
+	tree := filepath.Join(root, "tree")
+	gate := filepath.Join(root, "gate")
+	tmp := filepath.Join(root, "tmp")
+	for _, d := range []string{filepath.Join(tree, "sub"), gate, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", tmp) // the layer folders go here
+	for name, body := range map[string]string{"keep.txt": "keep\n", "mod.txt": "old\n", "sub/x.txt": "x\n"} {
+		if err := os.WriteFile(filepath.Join(tree, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	needOverlay(t, tree)
+	sb := &Sandbox{Bwrap: bwrap, Tree: tree, RW: []string{gate}, Home: "/root", Overlay: true}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
+
+	// The first attempt changes the tree, says so, then waits for the
+	// test to look at the host's mounts while it still runs.
+	var during []string
+	var layers []os.DirEntry
+	w := &signalWriter{word: "changed", fn: func() {
+		during = hostMounts(t, tree)
+		layers, _ = os.ReadDir(tmp)
+		os.WriteFile(filepath.Join(gate, "go"), nil, 0o644) //nolint:errcheck // the attempt times out without it
+	}}
+	script := `set -e; echo new > new.txt; rm keep.txt; echo new > mod.txt; rm -r sub; mkdir -p d/e; echo y > d/e/y
+echo changed; while [ ! -e ` + gate + `/go ]; do sleep 0.05; done; cat mod.txt; ls`
+	o := Run(context.Background(), Command{Argv: []string{"sh", "-c", script}, Dir: tree, Env: env, Sandbox: sb, Output: w, WallBudget: time.Minute})
+	if o.Result != Pass || !strings.Contains(o.Tail, "new\n") {
+		t.Fatalf("first attempt: %s (%s), output:\n%s", o.Result, o.Reason, o.Tail)
+	}
+	if len(during) != 0 {
+		t.Errorf("the overlay is mounted in flakegate's mount namespace: %q", during)
+	}
+	if len(layers) != 1 || !strings.HasPrefix(layers[0].Name(), layerPrefix) {
+		t.Errorf("layer folders during the attempt: %v", layers)
+	}
+	if got := hostMounts(t, tree); len(got) != 0 {
+		t.Errorf("mounted after the attempt: %q", got)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("layer folder left after the attempt: %v", left)
+	}
+	want := "keep.txt\nmod.txt: old\nsub/x.txt\n"
+	if got := listTree(t, tree); got != want {
+		t.Errorf("the tree after the attempt:\n%s\nwant:\n%s", got, want)
+	}
+
+	// The next attempt sees the tree as it was.
+	o = Run(context.Background(), Command{Argv: []string{"sh", "-c", "cat mod.txt keep.txt sub/x.txt; test ! -e new.txt && test ! -e d"}, Dir: tree, Env: env, Sandbox: sb, WallBudget: time.Minute})
+	if o.Result != Pass || o.Tail != "old\nkeep\nx\n" {
+		t.Errorf("second attempt: %s (%s), output %q", o.Result, o.Reason, o.Tail)
+	}
+}
+
+// listTree lists the files of dir, with the content of mod.txt.
+func listTree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b.WriteString(rel)
+		if rel == "mod.txt" {
+			body, _ := os.ReadFile(p)
+			b.WriteString(": " + string(body))
+		} else {
+			b.WriteString("\n")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestOverlayProbeForced: NoOverlayEnv=1 turns the overlay off.
+func TestOverlayProbeForced(t *testing.T) {
+	t.Setenv(NoOverlayEnv, "1")
+	if err := ProbeOverlay(t.TempDir()); err == nil || !strings.Contains(err.Error(), NoOverlayEnv) {
+		t.Errorf("ProbeOverlay with %s=1: %v", NoOverlayEnv, err)
+	}
+}
+
+// TestOverlayHelperRefusesHostNamespace: the helper run without a new
+// mount namespace mounts nothing.
+func TestOverlayHelperRefusesHostNamespace(t *testing.T) {
+	tree := t.TempDir()
+	layer, err := newLayer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(layer)
+	cmd := overlayCommand(tree, layer, "", nil)
+	cmd.Args = cmd.Args[:3]
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not in a private mount namespace") {
+		t.Errorf("helper in the host namespace: %v, %s", err, out)
+	}
+	if got := hostMounts(t, tree); len(got) != 0 {
+		t.Errorf("mounted: %q", got)
+	}
+}
