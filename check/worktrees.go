@@ -243,9 +243,5 @@ func (c *checker) chooseTrees() {
 	c.say("attempt trees: reset and cleaned after each attempt (" + c.redact(why) + ")")
 }
 
-// say writes one line to the progress output, if any.
-func (c *checker) say(line string) {
-	if c.opts.Progress != nil {
-		fmt.Fprintln(c.opts.Progress, line)
-	}
-}
+// say writes one line to the check's progress, as a note.
+func (c *checker) say(line string) { c.progress.Note(NoteTopic, line) }
