@@ -154,8 +154,19 @@ func runCheck(opts *CheckOptions) error {
 
 // writeCheckOutputs prints the summary and writes the requested reports.
 func writeCheckOutputs(opts *CheckOptions, sum *flakegate.Summary) error {
-	ios := opts.IO
-	if opts.JSON {
+	return writeSummaryOutputs(opts.IO, "check", summaryOutputs{JSON: opts.JSON, GitHub: opts.GitHub, JUnit: opts.JUnit, Markdown: opts.Markdown}, sum)
+}
+
+// summaryOutputs are the output flags check and verdict share.
+type summaryOutputs struct {
+	JSON, GitHub    bool
+	JUnit, Markdown string
+}
+
+// writeSummaryOutputs prints a check summary (JSON or text) and writes
+// the requested reports; cmd names the command in errors.
+func writeSummaryOutputs(ios *IO, cmd string, o summaryOutputs, sum *flakegate.Summary) error {
+	if o.JSON {
 		enc := json.NewEncoder(ios.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(sum); err != nil {
@@ -164,17 +175,17 @@ func writeCheckOutputs(opts *CheckOptions, sum *flakegate.Summary) error {
 	} else {
 		printCheckText(ios.Out, sum)
 	}
-	if err := writeReportFiles(ios, "check", opts.JUnit, opts.Markdown, sum); err != nil {
+	if err := writeReportFiles(ios, cmd, o.JUnit, o.Markdown, sum); err != nil {
 		return err
 	}
-	if opts.GitHub {
+	if o.GitHub {
 		// Workflow commands are read from stdout; with --json stdout is the
 		// summary, so they go to stderr, which the runner reads too.
 		w := ios.Out
-		if opts.JSON {
+		if o.JSON {
 			w = ios.ErrOut
 		}
-		return writeGitHub(ios, "check --github", w, sum)
+		return writeGitHub(ios, cmd+" --github", w, sum)
 	}
 	return nil
 }

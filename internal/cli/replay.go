@@ -155,6 +155,12 @@ func runReplay(opts *ReplayOptions) error {
 		Output:     opts.IO.Out,
 		Sandbox:    sb,
 	})
+	return replayOutcome(opts, argv, o)
+}
+
+// replayOutcome says what one replay did and maps it to the exit status:
+// 0 pass, 1 fail, 3 anything else (never a result).
+func replayOutcome(opts *ReplayOptions, argv []string, o runner.Outcome) error {
 	took := strconv.FormatFloat(o.Wall.Seconds(), 'f', 2, 64) + "s"
 	switch o.Result {
 	case runner.Pass:

@@ -135,19 +135,7 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 	}
 	o := runner.Run(ctx, cmd)
 	ev.Judge(&o)
-	took := strconv.FormatFloat(o.Wall.Seconds(), 'f', 2, 64) + "s"
-	switch o.Result {
-	case runner.Pass:
-		fmt.Fprintf(opts.IO.ErrOut, "replay: pass: %s exited 0 after %s\n", argv[0], took)
-		return nil
-	case runner.Fail:
-		fmt.Fprintf(opts.IO.ErrOut, "replay: fail: %s exited 1 after %s\n", argv[0], took)
-		return &ExitError{Code: ExitReject}
-	case runner.Timeout:
-		return replayIncomplete(opts, fmt.Sprintf("%s was killed after %s: %s", argv[0], took, o.Reason))
-	default:
-		return replayIncomplete(opts, fmt.Sprintf("%s after %s: %s", argv[0], took, o.Reason))
-	}
+	return replayOutcome(opts, argv, o)
 }
 
 // teeWriter writes to both; an error of the first stops nothing.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -105,26 +104,7 @@ func runVerdict(ctx context.Context, ios *IO, f *verdictFlags, args []string) er
 // writeVerdictOutputs prints the summary and writes the requested
 // reports, as check does.
 func writeVerdictOutputs(ios *IO, f *verdictFlags, sum *flakegate.Summary) error {
-	if f.json {
-		enc := json.NewEncoder(ios.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			return err
-		}
-	} else {
-		printCheckText(ios.Out, sum)
-	}
-	if err := writeReportFiles(ios, "verdict", f.junit, f.markdown, sum); err != nil {
-		return err
-	}
-	if f.github {
-		w := ios.Out
-		if f.json {
-			w = ios.ErrOut // workflow commands are read from stderr too
-		}
-		return writeGitHub(ios, "verdict --github", w, sum)
-	}
-	return nil
+	return writeSummaryOutputs(ios, "verdict", summaryOutputs{JSON: f.json, GitHub: f.github, JUnit: f.junit, Markdown: f.markdown}, sum)
 }
 
 // queuedVerdict reads a joined check's summary from PostgreSQL, waiting
