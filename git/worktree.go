@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/atomicfile"
 )
 
 // addMu serializes `git worktree add`: git reads every registered
@@ -69,9 +70,10 @@ func (c *Client) PrepareWorktree(ctx context.Context, dir, rev string) error {
 
 // checkoutClean moves an existing worktree to sha, rewriting its .git
 // file first: the code that ran in the tree may have pointed it at a git
-// folder of its own, with hooks, filters or another index.
+// folder of its own, with hooks, filters or another index, or made it a
+// symlink (a rename replaces the link; a write would follow it).
 func (c *Client) checkoutClean(ctx context.Context, gitDir, abs, sha string) error {
-	if err := os.WriteFile(filepath.Join(abs, ".git"), []byte("gitdir: "+gitDir+"\n"), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(abs, ".git"), []byte("gitdir: "+gitDir+"\n"), 0o644); err != nil {
 		return err
 	}
 	if _, err := c.run(ctx, abs, "--git-dir="+gitDir, "--work-tree="+abs, "checkout", "--detach", "--force", "--quiet", sha); err != nil {

@@ -357,3 +357,37 @@ func TestGitHijack(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPrepareWorktreeDotGitSymlink: code that ran in a worktree replaced
+// its .git file by a symlink to a file of the host. Preparing the tree
+// again must replace the link, never write through it.
+func TestPrepareWorktreeDotGitSymlink(t *testing.T) {
+	r := newRepo(t)
+	c := &git.Client{Dir: r.dir}
+	ctx := context.Background()
+	wt := filepath.Join(t.TempDir(), "wt")
+	if err := c.PrepareWorktree(ctx, wt, r.c1); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("the host's own file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dotGit := filepath.Join(wt, ".git")
+	if err := os.Remove(dotGit); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, dotGit); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PrepareWorktree(ctx, wt, r.c2); err != nil {
+		t.Fatal(err)
+	}
+	mustState(t, wt, r.c2)
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "the host's own file\n" {
+		t.Fatalf("the file behind the symlink was written: %q, %v", b, err)
+	}
+	if fi, err := os.Lstat(dotGit); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		t.Fatalf(".git is still a symlink (%v)", err)
+	}
+}
