@@ -136,10 +136,3 @@ func TestVectorsCover(t *testing.T) {
 		t.Errorf("%d self-check vectors, want the listing's 8", selfChecks)
 	}
 }
-
-func equalPtr(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}

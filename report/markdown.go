@@ -157,13 +157,6 @@ func moreRows(w *bufio.Writer, n int) {
 	}
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
