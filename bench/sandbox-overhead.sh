@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/sandbox-overhead.sh: the per-attempt overhead of `flakegate check`
-# (a bwrap sandbox per attempt, the tree reset and cleaned before each) on a
-# repository of 50 files and one of 50,000 files (~200 MB), side by side in
-# one run.
+# (a bwrap sandbox per attempt, on a throwaway overlay of its tree or on a
+# tree reset and cleaned before it) on a repository of 50 files and one of
+# 50,000 files (~200 MB), side by side in one run.
 #
 # Each repository has one property with 20 seeds whose command is
 # `sh props/prop.sh SEED` (it exits 0 at once), workers: 1, and a candidate
@@ -10,16 +10,20 @@
 # warms the replay cache; each timed check then makes 20 candidate
 # attempts. overhead/attempt = (check wall - bare wall) / 20, where bare is
 # the same 20 commands run one after the other by bash in a checkout.
-# That figure carries the check's fixed cost (opening the trees: a reset,
-# clean and pristine check of each, once per check), so the script also
-# prints the marginal cost of an attempt: (wall of a check of 40 seeds -
-# wall of the check of 20) / 20, the 40-seed config committed as tags
-# base40/cand40. It says which attempt trees the check used (a throwaway
-# overlay per attempt, or a reset and clean after each).
+# That figure carries the check's fixed cost (opening and proving the
+# trees, once per check), so the script also prints the marginal cost of
+# an attempt: (wall of a check of 40 seeds - wall of the check of 20) /
+# 20, the 40-seed config committed as tags base40/cand40. The timed checks
+# alternate between the two candidates, so every check moves its
+# candidate tree to another commit, as a check of a new patch does. A
+# third figure times a check with the replay cache emptied first: 20
+# candidate and 20 base attempts, (check wall - 2 x bare wall) / 40. It
+# says which attempt trees the check used (a throwaway overlay per
+# attempt, or a reset and clean after each) and how it opened them.
 #
 # It also times, on the big repository, the first check's worktree
 # preparation (a check with no worktrees minus a check with them) against
-# a plain `git worktree add` of the same three trees.
+# a plain `git worktree add` of as many trees as the check made.
 #
 # The repositories are generated once and cached under $BENCH_CACHE
 # (default /tmp/flakegate-bench-sandbox). ROUNDS rounds (default 3),
@@ -137,8 +141,8 @@ for side in small big; do
 	grep -q "$seeds PASS" "$cache/check.stderr" || { cat "$cache/check.stderr" >&2; exit 3; }
 done
 
-declare -A per marg
-prep=() add=()
+declare -A per marg unc
+prep=() add=() ntrees=()
 for side in small big; do
 	check "$cache/$side" base40 cand40 || true
 done
@@ -152,9 +156,14 @@ for r in $(seq 1 "$rounds"); do
 		o=$(awk -v f="$f" -v b="$b" -v n=$seeds 'BEGIN {printf "%.1f", (f - b) * 1000 / n}')
 		f40=$({ time check "$cache/$side" base40 cand40; } 2>&1)
 		m=$(awk -v f="$f" -v g="$f40" -v n=$seeds 'BEGIN {printf "%.1f", (g - f) * 1000 / n}')
+		rm -rf "$cache/$side/.git/flakegate/replay"
+		fu=$({ time check "$cache/$side"; } 2>&1)
+		grep -q "$seeds PASS" "$cache/check.stderr" || { cat "$cache/check.stderr" >&2; exit 3; }
+		u=$(awk -v f="$fu" -v b="$b" -v n=$seeds 'BEGIN {printf "%.1f", (f - 2 * b) * 1000 / (2 * n)}')
 		per[$side]="${per[$side]:-} $o"
 		marg[$side]="${marg[$side]:-} $m"
-		line="$line $side check ${f}s bare ${b}s -> ${o} ms/attempt, 40 seeds ${f40}s -> marginal ${m} ms/attempt;"
+		unc[$side]="${unc[$side]:-} $u"
+		line="$line $side check ${f}s bare ${b}s -> ${o} ms/attempt, 40 seeds ${f40}s -> marginal ${m} ms/attempt, uncached base ${fu}s -> ${u} ms/attempt;"
 	done
 	if [ "${SKIP_PREP:-}" = 1 ]; then
 		echo "$line"
@@ -163,17 +172,19 @@ for r in $(seq 1 "$rounds"); do
 	# First-check preparation on the big repository, against git worktree add.
 	drop_trees "$cache/big"
 	cold=$({ time check "$cache/big"; } 2>&1)
+	trees=$(find "$cache/big/.git/flakegate/worktrees" -mindepth 1 -maxdepth 1 -type d | sort)
+	n=$(echo "$trees" | wc -l)
 	warm=$({ time check "$cache/big"; } 2>&1)
 	drop_trees "$cache/big"
 	tmp=$cache/plain-add
 	rm -rf "$tmp"
-	g=$({ time (for t in base-0 candidate-0 candidate-0b; do git -C "$cache/big" worktree add -q --detach "$tmp/$t" base; done); } 2>&1)
+	g=$({ time (for t in $trees; do git -C "$cache/big" worktree add -q --detach "$tmp/$(basename "$t")" base; done); } 2>&1)
 	rm -rf "$tmp"
 	git -C "$cache/big" worktree prune
 	check "$cache/big" # leave the trees prepared for the next round
 	p=$(awk -v c="$cold" -v w="$warm" 'BEGIN {printf "%.3f", c - w}')
-	prep+=("$p") add+=("$g")
-	echo "$line big first-check preparation ${p}s vs git worktree add x3 ${g}s"
+	prep+=("$p") add+=("$g") ntrees+=("$n")
+	echo "$line big first-check preparation of $n trees ${p}s vs git worktree add x$n ${g}s"
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
@@ -187,8 +198,13 @@ gs=$(median ${marg[small]})
 gb=$(median ${marg[big]})
 echo "median overhead per attempt: small (50 files) ${ms} ms, big (50,000 files) ${mb} ms; big/small $(awk -v a="$mb" -v b="$ms" 'BEGIN {printf "%.2f", a / b}') (aims: big <= 30 ms, ratio <= 1.5)"
 echo "median marginal cost per attempt: small ${gs} ms, big ${gb} ms; big/small $(awk -v a="$gb" -v b="$gs" 'BEGIN {printf "%.2f", a / b}') (same aims)"
+# shellcheck disable=SC2086
+us=$(median ${unc[small]})
+# shellcheck disable=SC2086
+ub=$(median ${unc[big]})
+echo "median overhead per attempt with the base replayed (40 attempts): small ${us} ms, big ${ub} ms; big/small $(awk -v a="$ub" -v b="$us" 'BEGIN {printf "%.2f", a / b}') (same aims)"
 echo "attempt trees: $(grep -h 'attempt trees' "$cache/check.stderr" | sed 's/^attempt trees: //')"
 if [ "${#prep[@]}" -gt 0 ]; then
-	echo "median first-check preparation (big): $(median "${prep[@]}")s vs plain git worktree add of the 3 trees $(median "${add[@]}")s"
+	echo "median first-check preparation (big, ${ntrees[0]} trees): $(median "${prep[@]}")s vs plain git worktree add of as many trees $(median "${add[@]}")s"
 fi
 echo "load: $(uptime)"

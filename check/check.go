@@ -333,10 +333,14 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	workers := min(c.cfg.Workers, c.cfg.Triples())
 	var err error
 	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: noteWriter{c.progress}}
-	if c.trees, err = openWorktrees(ctx, c.git, c.common, workers, c.baseSHA, c.candSHA, lo); err != nil {
+	overlay, why, err := c.chooseTrees()
+	if err != nil {
 		return nil, err
 	}
-	c.chooseTrees()
+	if c.trees, err = openWorktrees(ctx, c.git, c.common, workers, c.baseSHA, c.candSHA, overlay, lo); err != nil {
+		return nil, err
+	}
+	c.sayTrees(why)
 	if err := c.preflight(ctx); err != nil {
 		return nil, err
 	}

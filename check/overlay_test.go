@@ -45,8 +45,9 @@ func dirtyRepo(t *testing.T, extra string) *repo {
 	return r
 }
 
-// treesPristine fails unless every worktree of the check is clean.
-func treesPristine(t *testing.T, r *repo) {
+// treesPristine fails unless every worktree of the check is clean and
+// there are want of them (2 in overlay mode, 3 in reset mode).
+func treesPristine(t *testing.T, r *repo, want int) {
 	t.Helper()
 	root := filepath.Join(r.dir, ".git", "flakegate", "worktrees")
 	entries, err := os.ReadDir(root)
@@ -64,8 +65,8 @@ func treesPristine(t *testing.T, r *repo) {
 			t.Errorf("worktree %s is not pristine after the check: %v\n%s", e.Name(), err, out)
 		}
 	}
-	if n != 3 {
-		t.Errorf("%d worktrees, want 3", n)
+	if n != want {
+		t.Errorf("%d worktrees, want %d", n, want)
 	}
 }
 
@@ -91,7 +92,7 @@ func overlayMounts(dir string) []string {
 // attempt found its tree pristine: candidate fail, two failed retries on
 // the reused candidate trees, base pass; and that the trees are pristine
 // and no overlay or layer folder is left after the check.
-func checkDirty(t *testing.T, env []string, wantLine string) {
+func checkDirty(t *testing.T, env []string, wantLine string, trees int) {
 	r := dirtyRepo(t, "")
 	tmp := t.TempDir()
 	env = append(env, "TMPDIR="+tmp)
@@ -112,7 +113,7 @@ func checkDirty(t *testing.T, env []string, wantLine string) {
 		if strings.Join(got, " ") != want {
 			t.Errorf("round %d: attempts %s, want %s", round, strings.Join(got, " "), want)
 		}
-		treesPristine(t, r)
+		treesPristine(t, r, trees)
 		if m := overlayMounts(tmp); len(m) != 0 {
 			t.Errorf("round %d: overlays still mounted after the check: %q", round, m)
 		}
@@ -128,13 +129,13 @@ func checkDirty(t *testing.T, env []string, wantLine string) {
 // pristine after the check, nothing stays mounted and no layer folder is
 // left.
 func TestCheckOverlayAttempts(t *testing.T) {
-	checkDirty(t, nil, overlayLine)
+	checkDirty(t, nil, overlayLine, 2)
 }
 
 // TestCheckResetAttempts: the same with the overlay turned off: the reset
 // and clean path.
 func TestCheckResetAttempts(t *testing.T) {
-	checkDirty(t, []string{"FLAKEGATE_NO_OVERLAY=1"}, resetLine)
+	checkDirty(t, []string{"FLAKEGATE_NO_OVERLAY=1"}, resetLine, 3)
 }
 
 // TestCheckOverlayKilled: flakegate killed with SIGKILL in the middle of
@@ -181,5 +182,74 @@ func TestCheckOverlayKilled(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	treesPristine(t, r)
+	treesPristine(t, r, 2)
+}
+
+// treesLine returns the stderr line that says how the trees were opened.
+func treesLine(cr *checkRun) string {
+	for _, l := range strings.Split(cr.stderr, "\n") {
+		if strings.Contains(l, overlayLine) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestCheckSealedTrees: in overlay mode a check seals the trees it proved
+// pristine, and the next check keeps them, or moves the candidate tree to
+// the new candidate path by path, instead of resetting and cleaning them.
+// A sealed tree changed between two checks is found by the proof: the
+// check exits 3 before any label stands and before the base replay runs
+// (nothing enters the replay cache), and the check after it resets the
+// tree in full and labels as before.
+func TestCheckSealedTrees(t *testing.T) {
+	r := dirtyRepo(t, "")
+	r.candidate("bad2", map[string]string{"src/lib.sh": "FAIL=1\n# another candidate\n"})
+	root := filepath.Join(r.dir, ".git", "flakegate", "worktrees")
+	replay := filepath.Join(r.dir, ".git", "flakegate", "replay")
+	want := "candidate0:fail base0:pass candidate1:fail candidate2:fail"
+	check := func(step, tag, wantTrees string, args ...string) {
+		t.Helper()
+		cr := r.check(append([]string{"--base", "base", "--candidate", tag}, args...)...)
+		if cr.code != 1 || cr.summary == nil {
+			t.Fatalf("%s: want a reject\n%s", step, cr)
+		}
+		if line := treesLine(cr); !strings.Contains(line, wantTrees) {
+			t.Errorf("%s: trees line %q, want %q", step, line, wantTrees)
+		}
+		var got []string
+		for _, a := range cr.record(t, 0).Attempts {
+			got = append(got, fmt.Sprintf("%s%d:%s", a.Side, a.Index, a.Result))
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: attempts %s, want %s", step, strings.Join(got, " "), want)
+		}
+		treesPristine(t, r, 2)
+	}
+	tampered := func(step, tag, tree, side string, args ...string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(root, tree, "mod.txt"), []byte("tampered\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cr := r.check(append([]string{"--base", "base", "--candidate", tag}, args...)...)
+		if cr.code != 3 || !strings.Contains(cr.stderr, "the "+side+" worktree was not a pristine checkout") || !strings.Contains(cr.stderr, "mod.txt") {
+			t.Fatalf("%s: want exit 3 naming the %s worktree and mod.txt\n%s", step, side, cr)
+		}
+		if entries, _ := filepath.Glob(filepath.Join(replay, "*.json")); len(entries) != 0 {
+			t.Errorf("%s: the replay cache holds %d entries after a check on a tampered tree", step, len(entries))
+		}
+		if _, err := os.Stat(filepath.Join(r.dir, ".git", "worktrees", tree, "flakegate-sealed")); err == nil {
+			t.Errorf("%s: the tampered tree was sealed again", step)
+		}
+	}
+	check("first check", "bad", "base-0 added, candidate-0 added", "--no-replay-cache")
+	check("same revisions", "bad", "base-0 kept, candidate-0 kept", "--no-replay-cache")
+	check("another candidate", "bad2", "base-0 kept, candidate-0 moved", "--no-replay-cache")
+	tampered("candidate tree changed", "bad", "candidate-0", "candidate", "--no-replay-cache")
+	check("after the candidate tree was changed", "bad", "base-0 kept, candidate-0 reset", "--no-replay-cache")
+	tampered("base tree changed", "bad", "base-0", "base")
+	check("after the base tree was changed", "bad", "base-0 reset, candidate-0 kept")
+	if entries, _ := filepath.Glob(filepath.Join(replay, "*.json")); len(entries) == 0 {
+		t.Error("the replay cache is empty after a check that replayed the base: the test would prove nothing")
+	}
 }

@@ -64,7 +64,8 @@ func (s *listSource) next(ctx context.Context) (*task, error) {
 // worktree pair per worker, and returns their results by config position
 // (n of them; the ones this run did not label are zero). Workers only
 // run attempts; one finisher goroutine writes the records, so the disk
-// syncs of one triple overlap the attempts of the next.
+// syncs of one triple overlap the attempts of the next. The finisher
+// finishes no triple before every tree's proof has passed (waitProofs).
 func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleResult, error) {
 	results := make([]tripleResult, n)
 	type pending struct {
@@ -117,7 +118,17 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 	finisherDone := make(chan error, 1)
 	go func() {
 		var first error
+		proven := false
 		for p := range finished {
+			if first == nil && !proven {
+				// No label stands before every tree is proven pristine
+				// (overlay mode: the proofs run beside the first attempts).
+				if err := c.trees.waitProofs(); err != nil {
+					first = err
+					cancel(err)
+				}
+				proven = true
+			}
 			if first != nil {
 				p.t.done()
 				continue

@@ -2,9 +2,11 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/flakegate/flakegate"
@@ -15,29 +17,41 @@ import (
 
 // worktrees are the clean checkouts a check runs in, under <git common
 // dir>/flakegate/worktrees (the repository's file system), reused between
-// checks. Each worker owns one base worktree and two candidate worktrees.
-// A lock file keeps two checks of one repository from resetting each
-// other's trees.
+// checks. A lock file keeps two checks of one repository from touching
+// each other's trees. Each worker owns one base tree and one or two
+// candidate trees, and the check runs in one of two modes (chooseTrees):
 //
-// Every tree is reset, cleaned and proven pristine once, when the check
-// opens it. Then either (overlay mode, the default where the kernel
-// allows it) each sandboxed attempt runs on a throwaway overlay of the
-// tree (runner.Sandbox.Overlay), which writes nothing to the tree, so the
-// tree stays pristine with no work between attempts; or (reset mode: no
-// overlay, or no sandbox) the tree is reset and cleaned after each
-// attempt, the two candidate trees taking turns so that one is cleaned in
-// the background while the other runs an attempt.
+// Overlay mode, the default where the kernel allows it: each sandboxed
+// attempt runs on a throwaway overlay of its tree
+// (runner.Sandbox.Overlay), which writes nothing to the tree, so a
+// worker needs one candidate tree and no tree is reset between attempts.
+// A tree is opened with git.OpenWorktree: a tree that the last check
+// sealed (git.Seal) is kept, or moved to the new revision path by path,
+// so opening costs what the revisions' difference holds, not what the
+// repository holds. A seal is not a proof: every tree is then proven
+// pristine (git.Pristine) in the background, beside the first attempts,
+// and no label of the check stands until every proof has passed
+// (waitProofs): a base attempt waits for its tree's proof, and the first
+// triple is finished only once all of them have. A check that ends with
+// its trees proven seals them again.
+//
+// Reset mode (no overlay, or no sandbox): the attempts write their tree,
+// so every tree is reset and cleaned when the check opens it and after
+// each attempt, the two candidate trees taking turns so that one is
+// cleaned in the background while the other runs an attempt; a base tree
+// is proven before each base attempt. Nothing is sealed.
 type worktrees struct {
 	workers []*workerTrees
 	lock    *os.File
+	git     *git.Client
 	overlay bool // attempts run on overlays; see chooseTrees
 }
 
 // workerTrees are the trees of one worker; only that worker touches them.
 type workerTrees struct {
 	base *tree
-	cand [2]*tree
-	next int // the candidate tree of the next attempt
+	cand []*tree // two in reset mode, one in overlay mode
+	next int     // the candidate tree of the next attempt
 }
 
 // tree is one worktree at a fixed revision. A tree is released after each
@@ -48,39 +62,62 @@ type workerTrees struct {
 type tree struct {
 	dir     string
 	sha     string
+	side    string     // runner.SideBase or runner.SideCandidate
 	gitDir  string     // its registered git folder (.git/worktrees/NAME)
 	done    chan error // the clean in flight; nil when the tree is clean
 	overlay bool       // attempts never write the tree: no clean is needed
+
+	how      git.How       // how the check opened it (overlay mode)
+	proved   chan struct{} // closed when its proof has ended (overlay mode)
+	proofErr error         // why it is not pristine; read after proved
+	reached  bool          // prepareAll handed it to prepare, which ends its proof
 }
 
 func worktreeRoot(common string) string { return filepath.Join(common, "flakegate", "worktrees") }
 
-// openWorktrees locks the worktree folder and prepares the trees of n
-// workers at the two revisions. The lock waits at most lock.Timeout.
-func openWorktrees(ctx context.Context, g *git.Client, common string, n int, baseSHA, candSHA string, lo flock.Options) (*worktrees, error) {
+// makeWorktreeRoot creates the folder of the worktrees and returns it.
+func makeWorktreeRoot(common string) (string, error) {
 	root := worktreeRoot(common)
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: root, Message: "cannot create the worktree folder", Err: err}
+		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: root, Message: "cannot create the worktree folder", Err: err}
+	}
+	return root, nil
+}
+
+// openWorktrees locks the worktree folder and prepares the trees of n
+// workers at the two revisions, for overlay or reset mode. The lock waits
+// at most lock.Timeout.
+func openWorktrees(ctx context.Context, g *git.Client, common string, n int, baseSHA, candSHA string, overlay bool, lo flock.Options) (*worktrees, error) {
+	root, err := makeWorktreeRoot(common)
+	if err != nil {
+		return nil, err
 	}
 	lo.What, lo.Op = "the worktree lock", "check"
 	lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), lo)
 	if err != nil {
 		return nil, err
 	}
-	w := &worktrees{lock: lock}
+	w := &worktrees{lock: lock, git: g, overlay: overlay}
 	var all []*tree
-	newTree := func(name, sha string) *tree {
-		t := &tree{dir: filepath.Join(root, name), sha: sha}
+	newTree := func(name, side, sha string) *tree {
+		t := &tree{dir: filepath.Join(root, name), side: side, sha: sha, overlay: overlay}
+		if overlay {
+			t.proved = make(chan struct{})
+		}
 		all = append(all, t)
 		return t
 	}
 	for i := 0; i < n; i++ {
-		w.workers = append(w.workers, &workerTrees{
-			base: newTree(fmt.Sprintf("base-%d", i), baseSHA),
-			cand: [2]*tree{newTree(fmt.Sprintf("candidate-%d", i), candSHA), newTree(fmt.Sprintf("candidate-%db", i), candSHA)},
-		})
+		wt := &workerTrees{
+			base: newTree(fmt.Sprintf("base-%d", i), runner.SideBase, baseSHA),
+			cand: []*tree{newTree(fmt.Sprintf("candidate-%d", i), runner.SideCandidate, candSHA)},
+		}
+		if !overlay {
+			wt.cand = append(wt.cand, newTree(fmt.Sprintf("candidate-%db", i), runner.SideCandidate, candSHA))
+		}
+		w.workers = append(w.workers, wt)
 	}
-	if err := prepareAll(ctx, g, all); err != nil {
+	if err := w.prepareAll(ctx, all); err != nil {
 		w.unlock()
 		return nil, err
 	}
@@ -91,12 +128,15 @@ func openWorktrees(ctx context.Context, g *git.Client, common string, n int, bas
 // add` writes the repository's shared worktree list); of the existing ones,
 // the first worker's base and candidate trees in parallel (the preflight
 // reads them), the others in the background, as if a clean were in flight:
-// their first acquire waits for it.
-func prepareAll(ctx context.Context, g *git.Client, trees []*tree) error {
+// their first acquire waits for it. In overlay mode each tree's proof
+// starts once it is prepared.
+func (w *worktrees) prepareAll(ctx context.Context, trees []*tree) error {
 	var now, later []*tree
 	for i, t := range trees {
 		if _, err := os.Stat(filepath.Join(t.dir, ".git")); err != nil {
-			if err := prepare(ctx, g, t); err != nil {
+			t.reached = true
+			if err := w.prepare(ctx, t); err != nil {
+				w.endProofs(trees, err)
 				return err
 			}
 			continue
@@ -109,22 +149,118 @@ func prepareAll(ctx context.Context, g *git.Client, trees []*tree) error {
 	}
 	errs := make([]error, len(now))
 	var wg sync.WaitGroup
+	for _, t := range append(now, later...) {
+		t.reached = true
+	}
 	for i, t := range now {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = prepare(ctx, g, t)
+			errs[i] = w.prepare(ctx, t)
 		}()
 	}
 	for _, t := range later {
 		t.start(func(_ context.Context, t *tree) error {
-			return prepare(context.WithoutCancel(ctx), g, t)
+			return w.prepare(context.WithoutCancel(ctx), t)
 		})
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
+			w.endProofs(trees, err)
 			return err
+		}
+	}
+	return nil
+}
+
+// prepare checks t out clean at its revision and learns its git folder;
+// in overlay mode it starts t's proof, or ends it with the error.
+func (w *worktrees) prepare(ctx context.Context, t *tree) error {
+	err := w.checkout(ctx, t)
+	if w.overlay {
+		if err != nil {
+			t.endProof(err)
+		} else {
+			go t.endProof(w.git.Pristine(context.Background(), t.gitDir, t.dir, t.sha))
+		}
+	}
+	return err
+}
+
+func (w *worktrees) checkout(ctx context.Context, t *tree) error {
+	dir := t.dir
+	var err error
+	if w.overlay {
+		t.how, err = w.git.OpenWorktree(ctx, dir, t.sha)
+	} else {
+		err = w.git.PrepareWorktree(ctx, dir, t.sha)
+	}
+	if err == nil {
+		t.gitDir, err = w.git.WorktreeGitDir(ctx, dir)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted(ctx)
+		}
+		if flakegate.ErrorCode(err) == flakegate.EINVALID {
+			return err
+		}
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: dir, Message: "cannot prepare the worktree", Err: err,
+			Hint: "remove the folder and run 'git worktree prune'; flakegate recreates it"}
+	}
+	return nil
+}
+
+// endProof records the end of t's proof (nil: pristine).
+func (t *tree) endProof(err error) {
+	t.proofErr = err
+	close(t.proved)
+}
+
+// endProofs ends the proofs of the trees that never got one (their
+// preparation was not reached), so that nothing waits for them.
+func (w *worktrees) endProofs(trees []*tree, err error) {
+	if !w.overlay {
+		return
+	}
+	for _, t := range trees {
+		if !t.reached {
+			t.endProof(err)
+		}
+	}
+}
+
+// proven waits for t's proof (overlay mode; nil at once in reset mode)
+// and says why t was not a pristine checkout of its revision, as
+// flakegate's own failure: attempts already ran on it, so no label of the
+// check stands.
+func (t *tree) proven() error {
+	if t.proved == nil {
+		return nil
+	}
+	<-t.proved
+	if t.proofErr == nil {
+		return nil
+	}
+	var fe *flakegate.Error
+	if errors.As(t.proofErr, &fe) {
+		return t.proofErr // the tree could not be prepared: said already
+	}
+	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir,
+		Message: fmt.Sprintf("the %s worktree was not a pristine checkout of the %s when the check opened it (%s); no label of this check stands", t.side, t.side, t.how),
+		Err:     t.proofErr,
+		Hint:    "run the check again: the worktree is not sealed, so the next check resets and cleans it in full"}
+}
+
+// waitProofs waits for the proof of every tree: nil when all are
+// pristine (and at once in reset mode).
+func (w *worktrees) waitProofs() error {
+	for _, wt := range w.workers {
+		for _, t := range append([]*tree{wt.base}, wt.cand...) {
+			if err := t.proven(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -133,7 +269,7 @@ func prepareAll(ctx context.Context, g *git.Client, trees []*tree) error {
 // nextCandidate returns the candidate tree for the next attempt.
 func (wt *workerTrees) nextCandidate() *tree {
 	t := wt.cand[wt.next]
-	wt.next = 1 - wt.next
+	wt.next = (wt.next + 1) % len(wt.cand)
 	return t
 }
 
@@ -166,81 +302,83 @@ func (t *tree) start(clean func(context.Context, *tree) error) {
 	go func() { done <- clean(context.Background(), t) }()
 }
 
-// drain waits for every clean in flight, so no git process runs in the
-// trees once the lock is released.
+// drain waits for every clean and proof in flight, so no git process runs
+// in the trees once the lock is released.
 func (w *worktrees) drain() {
 	for _, wt := range w.workers {
-		for _, t := range []*tree{wt.base, wt.cand[0], wt.cand[1]} {
+		for _, t := range append([]*tree{wt.base}, wt.cand...) {
 			if t.done != nil {
 				<-t.done
 				t.done = nil
+			}
+			if t.proved != nil {
+				<-t.proved
 			}
 		}
 	}
 }
 
-// prepare checks t out clean at its revision and learns its git folder.
-func prepare(ctx context.Context, g *git.Client, t *tree) error {
-	dir := t.dir
-	err := g.PrepareWorktree(ctx, dir, t.sha)
-	if err == nil {
-		t.gitDir, err = g.WorktreeGitDir(ctx, dir)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return interrupted(ctx)
-		}
-		if flakegate.ErrorCode(err) == flakegate.EINVALID {
-			return err
-		}
-		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: dir, Message: "cannot prepare the worktree", Err: err,
-			Hint: "remove the folder and run 'git worktree prune'; flakegate recreates it"}
-	}
-	return nil
-}
-
+// unlock ends the check's use of the trees: it waits for the git work in
+// flight, seals the trees proven pristine (overlay mode: no attempt wrote
+// them since), and releases the lock.
 func (w *worktrees) unlock() {
-	if w.lock != nil {
-		w.drain()
-		w.lock.Close() // releases the flock
-		w.lock = nil
+	if w.lock == nil {
+		return
 	}
+	w.drain()
+	if w.overlay {
+		for _, wt := range w.workers {
+			for _, t := range append([]*tree{wt.base}, wt.cand...) {
+				if t.proofErr == nil && t.gitDir != "" {
+					_ = w.git.Seal(t.gitDir, t.sha) // a missing seal costs the next check a reset, nothing else
+				}
+			}
+		}
+	}
+	w.lock.Close() // releases the flock
+	w.lock = nil
 }
 
 func interrupted(ctx context.Context) error {
 	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "interrupted", Err: context.Cause(ctx)}
 }
 
-// chooseTrees picks how attempts get a pristine tree, and says which on
-// the progress output (stderr): overlay mode when the attempts are
-// sandboxed and an overlay of a tree can be mounted, else reset mode.
-//
-// In overlay mode the trees are never reset during the check. That keeps
-// every tree exactly as proven at open: the attempt's sandbox sees the
-// tree's path only through the overlay, which sends every write to its
-// own upper layer (the tree beneath is covered by the mount and the git
-// folder holding it is hidden), and nothing else writes the trees while
-// the check holds the worktree lock. The base attempt's own Pristine
-// check (baseReplay) still runs before it: a git status with the index
-// unchanged, so its cost does not grow with the attempts.
-func (c *checker) chooseTrees() {
-	why := "the attempts are not sandboxed"
+// chooseTrees picks how attempts get a pristine tree (overlay or reset
+// mode, see worktrees) before the trees are opened: overlay mode when the
+// attempts are sandboxed and an overlay of a folder beside the trees can
+// be mounted.
+func (c *checker) chooseTrees() (overlay bool, why string, err error) {
+	root, err := makeWorktreeRoot(c.common)
+	if err != nil {
+		return false, "", err
+	}
+	why = "the attempts are not sandboxed"
 	if c.iso.mode == IsolationBwrap {
-		err := runner.ProbeOverlay(c.trees.workers[0].cand[0].dir)
+		err := runner.ProbeOverlay(root)
 		if err == nil {
-			c.trees.overlay = true
 			c.iso.sandbox.Overlay = true
-			for _, wt := range c.trees.workers {
-				for _, t := range []*tree{wt.base, wt.cand[0], wt.cand[1]} {
-					t.overlay = true
-				}
-			}
-			c.say("attempt trees: a throwaway overlay per attempt (the worktrees are never written)")
-			return
+			return true, "", nil
 		}
 		why = "no overlay: " + err.Error()
 	}
-	c.say("attempt trees: reset and cleaned after each attempt (" + c.redact(why) + ")")
+	return false, why, nil
+}
+
+// sayTrees writes the attempt trees' mode, and in overlay mode how the
+// first worker's trees were opened, to the check's progress (stderr).
+func (c *checker) sayTrees(why string) {
+	if !c.trees.overlay {
+		c.say("attempt trees: reset and cleaned after each attempt (" + c.redact(why) + ")")
+		return
+	}
+	var hows []string
+	wt := c.trees.workers[0]
+	for _, t := range append([]*tree{wt.base}, wt.cand...) {
+		if t.how != 0 {
+			hows = append(hows, filepath.Base(t.dir)+" "+t.how.String())
+		}
+	}
+	c.say("attempt trees: a throwaway overlay per attempt (the worktrees are never written; " + strings.Join(hows, ", ") + ")")
 }
 
 // say writes one line to the check's progress, as a note.

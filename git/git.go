@@ -127,7 +127,7 @@ func env(base []string) []string {
 // committed ones. Read once per client.
 func (c *Client) filters(ctx context.Context) []string {
 	c.filtersOnce.Do(func() {
-		out, err := c.exec(ctx, "", nil, "config", "--name-only", "--get-regexp", `^filter\.`)
+		out, err := c.exec(ctx, "", nil, nil, "config", "--name-only", "--get-regexp", `^filter\.`)
 		if err != nil {
 			return // exit 1: none defined
 		}
@@ -152,11 +152,17 @@ func (c *Client) filters(ctx context.Context) []string {
 
 // run runs git with args in dir (c.Dir if dir is "") and returns stdout.
 func (c *Client) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	return c.exec(ctx, dir, c.filters(ctx), args...)
+	return c.exec(ctx, dir, c.filters(ctx), nil, args...)
 }
 
-// exec is run with the given extra -c settings.
-func (c *Client) exec(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
+// runInput is run with stdin as git's standard input.
+func (c *Client) runInput(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	return c.exec(ctx, dir, c.filters(ctx), stdin, args...)
+}
+
+// exec is run with the given extra -c settings and standard input (none
+// when stdin is nil).
+func (c *Client) exec(ctx context.Context, dir string, extra []string, stdin []byte, args ...string) ([]byte, error) {
 	if dir == "" {
 		dir = c.Dir
 	}
@@ -183,6 +189,9 @@ func (c *Client) exec(ctx context.Context, dir string, extra []string, args ...s
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin = nil
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

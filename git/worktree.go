@@ -1,12 +1,14 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,23 +30,70 @@ var addMu sync.Mutex
 // and is force-checked-out at rev (`checkout --detach --force`) and then
 // reset and cleaned (`reset --hard`, `clean -ffdx`), through its
 // registered git folder, so nothing of an earlier run (untracked or
-// ignored files included) survives.
+// ignored files included) survives. A seal (Seal) is removed unread.
 //
 // An existing dir that is not a linked worktree of this repository, or is
 // its main work tree, is refused (EINVALID): flakegate never resets or
 // cleans a checkout it did not create.
 func (c *Client) PrepareWorktree(ctx context.Context, dir, rev string) error {
+	_, err := c.prepare(ctx, dir, rev, false)
+	return err
+}
+
+// How says how OpenWorktree made a worktree ready.
+type How int
+
+const (
+	// Added: the folder was missing or empty; `git worktree add` made it.
+	Added How = iota + 1
+	// Kept: the worktree was sealed at rev; nothing was written.
+	Kept
+	// Moved: the worktree was sealed at another commit; only the paths
+	// that differ between the two were written.
+	Moved
+	// Reset: checked out, reset and cleaned, as PrepareWorktree does.
+	Reset
+)
+
+func (h How) String() string {
+	switch h {
+	case Added:
+		return "added"
+	case Kept:
+		return "kept"
+	case Moved:
+		return "moved"
+	case Reset:
+		return "reset"
+	}
+	return fmt.Sprintf("How(%d)", int(h))
+}
+
+// OpenWorktree is PrepareWorktree for a worktree that flakegate may have
+// sealed (Seal) when it last let it go. A sealed worktree is taken at its
+// word: it is kept as it is when it is sealed at rev, and otherwise moved
+// to rev by writing only the paths that differ (a few git processes,
+// whatever the repository's size); an unsealed one, or one that cannot be
+// moved, is reset and cleaned in full. Either way the seal is removed
+// first, so a worktree is sealed only between two uses. The caller proves
+// the result (Pristine): a seal is a promise about flakegate's own last
+// use of the tree, not a proof.
+func (c *Client) OpenWorktree(ctx context.Context, dir, rev string) (How, error) {
+	return c.prepare(ctx, dir, rev, true)
+}
+
+func (c *Client) prepare(ctx context.Context, dir, rev string, trustSeal bool) (How, error) {
 	sha, err := c.RevParse(ctx, rev)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	empty, err := isMissingOrEmpty(abs)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if empty {
 		// --force replaces a registration whose folder was deleted (and
@@ -55,31 +104,146 @@ func (c *Client) PrepareWorktree(ctx context.Context, dir, rev string) error {
 		_, err := c.run(ctx, "", "worktree", "add", "--detach", "--force", "--quiet", abs, sha)
 		addMu.Unlock()
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
 	gitDir, err := c.WorktreeGitDir(ctx, abs)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	sealed := takeSeal(gitDir)
 	if empty {
-		return nil // a fresh checkout: nothing to reset or clean
+		return Added, nil // a fresh checkout: nothing to reset or clean
 	}
-	return c.checkoutClean(ctx, gitDir, abs, sha)
+	// The code that ran in the tree may have pointed its .git file at a
+	// git folder of its own, with hooks, filters or another index, or made
+	// it a symlink (a rename replaces the link; a write would follow it).
+	if err := atomicfile.WriteFile(filepath.Join(abs, ".git"), []byte("gitdir: "+gitDir+"\n"), 0o644); err != nil {
+		return 0, err
+	}
+	tree := []string{"--git-dir=" + gitDir, "--work-tree=" + abs}
+	out, err := c.run(ctx, abs, "--git-dir="+gitDir, "rev-parse", "--verify", "HEAD")
+	head := strings.TrimSpace(string(out))
+	if err != nil {
+		head = ""
+	}
+	if trustSeal && sealed != "" && head == sealed {
+		if sealed == sha {
+			return Kept, nil
+		}
+		if err := c.moveWorktree(ctx, gitDir, abs, sealed, sha); err == nil {
+			return Moved, nil
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+	}
+	// A checkout rewrites only the files whose bytes differ in the index,
+	// so a file whose .gitattributes changed (line ends, say) would keep
+	// the old conversion: then every file is written again, from an empty
+	// index.
+	if head == "" || c.attributesDiffer(ctx, head, sha) {
+		if _, err := c.run(ctx, abs, append(tree, "read-tree", "--empty")...); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := c.run(ctx, abs, append(tree, "checkout", "--detach", "--force", "--quiet", sha)...); err != nil {
+		return 0, err
+	}
+	return Reset, c.ResetClean(ctx, gitDir, abs, sha)
 }
 
-// checkoutClean moves an existing worktree to sha, rewriting its .git
-// file first: the code that ran in the tree may have pointed it at a git
-// folder of its own, with hooks, filters or another index, or made it a
-// symlink (a rename replaces the link; a write would follow it).
-func (c *Client) checkoutClean(ctx context.Context, gitDir, abs, sha string) error {
-	if err := atomicfile.WriteFile(filepath.Join(abs, ".git"), []byte("gitdir: "+gitDir+"\n"), 0o644); err != nil {
+// attributesDiffer reports whether a .gitattributes file differs between
+// the commits from and to (true when that cannot be told).
+func (c *Client) attributesDiffer(ctx context.Context, from, to string) bool {
+	if from == to {
+		return false
+	}
+	out, err := c.run(ctx, "", "diff-tree", "-r", "-z", "--name-only", from, to, "--", ".gitattributes", ":(glob)**/.gitattributes")
+	return err != nil || len(out) > 0
+}
+
+// sealName is the seal's file in a worktree's registered git folder.
+const sealName = "flakegate-sealed"
+
+// Seal records, in the registered git folder gitDir of a worktree (which
+// no attempt can see), that flakegate lets the worktree go as a pristine
+// checkout of the full commit hash sha, so that the next OpenWorktree
+// need not reset and clean it. Only a caller that knows nothing wrote the
+// worktree since it was proven pristine may seal it.
+func (c *Client) Seal(gitDir, sha string) error {
+	return atomicfile.WriteFile(filepath.Join(gitDir, sealName), []byte(sha+"\n"), 0o644)
+}
+
+// takeSeal removes the seal of the worktree whose git folder is gitDir and
+// returns the commit it names: "" when there was none, or when it could
+// not be removed (a seal that outlived its use must never be trusted).
+func takeSeal(gitDir string) string {
+	p := filepath.Join(gitDir, sealName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	if err := os.Remove(p); err != nil {
+		return ""
+	}
+	sha := strings.TrimSpace(string(b))
+	if len(sha) < 40 || strings.Trim(sha, "0123456789abcdef") != "" {
+		return ""
+	}
+	return sha
+}
+
+// moveWorktree moves the worktree abs (registered git folder gitDir), a
+// pristine checkout of the commit from, to the commit to, writing only the
+// paths that differ between the two: `git rm` of the paths to does not
+// have, `git checkout to` of the others (the index keeps the stat data of
+// every untouched file), then HEAD. It refuses (the caller resets in full)
+// a difference in a submodule or in a .gitattributes file, whose effect a
+// path-by-path checkout would not reproduce.
+func (c *Client) moveWorktree(ctx context.Context, gitDir, abs, from, to string) error {
+	out, err := c.run(ctx, "", "diff-tree", "-r", "-z", "--no-renames", from, to)
+	if err != nil {
 		return err
 	}
-	if _, err := c.run(ctx, abs, "--git-dir="+gitDir, "--work-tree="+abs, "checkout", "--detach", "--force", "--quiet", sha); err != nil {
-		return err
+	var gone, write bytes.Buffer
+	var fields []string
+	if len(out) > 0 {
+		fields = strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 	}
-	return c.ResetClean(ctx, gitDir, abs, sha)
+	if len(fields)%2 != 0 {
+		return fmt.Errorf("git diff-tree %s %s: unexpected output", from, to)
+	}
+	for i := 0; i < len(fields); i += 2 {
+		meta, p := strings.Fields(strings.TrimPrefix(fields[i], ":")), fields[i+1]
+		if len(meta) != 5 {
+			return fmt.Errorf("git diff-tree %s %s: unexpected line %q", from, to, fields[i])
+		}
+		if meta[0] == "160000" || meta[1] == "160000" {
+			return fmt.Errorf("%s: a submodule differs", p)
+		}
+		if path.Base(p) == ".gitattributes" {
+			return fmt.Errorf("%s differs", p)
+		}
+		if meta[4] == "D" {
+			gone.WriteString(p + "\x00")
+		} else {
+			write.WriteString(p + "\x00")
+		}
+	}
+	tree := []string{"--literal-pathspecs", "--git-dir=" + gitDir, "--work-tree=" + abs}
+	if gone.Len() > 0 {
+		if _, err := c.runInput(ctx, abs, gone.Bytes(), append(tree, "rm", "-q", "-f", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul")...); err != nil {
+			return err
+		}
+	}
+	if write.Len() > 0 {
+		if _, err := c.runInput(ctx, abs, write.Bytes(), append(tree, "checkout", to, "--pathspec-from-file=-", "--pathspec-file-nul")...); err != nil {
+			return err
+		}
+	}
+	_, err = c.run(ctx, abs, "--git-dir="+gitDir, "update-ref", "--no-deref", "HEAD", to, from)
+	return err
 }
 
 // WorktreeGitDir returns the administrative folder (.git/worktrees/NAME)
