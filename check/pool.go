@@ -72,7 +72,9 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 		t      *task
 		finish func() (tripleResult, error)
 	}
-	finished := make(chan pending, len(c.trees.workers))
+	// Room for every triple: while the finisher waits for the proofs, the
+	// workers go on.
+	finished := make(chan pending, n+len(c.trees.workers))
 	errs := make(chan error, len(c.trees.workers)+1)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -44,7 +44,9 @@ type worktrees struct {
 	workers []*workerTrees
 	lock    *os.File
 	git     *git.Client
-	overlay bool // attempts run on overlays; see chooseTrees
+	prover  *git.Client // git for the proofs, at idle priority beside the attempts
+	proving sync.Mutex  // held by the proof that runs
+	overlay bool        // attempts run on overlays; see chooseTrees
 }
 
 // workerTrees are the trees of one worker; only that worker touches them.
@@ -97,7 +99,8 @@ func openWorktrees(ctx context.Context, g *git.Client, common string, n int, bas
 	if err != nil {
 		return nil, err
 	}
-	w := &worktrees{lock: lock, git: g, overlay: overlay}
+	w := &worktrees{lock: lock, git: g, overlay: overlay,
+		prover: &git.Client{Dir: g.Dir, Git: g.Git, Command: g.Command, Idle: true}}
 	var all []*tree
 	newTree := func(name, side, sha string) *tree {
 		t := &tree{dir: filepath.Join(root, name), side: side, sha: sha, overlay: overlay}
@@ -182,7 +185,11 @@ func (w *worktrees) prepare(ctx context.Context, t *tree) error {
 		if err != nil {
 			t.endProof(err)
 		} else {
-			go t.endProof(w.git.Pristine(context.Background(), t.gitDir, t.dir, t.sha))
+			go func() {
+				w.proving.Lock() // one proof at a time: the attempts keep a core
+				defer w.proving.Unlock()
+				t.endProof(w.prover.Pristine(context.Background(), t.gitDir, t.dir, t.sha))
+			}()
 		}
 	}
 	return err
