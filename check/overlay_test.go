@@ -195,18 +195,24 @@ func treesLine(cr *checkRun) string {
 	return ""
 }
 
-// TestCheckSealedTrees: in overlay mode a check seals the trees it proved
-// pristine, and the next check keeps them, or moves the candidate tree to
-// the new candidate path by path, instead of resetting and cleaning them.
-// A sealed tree changed between two checks is found by the proof: the
-// check exits 3 before any label stands and before the base replay runs
-// (nothing enters the replay cache), and the check after it resets the
-// tree in full and labels as before.
+// TestCheckSealedTrees: in overlay mode a check seals its trees, and the
+// next check keeps them, or moves the candidate tree to the new candidate
+// path by path, instead of resetting and cleaning them. A tree left
+// unsealed (its check was killed) is reset and cleaned in full, whatever
+// it holds. A sealed base tree changed behind flakegate's back fails the
+// proof before the first base attempt: exit 3, nothing enters the replay
+// cache, the tree is not sealed again, and the next check resets it and
+// labels as before.
 func TestCheckSealedTrees(t *testing.T) {
 	r := dirtyRepo(t, "")
 	r.candidate("bad2", map[string]string{"src/lib.sh": "FAIL=1\n# another candidate\n"})
 	root := filepath.Join(r.dir, ".git", "flakegate", "worktrees")
 	replay := filepath.Join(r.dir, ".git", "flakegate", "replay")
+	seal := func(tree string) string { return filepath.Join(r.dir, ".git", "worktrees", tree, "flakegate-sealed") }
+	cached := func() int {
+		entries, _ := filepath.Glob(filepath.Join(replay, "*.json"))
+		return len(entries)
+	}
 	want := "candidate0:fail base0:pass candidate1:fail candidate2:fail"
 	check := func(step, tag, wantTrees string, args ...string) {
 		t.Helper()
@@ -225,31 +231,44 @@ func TestCheckSealedTrees(t *testing.T) {
 			t.Errorf("%s: attempts %s, want %s", step, strings.Join(got, " "), want)
 		}
 		treesPristine(t, r, 2)
-	}
-	tampered := func(step, tag, tree, side string, args ...string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(root, tree, "mod.txt"), []byte("tampered\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cr := r.check(append([]string{"--base", "base", "--candidate", tag}, args...)...)
-		if cr.code != 3 || !strings.Contains(cr.stderr, "the "+side+" worktree was not a pristine checkout") || !strings.Contains(cr.stderr, "mod.txt") {
-			t.Fatalf("%s: want exit 3 naming the %s worktree and mod.txt\n%s", step, side, cr)
-		}
-		if entries, _ := filepath.Glob(filepath.Join(replay, "*.json")); len(entries) != 0 {
-			t.Errorf("%s: the replay cache holds %d entries after a check on a tampered tree", step, len(entries))
-		}
-		if _, err := os.Stat(filepath.Join(r.dir, ".git", "worktrees", tree, "flakegate-sealed")); err == nil {
-			t.Errorf("%s: the tampered tree was sealed again", step)
+		for _, tree := range []string{"base-0", "candidate-0"} {
+			if _, err := os.Stat(seal(tree)); err != nil {
+				t.Errorf("%s: %s not sealed after the check: %v", step, tree, err)
+			}
 		}
 	}
 	check("first check", "bad", "base-0 added, candidate-0 added", "--no-replay-cache")
 	check("same revisions", "bad", "base-0 kept, candidate-0 kept", "--no-replay-cache")
 	check("another candidate", "bad2", "base-0 kept, candidate-0 moved", "--no-replay-cache")
-	tampered("candidate tree changed", "bad", "candidate-0", "candidate", "--no-replay-cache")
-	check("after the candidate tree was changed", "bad", "base-0 kept, candidate-0 reset", "--no-replay-cache")
-	tampered("base tree changed", "bad", "base-0", "base")
+
+	// A check killed in the middle of writing the candidate tree leaves
+	// it unsealed: the next check resets and cleans it.
+	if err := os.Remove(seal("candidate-0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "candidate-0", "mod.txt"), []byte("half written\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "candidate-0", "junk"), []byte("left over\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("unsealed candidate tree", "bad", "base-0 kept, candidate-0 reset", "--no-replay-cache")
+
+	if err := os.WriteFile(filepath.Join(root, "base-0", "mod.txt"), []byte("tampered\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cr := r.check("--base", "base", "--candidate", "bad")
+	if cr.code != 3 || !strings.Contains(cr.stderr, "the base worktree is not a pristine checkout") || !strings.Contains(cr.stderr, "mod.txt") {
+		t.Fatalf("changed base tree: want exit 3 naming the base worktree and mod.txt\n%s", cr)
+	}
+	if n := cached(); n != 0 {
+		t.Errorf("changed base tree: the replay cache holds %d entries", n)
+	}
+	if _, err := os.Stat(seal("base-0")); err == nil {
+		t.Error("changed base tree: sealed again")
+	}
 	check("after the base tree was changed", "bad", "base-0 reset, candidate-0 kept")
-	if entries, _ := filepath.Glob(filepath.Join(replay, "*.json")); len(entries) == 0 {
+	if cached() == 0 {
 		t.Error("the replay cache is empty after a check that replayed the base: the test would prove nothing")
 	}
 }

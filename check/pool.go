@@ -64,17 +64,14 @@ func (s *listSource) next(ctx context.Context) (*task, error) {
 // worktree pair per worker, and returns their results by config position
 // (n of them; the ones this run did not label are zero). Workers only
 // run attempts; one finisher goroutine writes the records, so the disk
-// syncs of one triple overlap the attempts of the next. The finisher
-// finishes no triple before every tree's proof has passed (waitProofs).
+// syncs of one triple overlap the attempts of the next.
 func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleResult, error) {
 	results := make([]tripleResult, n)
 	type pending struct {
 		t      *task
 		finish func() (tripleResult, error)
 	}
-	// Room for every triple: while the finisher waits for the proofs, the
-	// workers go on.
-	finished := make(chan pending, n+len(c.trees.workers))
+	finished := make(chan pending, len(c.trees.workers))
 	errs := make(chan error, len(c.trees.workers)+1)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -120,17 +117,7 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 	finisherDone := make(chan error, 1)
 	go func() {
 		var first error
-		proven := false
 		for p := range finished {
-			if first == nil && !proven {
-				// No label stands before every tree is proven pristine
-				// (overlay mode: the proofs run beside the first attempts).
-				if err := c.trees.waitProofs(); err != nil {
-					first = err
-					cancel(err)
-				}
-				proven = true
-			}
 			if first != nil {
 				p.t.done()
 				continue

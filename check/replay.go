@@ -60,21 +60,10 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 	base := c.trees.workers[w].base
 	// The base tree must be exactly the base commit (a failure to prove it
 	// is flakegate's, exit 3), and its fixture the bytes digested at the
-	// start (else the attempt is an error: INCOMPLETE). In overlay mode
-	// the tree's one proof of the check says it (no attempt writes it); in
-	// reset mode it is proven before every base attempt.
+	// start (else the attempt is an error: INCOMPLETE).
 	checkBase := func() (string, error) {
-		if base.overlay {
-			if err := base.proven(); err != nil {
-				return "", err
-			}
-		} else if err := c.git.Pristine(ctx, base.gitDir, base.dir, base.sha); err != nil {
-			if ctx.Err() != nil {
-				return "", interrupted(ctx)
-			}
-			return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: base.dir,
-				Message: "the base worktree is not a pristine checkout of the base", Err: err,
-				Hint: "remove the folder and run 'git worktree prune'; flakegate recreates it"}
+		if err := c.trees.prove(ctx, base); err != nil {
+			return "", err
 		}
 		if ps.prop.Fixture == "" {
 			return "", nil

@@ -2,7 +2,6 @@ package check
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,28 +24,26 @@ import (
 // attempt runs on a throwaway overlay of its tree
 // (runner.Sandbox.Overlay), which writes nothing to the tree, so a
 // worker needs one candidate tree and no tree is reset between attempts.
-// A tree is opened with git.OpenWorktree: a tree that the last check
-// sealed (git.Seal) is kept, or moved to the new revision path by path,
-// so opening costs what the revisions' difference holds, not what the
-// repository holds. A seal is not a proof: every tree is then proven
-// pristine (git.Pristine) in the background, beside the first attempts,
-// and no label of the check stands until every proof has passed
-// (waitProofs): a base attempt waits for its tree's proof, and the first
-// triple is finished only once all of them have. A check that ends with
-// its trees proven seals them again.
+// A check that ends seals its trees (git.Seal: flakegate let them go
+// pristine at their revision), and the next check opens a sealed tree
+// with git.OpenWorktree: kept as it is at the same revision, or moved to
+// the new one path by path, so opening costs what the two revisions'
+// difference holds, not what the repository holds. A tree that is not
+// sealed (a check was killed, or ran in reset mode) is reset and cleaned
+// in full. The base tree is proven pristine (git.Pristine) before the
+// check's first base attempt on it; a tree that fails its proof is not
+// sealed again.
 //
 // Reset mode (no overlay, or no sandbox): the attempts write their tree,
 // so every tree is reset and cleaned when the check opens it and after
 // each attempt, the two candidate trees taking turns so that one is
-// cleaned in the background while the other runs an attempt; a base tree
-// is proven before each base attempt. Nothing is sealed.
+// cleaned in the background while the other runs an attempt; the base
+// tree is proven before every base attempt. Nothing is sealed.
 type worktrees struct {
 	workers []*workerTrees
 	lock    *os.File
 	git     *git.Client
-	prover  *git.Client // git for the proofs, at idle priority beside the attempts
-	proving sync.Mutex  // held by the proof that runs
-	overlay bool        // attempts run on overlays; see chooseTrees
+	overlay bool // attempts run on overlays; see chooseTrees
 }
 
 // workerTrees are the trees of one worker; only that worker touches them.
@@ -69,10 +66,10 @@ type tree struct {
 	done    chan error // the clean in flight; nil when the tree is clean
 	overlay bool       // attempts never write the tree: no clean is needed
 
-	how      git.How       // how the check opened it (overlay mode)
-	proved   chan struct{} // closed when its proof has ended (overlay mode)
-	proofErr error         // why it is not pristine; read after proved
-	reached  bool          // prepareAll handed it to prepare, which ends its proof
+	how    git.How // how the check opened it (overlay mode)
+	ready  bool    // prepared: at its revision, as git.OpenWorktree left it
+	proven bool    // overlay mode: proven pristine by this check
+	failed bool    // it failed its proof: never sealed
 }
 
 func worktreeRoot(common string) string { return filepath.Join(common, "flakegate", "worktrees") }
@@ -99,14 +96,10 @@ func openWorktrees(ctx context.Context, g *git.Client, common string, n int, bas
 	if err != nil {
 		return nil, err
 	}
-	w := &worktrees{lock: lock, git: g, overlay: overlay,
-		prover: &git.Client{Dir: g.Dir, Git: g.Git, Command: g.Command, Idle: true}}
+	w := &worktrees{lock: lock, git: g, overlay: overlay}
 	var all []*tree
 	newTree := func(name, side, sha string) *tree {
 		t := &tree{dir: filepath.Join(root, name), side: side, sha: sha, overlay: overlay}
-		if overlay {
-			t.proved = make(chan struct{})
-		}
 		all = append(all, t)
 		return t
 	}
@@ -131,15 +124,12 @@ func openWorktrees(ctx context.Context, g *git.Client, common string, n int, bas
 // add` writes the repository's shared worktree list); of the existing ones,
 // the first worker's base and candidate trees in parallel (the preflight
 // reads them), the others in the background, as if a clean were in flight:
-// their first acquire waits for it. In overlay mode each tree's proof
-// starts once it is prepared.
+// their first acquire waits for it.
 func (w *worktrees) prepareAll(ctx context.Context, trees []*tree) error {
 	var now, later []*tree
 	for i, t := range trees {
 		if _, err := os.Stat(filepath.Join(t.dir, ".git")); err != nil {
-			t.reached = true
 			if err := w.prepare(ctx, t); err != nil {
-				w.endProofs(trees, err)
 				return err
 			}
 			continue
@@ -152,9 +142,6 @@ func (w *worktrees) prepareAll(ctx context.Context, trees []*tree) error {
 	}
 	errs := make([]error, len(now))
 	var wg sync.WaitGroup
-	for _, t := range append(now, later...) {
-		t.reached = true
-	}
 	for i, t := range now {
 		wg.Add(1)
 		go func() {
@@ -170,28 +157,16 @@ func (w *worktrees) prepareAll(ctx context.Context, trees []*tree) error {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			w.endProofs(trees, err)
 			return err
 		}
 	}
 	return nil
 }
 
-// prepare checks t out clean at its revision and learns its git folder;
-// in overlay mode it starts t's proof, or ends it with the error.
+// prepare checks t out clean at its revision and learns its git folder.
 func (w *worktrees) prepare(ctx context.Context, t *tree) error {
 	err := w.checkout(ctx, t)
-	if w.overlay {
-		if err != nil {
-			t.endProof(err)
-		} else {
-			go func() {
-				w.proving.Lock() // one proof at a time: the attempts keep a core
-				defer w.proving.Unlock()
-				t.endProof(w.prover.Pristine(context.Background(), t.gitDir, t.dir, t.sha))
-			}()
-		}
-	}
+	t.ready = err == nil
 	return err
 }
 
@@ -219,58 +194,32 @@ func (w *worktrees) checkout(ctx context.Context, t *tree) error {
 	return nil
 }
 
-// endProof records the end of t's proof (nil: pristine).
-func (t *tree) endProof(err error) {
-	t.proofErr = err
-	close(t.proved)
-}
-
-// endProofs ends the proofs of the trees that never got one (their
-// preparation was not reached), so that nothing waits for them.
-func (w *worktrees) endProofs(trees []*tree, err error) {
-	if !w.overlay {
-		return
-	}
-	for _, t := range trees {
-		if !t.reached {
-			t.endProof(err)
-		}
-	}
-}
-
-// proven waits for t's proof (overlay mode; nil at once in reset mode)
-// and says why t was not a pristine checkout of its revision, as
-// flakegate's own failure: attempts already ran on it, so no label of the
-// check stands.
-func (t *tree) proven() error {
-	if t.proved == nil {
+// prove proves t pristine, once per check in overlay mode (no attempt
+// writes the tree), before every call in reset mode. A failure is
+// flakegate's own (exit 3), and the tree is not sealed.
+func (w *worktrees) prove(ctx context.Context, t *tree) error {
+	if t.proven {
 		return nil
 	}
-	<-t.proved
-	if t.proofErr == nil {
-		return nil
-	}
-	var fe *flakegate.Error
-	if errors.As(t.proofErr, &fe) {
-		return t.proofErr // the tree could not be prepared: said already
-	}
-	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir,
-		Message: fmt.Sprintf("the %s worktree was not a pristine checkout of the %s when the check opened it (%s); no label of this check stands", t.side, t.side, t.how),
-		Err:     t.proofErr,
-		Hint:    "run the check again: the worktree is not sealed, so the next check resets and cleans it in full"}
-}
-
-// waitProofs waits for the proof of every tree: nil when all are
-// pristine (and at once in reset mode).
-func (w *worktrees) waitProofs() error {
-	for _, wt := range w.workers {
-		for _, t := range append([]*tree{wt.base}, wt.cand...) {
-			if err := t.proven(); err != nil {
-				return err
-			}
+	err := w.git.Pristine(ctx, t.gitDir, t.dir, t.sha)
+	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted(ctx)
 		}
+		t.failed = true
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir,
+			Message: fmt.Sprintf("the %s worktree is not a pristine checkout of the %s (opened: %s)", t.side, t.side, t.howString()), Err: err,
+			Hint: "run the check again: the worktree is not sealed, so the next check resets and cleans it in full"}
 	}
+	t.proven = t.overlay
 	return nil
+}
+
+func (t *tree) howString() string {
+	if t.how == 0 {
+		return "reset and cleaned"
+	}
+	return t.how.String()
 }
 
 // nextCandidate returns the candidate tree for the next attempt.
@@ -309,8 +258,8 @@ func (t *tree) start(clean func(context.Context, *tree) error) {
 	go func() { done <- clean(context.Background(), t) }()
 }
 
-// drain waits for every clean and proof in flight, so no git process runs
-// in the trees once the lock is released.
+// drain waits for every clean in flight, so no git process runs in the
+// trees once the lock is released.
 func (w *worktrees) drain() {
 	for _, wt := range w.workers {
 		for _, t := range append([]*tree{wt.base}, wt.cand...) {
@@ -318,16 +267,13 @@ func (w *worktrees) drain() {
 				<-t.done
 				t.done = nil
 			}
-			if t.proved != nil {
-				<-t.proved
-			}
 		}
 	}
 }
 
 // unlock ends the check's use of the trees: it waits for the git work in
-// flight, seals the trees proven pristine (overlay mode: no attempt wrote
-// them since), and releases the lock.
+// flight, seals the trees it prepared (overlay mode: no attempt wrote
+// them) unless one failed its proof, and releases the lock.
 func (w *worktrees) unlock() {
 	if w.lock == nil {
 		return
@@ -336,7 +282,7 @@ func (w *worktrees) unlock() {
 	if w.overlay {
 		for _, wt := range w.workers {
 			for _, t := range append([]*tree{wt.base}, wt.cand...) {
-				if t.proofErr == nil && t.gitDir != "" {
+				if t.ready && !t.failed {
 					_ = w.git.Seal(t.gitDir, t.sha) // a missing seal costs the next check a reset, nothing else
 				}
 			}

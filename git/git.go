@@ -39,10 +39,6 @@ type Client struct {
 	// client then sets the command's Dir, streams and cancellation, and
 	// filters its Env (os.Environ() when the constructor left it nil).
 	Command func(ctx context.Context, name string, args ...string) *exec.Cmd
-	// Idle runs git at the lowest CPU priority (nice 19) and on one
-	// thread (no parallel index preload), for work that runs beside the
-	// attempts and must not slow them.
-	Idle bool
 
 	filtersOnce sync.Once
 	filterArgs  []string // -c settings that switch off the repository's filter drivers
@@ -175,9 +171,6 @@ func (c *Client) exec(ctx context.Context, dir string, extra []string, stdin []b
 		name = "git"
 	}
 	argv := append([]string{}, safetyConfig...)
-	if c.Idle {
-		argv = append(argv, "-c", "core.preloadIndex=false")
-	}
 	argv = append(argv, extra...)
 	argv = append(argv, args...)
 	newCmd := c.Command
@@ -201,16 +194,7 @@ func (c *Client) exec(ctx context.Context, dir string, extra []string, stdin []b
 	}
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	err := cmd.Start()
-	if err == nil {
-		if c.Idle {
-			// Before git starts its threads, which inherit the priority;
-			// a failure only costs speed.
-			_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, 19)
-		}
-		err = cmd.Wait()
-	}
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}

@@ -269,7 +269,7 @@ func TestOpenWorktreeSeal(t *testing.T) {
 
 // A seal is trusted, not proven: a file the move does not touch, changed
 // behind flakegate's back, survives the open, and Pristine is what finds
-// it. The check proves every tree it opens for that reason.
+// it (the check proves the base tree before its base replay).
 func TestOpenWorktreeSealNeedsProof(t *testing.T) {
 	r := newRepo(t)
 	c := &git.Client{Dir: r.dir}

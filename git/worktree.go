@@ -75,9 +75,10 @@ func (h How) String() string {
 // to rev by writing only the paths that differ (a few git processes,
 // whatever the repository's size); an unsealed one, or one that cannot be
 // moved, is reset and cleaned in full. Either way the seal is removed
-// first, so a worktree is sealed only between two uses. The caller proves
-// the result (Pristine): a seal is a promise about flakegate's own last
-// use of the tree, not a proof.
+// first, so a worktree is sealed only between two uses. A seal is
+// flakegate's record of its own last use of the tree, kept where no
+// attempt can reach, not a proof: a caller that must know the tree is
+// pristine proves it (Pristine).
 func (c *Client) OpenWorktree(ctx context.Context, dir, rev string) (How, error) {
 	return c.prepare(ctx, dir, rev, true)
 }
