@@ -160,6 +160,7 @@ for r in $(seq 1 "$rounds"); do
 		fu=$({ time check "$cache/$side"; } 2>&1)
 		grep -q "$seeds PASS" "$cache/check.stderr" || { cat "$cache/check.stderr" >&2; exit 3; }
 		u=$(awk -v f="$fu" -v b="$b" -v n=$seeds 'BEGIN {printf "%.1f", (f - 2 * b) * 1000 / (2 * n)}')
+		check "$cache/$side" base40 cand40 # warm the 40-seed base results again
 		per[$side]="${per[$side]:-} $o"
 		marg[$side]="${marg[$side]:-} $m"
 		unc[$side]="${unc[$side]:-} $u"

@@ -232,7 +232,11 @@ func (c *Client) moveWorktree(ctx context.Context, gitDir, abs, from, to string)
 			write.WriteString(p + "\x00")
 		}
 	}
-	tree := []string{"--literal-pathspecs", "--git-dir=" + gitDir, "--work-tree=" + abs}
+	// A split index writes only the entries that changed, not all of them
+	// (the shared part is written again once a fifth has changed; an old
+	// shared part is deleted at once).
+	tree := []string{"-c", "core.splitIndex=true", "-c", "splitIndex.sharedIndexExpire=now",
+		"--literal-pathspecs", "--git-dir=" + gitDir, "--work-tree=" + abs}
 	if gone.Len() > 0 {
 		if _, err := c.runInput(ctx, abs, gone.Bytes(), append(tree, "rm", "-q", "-f", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul")...); err != nil {
 			return err
