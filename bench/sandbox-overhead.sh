@@ -23,7 +23,8 @@
 #
 # It also times, on the big repository, the first check's worktree
 # preparation (a check with no worktrees minus a check with them) against
-# a plain `git worktree add` of as many trees as the check made.
+# a plain `git worktree add` of as many trees as the check makes (2 on
+# overlays, 3 with FLAKEGATE_NO_OVERLAY=1), in alternating order.
 #
 # The repositories are generated once and cached under $BENCH_CACHE
 # (default /tmp/flakegate-bench-sandbox). ROUNDS rounds (default 3),
@@ -170,18 +171,36 @@ for r in $(seq 1 "$rounds"); do
 		echo "$line"
 		continue
 	fi
-	# First-check preparation on the big repository, against git worktree add.
-	drop_trees "$cache/big"
-	cold=$({ time check "$cache/big"; } 2>&1)
-	trees=$(find "$cache/big/.git/flakegate/worktrees" -mindepth 1 -maxdepth 1 -type d | sort)
-	n=$(echo "$trees" | wc -l)
-	warm=$({ time check "$cache/big"; } 2>&1)
-	drop_trees "$cache/big"
+	# First-check preparation on the big repository, against git worktree
+	# add of as many trees, in alternating order; `sync` first, so that
+	# neither side pays for the other's deleted trees being written back.
 	tmp=$cache/plain-add
-	rm -rf "$tmp"
-	g=$({ time (for t in $trees; do git -C "$cache/big" worktree add -q --detach "$tmp/$(basename "$t")" base; done); } 2>&1)
-	rm -rf "$tmp"
-	git -C "$cache/big" worktree prune
+	n=2
+	[ "${FLAKEGATE_NO_OVERLAY:-}" = 1 ] && n=3
+	plain() {
+		drop_trees "$cache/big"
+		rm -rf "$tmp"
+		sync
+		g=$({ time (for t in $(seq 1 "$n"); do git -C "$cache/big" worktree add -q --detach "$tmp/t$t" base; done); } 2>&1)
+		rm -rf "$tmp"
+		git -C "$cache/big" worktree prune
+	}
+	flake() {
+		drop_trees "$cache/big"
+		sync
+		cold=$({ time check "$cache/big"; } 2>&1)
+		made=$(find "$cache/big/.git/flakegate/worktrees" -mindepth 1 -maxdepth 1 -type d | wc -l)
+		[ "$made" = "$n" ] || { echo "the check made $made trees, not $n" >&2; exit 3; }
+		sync
+		warm=$({ time check "$cache/big"; } 2>&1)
+	}
+	if [ $((r % 2)) -eq 1 ]; then
+		flake
+		plain
+	else
+		plain
+		flake
+	fi
 	check "$cache/big" # leave the trees prepared for the next round
 	p=$(awk -v c="$cold" -v w="$warm" 'BEGIN {printf "%.3f", c - w}')
 	prep+=("$p") add+=("$g") ntrees+=("$n")

@@ -183,6 +183,17 @@ func TestCheckOverlayKilled(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	treesPristine(t, r, 2)
+	// The killed check's layer folder stays; the next check removes it.
+	if left, _ := filepath.Glob(filepath.Join(tmp, "flakegate-overlay-*")); len(left) == 0 {
+		t.Fatal("the killed check left no layer folder: the sweep below would prove nothing")
+	}
+	cr := r.checkEnv([]string{"TMPDIR=" + tmp, "FG_READY="}, "--base", "base", "--candidate", "bad", "--no-replay-cache")
+	if cr.code != 1 || !strings.Contains(cr.stderr, "overlay folders that a killed check left") {
+		t.Fatalf("the check after the kill: want a reject that removes the layer folder\n%s", cr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "flakegate-overlay-*")); len(left) != 0 {
+		t.Errorf("layer folders left after the next check: %v", left)
+	}
 }
 
 // treesLine returns the stderr line that says how the trees were opened.

@@ -310,6 +310,9 @@ func (c *checker) chooseTrees() (overlay bool, why string, err error) {
 		err := runner.ProbeOverlay(root)
 		if err == nil {
 			c.iso.sandbox.Overlay = true
+			if n := runner.SweepLayers(); n > 0 {
+				c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
+			}
 			return true, "", nil
 		}
 		why = "no overlay: " + err.Error()

@@ -3,7 +3,9 @@ package runner
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -67,3 +69,25 @@ func ProbeOverlay(tree string) error {
 const layerPrefix = "flakegate-overlay-"
 
 func layerPattern() string { return layerPrefix + strconv.Itoa(os.Getpid()) + "-*" }
+
+// SweepLayers removes the layer folders that a flakegate killed in the
+// middle of an attempt left under os.TempDir(): those whose flakegate is
+// no longer running (its pid follows layerPrefix). A folder of a running
+// flakegate, or one whose pid cannot be read, is left alone. It returns
+// how many it removed.
+func SweepLayers() int {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), layerPrefix+"*-*"))
+	n := 0
+	for _, d := range dirs {
+		rest := strings.TrimPrefix(filepath.Base(d), layerPrefix)
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		if os.RemoveAll(d) == nil {
+			n++
+		}
+	}
+	return n
+}

@@ -3,7 +3,9 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -176,5 +178,50 @@ func TestOverlayHelperRefusesHostNamespace(t *testing.T) {
 	}
 	if got := hostMounts(t, tree); len(got) != 0 {
 		t.Errorf("mounted: %q", got)
+	}
+}
+
+// SweepLayers removes the layer folders of flakegates that are gone, and
+// only those: not this process's, not a live process's, not a folder
+// whose name holds no pid.
+func TestSweepLayers(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		live.Process.Kill()
+		live.Wait()
+	}()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name string) string {
+		d := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(d, "upper", "deep"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	keep := []string{
+		mk(fmt.Sprintf("flakegate-overlay-%d-1", os.Getpid())),
+		mk(fmt.Sprintf("flakegate-overlay-%d-2", live.Process.Pid)),
+		mk("flakegate-overlay-nopid-3"),
+		mk("other-4"),
+	}
+	gone := mk(fmt.Sprintf("flakegate-overlay-%d-5", dead.Process.Pid))
+	if n := SweepLayers(); n != 1 {
+		t.Errorf("SweepLayers removed %d folders, want 1", n)
+	}
+	if _, err := os.Stat(gone); err == nil {
+		t.Errorf("%s (a dead flakegate's) is still there", gone)
+	}
+	for _, d := range keep {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
 	}
 }

@@ -33,3 +33,10 @@ func signalName(s syscall.Signal) string {
 	}
 	return "signal " + strconv.Itoa(int(s))
 }
+
+// processAlive reports whether a process pid exists (signal 0 reaches it,
+// or it exists but belongs to someone else).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
