@@ -33,7 +33,10 @@
 #
 # Environment: FLAKEGATE (a built binary; default: go build ./cmd/flakegate),
 # ROUNDS, BENCH_CACHE, SKIP_PREP=1 (skip the preparation timing, minutes on
-# the big repository), FLAKEGATE_NO_OVERLAY=1 (force the reset path).
+# the big repository), PREP_ONLY=1 (only the preparation timing; with
+# BENCH_CACHE on a tmpfs such as /dev/shm it leaves out the disk, whose
+# noise on a shared machine can be larger than either side),
+# FLAKEGATE_NO_OVERLAY=1 (force the reset path).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -151,6 +154,7 @@ for r in $(seq 1 "$rounds"); do
 	order="small big"
 	[ $((r % 2)) -eq 0 ] && order="big small"
 	line="round $r:"
+	[ "${PREP_ONLY:-}" = 1 ] && order=""
 	for side in $order; do
 		f=$({ time check "$cache/$side"; } 2>&1)
 		b=$({ time bare "$cache/$side"; } 2>&1)
@@ -208,22 +212,24 @@ for r in $(seq 1 "$rounds"); do
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-# shellcheck disable=SC2086
-ms=$(median ${per[small]})
-# shellcheck disable=SC2086
-mb=$(median ${per[big]})
-# shellcheck disable=SC2086
-gs=$(median ${marg[small]})
-# shellcheck disable=SC2086
-gb=$(median ${marg[big]})
-echo "median overhead per attempt: small (50 files) ${ms} ms, big (50,000 files) ${mb} ms; big/small $(awk -v a="$mb" -v b="$ms" 'BEGIN {printf "%.2f", a / b}') (aims: big <= 30 ms, ratio <= 1.5)"
-echo "median marginal cost per attempt: small ${gs} ms, big ${gb} ms; big/small $(awk -v a="$gb" -v b="$gs" 'BEGIN {printf "%.2f", a / b}') (same aims)"
-# shellcheck disable=SC2086
-us=$(median ${unc[small]})
-# shellcheck disable=SC2086
-ub=$(median ${unc[big]})
-echo "median overhead per attempt with the base replayed (40 attempts): small ${us} ms, big ${ub} ms; big/small $(awk -v a="$ub" -v b="$us" 'BEGIN {printf "%.2f", a / b}') (same aims)"
-echo "attempt trees: $(grep -h 'attempt trees' "$cache/check.stderr" | sed 's/^attempt trees: //')"
+if [ "${PREP_ONLY:-}" != 1 ]; then
+	# shellcheck disable=SC2086
+	ms=$(median ${per[small]})
+	# shellcheck disable=SC2086
+	mb=$(median ${per[big]})
+	# shellcheck disable=SC2086
+	gs=$(median ${marg[small]})
+	# shellcheck disable=SC2086
+	gb=$(median ${marg[big]})
+	echo "median overhead per attempt: small (50 files) ${ms} ms, big (50,000 files) ${mb} ms; big/small $(awk -v a="$mb" -v b="$ms" 'BEGIN {printf "%.2f", a / b}') (aims: big <= 30 ms, ratio <= 1.5)"
+	echo "median marginal cost per attempt: small ${gs} ms, big ${gb} ms; big/small $(awk -v a="$gb" -v b="$gs" 'BEGIN {printf "%.2f", a / b}') (same aims)"
+	# shellcheck disable=SC2086
+	us=$(median ${unc[small]})
+	# shellcheck disable=SC2086
+	ub=$(median ${unc[big]})
+	echo "median overhead per attempt with the base replayed (40 attempts): small ${us} ms, big ${ub} ms; big/small $(awk -v a="$ub" -v b="$us" 'BEGIN {printf "%.2f", a / b}') (same aims)"
+	echo "attempt trees: $(grep -h 'attempt trees' "$cache/check.stderr" | sed 's/^attempt trees: //')"
+fi
 if [ "${#prep[@]}" -gt 0 ]; then
 	echo "median first-check preparation (big, ${ntrees[0]} trees): $(median "${prep[@]}")s vs plain git worktree add of as many trees $(median "${add[@]}")s"
 fi
