@@ -333,11 +333,12 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	workers := min(c.cfg.Workers, c.cfg.Triples())
 	var err error
 	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: noteWriter{c.progress}}
-	overlay, why, err := c.chooseTrees()
+	root, err := makeWorktreeRoot(c.common)
 	if err != nil {
 		return nil, err
 	}
-	if c.trees, err = openWorktrees(ctx, c.git, c.common, workers, c.baseSHA, c.candSHA, overlay, lo); err != nil {
+	overlay, why := c.chooseTrees(root)
+	if c.trees, err = openWorktrees(ctx, c.git, root, workers, c.baseSHA, c.candSHA, overlay, lo); err != nil {
 		return nil, err
 	}
 	c.sayTrees(why)

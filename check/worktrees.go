@@ -72,25 +72,20 @@ type tree struct {
 	failed bool    // it failed its proof: never sealed
 }
 
-func worktreeRoot(common string) string { return filepath.Join(common, "flakegate", "worktrees") }
-
-// makeWorktreeRoot creates the folder of the worktrees and returns it.
+// makeWorktreeRoot creates the folder of the worktrees, <git common
+// dir>/flakegate/worktrees, and returns it.
 func makeWorktreeRoot(common string) (string, error) {
-	root := worktreeRoot(common)
+	root := filepath.Join(common, "flakegate", "worktrees")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: root, Message: "cannot create the worktree folder", Err: err}
 	}
 	return root, nil
 }
 
-// openWorktrees locks the worktree folder and prepares the trees of n
-// workers at the two revisions, for overlay or reset mode. The lock waits
-// at most lock.Timeout.
-func openWorktrees(ctx context.Context, g *git.Client, common string, n int, baseSHA, candSHA string, overlay bool, lo flock.Options) (*worktrees, error) {
-	root, err := makeWorktreeRoot(common)
-	if err != nil {
-		return nil, err
-	}
+// openWorktrees locks the worktree folder root (makeWorktreeRoot) and
+// prepares the trees of n workers at the two revisions, for overlay or
+// reset mode. The lock waits at most lock.Timeout.
+func openWorktrees(ctx context.Context, g *git.Client, root string, n int, baseSHA, candSHA string, overlay bool, lo flock.Options) (*worktrees, error) {
 	lo.What, lo.Op = "the worktree lock", "check"
 	lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), lo)
 	if err != nil {
@@ -299,12 +294,8 @@ func interrupted(ctx context.Context) error {
 // chooseTrees picks how attempts get a pristine tree (overlay or reset
 // mode, see worktrees) before the trees are opened: overlay mode when the
 // attempts are sandboxed and an overlay of a folder beside the trees can
-// be mounted.
-func (c *checker) chooseTrees() (overlay bool, why string, err error) {
-	root, err := makeWorktreeRoot(c.common)
-	if err != nil {
-		return false, "", err
-	}
+// be mounted in root, the worktree folder.
+func (c *checker) chooseTrees(root string) (overlay bool, why string) {
 	why = "the attempts are not sandboxed"
 	if c.iso.mode == IsolationBwrap {
 		err := runner.ProbeOverlay(root)
@@ -313,11 +304,11 @@ func (c *checker) chooseTrees() (overlay bool, why string, err error) {
 			if n := runner.SweepLayers(); n > 0 {
 				c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
 			}
-			return true, "", nil
+			return true, ""
 		}
 		why = "no overlay: " + err.Error()
 	}
-	return false, why, nil
+	return false, why
 }
 
 // sayTrees writes the attempt trees' mode, and in overlay mode how the
