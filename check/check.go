@@ -337,7 +337,10 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	overlay, why := c.chooseTrees(root)
+	overlay, why, err := c.chooseTrees(ctx, root)
+	if err != nil {
+		return nil, err
+	}
 	if c.trees, err = openWorktrees(ctx, c.git, root, workers, c.baseSHA, c.candSHA, overlay, lo); err != nil {
 		return nil, err
 	}
@@ -365,7 +368,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 			return nil, err
 		}
 	}
-	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.mode, Results: make([]flakegate.Result, len(mine))}
+	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.label(), Results: make([]flakegate.Result, len(mine))}
 	for i, pos := range mine {
 		sum.Results[i] = results[pos].result
 	}
@@ -375,7 +378,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		if sum, err = c.joinedSummary(ctx); err != nil {
 			return nil, err
 		}
-		sum.Isolation = c.iso.mode
+		sum.Isolation = c.iso.label()
 	}
 	sum.Verdict = flakegate.VerdictOf(sum.Results)
 	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {

@@ -58,7 +58,7 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		PropertyEntrySHA256:  ps.entrySHA256,
 		AttemptsSkipped:      t.skippedWhy,
 		Command:              argv,
-		Isolation:            c.iso.mode,
+		Isolation:            c.iso.label(),
 	}
 	if j.drawn {
 		rec.SeedOrigin = SeedDrawn
@@ -119,7 +119,7 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		AttemptsSkipped: t.skippedWhy,
 		RunnerID:        c.opts.Runner.ID,
 		RunnerHost:      c.opts.Runner.Host,
-		Isolation:       c.iso.mode,
+		Isolation:       c.iso.label(),
 	}
 	for _, a := range t.attempts {
 		if a.Side == runner.SideBase {

@@ -23,10 +23,21 @@ const (
 
 // isolation is how this check's attempts run.
 type isolation struct {
-	mode    string         // IsolationBwrap or IsolationNone
-	sandbox runner.Sandbox // the sandbox without its Tree (bwrap only)
-	env     []string       // every attempt's environment
-	secrets []string       // values never written anywhere
+	mode      string         // IsolationBwrap or IsolationNone
+	sandbox   runner.Sandbox // the sandbox without its Tree (bwrap only)
+	env       []string       // every attempt's environment
+	secrets   []string       // values never written anywhere
+	noOverlay bool           // FLAKEGATE_NO_OVERLAY=1: the reset path
+	probed    bool           // sandbox.Level is the host's (chooseTrees)
+}
+
+// label is the records' and summaries' "isolation": "none", or the
+// sandbox level reached (runner.Level.String), "bwrap" before the probe.
+func (iso *isolation) label() string {
+	if iso.mode != IsolationBwrap || !iso.probed {
+		return iso.mode
+	}
+	return iso.sandbox.Level.String(iso.sandbox.Overlay)
 }
 
 // setupIsolation resolves the sandbox of the base config: bwrap unless
@@ -39,6 +50,11 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 		src = os.Environ()
 	}
 	iso := &isolation{mode: IsolationBwrap, secrets: SecretValues(src, c.opts.Secrets)}
+	for _, kv := range src {
+		if kv == runner.NoOverlayEnv+"=1" {
+			iso.noOverlay = true
+		}
+	}
 	if sb.Mode == config.SandboxNone {
 		iso.mode = IsolationNone
 	}
@@ -60,7 +76,8 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 			return err
 		}
 		iso.sandbox = runner.Sandbox{Bwrap: bwrap, Home: runner.SandboxHomeFor(src), Network: sb.Network,
-			RO: append([]string(nil), sb.RO...), RW: append([]string(nil), sb.RW...)}
+			RO: append([]string(nil), sb.RO...), RW: append([]string(nil), sb.RW...),
+			Limits: runner.Limits{Memory: sb.Limits.Memory, Pids: sb.Limits.Pids, Tmp: sb.Limits.Tmp, Disk: sb.Limits.Disk}}
 		hide, err := c.hiddenPaths(ctx, src)
 		if err != nil {
 			return err
@@ -199,4 +216,48 @@ func (c *checker) redact(s string) string {
 		s = strings.ReplaceAll(s, v, "[redacted]")
 	}
 	return s
+}
+
+// probeSandbox finds the isolation this host gives the attempts (in trees
+// under root), says it on stderr ("sandbox: ..."), and refuses a limit
+// the config asks for that the host cannot enforce. It reports whether
+// the attempts run on overlays, and why not.
+func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, why string, err error) {
+	sb := &c.iso.sandbox
+	if err := sb.Probe(ctx, root, c.iso.env, !c.iso.noOverlay); err != nil {
+		return false, "", &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: c.cfgPath,
+			Message: "the sandbox cannot run an attempt on this machine: " + c.redact(err.Error()),
+			Hint:    "run 'bwrap --unshare-user --ro-bind / / true' to see why (user namespaces may be disabled: sysctl user.max_user_namespaces, or AppArmor's restriction of unprivileged user namespaces), or opt out with sandbox: {mode: none}"}
+	}
+	c.iso.probed = true
+	set := c.cfg.Sandbox.Limits.Set
+	var refuse []string
+	if set["disk"] && !sb.Overlay {
+		refuse = append(refuse, "disk (what an attempt writes to its tree is bounded only on overlays, which need flakegate to run as root with overlayfs)")
+	}
+	if (set["memory"] || set["pids"]) && sb.Level.Cgroup == "" {
+		refuse = append(refuse, "memory and pids (they are bounded per attempt only by a writable cgroup: run flakegate as root, or in a cgroup v2 that delegates memory and pids)")
+	}
+	if len(refuse) > 0 {
+		return false, "", &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
+			Message: "sandbox.limits asks for limits this machine cannot enforce: " + strings.Join(refuse, "; "),
+			Hint:    "remove those keys to run with what the machine allows (stderr says what that is), or run where they can be enforced"}
+	}
+	c.say("sandbox: " + c.redact(sb.Level.Describe(sb.Limits, sb.Overlay)))
+	if !sb.Overlay {
+		why = "no overlay"
+		if c.iso.noOverlay {
+			why += ": " + runner.NoOverlayEnv + "=1"
+		}
+		for _, m := range sb.Level.Missing {
+			if strings.HasPrefix(m, "no overlay") {
+				why = m
+			}
+		}
+		return false, why, nil
+	}
+	if n := runner.SweepLayers(); n > 0 {
+		c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
+	}
+	return true, "", nil
 }

@@ -207,6 +207,9 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		}
 		if out.Result == runner.Timeout && side == runner.SideCandidate && t.budgetWhy == "" {
 			t.budgetWhy = fmt.Sprintf("wall budget %s exceeded at %.1fs (candidate attempt %d)", ps.prop.WallBudget, out.Wall.Seconds(), index)
+			if out.Limit != "" {
+				t.budgetWhy = fmt.Sprintf("sandbox %s reached at %.1fs (candidate attempt %d)", out.Limit, out.Wall.Seconds(), index)
+			}
 		}
 		return out.Result, nil
 	}

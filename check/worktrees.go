@@ -36,9 +36,11 @@ import (
 //
 // Reset mode (no overlay, or no sandbox): the attempts write their tree,
 // so every tree is reset and cleaned when the check opens it and after
-// each attempt, the two candidate trees taking turns so that one is
-// cleaned in the background while the other runs an attempt; the base
-// tree is proven before every base attempt. Nothing is sealed.
+// each attempt; the base tree is proven before every base attempt.
+// Nothing is sealed. A worker has one candidate tree in both modes, so a
+// retry runs in the very tree its first attempt ran in: with two taking
+// turns, the tree's name (in /proc/self/mountinfo) told a retry from a
+// first attempt.
 type worktrees struct {
 	workers []*workerTrees
 	lock    *os.File
@@ -49,7 +51,7 @@ type worktrees struct {
 // workerTrees are the trees of one worker; only that worker touches them.
 type workerTrees struct {
 	base *tree
-	cand []*tree // two in reset mode, one in overlay mode
+	cand []*tree // one: a retry runs in the tree its first attempt ran in
 	next int     // the candidate tree of the next attempt
 }
 
@@ -102,9 +104,6 @@ func openWorktrees(ctx context.Context, g *git.Client, root string, n int, baseS
 		wt := &workerTrees{
 			base: newTree(fmt.Sprintf("base-%d", i), runner.SideBase, baseSHA),
 			cand: []*tree{newTree(fmt.Sprintf("candidate-%d", i), runner.SideCandidate, candSHA)},
-		}
-		if !overlay {
-			wt.cand = append(wt.cand, newTree(fmt.Sprintf("candidate-%db", i), runner.SideCandidate, candSHA))
 		}
 		w.workers = append(w.workers, wt)
 	}
@@ -293,22 +292,13 @@ func interrupted(ctx context.Context) error {
 
 // chooseTrees picks how attempts get a pristine tree (overlay or reset
 // mode, see worktrees) before the trees are opened: overlay mode when the
-// attempts are sandboxed and an overlay of a folder beside the trees can
-// be mounted in root, the worktree folder.
-func (c *checker) chooseTrees(root string) (overlay bool, why string) {
-	why = "the attempts are not sandboxed"
-	if c.iso.mode == IsolationBwrap {
-		err := runner.ProbeOverlay(root)
-		if err == nil {
-			c.iso.sandbox.Overlay = true
-			if n := runner.SweepLayers(); n > 0 {
-				c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
-			}
-			return true, ""
-		}
-		why = "no overlay: " + err.Error()
+// attempts are sandboxed and the sandbox probe (probeSandbox) ran an
+// attempt on an overlay of a folder in root, the worktree folder.
+func (c *checker) chooseTrees(ctx context.Context, root string) (overlay bool, why string, err error) {
+	if c.iso.mode != IsolationBwrap {
+		return false, "the attempts are not sandboxed", nil
 	}
-	return false, why
+	return c.probeSandbox(ctx, root)
 }
 
 // sayTrees writes the attempt trees' mode, and in overlay mode how the

@@ -209,7 +209,7 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 			}
 		}
 	}
-	cfg.Sandbox = Sandbox{Mode: SandboxAuto}
+	cfg.Sandbox = Sandbox{Mode: SandboxAuto, Limits: DefaultLimits()}
 	if v, ok := f["sandbox"]; ok {
 		if cfg.Sandbox, err = l.sandbox(v); err != nil {
 			return nil, err

@@ -24,11 +24,13 @@ const (
 //	  rw: [/var/cache/props] absolute paths outside the repository, shared read-write
 //	  network: false         keep the host's network
 //	  env: [GOFLAGS]         variables passed through from flakegate's environment
+//	  limits: {memory: 4GiB, pids: 2048, tmp: 1GiB, disk: 4GiB}   see Limits
 type Sandbox struct {
 	Mode    string
 	RO, RW  []string
 	Network bool
 	Env     []string
+	Limits  Limits
 }
 
 // envNameRe is a portable environment variable name.
@@ -60,14 +62,19 @@ func secretName(name string) string {
 func SecretName(name string) bool { return secretName(name) != "" }
 
 func (l *loader) sandbox(n ast.Node) (Sandbox, error) {
-	sb := Sandbox{Mode: SandboxAuto}
+	sb := Sandbox{Mode: SandboxAuto, Limits: DefaultLimits()}
 	m, err := l.mapping("sandbox", n)
 	if err != nil {
 		return sb, err
 	}
-	f, err := l.fields("sandbox", m, "mode", "ro", "rw", "network", "env")
+	f, err := l.fields("sandbox", m, "mode", "ro", "rw", "network", "env", "limits")
 	if err != nil {
 		return sb, err
+	}
+	if v, ok := f["limits"]; ok {
+		if sb.Limits, err = l.limits(v); err != nil {
+			return sb, err
+		}
 	}
 	if v, ok := f["mode"]; ok {
 		if sb.Mode, err = l.str("sandbox.mode", v); err != nil {

@@ -35,12 +35,25 @@ func TestSandboxBlock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if tc.want.Limits.Set == nil {
+			tc.want.Limits = config.DefaultLimits()
+		}
 		if !reflect.DeepEqual(cfg.Sandbox, tc.want) {
 			t.Errorf("sandbox = %+v, want %+v", cfg.Sandbox, tc.want)
 		}
 	}
 	for _, tc := range []testCase{
 		{name: "absent is auto", want: config.Sandbox{Mode: "auto"}},
+		{name: "limits", block: "sandbox:\n  limits: {memory: 256MiB, pids: 64, tmp: \"64MiB\", disk: 1073741824}\n",
+			want: config.Sandbox{Mode: "auto", Limits: config.Limits{Memory: 256 << 20, Pids: 64, Tmp: 64 << 20, Disk: 1 << 30,
+				Set: map[string]bool{"memory": true, "pids": true, "tmp": true, "disk": true}}}},
+		{name: "limits keep defaults", block: "sandbox:\n  limits: {pids: 100}\n",
+			want: config.Sandbox{Mode: "auto", Limits: config.Limits{Memory: config.DefaultMemory, Pids: 100, Tmp: config.DefaultTmp, Disk: config.DefaultDisk,
+				Set: map[string]bool{"pids": true}}}},
+		{name: "limit without unit word", block: "sandbox:\n  limits: {memory: 4GB}\n", err: "not a size"},
+		{name: "limit too small", block: "sandbox:\n  limits: {tmp: 4KiB}\n", err: "smallest limit"},
+		{name: "limit unknown key", block: "sandbox:\n  limits: {cpu: 2}\n", err: "cpu"},
+		{name: "pids too few", block: "sandbox:\n  limits: {pids: 2}\n", err: "pids"},
 		{name: "full", block: "sandbox:\n  mode: bwrap\n  ro: [/root/go/pkg/mod, /opt/data/]\n  rw: [/var/cache/props]\n  network: true\n  env: [GOFLAGS, HYPOTHESIS_PROFILE]\n",
 			want: config.Sandbox{Mode: "bwrap", RO: []string{"/root/go/pkg/mod", "/opt/data"}, RW: []string{"/var/cache/props"}, Network: true, Env: []string{"GOFLAGS", "HYPOTHESIS_PROFILE"}}},
 		{name: "none", block: "sandbox: {mode: none}\n", want: config.Sandbox{Mode: "none"}},

@@ -1,67 +1,55 @@
 package runner
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
-// The overlay mode of a sandboxed attempt (Sandbox.Overlay): the attempt
-// runs on a throwaway overlay of its tree instead of the tree itself. The
-// tree is the overlay's read-only lower layer; every write of the attempt
-// lands in an upper layer in a fresh 0700 folder under os.TempDir(),
-// removed when the attempt ends. So the tree is never written by an
-// attempt and needs no reset between attempts, and an attempt costs what
-// it wrote, not what the repository holds.
-//
-// The overlay is mounted by flakegate itself, re-executed as a helper
-// (argv[0] overlayArg0) in a new, private mount namespace; the helper
-// mounts the overlay over the tree's own path, then becomes bwrap. The
-// mount is never visible in the host's mount namespace, and it goes away
-// with the namespace when the attempt's last process ends, however
-// flakegate ends (bwrap dies with it).
+// helperArg0 is argv[0] of flakegate re-executed as the sandbox helper
+// (helper_linux.go); holderArg0 of flakegate re-executed to hold a user
+// namespace open while it is opened.
+const (
+	helperArg0 = "flakegate-sandbox-helper"
+	holderArg0 = "flakegate-userns-holder"
+)
 
-// overlayArg0 is argv[0] of flakegate re-executed as the overlay helper.
-const overlayArg0 = "flakegate-overlay-helper"
-
-// overlayExit is the helper's exit code when it cannot mount or exec.
-const overlayExit = 125
+// helperExit is the helper's exit code when it cannot build the sandbox.
+const helperExit = 125
 
 // NoOverlayEnv names the environment variable that, set to 1 in
-// flakegate's environment, forces the reset path (tests use it).
+// flakegate's environment, forces the reset path (tests use it). Only the
+// CLI reads it (Options.NoOverlay and friends pass it on).
 const NoOverlayEnv = "FLAKEGATE_NO_OVERLAY"
 
 // selfHelper records that this binary runs the helper: MaybeOverlayExec
-// was called first in main (or TestMain). Without it the overlay mode is
-// never chosen, since re-executing a binary that does not know the helper
-// would run that binary instead.
+// was called first in main (or TestMain). Without it the helper is never
+// used, since re-executing a binary that does not know the helper would
+// run that binary instead.
 var selfHelper atomic.Bool
 
 // MaybeOverlayExec must be the first call of main (and of TestMain in
-// test binaries that run overlay attempts in-process). When this process
-// is flakegate re-executed as the overlay helper it does the helper's work
-// and exits; otherwise it returns, and the overlay mode becomes available.
+// test binaries that run sandboxed attempts in-process). When this
+// process is flakegate re-executed as the sandbox helper it does the
+// helper's work and exits; otherwise it returns, and the helper becomes
+// available.
 func MaybeOverlayExec() {
-	if len(os.Args) > 0 && os.Args[0] == overlayArg0 {
-		os.Exit(overlayHelper(os.Args[1:]))
+	if len(os.Args) > 0 {
+		switch os.Args[0] {
+		case helperArg0:
+			arg := ""
+			if len(os.Args) > 1 {
+				arg = os.Args[1]
+			}
+			os.Exit(helperMain(arg))
+		case holderArg0:
+			os.Exit(holderMain())
+		}
 	}
 	selfHelper.Store(true)
-}
-
-// ProbeOverlay reports why attempts in tree cannot run on an overlay, nil
-// when they can: it mounts one in a private mount namespace the way an
-// attempt does, and unmounts it (the namespace ends with the probe).
-func ProbeOverlay(tree string) error {
-	if os.Getenv(NoOverlayEnv) == "1" {
-		return errors.New(NoOverlayEnv + "=1")
-	}
-	if !selfHelper.Load() {
-		return errors.New("this binary does not run the overlay helper")
-	}
-	return probeOverlay(tree)
 }
 
 // layerPrefix starts the name of an attempt's layer folder; the pid of
@@ -74,9 +62,14 @@ func layerPattern() string { return layerPrefix + strconv.Itoa(os.Getpid()) + "-
 // middle of an attempt left under os.TempDir(): those whose flakegate is
 // no longer running (its pid follows layerPrefix). A folder of a running
 // flakegate, or one whose pid cannot be read, is left alone. It returns
-// how many it removed.
+// how many it removed. (The layer's content lived on a tmpfs of the
+// attempt's mount namespace; only the empty folder is left.)
 func SweepLayers() int {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), layerPrefix+"*-*"))
+	if os.TempDir() != "/tmp" {
+		more, _ := filepath.Glob(filepath.Join("/tmp", layerPrefix+"*-*"))
+		dirs = append(dirs, more...)
+	}
 	n := 0
 	for _, d := range dirs {
 		rest := strings.TrimPrefix(filepath.Base(d), layerPrefix)
@@ -91,3 +84,8 @@ func SweepLayers() int {
 	}
 	return n
 }
+
+var (
+	usernsMu    sync.Mutex
+	usernsCache = map[[4]int]*os.File{}
+)

@@ -13,16 +13,25 @@ import (
 	"time"
 )
 
-// TestMain makes this test binary its own overlay helper, as main does.
+// testLimits are small limits for the runner's tests.
+var testLimits = Limits{Memory: 512 << 20, Pids: 256, Tmp: 64 << 20, Disk: 64 << 20}
+
+// TestMain makes this test binary its own sandbox helper, as main does.
 func TestMain(m *testing.M) {
 	MaybeOverlayExec()
 	os.Exit(m.Run())
 }
 
-// needOverlay skips (fails under CI=true) when overlays cannot be mounted.
-func needOverlay(t *testing.T, tree string) {
+// needOverlay probes sb for a tree beside dir and skips (fails under
+// CI=true) when attempts cannot run on overlays as an unprivileged
+// identity (flakegate not root, or the kernel lacks a feature).
+func needOverlay(t *testing.T, sb *Sandbox, dir string, env []string) {
 	t.Helper()
-	if err := ProbeOverlay(tree); err != nil {
+	err := sb.Probe(context.Background(), dir, env, true)
+	if err == nil && (!sb.Overlay || !sb.Level.Root) {
+		err = fmt.Errorf("overlay %v, root %v: %v", sb.Overlay, sb.Level.Root, sb.Level.Missing)
+	}
+	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("overlay unavailable under CI=true: %v", err)
 		}
@@ -81,14 +90,19 @@ func TestOverlayAttempt(t *testing.T) {
 		}
 	}
 	t.Setenv("TMPDIR", tmp) // the layer folders go here
+	for _, d := range []string{filepath.Dir(root), root, tmp} {
+		if err := os.Chmod(d, 0o755); err != nil { // the unprivileged identity walks into the layers
+			t.Fatal(err)
+		}
+	}
 	for name, body := range map[string]string{"keep.txt": "keep\n", "mod.txt": "old\n", "sub/x.txt": "x\n"} {
 		if err := os.WriteFile(filepath.Join(tree, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	needOverlay(t, tree)
-	sb := &Sandbox{Bwrap: bwrap, Tree: tree, RW: []string{gate}, Home: "/root", Overlay: true}
+	sb := &Sandbox{Bwrap: bwrap, Tree: tree, RW: []string{gate}, Home: "/root", Limits: testLimits}
 	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
+	needOverlay(t, sb, root, env)
 
 	// The first attempt changes the tree, says so, then waits for the
 	// test to look at the host's mounts while it still runs.
@@ -153,14 +167,6 @@ func listTree(t *testing.T, dir string) string {
 	return b.String()
 }
 
-// TestOverlayProbeForced: NoOverlayEnv=1 turns the overlay off.
-func TestOverlayProbeForced(t *testing.T) {
-	t.Setenv(NoOverlayEnv, "1")
-	if err := ProbeOverlay(t.TempDir()); err == nil || !strings.Contains(err.Error(), NoOverlayEnv) {
-		t.Errorf("ProbeOverlay with %s=1: %v", NoOverlayEnv, err)
-	}
-}
-
 // TestOverlayHelperRefusesHostNamespace: the helper run without a new
 // mount namespace mounts nothing.
 func TestOverlayHelperRefusesHostNamespace(t *testing.T) {
@@ -170,8 +176,11 @@ func TestOverlayHelperRefusesHostNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(layer)
-	cmd := overlayCommand(tree, layer, "", nil)
-	cmd.Args = cmd.Args[:3]
+	cmd, err := helperCommand(&helperSpec{Layer: layer, Tree: tree, Overlay: true, UID: -1, GID: -1, Disk: 1 << 20, Tmp: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr.Unshareflags = 0
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "not in a private mount namespace") {
 		t.Errorf("helper in the host namespace: %v, %s", err, out)

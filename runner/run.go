@@ -83,7 +83,14 @@ type Outcome struct {
 	OutputBytes int64
 	// Reason says why the result is Errored or Timeout.
 	Reason string
+	// Limit names the sandbox limit the attempt reached ("memory limit
+	// 4GiB"), "" if none; its Result is then Timeout, as for the wall
+	// budget.
+	Limit string
 }
+
+// limitPoll is how often a running attempt's cgroup counters are read.
+const limitPoll = 100 * time.Millisecond
 
 // Run runs one attempt and waits for it and everything it spawned to end.
 // It never returns an error: a command that cannot start is an Errored
@@ -121,8 +128,7 @@ func Run(ctx context.Context, c Command) Outcome {
 	cmd.Dir, cmd.Env = c.Dir, c.Env
 	cmd.Stdout, cmd.Stderr = pw, pw // one pipe keeps the two streams in order
 	cmd.SysProcAttr = groupAttr()
-	var status chan bwrapStatus
-	var sw *os.File
+	var sr *sandboxRun
 	if c.Sandbox != nil {
 		dir := c.Dir
 		if dir == "" {
@@ -134,47 +140,21 @@ func Run(ctx context.Context, c Command) Outcome {
 			out.Result, out.Reason = Errored, "the sandbox needs absolute paths for bwrap, the tree and the working directory"
 			return out
 		}
-		var sr *os.File
-		if sr, sw, err = os.Pipe(); err != nil {
+		if sr, err = c.Sandbox.prepare(dir, &c, pw); err != nil {
 			pr.Close()
 			pw.Close()
-			out.Result, out.Reason = Errored, "cannot create the sandbox status pipe: "+err.Error()
+			out.Result, out.Reason = Errored, "cannot prepare the attempt's sandbox: "+err.Error()
 			return out
 		}
-		if c.Sandbox.Overlay {
-			layer, err := newLayer()
-			if err != nil {
-				pr.Close()
-				pw.Close()
-				sr.Close()
-				sw.Close()
-				out.Result, out.Reason = Errored, "cannot create the attempt's overlay folder: "+err.Error()
-				return out
-			}
-			defer os.RemoveAll(layer) // after the wait below: the attempt's writes go
-			sb := *c.Sandbox
-			sb.Hide = append(append([]string(nil), sb.Hide...), layer)
-			cmd = overlayCommand(sb.Tree, layer, sb.Bwrap, sb.args(dir, c.Argv))
-			cmd.SysProcAttr = overlayAttr()
-		} else {
-			cmd = exec.Command(c.Sandbox.Bwrap, c.Sandbox.args(dir, c.Argv)...)
-			cmd.SysProcAttr = sandboxAttr()
-		}
-		cmd.Dir, cmd.Env = dir, c.Env
-		cmd.Stdout, cmd.Stderr = pw, pw
-		cmd.ExtraFiles = []*os.File{sw}
-		status = make(chan bwrapStatus, 1)
-		go func() {
-			defer sr.Close()
-			status <- readStatus(sr)
-		}()
+		defer sr.cleanup() // after the wait below
+		cmd = sr.cmd
 	}
 
 	out.Started = time.Now()
 	err = cmd.Start()
 	pw.Close()
-	if sw != nil {
-		sw.Close()
+	if sr != nil {
+		sr.started()
 	}
 	if err != nil {
 		pr.Close()
@@ -206,14 +186,30 @@ func Run(ctx context.Context, c Command) Outcome {
 			defer t.Stop()
 			budget = t.C
 		}
+		var poll <-chan time.Time
+		if sr != nil && sr.cg != nil {
+			t := time.NewTicker(limitPoll)
+			defer t.Stop()
+			poll = t.C
+		}
 		var reason string
-		select {
-		case <-stop:
-			return
-		case <-budget:
-			reason = "wall budget " + c.WallBudget.String() + " exceeded"
-		case <-ctx.Done():
-			reason = "cancelled: " + context.Cause(ctx).Error()
+	wait:
+		for {
+			select {
+			case <-stop:
+				return
+			case <-budget:
+				reason = "wall budget " + c.WallBudget.String() + " exceeded"
+				break wait
+			case <-ctx.Done():
+				reason = "cancelled: " + context.Cause(ctx).Error()
+				break wait
+			case <-poll:
+				if lim := sr.hit(); lim != "" {
+					reason = lim + " reached"
+					break wait
+				}
+			}
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -251,8 +247,14 @@ func Run(ctx context.Context, c Command) Outcome {
 	out.OutputBytes = tail.total
 
 	classify(&out, cmd.ProcessState, waitErr, killReason, scan.found)
-	if status != nil {
-		sandboxed(&out, status)
+	if sr != nil {
+		sandboxed(&out, sr.status)
+		if lim := sr.finish(); lim != "" && ctx.Err() == nil {
+			// A limit reached decides the outcome, whatever the exit: the
+			// attempt did not run to its own end within its bounds.
+			out.Result, out.Limit, out.Reason = Timeout, lim, lim+" reached"
+			out.ExitCode = -1
+		}
 	}
 	return out
 }

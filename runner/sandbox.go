@@ -7,27 +7,39 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
-// Sandbox is the bubblewrap (bwrap) jail an attempt runs in. Inside it
-// the whole file system is read-only, with these changes: an empty,
-// private /tmp, /run and $HOME; the Hide paths gone (empty folders, or
-// /dev/null for a file); the RO paths bound read-only and the RW paths
-// and Tree read-write, each at its own path. It has its own PID namespace
-// with its own /proc (the attempt cannot see or signal flakegate or any
-// other process, and everything it starts dies with it), its own IPC and
-// host name, a new session (no terminal to inject into), and no network
-// unless Network is set. The environment is exactly Command.Env.
+// Sandbox is the bubblewrap (bwrap) jail an attempt runs in:
+//
+//   - no privilege: its own user namespace (no nested one), every
+//     capability dropped, no new privileges, a seccomp filter
+//     (seccomp_linux.go), and, when flakegate runs as root, a host
+//     identity that owns nothing (nobody), reached through the sandbox
+//     helper (helper_linux.go);
+//   - a minimal root: /usr and the system folders, a curated /etc, the
+//     toolchains the command's PATH names, the Go module cache and the
+//     config's RO and RW paths, and nothing else of the host;
+//   - its tree at one fixed path, TreeMount, the same for every attempt
+//     and every retry; a fixed host name; private /tmp, /dev/shm and
+//     $HOME; its own pid, IPC, UTS and cgroup namespaces, and no network
+//     unless Network is set;
+//   - bounded by Limits: memory and processes by a per-attempt cgroup
+//     (or rlimits where there is none), the tmpfs by their size, and what
+//     it writes to its tree by the size of the overlay's upper layer.
+//
+// The environment is exactly Command.Env.
 type Sandbox struct {
 	// Bwrap is the bwrap binary, an absolute path.
 	Bwrap string
-	// Tree is the attempt's tree, bound read-write. Command.Dir must be
-	// inside it.
+	// Tree is the attempt's tree on the host; it is seen at TreeMount.
+	// Command.Dir must be inside it.
 	Tree string
-	// Hide lists host paths the attempt must not see: the repository's
-	// git folder, other worktrees, the store, the output folder,
-	// flakegate's binary. Missing paths are skipped.
+	// Hide lists host paths the attempt must not see even where a shared
+	// path holds them: the repository's git folder, other worktrees, the
+	// store, the output folder, flakegate's binary. Missing paths are
+	// skipped.
 	Hide []string
 	// RO and RW are host paths shared read-only and read-write; a missing
 	// RO path is skipped, a missing RW path fails the attempt.
@@ -36,38 +48,240 @@ type Sandbox struct {
 	Home string
 	// Network keeps the host's network; otherwise only a loopback exists.
 	Network bool
-	// Overlay runs the attempt on a throwaway overlay of Tree (overlay.go):
-	// Tree itself is never written, the attempt's writes are dropped when
-	// it ends. The caller checks ProbeOverlay first.
+	// Overlay runs the attempt on a throwaway overlay of Tree: Tree itself
+	// is never written, the attempt's writes are dropped when it ends.
+	// Probe says whether it can be used.
 	Overlay bool
+	// Limits bound the attempt; a zero field is no bound.
+	Limits Limits
+	// Level is what Probe found this host allows; the zero Level runs
+	// bwrap alone, as an unprivileged caller would.
+	Level Level
 }
 
-// statusFD is the descriptor of bwrap's --json-status-fd in the child:
-// ExtraFiles[0].
-const statusFD = "3"
+// Limits bound one attempt.
+type Limits struct {
+	Memory int64 // bytes, all its processes together
+	Pids   int   // processes and threads at once
+	Tmp    int64 // bytes, each of /tmp, /dev/shm and $HOME
+	Disk   int64 // bytes written to its tree (overlay mode)
+}
 
-// args returns bwrap's arguments for running argv in dir.
-func (s *Sandbox) args(dir string, argv []string) []string {
-	a := []string{
-		"--ro-bind", "/", "/",
-		"--dev", "/dev",
-		"--proc", "/proc",
-		"--tmpfs", "/tmp",
+// TreeMount is where every attempt sees its tree.
+const TreeMount = "/sandbox/tree"
+
+// sandboxHostname is the host name inside every attempt.
+const sandboxHostname = "flakegate"
+
+// systemDirs are bound read-only (or recreated as the symlinks they are).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// etcFiles are the parts of /etc a test may need: users and groups (no
+// shadow), name service, certificates, time zone, the dynamic linker,
+// alternatives and the Python site configuration. Keys, shadow files,
+// ssh and runner configuration stay out.
+var etcFiles = []string{
+	"passwd", "group", "nsswitch.conf", "hosts", "host.conf", "resolv.conf", "gai.conf",
+	"services", "protocols", "networks", "mime.types", "localtime", "timezone",
+	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives",
+	"ssl/certs", "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf", "pki/tls/certs", "pki/ca-trust",
+	"os-release", "debian_version", "lsb-release", "environment", "locale.alias", "locale.conf",
+	"python3", "python3.11", "python3.12", "python3.13", "fonts", "magic", "mailcap",
+}
+
+// toolManagers are the folders in a home folder that hold a whole
+// toolchain reached through a PATH entry inside them (pyenv's shims run
+// pyenv, which reads its versions folder).
+var toolManagers = []string{".pyenv", ".nvm", ".volta", ".asdf", ".rbenv", ".nodenv", "go", "sdk", ".local/lib", ".local/bin"}
+
+// attemptView is the sandbox of one attempt: the helper's spec and
+// bwrap's arguments.
+type attemptView struct {
+	helper *helperSpec
+	args   []string
+	stage  map[string]int // host path -> index under layer/stage
+}
+
+// homeDirs are the folders that hold users' homes.
+func inHome(p string) (home string, ok bool) {
+	if p == "/root" || strings.HasPrefix(p, "/root/") {
+		return "/root", true
 	}
-	covered := []string{"/tmp"}
-	// Sockets of local services (a database, a container engine) live
-	// under /run; connect(2) works on a read-only mount.
-	for _, d := range []string{"/run", "/var/run"} {
-		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
-			a = append(a, "--tmpfs", d)
-			covered = append(covered, d)
+	if rest, ok := strings.CutPrefix(p, "/home/"); ok {
+		user, _, _ := strings.Cut(rest, "/")
+		return "/home/" + user, user != ""
+	}
+	return "", false
+}
+
+// toolchainPaths are the host folders that the command's PATH (in env)
+// needs shared read-only: for each entry outside the system folders, the
+// entry itself, and the toolchain it belongs to (the folder above a bin,
+// sbin or shims folder; inside a home folder, only a known tool
+// manager's folder, never the home folder itself).
+func toolchainPaths(env []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
 		}
 	}
+	for _, kv := range env {
+		v, ok := strings.CutPrefix(kv, "PATH=")
+		if !ok {
+			continue
+		}
+		for _, p := range filepath.SplitList(v) {
+			if !filepath.IsAbs(p) {
+				continue
+			}
+			p = filepath.Clean(p)
+			if under(p, systemDirs) || p == "/" {
+				continue
+			}
+			if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+				continue
+			}
+			if home, ok := inHome(p); ok {
+				if p == home {
+					continue
+				}
+				add(p)
+				for _, m := range toolManagers {
+					root := filepath.Join(home, m)
+					if p == root || strings.HasPrefix(p, root+"/") {
+						add(root)
+					}
+				}
+				continue
+			}
+			add(p)
+			switch filepath.Base(p) {
+			case "bin", "sbin", "shims":
+				parent := filepath.Dir(p)
+				if !isSystemFolder(parent) {
+					add(parent)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func isSystemFolder(p string) bool {
+	switch p {
+	case "/", "/etc", "/var", "/tmp", "/run", "/proc", "/sys", "/dev", "/home", "/root", "/opt", "/srv", "/mnt", "/media", "/boot":
+		return true
+	}
+	return false
+}
+
+// view builds the attempt's sandbox for argv in dir (a host path inside
+// Tree), with its layer folder when the helper mounts (Level.Root).
+func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptView {
+	v := &attemptView{stage: map[string]int{}}
+	lv := s.Level
+	if lv.Root {
+		v.helper = &helperSpec{Layer: layer, Tree: s.Tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp}
+	} else {
+		v.helper = &helperSpec{UID: -1, GID: -1}
+	}
+	a := []string{
+		"--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--hostname", sandboxHostname,
+		"--die-with-parent", "--new-session",
+		"--json-status-fd", statusFD, "--seccomp", seccompFD,
+	}
+	if lv.Root {
+		a = append(a, "--uid", strconv.Itoa(lv.UID), "--gid", strconv.Itoa(lv.GID))
+	}
+	if !s.Network {
+		a = append(a, "--unshare-net")
+	}
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", target, d)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	a = append(a, "--dir", "/etc")
+	for _, f := range etcFiles {
+		a = append(a, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev")
+	home := s.Home
+	if home == "" {
+		home = SandboxHome
+	}
+	if lv.Root {
+		a = append(a, "--bind", filepath.Join(layer, "tmp"), "/tmp",
+			"--bind", filepath.Join(layer, "shm"), "/dev/shm",
+			"--bind", filepath.Join(layer, "home"), home)
+	} else {
+		for _, d := range []string{"/tmp", "/dev/shm", home} {
+			if s.Limits.Tmp > 0 {
+				a = append(a, "--size", strconv.FormatInt(s.Limits.Tmp, 10))
+			}
+			a = append(a, "--tmpfs", d)
+		}
+		a = append(a, "--chmod", "1777", "/tmp", "--chmod", "1777", "/dev/shm")
+	}
+	a = append(a, "--symlink", "/tmp", "/var/tmp")
+	share := func(p string, write bool) {
+		p = filepath.Clean(p)
+		if !filepath.IsAbs(p) || under(p, []string{"/proc", "/dev", "/sandbox"}) || p == "/tmp" || p == home || under(home, []string{p}) {
+			return
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			if write {
+				a = append(a, "--bind", p, p) // bwrap says it is missing: the attempt fails
+			}
+			return
+		}
+		src := p
+		if lv.Root {
+			i := len(v.helper.Stage)
+			v.helper.Stage = append(v.helper.Stage, stageBind{Src: p, Write: write, IsFile: !fi.IsDir()})
+			src = filepath.Join(layer, "stage", strconv.Itoa(i))
+		}
+		if write {
+			a = append(a, "--bind", src, p)
+		} else {
+			a = append(a, "--ro-bind", src, p)
+		}
+	}
+	for _, p := range toolchainPaths(env) {
+		share(p, false)
+	}
+	for _, p := range s.RO {
+		share(p, false)
+	}
+	for _, p := range s.RW {
+		share(p, true)
+	}
+	if lv.Root {
+		a = append(a, "--bind", filepath.Join(layer, "tree"), TreeMount)
+	} else {
+		a = append(a, "--bind", s.Tree, TreeMount)
+	}
+	// Hidden paths inside what is shared: an empty folder, or /dev/null
+	// for a file. Parents before their children.
 	hide := append([]string(nil), s.Hide...)
-	sort.Strings(hide) // a parent before its children
+	sort.Strings(hide)
+	var hidden []string
 	for _, p := range hide {
 		p = filepath.Clean(p)
-		if !filepath.IsAbs(p) || p == "/" || under(p, covered) {
+		if !filepath.IsAbs(p) || p == "/" || under(p, hidden) || !under(p, sharedRoots(a)) {
 			continue
 		}
 		fi, err := os.Stat(p)
@@ -76,37 +290,40 @@ func (s *Sandbox) args(dir string, argv []string) []string {
 			continue
 		case fi.IsDir():
 			a = append(a, "--tmpfs", p)
-			covered = append(covered, p)
+			hidden = append(hidden, p)
 		default:
 			a = append(a, "--ro-bind", "/dev/null", p)
 		}
 	}
-	home := s.Home
-	if home == "" {
-		home = "/tmp/home"
+	inside := TreeMount
+	if rel, err := filepath.Rel(s.Tree, dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		inside = filepath.Join(TreeMount, rel)
 	}
-	if under(home, []string{"/tmp"}) {
-		a = append(a, "--dir", home)
-	} else {
-		a = append(a, "--tmpfs", home)
-	}
-	for _, p := range s.RO {
-		a = append(a, "--ro-bind-try", p, p)
-	}
-	for _, p := range s.RW {
-		a = append(a, "--bind", p, p)
-	}
-	a = append(a, "--bind", s.Tree, s.Tree,
-		"--chdir", dir,
-		"--unshare-pid", "--unshare-ipc", "--unshare-uts",
-		"--die-with-parent", "--new-session",
-		"--json-status-fd", statusFD)
-	if !s.Network {
-		a = append(a, "--unshare-net")
-	}
-	a = append(a, "--")
-	return append(a, argv...)
+	a = append(a, "--chdir", inside, "--")
+	v.args = append(a, argv...)
+	return v
 }
+
+// sharedRoots are the host paths an argument list binds at their own
+// path (the places where a hidden path could show).
+func sharedRoots(args []string) []string {
+	var out []string
+	for i := 0; i+2 < len(args); i++ {
+		switch args[i] {
+		case "--ro-bind", "--bind", "--ro-bind-try":
+			out = append(out, args[i+2])
+			i += 2
+		}
+	}
+	return out
+}
+
+// statusFD and seccompFD are bwrap's --json-status-fd and --seccomp
+// descriptors in the child: ExtraFiles[0] and [1].
+const (
+	statusFD  = "3"
+	seccompFD = "4"
+)
 
 // under reports whether p is one of dirs or inside one of them.
 func under(p string, dirs []string) bool {

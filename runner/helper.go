@@ -1,0 +1,44 @@
+package runner
+
+// helperSpec is what the helper does.
+type helperSpec struct {
+	Layer   string      `json:"layer,omitempty"` // the attempt's layer folder; "" mounts nothing
+	Tree    string      `json:"tree,omitempty"`
+	Overlay bool        `json:"overlay,omitempty"`
+	UID     int         `json:"uid"` // the identity bwrap runs as; -1 keeps flakegate's
+	GID     int         `json:"gid"`
+	Disk    int64       `json:"disk,omitempty"`
+	Tmp     int64       `json:"tmp,omitempty"`
+	Stage   []stageBind `json:"stage,omitempty"`
+	Cgroups []string    `json:"cgroups,omitempty"` // folders to join before bwrap
+	Leave   []string    `json:"leave,omitempty"`   // folders to go back to after
+	Rlimits []rlimit    `json:"rlimits,omitempty"`
+	Argv    []string    `json:"argv,omitempty"` // bwrap and its arguments; none: mount, then exit (the probe)
+}
+
+// stageBind binds a host path under the layer (stage/N), where the
+// unprivileged identity can reach it: it cannot walk into /root.
+type stageBind struct {
+	Src    string `json:"src"`
+	Write  bool   `json:"write,omitempty"` // idmapped to the identity
+	IsFile bool   `json:"file,omitempty"`
+}
+
+type rlimit struct {
+	Resource int    `json:"r"`
+	Value    uint64 `json:"v"`
+}
+
+// helperReport is what the helper says on descriptor 5 after bwrap.
+type helperReport struct {
+	Full []string `json:"full,omitempty"` // "tmp", "disk"
+}
+
+// Descriptors of the helper: bwrap's status and seccomp descriptors are
+// passed on to bwrap as 3 and 4; 5 is the helper's report; 6, when
+// present, is the user namespace whose mapping idmaps the tree.
+const (
+	helperReportFD = 5
+	helperUsernsFD = 6
+)
+

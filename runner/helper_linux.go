@@ -1,0 +1,334 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The sandbox helper is flakegate re-executed (argv[0] helperArg0, the
+// helperSpec as JSON in argv[1]) between flakegate and bwrap. It does
+// what bwrap cannot do for an unprivileged caller, then runs bwrap as
+// that caller and waits for it:
+//
+//   - as root, in the private mount namespace its parent made: a tmpfs of
+//     the disk limit for the attempt's layer, tmpfs of the tmp limit for
+//     /tmp, /dev/shm and $HOME, the tree (an overlay whose lower layer is
+//     an idmapped view of the tree, or the idmapped tree itself in reset
+//     mode) and the shared paths, idmapped so the unprivileged identity
+//     can write what the tree's owner could; then it drops to that
+//     identity, so bwrap and the attempt hold no capability and own
+//     nothing of the host's;
+//   - always: it joins the attempt's cgroup (or sets rlimits where there
+//     is none) before bwrap starts, and leaves it once bwrap has;
+//   - after bwrap: it reports on descriptor 5 which size-limited tmpfs the
+//     attempt filled, then exits as bwrap did.
+//
+// The mounts live in the helper's mount namespace only, and go away with
+// it: nothing is left on the host when an attempt is killed.
+
+func helperMain(arg string) int {
+	var spec helperSpec
+	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: bad spec:", err)
+		return helperExit
+	}
+	if err := spec.mount(); err != nil {
+		fmt.Fprintf(os.Stderr, "flakegate: cannot prepare the attempt's sandbox: %v\n", err)
+		return helperExit
+	}
+	if len(spec.Argv) == 0 {
+		return 0
+	}
+	for _, r := range spec.Rlimits {
+		if err := unix.Setrlimit(r.Resource, &unix.Rlimit{Cur: r.Value, Max: r.Value}); err != nil {
+			fmt.Fprintf(os.Stderr, "flakegate: cannot set rlimit %d: %v\n", r.Resource, err)
+			return helperExit
+		}
+	}
+	self := []byte(strconv.Itoa(os.Getpid()))
+	for _, d := range spec.Cgroups {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), self, 0); err != nil {
+			fmt.Fprintf(os.Stderr, "flakegate: cannot join the attempt's cgroup %s: %v\n", d, err)
+			return helperExit
+		}
+	}
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{os.NewFile(3, "status"), os.NewFile(4, "seccomp")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if spec.UID >= 0 {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(spec.UID), Gid: uint32(spec.GID), Groups: []uint32{}}
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "flakegate: cannot run %s: %v\n", spec.Argv[0], err)
+		return helperExit
+	}
+	for _, d := range spec.Leave {
+		_ = os.WriteFile(filepath.Join(d, "cgroup.procs"), self, 0) // only the helper's own memory stays counted otherwise
+	}
+	_ = cmd.Wait()
+	spec.report()
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		// Die the way bwrap did, so the caller reads the same status.
+		signal.Reset(ws.Signal())
+		_ = syscall.Kill(os.Getpid(), ws.Signal())
+		time.Sleep(time.Second)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// report writes which of the attempt's tmpfs are full on descriptor 5.
+func (spec *helperSpec) report() {
+	f := os.NewFile(helperReportFD, "report")
+	if f == nil || spec.Layer == "" {
+		return
+	}
+	defer f.Close()
+	var rep helperReport
+	for _, m := range []struct{ dir, name string }{{"tmp", "tmp"}, {"shm", "tmp"}, {"home", "tmp"}, {"upper", "disk"}} {
+		var st unix.Statfs_t
+		if unix.Statfs(filepath.Join(spec.Layer, m.dir), &st) == nil && st.Bavail == 0 && !contains(rep.Full, m.name) {
+			rep.Full = append(rep.Full, m.name)
+		}
+	}
+	_ = json.NewEncoder(f).Encode(rep)
+}
+
+// mount builds the layer: it refuses to run in its parent's mount
+// namespace, where the mounts would be the host's.
+func (spec *helperSpec) mount() error {
+	if spec.Layer == "" {
+		return nil
+	}
+	self, err1 := os.Readlink("/proc/self/ns/mnt")
+	parent, err2 := os.Readlink("/proc/" + strconv.Itoa(os.Getppid()) + "/ns/mnt")
+	if err1 != nil || err2 != nil || self == parent {
+		return errors.New("not in a private mount namespace")
+	}
+	L := spec.Layer
+	if err := unix.Mount("tmpfs", L, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0711,size="+strconv.FormatInt(spec.Disk, 10)); err != nil {
+		return fmt.Errorf("the layer's tmpfs: %w", err)
+	}
+	for _, d := range []string{"tmp", "shm", "home", "upper", "work", "lower", "tree", "stage"} {
+		if err := os.Mkdir(filepath.Join(L, d), 0o711); err != nil {
+			return err
+		}
+	}
+	owner := "uid=" + strconv.Itoa(spec.UID) + ",gid=" + strconv.Itoa(spec.GID)
+	size := "size=" + strconv.FormatInt(spec.Tmp, 10)
+	for _, m := range []struct{ dir, opts string }{{"tmp", "mode=1777," + size}, {"shm", "mode=1777," + size}, {"home", "mode=0700," + owner + "," + size}} {
+		if err := unix.Mount("tmpfs", filepath.Join(L, m.dir), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, m.opts); err != nil {
+			return fmt.Errorf("the %s tmpfs: %w", m.dir, err)
+		}
+	}
+	if spec.Tree != "" {
+		if err := spec.mountTree(); err != nil {
+			return err
+		}
+	}
+	for i, s := range spec.Stage {
+		dst := filepath.Join(L, "stage", strconv.Itoa(i))
+		var err error
+		if s.IsFile {
+			err = os.WriteFile(dst, nil, 0o644)
+		} else {
+			err = os.Mkdir(dst, 0o755)
+		}
+		if err != nil {
+			return err
+		}
+		if s.Write {
+			err = idmapBind(s.Src, dst)
+		} else {
+			err = unix.Mount(s.Src, dst, "", unix.MS_BIND|unix.MS_REC, "")
+		}
+		if err != nil {
+			return fmt.Errorf("sharing %s: %w", s.Src, err)
+		}
+	}
+	return nil
+}
+
+// mountTree puts the attempt's view of the tree at L/tree: an overlay of
+// the idmapped tree, or the idmapped tree itself. The overlay's options
+// name its layers relative to L, so that /proc/self/mountinfo reads the
+// same in every attempt.
+func (spec *helperSpec) mountTree() error {
+	L := spec.Layer
+	if !spec.Overlay {
+		return idmapBind(spec.Tree, filepath.Join(L, "tree"))
+	}
+	if err := idmapBind(spec.Tree, filepath.Join(L, "lower")); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(spec.Tree, &st); err != nil {
+		return err
+	}
+	upper := filepath.Join(L, "upper")
+	if err := os.Chmod(upper, os.FileMode(st.Mode&0o7777)); err != nil {
+		return err
+	}
+	if spec.UID >= 0 {
+		if err := os.Chown(upper, spec.UID, spec.GID); err != nil {
+			return err
+		}
+	}
+	wd, _ := os.Getwd()
+	if err := unix.Chdir(L); err != nil {
+		return err
+	}
+	defer unix.Chdir(wd) //nolint:errcheck // the helper's own working directory is not used
+	err := unix.Mount("overlay", filepath.Join(L, "tree"), "overlay", unix.MS_NOSUID|unix.MS_NODEV, "lowerdir=lower,upperdir=upper,workdir=work")
+	if err != nil {
+		return fmt.Errorf("the tree's overlay: %w", err)
+	}
+	return nil
+}
+
+// idmapBind binds src at dst as seen through the user namespace on
+// descriptor 6: the files of the tree's owner appear as the unprivileged
+// identity's. Without that descriptor it is a plain bind.
+func idmapBind(src, dst string) error {
+	if _, err := unix.FcntlInt(helperUsernsFD, unix.F_GETFD, 0); err != nil {
+		return unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, "")
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open_tree %s: %w", src, err)
+	}
+	defer unix.Close(fd)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: helperUsernsFD}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("an idmapped mount of %s: %w", src, err)
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount %s: %w", src, err)
+	}
+	return nil
+}
+
+// newLayer makes an attempt's layer folder under layerBase(): 0711, so
+// that the unprivileged identity can reach into it but not list it.
+func newLayer() (string, error) {
+	dir, err := os.MkdirTemp(layerBase(), layerPattern())
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// layerBase is os.TempDir() when every other user may walk through it (bwrap,
+// run as the unprivileged identity, opens the layer's folders by path),
+// else /tmp.
+func layerBase() string {
+	dir := os.TempDir()
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return "/tmp"
+		}
+		if p == "/" {
+			return dir
+		}
+	}
+}
+
+// helperCommand is flakegate's own binary as the helper.
+func helperCommand(spec *helperSpec) (*exec.Cmd, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("/proc/self/exe", string(b))
+	cmd.Args[0] = helperArg0
+	attr := sandboxAttr()
+	if spec.Layer != "" {
+		attr.Unshareflags = syscall.CLONE_NEWNS // Go makes it private: no mount propagates back
+	}
+	cmd.SysProcAttr = attr
+	return cmd, nil
+}
+
+// idmapUserns returns a descriptor of a user namespace mapping owner (the
+// tree's uid and gid) to id, for idmapped mounts: made once per pair, by a
+// child that lives just long enough for its namespace to be opened.
+func idmapUserns(ownerUID, ownerGID, uid, gid int) (*os.File, error) {
+	key := [4]int{ownerUID, ownerGID, uid, gid}
+	usernsMu.Lock()
+	defer usernsMu.Unlock()
+	if f, ok := usernsCache[key]; ok {
+		return f, nil
+	}
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args[0] = holderArg0
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: ownerUID, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: ownerGID, HostID: gid, Size: 1}},
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/user")
+	stdin.Close()
+	_ = cmd.Wait()
+	if err != nil {
+		return nil, err
+	}
+	usernsCache[key] = f
+	return f, nil
+}
+
+// holderMain is the namespace holder: it waits for its stdin to close.
+func holderMain() int {
+	var b [1]byte
+	_, _ = os.Stdin.Read(b[:])
+	return 0
+}
+
+func sleepBriefly() { time.Sleep(20 * time.Millisecond) }
+
+// dropIdentity is the host identity an attempt runs as when flakegate
+// runs as root: nobody, which owns nothing.
+func dropIdentity() (uid, gid int, ok bool) {
+	if os.Geteuid() != 0 {
+		return -1, -1, false
+	}
+	uid, gid = 65534, 65534
+	if b, err := os.ReadFile("/etc/passwd"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Split(line, ":")
+			if len(f) > 3 && f[0] == "nobody" {
+				u, err1 := strconv.Atoi(f[2])
+				g, err2 := strconv.Atoi(f[3])
+				if err1 == nil && err2 == nil && u != 0 && g != 0 {
+					uid, gid = u, g
+				}
+			}
+		}
+	}
+	return uid, gid, true
+}

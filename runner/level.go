@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Level is the isolation a host allows, found by Probe: what every
+// attempt of a check gets.
+type Level struct {
+	// Root: flakegate runs as root, and the helper builds each attempt's
+	// mounts and runs bwrap as UID/GID, an identity that owns nothing.
+	Root     bool
+	UID, GID int
+	// Idmap: the tree and the RW paths are shared through idmapped
+	// mounts, so that UID can write what their owner can (Root only).
+	Idmap bool
+	// Cgroup is "v1" or "v2" when memory and pids are bounded by a
+	// per-attempt cgroup, "" when by rlimits.
+	Cgroup string
+	// Missing says what the host lacks, one reason each.
+	Missing []string
+}
+
+// String is the level as the records' "isolation" names it: bwrap and
+// each protection reached, e.g.
+// "bwrap+userns+seccomp+minroot+nobody+cgroup+tmpfs+overlay".
+func (l Level) String(overlay bool) string {
+	parts := []string{"bwrap", "userns", "seccomp", "minroot"}
+	if l.Root {
+		parts = append(parts, "nobody")
+	}
+	if l.Cgroup != "" {
+		parts = append(parts, "cgroup")
+	} else {
+		parts = append(parts, "rlimit")
+	}
+	if l.Root {
+		parts = append(parts, "tmpfs")
+	}
+	if overlay {
+		parts = append(parts, "overlay")
+	}
+	return strings.Join(parts, "+")
+}
+
+// Describe is the level in words, for the check's "sandbox:" line.
+func (l Level) Describe(lim Limits, overlay bool) string {
+	var b strings.Builder
+	b.WriteString("user namespace, no capabilities, seccomp, minimal root")
+	if l.Root {
+		b.WriteString(", runs as uid " + strconv.Itoa(l.UID) + " (flakegate is root)")
+	}
+	if l.Cgroup != "" {
+		b.WriteString("; memory " + sizeText(lim.Memory) + " and pids " + strconv.Itoa(lim.Pids) + " per attempt (cgroup " + l.Cgroup + ")")
+	} else {
+		b.WriteString("; memory " + sizeText(lim.Memory) + " per process and pids " + strconv.Itoa(lim.Pids) + " (rlimits: no cgroup)")
+	}
+	b.WriteString("; /tmp, /dev/shm, $HOME " + sizeText(lim.Tmp) + " each")
+	if overlay {
+		b.WriteString("; tree writes " + sizeText(lim.Disk))
+	} else {
+		b.WriteString("; tree writes not bounded (no overlay)")
+	}
+	if len(l.Missing) > 0 {
+		b.WriteString(" [" + strings.Join(l.Missing, "; ") + "]")
+	}
+	return b.String()
+}
+
+// Probe finds the isolation this host allows for attempts of s in trees
+// beside dir (a folder of the same file system), and whether they can
+// run on overlays (when overlay is asked). It runs a real attempt each
+// way it tries. s.Level is set to the result, s.Overlay to whether
+// overlays work; err is non-nil only when no sandbox runs at all.
+func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay bool) error {
+	if !selfHelper.Load() {
+		return errors.New("this binary does not run the sandbox helper")
+	}
+	s.Level = Level{}
+	h := findCgroups()
+	if h.mem != "" {
+		s.Level.Cgroup = "v1"
+		if h.v2 {
+			s.Level.Cgroup = "v2"
+		}
+	} else {
+		s.Level.Missing = append(s.Level.Missing, "no cgroup: "+h.why)
+	}
+	tree, err := os.MkdirTemp(dir, "probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tree)
+	if err := os.WriteFile(filepath.Join(tree, "probe"), []byte("probe\n"), 0o644); err != nil {
+		return err
+	}
+	try := func(lv Level, ov bool) error {
+		p := *s
+		p.Level, p.Overlay, p.Tree = lv, ov, tree
+		p.Limits = Limits{Memory: 256 << 20, Pids: 64, Tmp: 16 << 20, Disk: 16 << 20}
+		out := Run(ctx, Command{Argv: []string{"sh", "-c", "echo x > probe && test -w /tmp && read l < probe"}, Dir: tree, Env: env, Sandbox: &p, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
+		if out.Result != Pass {
+			return errors.New(strings.TrimSpace(out.Reason + " " + lastLine(out.Tail)))
+		}
+		return nil
+	}
+	var why []string
+	if uid, gid, ok := dropIdentity(); ok {
+		lv := s.Level
+		lv.Root, lv.UID, lv.GID, lv.Idmap = true, uid, gid, true
+		if overlay {
+			if err := try(lv, true); err == nil {
+				s.Level, s.Overlay = lv, true
+				return nil
+			} else {
+				why = append(why, "no overlay: "+err.Error())
+			}
+		}
+		if err := try(lv, false); err == nil {
+			s.Level, s.Overlay = lv, false
+			s.Level.Missing = append(s.Level.Missing, why...)
+			return nil
+		} else {
+			why = append(why, "cannot run as uid "+strconv.Itoa(uid)+": "+err.Error())
+		}
+	} else if overlay {
+		why = append(why, "no overlay: flakegate is not root")
+	}
+	lv := s.Level
+	if err := try(lv, false); err != nil {
+		return errors.New(strings.Join(append(why, err.Error()), "; "))
+	}
+	s.Level, s.Overlay = lv, false
+	s.Level.Missing = append(s.Level.Missing, why...)
+	return nil
+}
