@@ -94,7 +94,7 @@ func overlayMounts(dir string) []string {
 // and no overlay or layer folder is left after the check.
 func checkDirty(t *testing.T, env []string, wantLine string, trees int) {
 	r := dirtyRepo(t, "")
-	tmp := t.TempDir()
+	tmp := walkableTemp(t)
 	env = append(env, "TMPDIR="+tmp)
 	for round := 0; round < 2; round++ { // the second check reuses the trees
 		cr := r.checkEnv(env, "--base", "base", "--candidate", "bad", "--no-replay-cache")
@@ -135,7 +135,7 @@ func TestCheckOverlayAttempts(t *testing.T) {
 // TestCheckResetAttempts: the same with the overlay turned off: the reset
 // and clean path.
 func TestCheckResetAttempts(t *testing.T) {
-	checkDirty(t, []string{"FLAKEGATE_NO_OVERLAY=1"}, resetLine, 3)
+	checkDirty(t, []string{"FLAKEGATE_NO_OVERLAY=1"}, resetLine, 2)
 }
 
 // TestCheckOverlayKilled: flakegate killed with SIGKILL in the middle of
@@ -145,7 +145,7 @@ func TestCheckResetAttempts(t *testing.T) {
 func TestCheckOverlayKilled(t *testing.T) {
 	ready := t.TempDir()
 	r := dirtyRepo(t, fmt.Sprintf("sandbox:\n  rw: [%q]\n  env: [FG_READY]\n", ready))
-	tmp := t.TempDir()
+	tmp := walkableTemp(t)
 	cmd := exec.Command(flakegateBin, "check", "--json", "--base", "base", "--candidate", "bad", "--no-replay-cache")
 	cmd.Dir = r.dir
 	cmd.Env = append(cleanEnv(), "FG_STATE="+r.state, "TMPDIR="+tmp, "FG_READY="+ready)
@@ -194,6 +194,19 @@ func TestCheckOverlayKilled(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(tmp, "flakegate-overlay-*")); len(left) != 0 {
 		t.Errorf("layer folders left after the next check: %v", left)
 	}
+}
+
+// walkableTemp is a temporary folder every user may walk through, as
+// the attempts' layer folders need (the sandbox runs as nobody).
+func walkableTemp(t *testing.T) string {
+	t.Helper()
+	tmp := t.TempDir()
+	for _, d := range []string{filepath.Dir(tmp), tmp} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tmp
 }
 
 // treesLine returns the stderr line that says how the trees were opened.

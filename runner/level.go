@@ -74,8 +74,8 @@ func (l Level) Describe(lim Limits, overlay bool) string {
 }
 
 // Probe finds the isolation this host allows for attempts of s in trees
-// beside dir (a folder of the same file system), and whether they can
-// run on overlays (when overlay is asked). It runs a real attempt each
+// beside dir (a folder of the same file system; "" is os.TempDir()), and
+// whether they can run on overlays (when overlay is asked). It runs a real attempt each
 // way it tries. s.Level is set to the result, s.Overlay to whether
 // overlays work; err is non-nil only when no sandbox runs at all.
 func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay bool) error {

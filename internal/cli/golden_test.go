@@ -88,7 +88,7 @@ var treesRe = regexp.MustCompile(`(?m)^note: attempt trees: .*$`)
 
 // sweptRe is the line of a check that removed overlay folders a killed
 // check left in the shared temporary folder (another test's, here).
-var sweptRe = regexp.MustCompile(`(?m)^note: removed \d+ overlay folders .*\n`)
+var sweptRe = regexp.MustCompile(`(?m)^note: (removed \d+ overlay folders|sandbox:) .*\n`)
 
 func (n *normalizer) apply(s string) string {
 	// At one position the pair added first wins: add a full hash before

@@ -207,7 +207,12 @@ func (opts *ReplayOptions) isolation(ctx context.Context, dir string, cs *config
 	if err != nil {
 		return nil, nil, err
 	}
-	sb := &runner.Sandbox{Bwrap: bwrap, Tree: abs, Home: runner.SandboxHomeFor(src), Network: network, Hide: runner.HideSelf(src), RO: ro, RW: rw}
+	lim := config.DefaultLimits()
+	if cs != nil {
+		lim = cs.Limits
+	}
+	sb := &runner.Sandbox{Bwrap: bwrap, Tree: abs, Home: runner.SandboxHomeFor(src), Network: network, Hide: runner.HideSelf(src), RO: ro, RW: rw,
+		Limits: runner.Limits{Memory: lim.Memory, Pids: lim.Pids, Tmp: lim.Tmp, Disk: lim.Disk}}
 	g := &git.Client{Dir: abs}
 	if common, err := g.CommonDir(ctx); err == nil {
 		sb.Hide = append(sb.Hide, common)
@@ -218,7 +223,19 @@ func (opts *ReplayOptions) isolation(ctx context.Context, dir string, cs *config
 		}
 	}
 	spec.Sandbox = sb
-	return sb, runner.AttemptEnv(spec), nil
+	env := runner.AttemptEnv(spec)
+	// The same hardening as check: no privilege, as nobody when run as
+	// root, on a throwaway overlay where the kernel allows it, so the
+	// command never writes the folder it replays in.
+	noOverlay := os.Getenv(runner.NoOverlayEnv) == "1"
+	if err := sb.Probe(ctx, "", env, !noOverlay); err != nil {
+		return nil, nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: "the sandbox cannot run a command on this machine: " + err.Error(),
+			Hint: "run 'bwrap --unshare-user --ro-bind / / true' to see why (user namespaces may be disabled), or pass --sandbox none"}
+	}
+	if len(sb.Level.Missing) > 0 { // say it when the machine gives less than the full sandbox
+		fmt.Fprintf(opts.IO.ErrOut, "sandbox: %s\n", sb.Level.Describe(sb.Limits, sb.Overlay))
+	}
+	return sb, env, nil
 }
 
 func replayIncomplete(opts *ReplayOptions, why string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/flakegate/flakegate/runner"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,6 @@ func TestReplayCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter := filepath.Join(work, "runs") // inside the sandbox's tree
 	outside := filepath.Join(t.TempDir(), "host-file")
 	if err := os.WriteFile(outside, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
@@ -62,7 +62,6 @@ func TestReplayCommand(t *testing.T) {
 		runs   int    // lines the command appended to counter; -1 to skip
 	}
 	run := func(t *testing.T, tc testCase) {
-		os.Remove(counter)
 		out, errOut, code := runCLI(t, "", tc.args...)
 		if code != tc.code {
 			t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errOut)
@@ -80,17 +79,17 @@ func TestReplayCommand(t *testing.T) {
 			t.Errorf("stack trace on stderr: %s", errOut)
 		}
 		if tc.runs >= 0 {
-			b, _ := os.ReadFile(counter)
-			if n := strings.Count(string(b), "\n"); n != tc.runs {
+			if n := strings.Count(out, "flakegate-test-ran"); n != tc.runs {
 				t.Errorf("the command ran %d times, want %d", n, tc.runs)
 			}
 		}
 	}
-	count := "echo run >> " + counter + "; "
+	count := "echo flakegate-test-ran; " // counted in stdout
 	for _, tc := range []testCase{
 		{name: "pass", args: replay(sh(count+`echo "seed=$1"`, "{seed}")...), code: 0, out: "seed=1402\n", errOut: "replay: pass: sh exited 0", runs: 1},
 		{name: "fail runs once, never retries", args: replay(sh(count + "exit 1")...), code: 1, errOut: "replay: fail: sh exited 1", runs: 1},
-		{name: "runs in the workdir", args: replay(sh("pwd")...), code: 0, out: work + "\n"},
+		{name: "runs in the workdir, seen at the sandbox's tree path", args: replay(sh("pwd; cat tests/fixtures/retry.json")...), code: 0, out: runner.TreeMount + "\n{\"budget\": 3}"},
+		{name: "never writes the workdir", args: replay(sh("echo x > written-by-the-test; rm tests/props/test_retry.py")...), code: 0, runs: -1},
 		{name: "placeholders", args: replay(append([]string{"--property", "./tests/props//test_retry.py", "--samples", "200"},
 			sh(`echo "$@"; test -f "$1" && test -f "$3"`, "{path}", "--hypothesis-seed={seed}", "{fixture}", "{samples}")...)...),
 			code: 0, out: "tests/props/test_retry.py --hypothesis-seed=1402 tests/fixtures/retry.json 200\n"},
@@ -136,6 +135,14 @@ func TestReplayCommand(t *testing.T) {
 		{name: "bad timeout", args: replay("--timeout", "soon", "--", "true"), code: 2, errOut: "invalid argument", runs: -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+	// Whatever the command wrote went with its overlay (or, without one,
+	// is reported here as the folder it changed).
+	if _, err := os.Stat(filepath.Join(work, "written-by-the-test")); err == nil && os.Geteuid() == 0 {
+		t.Errorf("replay as root wrote the workdir")
+	}
+	if _, err := os.Stat(filepath.Join(work, "tests/props/test_retry.py")); err != nil && os.Geteuid() == 0 {
+		t.Errorf("replay as root removed a file of the workdir: %v", err)
 	}
 }
 
