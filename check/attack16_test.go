@@ -411,12 +411,17 @@ func (a *a16) noLeak(t *testing.T, cr *checkRun) {
 	}
 	secrets := append(append([]string(nil), attackSecrets...), a.secrets...)
 	for _, s := range secrets {
+		leaks := map[string][]string{} // where → forms
 		for form, v := range leakForms(s) {
 			for where, data := range places {
 				if strings.Contains(data, v) {
-					t.Errorf("[%s] SECRET LEAKED (%s) %q in %s", a.m.name, form, s, where)
+					leaks[where] = append(leaks[where], form)
 				}
 			}
+		}
+		for _, where := range keys(leaks) {
+			sort.Strings(leaks[where])
+			t.Errorf("[%s] SECRET LEAKED: %q (%s) in %s", a.m.name, s, strings.Join(leaks[where], ", "), where)
 		}
 	}
 }
@@ -717,6 +722,8 @@ sys.exit(1 if broke else 0)
 func TestAttack16NoPrivilege(t *testing.T) {
 	forModes(t, allModes16, func(t *testing.T, m mode16) {
 		marker := "fg16uid" + nonce(t)
+		probeKey := "fg16-probe-" + nonce(t)
+		t.Cleanup(func() { unlinkKeys(t, probeKey) })
 		a := newA16(t, m, config16("", ""), libOK)
 		a.candidate("evil", map[string]string{"src/lib.sh": exfil16 + `ok() {
 	exfil
@@ -724,7 +731,7 @@ func TestAttack16NoPrivilege(t *testing.T) {
 	broke=0
 	py=/usr/bin/python3; [ -x "$py" ] || py=python3
 	cat > "${TMPDIR:-/tmp}/fg16probe.py" <<'PY'
-` + privProbe + `PY
+` + strings.ReplaceAll(privProbe, "fg16-probe", probeKey) + `PY
 	"$py" "${TMPDIR:-/tmp}/fg16probe.py" || broke=1
 	for c in "mount -o remount,bind,rw /" "unshare -U true" "unshare -m true" "mount -t tmpfs fg16 /mnt" "umount -l /tmp"; do
 		if $c >/dev/null 2>&1; then echo "BROKE $c"; broke=1; else echo "HELD $c"; fi
@@ -784,7 +791,7 @@ func TestAttack16NoPrivilege(t *testing.T) {
 func TestAttack16Keyring(t *testing.T) {
 	forModes(t, allModes16, func(t *testing.T, m mode16) {
 		desc := "fg16-key-" + nonce(t)
-		t.Cleanup(func() { unlinkKeys(t, desc) })
+		t.Cleanup(func() { unlinkKeys(t, desc+"-11", desc+"-12") })
 		a := newA16(t, m, config16("", ""), libOK)
 		a.candidate("evil", map[string]string{"src/lib.sh": exfil16 + `ok() {
 	exfil
@@ -820,22 +827,25 @@ PY
 				t.Errorf("[%s] KEYRING: candidate attempt %d added a key to the kernel keyring (add_key succeeded)", m.name, at.Index)
 			}
 		}
+		if cr.code == 0 && strings.Join(cr.labels(), ",") == "SCHEDULER" {
+			t.Errorf("[%s] KEYRING: the deterministic regression became SCHEDULER and exit 0 through the keyring", m.name)
+		}
 		labelsAre(t, cr, 1, "PROPERTY")
 	})
 }
 
 // unlinkKeys removes from the host's user keyring the keys an attack
 // added (they outlive the sandbox when add_key works).
-func unlinkKeys(t *testing.T, prefix string) {
-	script := `import ctypes
+func unlinkKeys(t *testing.T, descs ...string) {
+	script := `import ctypes, sys
 libc = ctypes.CDLL(None, use_errno=True)
 L = ctypes.c_long
-for seed in ("11", "12"):
-    r = libc.syscall(L(249), b"user", ("` + prefix + `-" + seed).encode(), None, L(-4))
+for d in sys.argv[1:]:
+    r = libc.syscall(L(249), b"user", d.encode(), None, L(-4))
     if r > 0:
         libc.syscall(L(250), L(21), L(r))
 `
-	if out, err := exec.Command("python3", "-c", script).CombinedOutput(); err != nil {
+	if out, err := exec.Command("python3", append([]string{"-c", script}, descs...)...).CombinedOutput(); err != nil {
 		t.Logf("removing the attack's keys: %v\n%s", err, out)
 	}
 }
@@ -1235,7 +1245,7 @@ for i in range(16):
 	})
 }
 
-func keys(m map[string]string) []string {
+func keys[V any](m map[string]V) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
