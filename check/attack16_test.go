@@ -149,6 +149,12 @@ func newA16(t *testing.T, m mode16, cfg, baseLib string) *a16 {
 	t.Helper()
 	files := baseFiles(baseLib)
 	files["flakegate.yaml"] = cfg
+	return newA16Files(t, m, files)
+}
+
+// newA16Files is newA16 with the base commit's files.
+func newA16Files(t *testing.T, m mode16, files map[string]string) *a16 {
+	t.Helper()
 	a := &a16{attackRepo: &attackRepo{repo: newRepo(t, files), ledger: filepath.Join(t.TempDir(), "ledger")},
 		m: m, bin: flakegateBin, work: t.TempDir()}
 	a.tmp, a.home = filepath.Join(a.work, "tmp"), filepath.Join(a.work, "home")
@@ -933,20 +939,7 @@ func TestAttack16FrameworksNonRoot(t *testing.T) {
 		t.Skip("pytest is not installed")
 	}
 	files := exampleFiles(t, "pytest-hypothesis")
-	a := &a16{attackRepo: &attackRepo{repo: newRepo(t, files), ledger: filepath.Join(t.TempDir(), "ledger")},
-		m: nonRoot, bin: flakegateBin, work: t.TempDir()}
-	a.tmp, a.home = filepath.Join(a.work, "tmp"), filepath.Join(a.work, "home")
-	for _, d := range []string{a.tmp, a.home} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if a.m.asOther() {
-		dir := t.TempDir()
-		a.bin = filepath.Join(dir, "flakegate")
-		copyFile(t, flakegateBin, a.bin, 0o755)
-		reachable(t, dir)
-	}
+	a := newA16Files(t, nonRoot, files)
 	a.candidate("docs", map[string]string{"README.md": files["README.md"] + "\nA docs-only patch.\n"})
 	docs := a.run(t, "docs", "")
 	if docs.code != 0 || strings.Join(docs.labels(), ",") != "PASS,PASS,PASS,PASS" {
