@@ -1156,11 +1156,17 @@ func TestAttack16Limits(t *testing.T) {
 		if cr.code > 1 {
 			t.Fatalf("[%s] LIMITS: the check with sandbox.limits did not run\n%s", m.name, cr)
 		}
-		if cr.code != 1 {
+		if cr.code != 1 && m.uid == 0 {
 			t.Errorf("[%s] exit %d, want 1 (a BUDGET reject)", m.name, cr.code)
 		}
 		for _, res := range cr.summary.Results {
 			want := limitWant[res.Seed.String()]
+			if m.uid != 0 && want.why == "tmp" {
+				// Without root, bwrap's own tmpfs bound the flood (the host
+				// check below), but flakegate cannot see that one filled up:
+				// the test saw ENOSPC, and its exit decides the label.
+				continue
+			}
 			if string(res.Label) != want.label {
 				t.Errorf("[%s] LIMITS: seed %s (%s) is %s, want %s; reason %q", m.name, res.Seed, limitWhat(res.Seed.String()), res.Label, want.label, res.Reason)
 				continue
@@ -1199,8 +1205,9 @@ func lastLine(s string) string {
 }
 
 // TestAttack16BaseBombs: when the base itself hits a limit (its library
-// is the memory bomb, and a docs-only candidate keeps it), the triple is
-// INCOMPLETE, not PROPERTY, and the replay cache gets no entry.
+// is the memory bomb) while the candidate fails plainly (so the base is
+// replayed), the triple is INCOMPLETE, not PROPERTY, and the replay
+// cache gets no entry.
 func TestAttack16BaseBombs(t *testing.T) {
 	forModes(t, allModes16, func(t *testing.T, m mode16) {
 		marker := "fg16base" + nonce(t)
@@ -1213,8 +1220,8 @@ for i in range(16):
 `
 		limits := "  limits: {memory: 256MiB}\n"
 		a := newA16(t, m, config16("", limits), bomb)
-		a.candidate("docs", map[string]string{"README.md": "docs\n"})
-		cr := a.run(t, "docs", marker)
+		a.candidate("red", map[string]string{"src/lib.sh": "ok() { exit 1; }\n"})
+		cr := a.run(t, "red", marker)
 		if m.uid != 0 && cr.code == 2 && strings.Contains(cr.stderr, "memory") {
 			t.Logf("[%s] the memory limit cannot be enforced without privileges (exit 2 naming it): %s", m.name, lastLine(cr.stderr))
 			return
@@ -1222,8 +1229,8 @@ for i in range(16):
 		if cr.code > 1 {
 			t.Fatalf("[%s] LIMITS: the check with sandbox.limits did not run\n%s", m.name, cr)
 		}
-		if rs := readTree(t, filepath.Join(a.ledger, "replay")); len(rs) != 0 {
-			t.Errorf("[%s] REPLAY CACHE: a base attempt that hit the memory limit was cached: %v", m.name, keys(rs))
+		if rs, _ := filepath.Glob(filepath.Join(a.ledger, "replay", "*.json")); len(rs) != 0 {
+			t.Errorf("[%s] REPLAY CACHE: a base attempt that hit the memory limit was cached: %v", m.name, rs)
 		}
 		if a.watch.MaxRSSKiB > (256+32)<<10 {
 			t.Errorf("[%s] HOST: an attempt's process reached %d MiB resident, over the 256MiB memory limit", m.name, a.watch.MaxRSSKiB>>10)

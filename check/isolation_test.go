@@ -229,7 +229,10 @@ func TestCheckReplayLockDeadline(t *testing.T) {
 	cfg := strings.Replace(config(""), "seeds: [11, 12]", "seeds: [11]", 1)
 	files["flakegate.yaml"] = strings.Replace(cfg, "wall_budget: 1500ms", "wall_budget: 2s", 1)
 	// The base attempt hangs until its wall budget; candidate attempts pass.
-	files["props/prop.sh"] = "#!/bin/sh\ncase \"$PWD\" in */worktrees/base-*) sleep 60 ;; esac\n. ./src/lib.sh\nok \"$1\"\n"
+	// Every attempt sees its tree at one path: the base is told by its
+	// README (each clone's candidate rewrites it).
+	files["README.md"] = "base\n"
+	files["props/prop.sh"] = "#!/bin/sh\ncase \"$(cat README.md)\" in base) sleep 60 ;; esac\n. ./src/lib.sh\nok \"$1\"\n"
 	origin := newRepo(t, files)
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	clone := func(name string) *repo {

@@ -21,15 +21,18 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// loggedProp is a property that appends "<working directory> <seed>" to
-// $FG_LOG, outside every worktree, so a test can tell base runs
-// (worktrees/base-*) from candidate runs. The base run takes a second, so
+// loggedProp is a property that appends "<side> <seed>" to $FG_LOG,
+// outside every worktree, so a test can tell base runs from candidate
+// runs: every attempt sees its tree at the same path, so the side is read
+// from the file "side", "base" on the base commit and "candidate" on the
+// candidates. The base run takes a second, so
 // a second check reaches the base while the first one still replays it.
 const loggedProp = `#!/bin/sh
 # Property: the library accepts every seed on the fixture; logs its runs.
-echo "$PWD $1" >> "$FG_LOG"
-case "$PWD" in
-*/worktrees/base-*) sleep 1 ;;
+side=$(cat side)
+echo "$side $1" >> "$FG_LOG"
+case "$side" in
+base) sleep 1 ;;
 *) sleep 0.2 ;;
 esac
 . ./src/lib.sh
@@ -55,6 +58,7 @@ func TestCheckPostgresParallelChecks(t *testing.T) {
 	// The run log is shared with the sandbox, read-write.
 	files["flakegate.yaml"] = strings.NewReplacer(`rw: ["@FG_STATE@"]`, `rw: ["`+filepath.Dir(runLog)+`"]`, "env: [FG_STATE]", "env: [FG_LOG]").Replace(cfg)
 	files["props/prop.sh"] = loggedProp
+	files["side"] = "base\n"
 	origin := newRepo(t, files)
 
 	type testCase struct {
@@ -72,7 +76,11 @@ func TestCheckPostgresParallelChecks(t *testing.T) {
 		cl := &repo{t: t, dir: filepath.Join(t.TempDir(), "clone-"+tc.name), state: t.TempDir()}
 		origin.git("clone", "-q", origin.dir, cl.dir)
 		cl.git("checkout", "-q", "--detach", "base")
-		cl.commit(tc.name, tc.candidate)
+		cand := map[string]string{"side": "candidate\n"}
+		for k, v := range tc.candidate {
+			cand[k] = v
+		}
+		cl.commit(tc.name, cand)
 		clones[i] = cl
 	}
 
@@ -101,7 +109,7 @@ func TestCheckPostgresParallelChecks(t *testing.T) {
 		if !ok {
 			t.Fatalf("log line %q", line)
 		}
-		if strings.HasPrefix(filepath.Base(dir), "base-") && filepath.Base(filepath.Dir(dir)) == "worktrees" {
+		if dir == "base" {
 			baseRuns[seed]++
 		}
 	}

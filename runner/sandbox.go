@@ -85,7 +85,7 @@ var etcFiles = []string{
 	"services", "protocols", "networks", "mime.types", "localtime", "timezone",
 	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives",
 	"ssl/certs", "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf", "pki/tls/certs", "pki/ca-trust",
-	"os-release", "debian_version", "lsb-release", "environment", "locale.alias", "locale.conf",
+	"os-release", "debian_version", "lsb-release", "locale.alias", "locale.conf",
 	"python3", "python3.11", "python3.12", "python3.13", "fonts", "magic", "mailcap",
 }
 
