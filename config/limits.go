@@ -94,4 +94,3 @@ func (l *loader) limits(n ast.Node) (Limits, error) {
 	}
 	return lim, nil
 }
-

@@ -41,4 +41,3 @@ const (
 	helperReportFD = 5
 	helperUsernsFD = 6
 )
-
