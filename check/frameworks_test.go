@@ -135,3 +135,54 @@ func TestCheckPytestHypothesis(t *testing.T) {
 		noTestsOn: map[string]string{`"{path}::{name}",`: `"{path}", -k, no_such_property,`},
 	})
 }
+
+// TestCheckNodeProperty: a plain Node.js property runs inside the minimal
+// root (node from /usr, nothing of the host's home): a buggy candidate is
+// PROPERTY on every seed and a docs-only one passes.
+func TestCheckNodeProperty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end with node")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is not installed")
+		}
+		t.Skip("node is not installed")
+	}
+	sortJS := "exports.sortNumbers = (xs) => [...xs].sort((a, b) => a - b);\n"
+	files := map[string]string{
+		"src/sort.js": sortJS,
+		"props/sorted.js": `// Property: sortNumbers returns its input in ascending order.
+const { sortNumbers } = require("../src/sort.js");
+let s = BigInt(process.argv[2]);
+const next = () => { s = (s * 6364136223846793005n + 1442695040888963407n) % (1n << 64n); return Number(s >> 40n) % 1000 - 500; };
+for (let run = 0; run < 200; run++) {
+  const xs = Array.from({ length: 1 + (run % 17) }, next);
+  const ys = sortNumbers(xs);
+  for (let i = 1; i < ys.length; i++) {
+    if (ys[i - 1] > ys[i]) { console.log("not sorted:", JSON.stringify(xs), "->", JSON.stringify(ys)); process.exit(1); }
+  }
+}
+console.log("ok");
+`,
+		"README.md": "node example\n",
+		"flakegate.yaml": `version: 1
+retry_cap: 1
+workers: 1
+properties:
+  - path: props/sorted.js
+    seeds: [1, 2]
+    run: [node, "{path}", "{seed}"]
+    wall_budget: 30s
+`,
+	}
+	r := newRepo(t, files)
+	r.candidate("buggy", map[string]string{"src/sort.js": "exports.sortNumbers = (xs) => [...xs].sort();\n"})
+	r.candidate("docs", map[string]string{"README.md": "node example, docs\n"})
+	if cr := r.check("--base", "base", "--candidate", "buggy"); cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY,PROPERTY" {
+		t.Fatalf("buggy candidate\n%s", cr)
+	}
+	if cr := r.check("--base", "base", "--candidate", "docs"); cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS,PASS" {
+		t.Fatalf("docs-only candidate\n%s", cr)
+	}
+}

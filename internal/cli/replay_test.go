@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/flakegate/flakegate/runner"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +14,48 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/runner"
 )
+
+// TestReplayHoldsNoPrivilege: the command that `flakegate replay` runs
+// holds no capability, gains no privilege, runs under the seccomp filter
+// and, when flakegate is root, as nobody; it cannot mount, unshare or
+// touch the keyring, and cannot read /etc/shadow.
+func TestReplayHoldsNoPrivilege(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bwrap is required under CI=true")
+		}
+		t.Skip("bwrap not installed")
+	}
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "fixture"), []byte("f"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("f"))
+	script := `grep -E '^(Uid|CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status
+mount -t tmpfs none /tmp 2>/dev/null && echo BROKE mount
+unshare -U true 2>/dev/null && echo BROKE unshare
+test -e /etc/shadow && echo BROKE shadow
+python3 -c 'import ctypes,sys; l=ctypes.CDLL(None); l.syscall.restype=ctypes.c_long; sys.exit(0 if l.syscall(248, b"user", b"fg", b"x", 1, -3) > 0 else 1)' 2>/dev/null && echo BROKE add_key
+true`
+	out, errOut, code := runCLI(t, "", "replay", "--workdir", work, "--seed", "1", "--fixture", "fixture",
+		"--expect-fixture-sha256", hex.EncodeToString(sum[:]), "--", "sh", "-c", script)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q inside the replay:\n%s", want, out)
+		}
+	}
+	if os.Geteuid() == 0 && !strings.Contains(out, "Uid:\t65534") {
+		t.Errorf("replay run by root does not run the command as nobody:\n%s", out)
+	}
+	if strings.Contains(out, "BROKE") {
+		t.Errorf("a privileged act worked inside the replay:\n%s", out)
+	}
+}
 
 func TestReplayCommand(t *testing.T) {
 	work := t.TempDir()
