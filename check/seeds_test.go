@@ -1,15 +1,21 @@
 package check_test
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/storetest"
 )
 
 // publicSeeds is how seeds were drawn before they were keyed by the
@@ -87,5 +93,189 @@ func TestDrawnSeedsAttackPublicFormula(t *testing.T) {
 	}
 	if res := cr.summary.Results[1]; res.Label != flakegate.Property {
 		t.Errorf("drawn seed result %+v", res)
+	}
+}
+
+// cloneAt clones origin into a new folder with tag checked out, as a CI
+// runner checks out; it keeps origin's state folder (FG_STATE).
+func (r *repo) cloneAt(t *testing.T, name, tag string) *repo {
+	t.Helper()
+	c := &repo{t: t, dir: filepath.Join(t.TempDir(), name), state: r.state}
+	r.git("clone", "-q", "--no-checkout", r.dir, c.dir)
+	c.git("checkout", "-q", "--detach", tag)
+	return c
+}
+
+// readSecretFile returns the seed secret of the file store in dir.
+func readSecretFile(t *testing.T, dir string) []byte {
+	t.Helper()
+	path := filepath.Join(dir, "seed-secret")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("the store has no seed secret: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %v, want 0600", path, fi.Mode().Perm())
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil || len(secret) != flakegate.SeedSecretSize {
+		t.Fatalf("%s: not a 32-byte secret in hex (%v)", path, err)
+	}
+	return secret
+}
+
+// TestDrawnSeedsPerStore: on one store the same candidate draws the same
+// seeds every time, also when two checks (two clones sharing the ledger)
+// make the store's secret at once; a new store draws other seeds for the
+// same candidate, and its records still replay. A check without drawn
+// seeds makes no secret.
+func TestDrawnSeedsPerStore(t *testing.T) {
+	files := baseFiles(libOK)
+	files["flakegate.yaml"] = drawnConfig()
+	origin := newRepo(t, files)
+	origin.candidate("a", map[string]string{"README.md": "a\n"})
+	storeA := filepath.Join(t.TempDir(), "ledger-a")
+
+	// Two runners start at once on the new store A.
+	var procs []*proc
+	for i := range 2 {
+		c := origin.cloneAt(t, fmt.Sprintf("runner-%d", i), "a")
+		procs = append(procs, c.start(t, fmt.Sprintf("runner %d", i), "check", "--json", "--base", "base", "--candidate", "a",
+			"--ledger", storeA, "--out", filepath.Join(t.TempDir(), "out")))
+	}
+	var first []string
+	for _, p := range procs {
+		p.wait(t, 2*time.Minute)
+		if p.code != 0 {
+			t.Fatalf("%s", p)
+		}
+		cr := &checkRun{summary: p.summary(t), stdout: p.stdout.String(), stderr: p.stderr.String()}
+		seeds := drawnSeedsOf(t, cr)
+		if first == nil {
+			first = seeds
+		} else if strings.Join(seeds, ",") != strings.Join(first, ",") {
+			t.Fatalf("two checks of one candidate starting at once on a new store drew %v and %v", first, seeds)
+		}
+	}
+	secretA := readSecretFile(t, storeA)
+
+	// Later checks on store A draw the same seeds; the secret stays.
+	again := origin.check("--base", "base", "--candidate", "a", "--ledger", storeA)
+	if again.code != 0 || strings.Join(drawnSeedsOf(t, again), ",") != strings.Join(first, ",") {
+		t.Fatalf("store A drew %v first\n%s", first, again)
+	}
+	if !bytes.Equal(readSecretFile(t, storeA), secretA) {
+		t.Fatal("the secret of store A changed")
+	}
+
+	// A new store (the embedded one of the repository) draws other seeds
+	// for the same candidate, the same ones each time, and they replay.
+	embedded := origin.check("--base", "base", "--candidate", "a")
+	other := drawnSeedsOf(t, embedded)
+	for i := range other {
+		if other[i] == first[i] {
+			t.Fatalf("a new store drew %v, store A %v", other, first)
+		}
+	}
+	if bytes.Equal(readSecretFile(t, filepath.Join(origin.dir, ".git", "flakegate")), secretA) {
+		t.Fatal("two stores have one secret")
+	}
+	if e2 := origin.check("--base", "base", "--candidate", "a"); strings.Join(drawnSeedsOf(t, e2), ",") != strings.Join(other, ",") {
+		t.Fatalf("the embedded store drew %v, then\n%s", other, e2)
+	}
+	checkReproduce(t, embedded.summary.Results[1], 0)
+
+	// A config without drawn seeds makes no secret.
+	plain := filepath.Join(t.TempDir(), "ledger-plain")
+	origin.candidate("c", map[string]string{"flakegate.yaml": config("")})
+	r := origin.check("--base", "c", "--candidate", "c", "--ledger", plain)
+	if r.code != 0 || len(r.summary.Results) != 2 {
+		t.Fatalf("no drawn seeds\n%s", r)
+	}
+	if _, err := os.Stat(filepath.Join(plain, "seed-secret")); !os.IsNotExist(err) {
+		t.Errorf("a check without drawn seeds made a seed secret: %v", err)
+	}
+}
+
+// leaks returns where any 8 bytes in a row of secret appear in data,
+// raw or in hex (either case) or base64.
+func leaks(secret []byte, data string) string {
+	forms := []string{string(secret), base64.StdEncoding.EncodeToString(secret), base64.RawURLEncoding.EncodeToString(secret)}
+	for i := 0; i+8 <= len(secret); i++ {
+		w := secret[i : i+8]
+		h := hex.EncodeToString(w)
+		forms = append(forms, string(w), h, strings.ToUpper(h))
+	}
+	for _, f := range forms {
+		if strings.Contains(data, f) {
+			return fmt.Sprintf("%q", f)
+		}
+	}
+	return ""
+}
+
+// TestDrawnSeedsSecretNeverShown: no part of the store's secret (8 bytes
+// in a row, raw, hex or base64) is in the check's stdout and stderr, its
+// records, transcripts, summary, JUnit and Markdown reports, the store's
+// other files (records, ledger, audit log, replay cache), nor in the
+// output of 'freeze list', 'report --html' and 'report --from'.
+func TestDrawnSeedsSecretNeverShown(t *testing.T) {
+	files := baseFiles(libOK)
+	files["flakegate.yaml"] = drawnConfig()
+	r := newRepo(t, files)
+	r.candidate("flaky", map[string]string{"src/lib.sh": libFlaky})
+	r.candidate("red", map[string]string{"src/lib.sh": libRed})
+	ledger := filepath.Join(t.TempDir(), "ledger")
+	reports := t.TempDir()
+	var outputs []string
+	var outDirs []string
+	for _, tag := range []string{"flaky", "red"} {
+		out := filepath.Join(t.TempDir(), "out-"+tag)
+		outDirs = append(outDirs, out)
+		cr := r.check("--base", "base", "--candidate", tag, "--ledger", ledger, "--out", out, "--freeze-owner", "lead",
+			"--junit", filepath.Join(reports, tag+".xml"), "--markdown", filepath.Join(reports, tag+".md"))
+		if want := map[string]int{"flaky": 0, "red": 1}[tag]; cr.code != want {
+			t.Fatalf("%s: want exit %d\n%s", tag, want, cr)
+		}
+		drawnSeedsOf(t, cr)
+		outputs = append(outputs, cr.stdout, cr.stderr)
+	}
+	for _, args := range [][]string{
+		{"freeze", "list", "--ledger", ledger},
+		{"freeze", "list", "--json", "--ledger", ledger},
+		{"freeze", "verify", "--ledger", ledger},
+		{"report", "--html", filepath.Join(reports, "ledger.html"), "--ledger", ledger},
+		{"report", "--from", filepath.Join(outDirs[0], "summary.json"), "--junit", filepath.Join(reports, "from.xml"), "--markdown", filepath.Join(reports, "from.md"), "--github"},
+	} {
+		code, out := r.run(args...)
+		if code > 1 {
+			t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, out)
+		}
+		outputs = append(outputs, out)
+	}
+	secret := readSecretFile(t, ledger)
+	for i, o := range outputs {
+		if f := leaks(secret, o); f != "" {
+			t.Errorf("output %d shows the secret (%s):\n%s", i, f, o)
+		}
+	}
+	scanned := 0
+	for _, dir := range append([]string{ledger, reports}, outDirs...) {
+		for name, data := range storetest.SnapshotDir(t, dir) {
+			if dir == ledger && name == "/seed-secret" {
+				continue
+			}
+			scanned++
+			if f := leaks(secret, data); f != "" {
+				t.Errorf("%s%s shows the secret (%s)", dir, name, f)
+			}
+		}
+	}
+	if scanned < 20 {
+		t.Errorf("scanned only %d files", scanned)
 	}
 }
