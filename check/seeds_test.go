@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/pgtest"
 	"github.com/flakegate/flakegate/storetest"
 )
 
@@ -277,5 +278,99 @@ func TestDrawnSeedsSecretNeverShown(t *testing.T) {
 	}
 	if scanned < 20 {
 		t.Errorf("scanned only %d files", scanned)
+	}
+}
+
+// seedsOf lists a summary's seeds and labels in order.
+func seedsOf(s *flakegate.Summary) string {
+	var b strings.Builder
+	for _, r := range s.Results {
+		fmt.Fprintf(&b, "%s:%s:%s ", r.Seed, r.SeedOrigin, r.Label)
+	}
+	return b.String()
+}
+
+// TestDrawnSeedsFleetPostgres: runners sharing one PostgreSQL store draw
+// the same seeds: two shards starting at once on a new database merge
+// into the summary of the unsharded check, and two runners joining one
+// queued check agree on its triples. Shards on two file stores draw
+// different seeds, and verdict refuses to merge them, saying why.
+func TestDrawnSeedsFleetPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: PostgreSQL, git and flakegate processes")
+	}
+	dsn := pgtest.DSN(t)
+	files := baseFiles(libOK)
+	files["flakegate.yaml"] = drawnConfig()
+	origin := newRepo(t, files)
+	origin.candidate("odd", map[string]string{"src/lib.sh": "ok() { [ $(($1 % 2)) -eq 1 ]; }\n"})
+	check := func(name, ledger string, extra ...string) *proc {
+		c := origin.cloneAt(t, strings.ReplaceAll(name, " ", "-"), "odd")
+		return c.start(t, name, append([]string{"check", "--json", "--base", "base", "--candidate", "odd", "--ledger", ledger}, extra...)...)
+	}
+	var all []*proc
+	shards := func(ledger func(i int) string) *proc {
+		var procs []*proc
+		var sums []string
+		for i := 1; i <= 2; i++ {
+			out := filepath.Join(t.TempDir(), "out")
+			procs = append(procs, check(fmt.Sprintf("shard %d", i), ledger(i), "--shard", fmt.Sprintf("%d/2", i), "--out", out))
+			sums = append(sums, filepath.Join(out, "summary.json"))
+		}
+		for _, p := range procs {
+			p.wait(t, 2*time.Minute)
+			if p.code > 1 {
+				t.Fatalf("%s", p)
+			}
+		}
+		v := origin.start(t, "verdict", append([]string{"verdict", "--json"}, sums...)...)
+		v.wait(t, time.Minute)
+		all = append(all, append(procs, v)...)
+		return v
+	}
+
+	merged := shards(func(int) string { return dsn })
+	if merged.code > 1 {
+		t.Fatalf("merging the shards of one PostgreSQL store\n%s", merged)
+	}
+	whole := origin.check("--base", "base", "--candidate", "odd", "--ledger", dsn)
+	if whole.code > 1 || len(whole.summary.Results) != 3 || whole.summary.Results[2].SeedOrigin != "drawn" {
+		t.Fatalf("the unsharded check\n%s", whole)
+	}
+	want := seedsOf(whole.summary)
+	if got := seedsOf(merged.summary(t)); got != want || merged.code != whole.code {
+		t.Fatalf("the shards drew %s (exit %d), the unsharded check %s (exit %d)", got, merged.code, want, whole.code)
+	}
+
+	var joined []*proc
+	for i := 1; i <= 2; i++ {
+		joined = append(joined, check(fmt.Sprintf("join %d", i), dsn, "--join", "--check-id", "seeds-1", "--runner-id", fmt.Sprintf("r%d", i)))
+	}
+	for _, p := range joined {
+		p.wait(t, 2*time.Minute)
+		if p.code != whole.code || seedsOf(p.summary(t)) != want {
+			t.Fatalf("a runner of the joined check, want %s (exit %d):\n%s", want, whole.code, p)
+		}
+	}
+	all = append(all, joined...)
+
+	// Each shard on its own file store: other seeds, refused.
+	apart := shards(func(i int) string { return filepath.Join(t.TempDir(), fmt.Sprintf("ledger-%d", i)) })
+	if apart.code != 2 || !strings.Contains(apart.stderr.String(), "random_seeds") || !strings.Contains(apart.stderr.String(), "one store") {
+		t.Fatalf("shards on two file stores: want exit 2 naming drawn seeds\n%s", apart)
+	}
+
+	secret, err := hex.DecodeString(queryString(t, dsn, `SELECT encode(secret, 'hex') FROM flakegate.seed_secret`))
+	if err != nil || len(secret) != flakegate.SeedSecretSize {
+		t.Fatalf("the database's secret: %v", err)
+	}
+	outputs := []string{whole.stdout, whole.stderr}
+	for _, p := range all {
+		outputs = append(outputs, p.stdout.String(), p.stderr.String())
+	}
+	for _, o := range outputs {
+		if f := leaks(secret, o); f != "" {
+			t.Errorf("an output shows the secret (%s):\n%s", f, o)
+		}
 	}
 }
