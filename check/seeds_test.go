@@ -374,3 +374,32 @@ func TestDrawnSeedsFleetPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestDrawnSeedsGarbledSecret: a check on a store whose secret file is
+// garbled stops with exit 2 and a hint before any attempt, and leaves
+// the file as it was: a stored secret is never silently made anew.
+func TestDrawnSeedsGarbledSecret(t *testing.T) {
+	files := baseFiles(libOK)
+	files["flakegate.yaml"] = drawnConfig()
+	r := newRepo(t, files)
+	r.candidate("a", map[string]string{"README.md": "a\n"})
+	ledger := filepath.Join(t.TempDir(), "ledger")
+	if err := os.MkdirAll(ledger, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	garbled := strings.Repeat("5e", 20) + "\n"
+	path := filepath.Join(ledger, "seed-secret")
+	if err := os.WriteFile(path, []byte(garbled), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cr := r.check("--base", "base", "--candidate", "a", "--ledger", ledger)
+	if cr.code != 2 || !strings.Contains(cr.stderr, "seed secret") || !strings.Contains(cr.stderr, "Try:") || strings.Contains(cr.stderr, strings.TrimSpace(garbled)) {
+		t.Fatalf("want exit 2 naming the seed secret, with a hint, not quoting the file\n%s", cr)
+	}
+	if raw, _ := os.ReadFile(path); string(raw) != garbled {
+		t.Fatal("the garbled secret was replaced")
+	}
+	if strings.Contains(cr.stderr, "[1/") {
+		t.Errorf("a triple ran\n%s", cr)
+	}
+}
