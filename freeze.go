@@ -257,11 +257,29 @@ type ReplayCache interface {
 	LockReplay(ctx context.Context, key string) (release func(), err error)
 }
 
+// SeedSecretSize is the length in bytes of a store's seed secret.
+const SeedSecretSize = 32
+
+// SeedSecretStore holds the secret that drawn seeds (random_seeds) are
+// keyed by, so that a patch author, who controls the candidate's commit
+// sha, cannot compute the seeds a check will draw for it.
+type SeedSecretStore interface {
+	// SeedSecret returns the store's SeedSecretSize secret bytes. The
+	// first call on a store makes them (crypto/rand) and stores them;
+	// callers that start at once on a new store, in any process, all get
+	// the one secret that was stored. A stored secret is never changed or
+	// replaced: one that is not SeedSecretSize bytes is EINVALID with a
+	// hint, never made anew. The secret must not be written anywhere
+	// else (records, summaries, logs, the attempts' environment).
+	SeedSecret(ctx context.Context) ([]byte, error)
+}
+
 // Store is everything the check needs from a backend.
 type Store interface {
 	Ledger
 	AuditLog
 	RecordStore
 	ReplayCache
+	SeedSecretStore
 	Close() error
 }

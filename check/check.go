@@ -25,7 +25,7 @@
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	replay.go     the base replay, the replay cache and the replay lock
 //	record.go     the run record, its label from the table, the summary line
-//	seeds.go      seeds drawn from the candidate sha
+//	seeds.go      seeds drawn for the candidate with the store's secret
 //	output.go     files written and the reproduce command line
 //	progress.go   the ProgressHandler interface
 package check
@@ -138,6 +138,7 @@ type checker struct {
 	iso      *isolation
 	now      func() time.Time
 	progress ProgressHandler
+	secret   []byte // the store's seed secret, when seeds are drawn (seeds.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -346,6 +347,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	}
 	c.sayTrees(why)
 	if err := c.preflight(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.seedSecret(ctx); err != nil {
 		return nil, err
 	}
 	jobs := c.jobs()

@@ -1,6 +1,9 @@
 package check
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,11 +68,13 @@ func TestSlug(t *testing.T) {
 }
 
 func TestDrawSeeds(t *testing.T) {
+	secret := []byte(strings.Repeat("k", flakegate.SeedSecretSize))
 	p := &config.Property{Path: "tests/test_x.py", Name: "test_a", Seeds: []flakegate.Seed{"5"}}
-	a := DrawSeeds(strings.Repeat("a", 40), p, 50)
-	again := DrawSeeds(strings.Repeat("a", 40), p, 50)
-	b := DrawSeeds(strings.Repeat("b", 40), p, 50)
-	other := DrawSeeds(strings.Repeat("a", 40), &config.Property{Path: p.Path, Name: "test_b"}, 50)
+	a := DrawSeeds(secret, strings.Repeat("a", 40), p, 50)
+	again := DrawSeeds(secret, strings.Repeat("a", 40), p, 50)
+	b := DrawSeeds(secret, strings.Repeat("b", 40), p, 50)
+	other := DrawSeeds(secret, strings.Repeat("a", 40), &config.Property{Path: p.Path, Name: "test_b"}, 50)
+	otherStore := DrawSeeds([]byte(strings.Repeat("K", flakegate.SeedSecretSize)), strings.Repeat("a", 40), p, 50)
 	seen := map[flakegate.Seed]bool{"5": true}
 	for i, s := range a {
 		n, err := strconv.ParseUint(s.String(), 10, 64)
@@ -80,9 +85,34 @@ func TestDrawSeeds(t *testing.T) {
 		if again[i] != s {
 			t.Errorf("seed %d drawn twice for one candidate: %s then %s", i, s, again[i])
 		}
-		if b[i] == s || other[i] == s {
-			t.Errorf("seed %d = %s for another candidate or test too", i, s)
+		if b[i] == s || other[i] == s || otherStore[i] == s {
+			t.Errorf("seed %d = %s for another candidate, test or secret too", i, s)
 		}
+	}
+}
+
+// TestDrawSeedsVector pins the formula: HMAC-SHA256 keyed by the secret
+// over the candidate sha and the test's identity, first 8 bytes
+// big-endian, mod 2^53-1, plus 1.
+func TestDrawSeedsVector(t *testing.T) {
+	secret := make([]byte, flakegate.SeedSecretSize)
+	for i := range secret {
+		secret[i] = byte(i)
+	}
+	p := &config.Property{Path: "tests/test_x.py", Name: "test_a"}
+	cand := strings.Repeat("c", 40)
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("flakegate drawn seed\x00" + cand + "\x00tests/test_x.py\x00test_a\x000"))
+	want := binary.BigEndian.Uint64(mac.Sum(nil)[:8])%MaxDrawnSeed + 1
+	got := DrawSeeds(secret, cand, p, 1)
+	if len(got) != 1 || got[0].String() != strconv.FormatUint(want, 10) {
+		t.Fatalf("DrawSeeds = %v, want [%d]", got, want)
+	}
+	// The public sha256 of the same text (how seeds were drawn before
+	// the secret) gives another seed.
+	pub := sha256.Sum256([]byte("flakegate drawn seed\x00" + cand + "\x00tests/test_x.py\x00test_a\x000"))
+	if old := binary.BigEndian.Uint64(pub[:8])%MaxDrawnSeed + 1; strconv.FormatUint(old, 10) == got[0].String() {
+		t.Fatalf("DrawSeeds gives the public formula's seed %d", old)
 	}
 }
 

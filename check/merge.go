@@ -38,6 +38,11 @@ func MergeShards(sums []*flakegate.Summary, names []string) (*flakegate.Summary,
 		case sh.Count != first.Shard.Count || sh.Triples != first.Shard.Triples:
 			return nil, bad("the shards disagree on the cut: %s is shard %d/%d of %d triples, %s is %d/%d of %d",
 				names[0], first.Shard.Index, first.Shard.Count, first.Shard.Triples, names[i], sh.Index, sh.Count, sh.Triples)
+		case sh.PartitionSHA256 != first.Shard.PartitionSHA256 && (hasDrawn(first) || hasDrawn(s)):
+			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "verdict",
+				Message: fmt.Sprintf("%s and %s were cut from different triples or duration histories (partition %s vs %s); drawn seeds (random_seeds) differ from store to store, so shards checked on different stores cut different triples",
+					names[0], names[i], flakegate.ShortSHA(first.Shard.PartitionSHA256), flakegate.ShortSHA(sh.PartitionSHA256)),
+				Hint: "drawn seeds are keyed by the store's secret: run every shard against one store (--ledger postgres://..., or one ledger folder they all reach), then merge the new summaries"}
 		case sh.PartitionSHA256 != first.Shard.PartitionSHA256:
 			return nil, bad("%s and %s were cut from different duration histories (partition %s vs %s): their triples overlap or leave gaps",
 				names[0], names[i], flakegate.ShortSHA(first.Shard.PartitionSHA256), flakegate.ShortSHA(sh.PartitionSHA256))
@@ -99,6 +104,16 @@ func MergeShards(sums []*flakegate.Summary, names []string) (*flakegate.Summary,
 	}
 	out.Verdict = flakegate.VerdictOf(out.Results)
 	return out, nil
+}
+
+// hasDrawn reports whether a summary has a result of a drawn seed.
+func hasDrawn(s *flakegate.Summary) bool {
+	for i := range s.Results {
+		if s.Results[i].SeedOrigin == SeedDrawn {
+			return true
+		}
+	}
+	return false
 }
 
 // resultID is the identity of a summary line (flakegate.TripleID).

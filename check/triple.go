@@ -24,7 +24,7 @@ type job struct {
 	index int // position in the summary
 	ps    *propState
 	seed  flakegate.Seed
-	drawn bool // drawn from the candidate sha, not listed in the config
+	drawn bool // drawn for the candidate (DrawSeeds), not listed in the config
 }
 
 // tripleResult is a finished triple: its summary line and the record bytes
@@ -42,7 +42,7 @@ func (c *checker) jobs() []job {
 		for _, s := range ps.prop.Seeds {
 			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s})
 		}
-		for _, s := range DrawSeeds(c.candSHA, ps.prop, ps.prop.RandomSeeds) {
+		for _, s := range DrawSeeds(c.secret, c.candSHA, ps.prop, ps.prop.RandomSeeds) {
 			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s, drawn: true})
 		}
 	}

@@ -8,6 +8,8 @@
 //	DIR/records/<record_sha256>.json the exact bytes of every frozen record
 //	DIR/replay/<sha256(key)>.json    the first base result per replay key
 //	DIR/replay/<sha256(key)>.lock    the flock of a base replay in progress
+//	DIR/seed-secret                  the secret drawn seeds are keyed by
+//	                                 (64 hex digits, mode 0600; secret.go)
 //	DIR/lock                         the flock every change holds
 //
 // Every change takes the lock. A change of the ledger appends its audit
@@ -48,6 +50,7 @@ const (
 	LockFile   = "lock"
 	RecordsDir = "records"
 	ReplayDir  = "replay"
+	SecretFile = "seed-secret"
 )
 
 // ledgerVersion is the "version" key of ledger.json.
@@ -300,8 +303,13 @@ func sorted(m map[string]flakegate.Freeze) []flakegate.Freeze {
 // file, fsync, rename, fsync of the folder. A temporary file left by a
 // killed process starts with a dot and ends in .tmp; nothing reads it.
 func writeAtomic(dir, name string, data []byte) error {
+	return writeAtomicMode(dir, name, data, 0o644)
+}
+
+// writeAtomicMode is writeAtomic for a file of mode perm.
+func writeAtomicMode(dir, name string, data []byte, perm os.FileMode) error {
 	final := filepath.Join(dir, name)
-	f, err := atomicfile.New(final, 0o644)
+	f, err := atomicfile.New(final, perm)
 	if err != nil {
 		return fsError("write", final, err)
 	}

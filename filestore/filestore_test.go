@@ -29,6 +29,17 @@ func openStore(t *testing.T) *filestore.Store {
 
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) flakegate.Store { return openStore(t) })
+	storetest.RunShared(t, func(t *testing.T) func() flakegate.Store {
+		dir := t.TempDir()
+		return func() flakegate.Store {
+			s, err := filestore.Open(dir)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
 }
 
 var ctx = context.Background()

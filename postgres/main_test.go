@@ -38,4 +38,8 @@ func openDSN(t testing.TB, dsn string) *Store {
 // TestContract runs the one store contract suite on PostgreSQL.
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) flakegate.Store { return openStore(t) })
+	storetest.RunShared(t, func(t *testing.T) func() flakegate.Store {
+		dsn := pgtest.DSN(t)
+		return func() flakegate.Store { return openDSN(t, dsn) }
+	})
 }

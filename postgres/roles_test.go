@@ -106,6 +106,8 @@ func TestRunnerRole(t *testing.T) {
 		}},
 		{"read the check", func() error { _, _, err := s.CheckState(ctx, "role"); return err }},
 		{"queue progress", func() error { _, err := s.Progress(ctx, ""); return err }},
+		{"make the seed secret", func() error { _, err := s.SeedSecret(ctx); return err }},
+		{"read the seed secret", func() error { _, err := openDSN(t, runner).SeedSecret(ctx); return err }},
 		{"migrate an up-to-date schema", func() error { return Migrate(ctx, runner) }},
 	}
 	for _, step := range steps {
@@ -122,6 +124,8 @@ func TestRunnerRole(t *testing.T) {
 		`CREATE TABLE flakegate.x (y int)`,
 		`DELETE FROM flakegate.check_triples`,
 		`DELETE FROM flakegate.checks`,
+		`UPDATE flakegate.seed_secret SET secret = secret`,
+		`DELETE FROM flakegate.seed_secret`,
 	} {
 		err := exec(t, runner, sql)
 		if err == nil || !strings.Contains(err.Error(), "permission denied") {

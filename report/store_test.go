@@ -122,6 +122,11 @@ func (m *memStore) PutReplay(_ context.Context, key string, r flakegate.BaseRepl
 	return r, nil
 }
 
+// SeedSecret is a fixed secret: the report never draws seeds.
+func (m *memStore) SeedSecret(context.Context) ([]byte, error) {
+	return []byte("report tests: not a real secret."), nil
+}
+
 func (m *memStore) Close() error { return nil }
 
 const testFixture = "9f2c1e4b7a0d3c5e8f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70"

@@ -50,11 +50,35 @@ func Run(t *testing.T, open Open) {
 		{"ConcurrentGrant", testConcurrentGrant},
 		{"NamedTriples", testNamedTriples},
 		{"SkipBinding", testSkipBinding},
+		{"SeedSecret", testSeedSecret},
+		{"SeedSecretConcurrent", testSeedSecretConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
 			tc.fn(t, s)
+		})
+	}
+}
+
+// OpenShared makes one new, empty store and returns a function that opens
+// another handle on it at each call, as another process would (the
+// handles are closed with t.Cleanup).
+type OpenShared func(t *testing.T) func() flakegate.Store
+
+// RunShared runs the contract tests that need several handles on one
+// store: what one handle stored, another one reads.
+func RunShared(t *testing.T, open OpenShared) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, open func() flakegate.Store)
+	}{
+		{"SeedSecretReopen", testSeedSecretReopen},
+		{"SeedSecretFirstUseRace", testSeedSecretFirstUseRace},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(t, open(t))
 		})
 	}
 }
@@ -879,4 +903,105 @@ func testSkipBinding(t *testing.T, s flakegate.Store) {
 		}
 	}
 	checkReplay(t, s)
+}
+
+func seedSecret(t *testing.T, s flakegate.Store) []byte {
+	t.Helper()
+	secret, err := s.SeedSecret(ctx)
+	if err != nil {
+		t.Fatalf("SeedSecret: %v", err)
+	}
+	if len(secret) != flakegate.SeedSecretSize {
+		t.Fatalf("SeedSecret: %d bytes, want %d", len(secret), flakegate.SeedSecretSize)
+	}
+	return secret
+}
+
+// testSeedSecret: the first call makes a 32-byte secret, the next ones
+// return it unchanged; it is not a constant (two stores differ: see
+// testSeedSecretReopen) nor all zero bytes.
+func testSeedSecret(t *testing.T, s flakegate.Store) {
+	first := seedSecret(t, s)
+	if bytes.Equal(first, make([]byte, flakegate.SeedSecretSize)) {
+		t.Fatal("SeedSecret is all zero bytes")
+	}
+	for i := range 3 {
+		if again := seedSecret(t, s); !bytes.Equal(again, first) {
+			t.Fatalf("SeedSecret call %d returned another secret", i+2)
+		}
+	}
+	// Nothing else of the store changed: no freeze, no audit line.
+	if fs := list(t, s); len(fs) != 0 {
+		t.Fatalf("SeedSecret left freezes: %v", fs)
+	}
+	if es := events(t, s); len(es) != 0 {
+		t.Fatalf("SeedSecret wrote audit lines: %s", actions(es))
+	}
+}
+
+// testSeedSecretConcurrent: callers that race on a new store all get the
+// one secret.
+func testSeedSecretConcurrent(t *testing.T, s flakegate.Store) {
+	const n = 8
+	secrets := make([][]byte, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { secrets[i], errs[i] = s.SeedSecret(ctx) })
+	}
+	wg.Wait()
+	want := seedSecret(t, s)
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("SeedSecret %d: %v", i, errs[i])
+		}
+		if !bytes.Equal(secrets[i], want) {
+			t.Fatalf("concurrent SeedSecret %d returned another secret than the stored one", i)
+		}
+	}
+}
+
+// testSeedSecretReopen: a secret outlives its handle (a handle opened
+// later reads it), and another store has another secret.
+func testSeedSecretReopen(t *testing.T, open func() flakegate.Store) {
+	a := open()
+	first := seedSecret(t, a)
+	a.Close()
+	for i := range 2 {
+		if again := seedSecret(t, open()); !bytes.Equal(again, first) {
+			t.Fatalf("reopen %d: SeedSecret returned another secret", i+1)
+		}
+	}
+}
+
+// testSeedSecretFirstUseRace: handles opened at once on a new store (as
+// checks starting together on different processes) that all ask for the
+// secret at once end with one stored secret, which each of them got.
+func testSeedSecretFirstUseRace(t *testing.T, open func() flakegate.Store) {
+	const n = 8
+	handles := make([]flakegate.Store, n)
+	for i := range handles {
+		handles[i] = open()
+	}
+	secrets := make([][]byte, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			secrets[i], errs[i] = handles[i].SeedSecret(ctx)
+		})
+	}
+	close(start)
+	wg.Wait()
+	want := seedSecret(t, open())
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("SeedSecret on handle %d: %v", i, errs[i])
+		}
+		if !bytes.Equal(secrets[i], want) {
+			t.Fatalf("handle %d got another secret than the one stored", i)
+		}
+	}
 }
