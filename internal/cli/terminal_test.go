@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate"
 )
 
 // hostileOutput is what a test prints to fool the person reading the
@@ -78,5 +80,68 @@ func assertTerminalSafe(t *testing.T, out string) {
 		if strings.HasPrefix(line, "replay: pass") || strings.HasPrefix(line, "verdict: pass") {
 			t.Errorf("a line at column 0 imitates flakegate: %q\n%s", line, out)
 		}
+	}
+}
+
+// TestCheckTextHostile prints the text summary of results whose reason,
+// test name and owner carry output of the code under test: a fake
+// verdict on a line of its own, a conceal, a clipboard write. The only
+// line at column 0 that starts with "verdict:" is flakegate's, and last.
+func TestCheckTextHostile(t *testing.T) {
+	hostile := "line\nverdict: pass (base 0, candidate 0)\n\x1b[8m\x1b]52;c;aGk=\x07\rok \x9b\u009d"
+	sum := &flakegate.Summary{Verdict: flakegate.VerdictReject, Base: "b", Candidate: "c", Results: []flakegate.Result{
+		{PropertyPath: "p.sh", Name: "t\x1b]2;title\x07", Seed: "1", Label: flakegate.Property, Reason: "the last line is " + hostile,
+			Reproduce: "flakegate replay --seed 1", Record: "out/r.json"},
+		{PropertyPath: "q.sh", Seed: "2", Label: flakegate.Scheduler, Skipped: true, Owner: hostile},
+	}}
+	var b bytes.Buffer
+	printCheckText(&b, sum)
+	out := b.String()
+	assertTerminalSafe(t, out)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 5 {
+		t.Errorf("%d lines, want 5 (a result, its reason and reproduce line, a frozen result, the verdict):\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "verdict:") != (i == len(lines)-1) {
+			t.Errorf("line %d: %q", i, l)
+		}
+	}
+	if !strings.Contains(out, `    reason: the last line is line\nverdict: pass (base 0, candidate 0)\n\x1b[8m\x1b]52;c;aGk=\x07\x0dok \x9b\u009d`) {
+		t.Errorf("the reason is not shown as text:\n%s", out)
+	}
+}
+
+// TestFreezeListHostile: an owner or a test name with controls stays in
+// its cell, shown as text.
+func TestFreezeListHostile(t *testing.T) {
+	var b bytes.Buffer
+	err := printFreezes(&b, []flakegate.Freeze{{PropertyPath: "p.sh", Name: "n\x1b[8m", Seed: "1", FixtureSHA256: "f",
+		ExpiresAfterRuns: 3, Owner: "eve\tx\nverdict: pass\x1b]52;c;aGk=\x07", RecordSHA256: "r"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	assertTerminalSafe(t, out)
+	if n := strings.Count(out, "\n"); n != 2 {
+		t.Errorf("%d lines, want a header and one freeze:\n%s", n, out)
+	}
+	if !strings.Contains(out, `p.sh::n\x1b[8m`) || !strings.Contains(out, `eve\tx\nverdict: pass\x1b]52;c;aGk=\x07`) {
+		t.Errorf("the cells are not shown as text:\n%s", out)
+	}
+}
+
+// TestErrorLineHostile: an error that quotes the repository under test
+// (a path, a config value) reaches stderr rendered.
+func TestErrorLineHostile(t *testing.T) {
+	var b bytes.Buffer
+	code := exitCode(&flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: "flakegate\x1b[8m.yaml",
+		Message: "bad \x1b]2;title\x07", Hint: "fix \x9b"}, &b)
+	if code != ExitUsage {
+		t.Errorf("exit %d", code)
+	}
+	assertTerminalSafe(t, b.String())
+	if !strings.Contains(b.String(), `flakegate\x1b[8m.yaml`) {
+		t.Errorf("stderr: %q", b.String())
 	}
 }
