@@ -107,13 +107,19 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot create a temporary folder", Err: err}
 	}
 	dir := filepath.Join(tmp, "checkout")
-	defer func() {
+	removed := false
+	remove := func() {
 		// The checkout is ours alone: unregister it and delete it.
+		if removed {
+			return
+		}
+		removed = true
 		if err := g.RemoveWorktree(context.WithoutCancel(ctx), dir); err != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "replay: note: could not remove the worktree %s: %v\n", dir, err)
+			fmt.Fprintf(opts.IO.ErrOut, "replay: note: could not remove the worktree %s: %v\n", dir, termsafe.Line(err.Error()))
 		}
 		os.RemoveAll(tmp)
-	}()
+	}
+	defer remove()
 	if err := g.PrepareWorktree(ctx, dir, sha); err != nil {
 		return err
 	}
@@ -139,6 +145,7 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 	o := runner.Run(ctx, cmd)
 	endOutput(opts.IO.Out, out, o)
 	ev.Judge(&o)
+	remove() // before the outcome, so that the outcome is the last line
 	return replayOutcome(opts, argv, o)
 }
 
