@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/termsafe"
 )
 
 // GitHubAnnotations writes GitHub workflow commands for s: an ::error on
@@ -46,7 +47,10 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 		default:
 			continue
 		}
-		fmt.Fprintf(bw, "::%s file=%s,title=%s::%s\n", kind, escapeProperty(r.PropertyPath), escapeProperty(title), escapeData(msg.String()))
+		// The log a person reads shows the message: what a terminal (or
+		// the log viewer) would act on is rendered as text first.
+		fmt.Fprintf(bw, "::%s file=%s,title=%s::%s\n", kind, escapeProperty(termsafe.String(r.PropertyPath)),
+			escapeProperty(termsafe.String(title)), escapeData(termsafe.String(msg.String())))
 	}
 	return bw.Flush()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/termsafe"
 )
 
 // MaxRecentChecks is how many of the newest stored records the label chart
@@ -209,14 +210,16 @@ func recentRejects(ctx context.Context, store flakegate.RecordStore, infos []rec
 		if err != nil {
 			return nil, err
 		}
-		row := RejectRow{Triple: r.triple, Label: r.label, RecordSHA256: r.sha, At: r.at, Reason: flakegate.ClassifyBytes(raw).Reason}
+		// The page shows what a terminal would act on as text (a page
+		// written to stdout reaches one); the record keeps its bytes.
+		row := RejectRow{Triple: r.triple, Label: r.label, RecordSHA256: r.sha, At: r.at, Reason: termsafe.String(flakegate.ClassifyBytes(raw).Reason)}
 		var rec struct {
 			Attempts []flakegate.Attempt `json:"attempts"`
 		}
 		if json.Unmarshal(raw, &rec) == nil {
 			if a, ok := failingAttempt(rec.Attempts); ok && a.OutputTail != "" {
-				row.Attempt, row.Output = attemptName(a), a.OutputTail
-				row.Example = FalsifyingExample(a.OutputTail)
+				row.Attempt, row.Output = attemptName(a), termsafe.String(a.OutputTail)
+				row.Example = termsafe.String(FalsifyingExample(a.OutputTail))
 			}
 		}
 		out = append(out, row)

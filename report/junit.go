@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/termsafe"
 )
 
 // The JUnit model follows the Surefire report schema, which Jenkins,
@@ -200,13 +201,16 @@ func junitName(r *flakegate.Result) string {
 // ansiEscape matches terminal colour and cursor sequences in output tails.
 var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
 
-// xmlText makes s safe for XML 1.0: terminal escape sequences are dropped
-// and any other character XML cannot hold becomes U+FFFD.
+// xmlText makes s safe for XML 1.0 and for a terminal that shows it:
+// terminal colour and cursor sequences are dropped, any other control
+// sequence, control character, bare CR or invalid UTF-8 is rendered as
+// text (internal/termsafe: "\x1b]52;..."), and any other character XML
+// cannot hold becomes U+FFFD.
 func xmlText(s string) string {
-	s = ansiEscape.ReplaceAllString(s, "")
+	s = termsafe.String(ansiEscape.ReplaceAllString(s, ""))
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r == '\t' || r == '\n' || r == '\r',
+		case r == '\t' || r == '\n',
 			r >= 0x20 && r <= 0xD7FF,
 			r >= 0xE000 && r <= 0xFFFD,
 			r >= 0x10000 && r <= 0x10FFFF:

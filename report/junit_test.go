@@ -75,9 +75,11 @@ func TestXMLText(t *testing.T) {
 	for _, tc := range []testCase{
 		{"plain text\n", "plain text\n"},
 		{"\x1b[31mred\x1b[0m \x1b[1;32mbold\x1b[m", "red bold"},
-		{"nul\x00 bell\x07 esc\x1b", "nul\ufffd bell\ufffd esc\ufffd"},
+		{"nul\x00 bell\x07 esc\x1b", `nul\x00 bell\x07 esc\x1b`},
 		{"\ufffe\uffff \U0001F600", "\ufffd\ufffd \U0001F600"},
-		{"tab\tcr\r", "tab\tcr\r"},
+		{"tab\tcr\r", `tab` + "\t" + `cr\x0d`},
+		{"crlf\r\n", "crlf\n"},
+		{"osc \x1b]52;c;aGk=\x07 c1 \u009b \x9b bad \xff", `osc \x1b]52;c;aGk=\x07 c1 \u009b \x9b bad \xff`},
 	} {
 		t.Run(tc.in, func(t *testing.T) { run(t, tc) })
 	}

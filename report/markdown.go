@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/termsafe"
 )
 
 // MaxMarkdownRows caps each table of the Markdown summary, so a check of
@@ -69,7 +70,7 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 			}
 			shown++
 			fmt.Fprintf(bw, "\n<details><summary>%s seed %s: %s output</summary>\n\n%s\n</details>\n",
-				htmlEscape(idOf(r)), htmlEscape(seedText(r)), r.Label, mdFence(ft))
+				htmlEscape(idOf(r)), htmlEscape(seedText(r)), r.Label, mdFence(termsafe.String(ft)))
 		}
 		bw.WriteString("\n<details><summary>Reproduce the rejects</summary>\n\n```sh\n")
 		for _, r := range capRows(rejects) {
@@ -175,9 +176,12 @@ func labelIcon(l flakegate.Label) string {
 	}
 }
 
-// oneLine folds line breaks into spaces.
+// oneLine folds line breaks into spaces and renders what a terminal
+// would act on (escape sequences, other controls, invalid UTF-8) as text
+// (internal/termsafe): every table cell, progress line and summary goes
+// through it.
 func oneLine(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	return termsafe.Line(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s))
 }
 
 // mdText escapes s so that Markdown shows it as typed, on one line and

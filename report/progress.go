@@ -73,7 +73,7 @@ func (p *Progress) Note(topic, msg string) {
 	if bar {
 		b.WriteString("\r\x1b[K")
 	}
-	fmt.Fprintf(&b, "%s: %s\n", topic, msg)
+	fmt.Fprintf(&b, "%s: %s\n", topic, oneLine(msg))
 	io.WriteString(p.w, b.String())
 	if bar {
 		p.drawBar()
@@ -128,9 +128,9 @@ func (p *Progress) Done(r flakegate.Result) {
 		tag += " " + FrozenWording
 	}
 	b.WriteString(p.color(r, fmt.Sprintf("%-12s", tag)))
-	fmt.Fprintf(&b, " %s seed %s", idOf(&r), seedText(&r))
+	fmt.Fprintf(&b, " %s seed %s", oneLine(idOf(&r)), oneLine(seedText(&r)))
 	if r.Skipped {
-		fmt.Fprintf(&b, " · owner %s, %s", ownerOf(&r), runsLeft(&r))
+		fmt.Fprintf(&b, " · owner %s, %s", oneLine(ownerOf(&r)), runsLeft(&r))
 	} else {
 		fmt.Fprintf(&b, " · %s · %s", attemptCounts(&r), seconds(r.Seconds))
 		if r.Label.Reject() {

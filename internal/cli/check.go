@@ -12,6 +12,7 @@ import (
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/filestore"
 	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/flakegate/flakegate/report"
 	"github.com/spf13/cobra"
@@ -206,17 +207,21 @@ func explainWatch(ctx context.Context, io *IO, asJSON bool, opts check.Options) 
 		if wl.Framework != "" {
 			fw = " (" + wl.Framework + ")"
 		}
-		fmt.Fprintf(io.Out, "%s%s\n", wl.Property, fw)
+		fmt.Fprintf(io.Out, "%s%s\n", termsafe.Line(wl.Property), termsafe.Line(fw))
 		for _, w := range wl.Watch {
-			fmt.Fprintf(io.Out, "  %-40s %s\n", w.Glob, w.Why)
+			fmt.Fprintf(io.Out, "  %-40s %s\n", termsafe.Line(w.Glob), termsafe.Line(w.Why))
 		}
 	}
 	return nil
 }
 
 // printCheckText writes one line per triple, the command that replays a
-// reject or SCHEDULER seed, and the verdict.
+// reject or SCHEDULER seed, and the verdict, last. What a result carries
+// from the code under test (a reason quoting its output, a test name) is
+// rendered on its line by termsafe.Line, so no line but flakegate's own
+// starts with "verdict:".
 func printCheckText(w io.Writer, sum *flakegate.Summary) {
+	line := termsafe.Line
 	for _, r := range sum.Results {
 		label := string(r.Label)
 		if r.Skipped {
@@ -226,16 +231,16 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 		if r.SeedOrigin != "" {
 			seed += " (" + r.SeedOrigin + ")"
 		}
-		fmt.Fprintf(w, "%-28s %s seed %s", label, r.ID(), seed)
+		fmt.Fprintf(w, "%-28s %s seed %s", line(label), line(r.ID()), line(seed))
 		if r.Record != "" {
-			fmt.Fprintf(w, "  %s", r.Record)
+			fmt.Fprintf(w, "  %s", line(r.Record))
 		}
 		fmt.Fprintln(w)
 		if !r.Skipped && r.Label != flakegate.Pass && r.Reason != "" {
-			fmt.Fprintf(w, "    reason: %s\n", r.Reason)
+			fmt.Fprintf(w, "    reason: %s\n", line(r.Reason))
 		}
 		if !r.Skipped && r.Label != flakegate.Pass && r.Reproduce != "" {
-			fmt.Fprintf(w, "    reproduce: %s\n", r.Reproduce)
+			fmt.Fprintf(w, "    reproduce: %s\n", line(r.Reproduce))
 		}
 	}
 	if sum.Isolation == "none" {

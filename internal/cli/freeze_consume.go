@@ -8,6 +8,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -84,9 +85,9 @@ func runFreezeConsume(opts *FreezeConsumeOptions) error {
 	case opts.JSON:
 		err = printJSON(out, d)
 	case d.Skipped:
-		_, err = fmt.Fprintf(out, "skip %s: %s\n", t, d.Reason)
+		_, err = fmt.Fprintf(out, "skip %s: %s\n", termsafe.Line(t.String()), termsafe.Line(d.Reason))
 	default:
-		_, err = fmt.Fprintf(out, "run %s: %s\n", t, d.Reason)
+		_, err = fmt.Fprintf(out, "run %s: %s\n", termsafe.Line(t.String()), termsafe.Line(d.Reason))
 	}
 	if err != nil {
 		return err

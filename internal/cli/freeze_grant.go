@@ -14,6 +14,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -127,7 +128,7 @@ func runFreezeGrant(opts *FreezeGrantOptions) error {
 		return printJSON(io.Out, f)
 	}
 	_, err = fmt.Fprintf(io.Out, "froze %s for %d runs (owner %s, record %s)\n",
-		f.Triple(), f.ExpiresAfterRuns, f.Owner, flakegate.ShortSHA(f.RecordSHA256))
+		termsafe.Line(f.Triple().String()), f.ExpiresAfterRuns, termsafe.Line(f.Owner), flakegate.ShortSHA(f.RecordSHA256))
 	return err
 }
 

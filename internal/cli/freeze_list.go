@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -72,8 +74,11 @@ func printFreezes(w io.Writer, fs []flakegate.Freeze) error {
 		if f.Name != "" {
 			prop += "::" + f.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", prop, f.Seed.String(), flakegate.ShortSHA(f.FixtureSHA256),
-			f.ExpiresAfterRuns, f.Owner, flakegate.ShortSHA(f.RecordSHA256), f.GrantedAt.UTC().Format(time.RFC3339))
+		// A cell is on one line with no tab of its own, and shows a
+		// control sequence as text.
+		cell := func(s string) string { return strings.ReplaceAll(termsafe.Line(s), "\t", `\t`) }
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cell(prop), cell(f.Seed.String()), flakegate.ShortSHA(f.FixtureSHA256),
+			f.ExpiresAfterRuns, cell(f.Owner), flakegate.ShortSHA(f.RecordSHA256), f.GrantedAt.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
 }

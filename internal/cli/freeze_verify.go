@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -74,12 +75,12 @@ func printVerify(w io.Writer, rep flakegate.VerifyReport) error {
 	for _, p := range rep.Problems {
 		switch {
 		case p.Triple == nil:
-			fmt.Fprintf(w, "broken: %s\n", p.Reason)
+			fmt.Fprintf(w, "broken: %s\n", termsafe.Line(p.Reason))
 			fmt.Fprintln(w, "  (this stays until the audit log is restored from a backup; until then verify voids every freeze)")
 		case p.Voided:
-			fmt.Fprintf(w, "void %s: %s\n", p.Triple, p.Reason)
+			fmt.Fprintf(w, "void %s: %s\n", termsafe.Line(p.Triple.String()), termsafe.Line(p.Reason))
 		default:
-			fmt.Fprintf(w, "problem %s: %s\n", p.Triple, p.Reason)
+			fmt.Fprintf(w, "problem %s: %s\n", termsafe.Line(p.Triple.String()), termsafe.Line(p.Reason))
 		}
 	}
 	verdict := "ok"

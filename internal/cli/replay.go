@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/spf13/cobra"
 )
@@ -65,7 +67,10 @@ With --workdir, runs CMD once in DIR, with no shell and no retry, after checking
 (--fixture, a file or folder relative to DIR) still has the digest H. The command's
 arguments may hold the placeholders {path} (--property), {seed}, {samples}
 (--samples) and {fixture}; they are filled in before the command runs. The
-command's output goes to stdout; one line on stderr says what happened.
+command's output goes to stdout between an opening and a closing line, each
+of its lines marked "  │ ", with escape sequences, control characters and
+invalid UTF-8 shown as text (\x1b[8m); one line on stderr says what happened,
+after all of the output.
 
 Exit status: 0 the command passed (exit 0), 1 it failed (exit 1), 3 the replay is
 incomplete: the fixture is missing or its digest differs (the command does not
@@ -147,15 +152,45 @@ func runReplay(opts *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
+	out := startOutput(opts.IO.Out, argv)
 	o := runner.Run(ctx, runner.Command{
 		Argv:       argv,
 		Dir:        opts.Workdir,
 		Env:        env,
 		WallBudget: opts.Timeout,
-		Output:     opts.IO.Out,
+		Output:     out,
 		Sandbox:    sb,
 	})
+	endOutput(opts.IO.Out, out, o)
 	return replayOutcome(opts, argv, o)
+}
+
+// outputPrefix marks every line of the command's output that replay
+// shows, so a line at column 0 is always flakegate's own.
+const outputPrefix = "  │ "
+
+// startOutput writes the line that opens the command's output on w and
+// returns the writer the output goes through: rendered by termsafe (no
+// escape sequence, C1 control, bare CR or invalid UTF-8 reaches the
+// terminal) and marked line by line with outputPrefix.
+func startOutput(w io.Writer, argv []string) *termsafe.Writer {
+	fmt.Fprintf(w, "── output of %s ──\n", termsafe.Line(strings.Join(argv, " ")))
+	return termsafe.NewWriter(w, outputPrefix)
+}
+
+// endOutput ends the command's output: its unfinished last line, then the
+// closing line. runner.Run has returned, so nothing writes to out any more
+// and the outcome line that follows comes after all of the output.
+func endOutput(w io.Writer, out *termsafe.Writer, o runner.Outcome) {
+	out.Close() //nolint:errcheck // the console's error must not change the result
+	switch n := out.Lines(); {
+	case o.OutputBytes == 0:
+		fmt.Fprintln(w, "── end of output: none ──")
+	case n == 1:
+		fmt.Fprintf(w, "── end of output: 1 line, %d bytes ──\n", o.OutputBytes)
+	default:
+		fmt.Fprintf(w, "── end of output: %d lines, %d bytes ──\n", n, o.OutputBytes)
+	}
 }
 
 // replayOutcome says what one replay did and maps it to the exit status:
@@ -164,10 +199,10 @@ func replayOutcome(opts *ReplayOptions, argv []string, o runner.Outcome) error {
 	took := strconv.FormatFloat(o.Wall.Seconds(), 'f', 2, 64) + "s"
 	switch o.Result {
 	case runner.Pass:
-		fmt.Fprintf(opts.IO.ErrOut, "replay: pass: %s exited 0 after %s\n", argv[0], took)
+		fmt.Fprintf(opts.IO.ErrOut, "replay: pass: %s exited 0 after %s\n", termsafe.Line(argv[0]), took)
 		return nil
 	case runner.Fail:
-		fmt.Fprintf(opts.IO.ErrOut, "replay: fail: %s exited 1 after %s\n", argv[0], took)
+		fmt.Fprintf(opts.IO.ErrOut, "replay: fail: %s exited 1 after %s\n", termsafe.Line(argv[0]), took)
 		return &ExitError{Code: ExitReject}
 	case runner.Timeout:
 		return replayIncomplete(opts, fmt.Sprintf("%s was killed after %s: %s", argv[0], took, o.Reason))
@@ -238,8 +273,10 @@ func (opts *ReplayOptions) isolation(ctx context.Context, dir string, cs *config
 	return sb, env, nil
 }
 
+// replayIncomplete says why the replay is no result. why may quote the
+// command's output (a reason of runner.Run), so it is rendered on one line.
 func replayIncomplete(opts *ReplayOptions, why string) error {
-	fmt.Fprintf(opts.IO.ErrOut, "replay: incomplete: %s\n", why)
+	fmt.Fprintf(opts.IO.ErrOut, "replay: incomplete: %s\n", termsafe.Line(why))
 	return &ExitError{Code: ExitInternal}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/runner"
 )
 
@@ -106,35 +107,45 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot create a temporary folder", Err: err}
 	}
 	dir := filepath.Join(tmp, "checkout")
-	defer func() {
+	removed := false
+	remove := func() {
 		// The checkout is ours alone: unregister it and delete it.
+		if removed {
+			return
+		}
+		removed = true
 		if err := g.RemoveWorktree(context.WithoutCancel(ctx), dir); err != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "replay: note: could not remove the worktree %s: %v\n", dir, err)
+			fmt.Fprintf(opts.IO.ErrOut, "replay: note: could not remove the worktree %s: %v\n", dir, termsafe.Line(err.Error()))
 		}
 		os.RemoveAll(tmp)
-	}()
+	}
+	defer remove()
 	if err := g.PrepareWorktree(ctx, dir, sha); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "replay: %s seed %s at %s (command from %s:%s)\n", p.ID(), seed.String(), flakegate.ShortSHA(sha), flakegate.ShortSHA(cfgSHA), cfgPath)
+	fmt.Fprintf(opts.IO.ErrOut, "replay: %s seed %s at %s (command from %s:%s)\n", termsafe.Line(p.ID()), seed.String(), flakegate.ShortSHA(sha), flakegate.ShortSHA(cfgSHA), termsafe.Line(cfgPath))
 	if p.Fixture != "" {
 		sum, err := digest.Path(ctx, filepath.Join(dir, filepath.FromSlash(p.Fixture)))
 		if err != nil {
 			return replayIncomplete(opts, fmt.Sprintf("cannot digest fixture %s at %s: %v", p.Fixture, flakegate.ShortSHA(sha), err))
 		}
-		fmt.Fprintf(opts.IO.ErrOut, "replay: fixture %s sha256 %s\n", p.Fixture, sum)
+		fmt.Fprintf(opts.IO.ErrOut, "replay: fixture %s sha256 %s\n", termsafe.Line(p.Fixture), sum)
 	}
 	sb, env, err := opts.isolation(ctx, dir, &cfg.Sandbox)
 	if err != nil {
 		return err
 	}
-	cmd := runner.Command{Argv: argv, Dir: dir, Env: env, WallBudget: p.WallBudget, Output: opts.IO.Out, Sandbox: sb}
+	out := startOutput(opts.IO.Out, argv)
+	cmd := runner.Command{Argv: argv, Dir: dir, Env: env, WallBudget: p.WallBudget, Output: out, Sandbox: sb}
 	ev := runner.NewEvidence(runner.DetectFramework(p.Run), p.Name, p.PassMarker)
 	if ev != nil {
-		cmd.Output = teeWriter{opts.IO.Out, ev}
+		// The evidence reads the exact bytes; the console gets the rendering.
+		cmd.Output = teeWriter{out, ev}
 	}
 	o := runner.Run(ctx, cmd)
+	endOutput(opts.IO.Out, out, o)
 	ev.Judge(&o)
+	remove() // before the outcome, so that the outcome is the last line
 	return replayOutcome(opts, argv, o)
 }
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -94,9 +95,10 @@ func exitCode(err error, errOut io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.Code
 	}
-	fmt.Fprintf(errOut, "Error: %s\n", err)
+	// A message may quote a name or a line from the repository under test.
+	fmt.Fprintf(errOut, "Error: %s\n", termsafe.String(err.Error()))
 	if hint := flakegate.ErrorHint(err); hint != "" {
-		fmt.Fprintf(errOut, "Try: %s\n", hint)
+		fmt.Fprintf(errOut, "Try: %s\n", termsafe.String(hint))
 	}
 	switch flakegate.ErrorCode(err) {
 	case flakegate.EINVALID, flakegate.ENOTFOUND, flakegate.ECONFLICT:

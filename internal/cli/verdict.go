@@ -10,6 +10,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/cobra"
 )
@@ -136,7 +137,7 @@ func queuedVerdict(ctx context.Context, ios *IO, f *verdictFlags) (*flakegate.Su
 		if flakegate.ErrorCode(err) == flakegate.EINVALID && f.wait && time.Since(started) < f.startTimeout {
 			// The runners may start after the verdict job.
 			if time.Since(shown) >= 10*time.Second {
-				fmt.Fprintf(ios.ErrOut, "queue: no check %s yet; waiting for a runner to create it\n", id)
+				fmt.Fprintf(ios.ErrOut, "queue: no check %s yet; waiting for a runner to create it\n", termsafe.Line(id))
 				shown = time.Now()
 			}
 			if err := sleepCtx(ctx, id, poll); err != nil {
@@ -151,13 +152,13 @@ func queuedVerdict(ctx context.Context, ios *IO, f *verdictFlags) (*flakegate.Su
 			return sum, nil
 		}
 		if !f.wait {
-			fmt.Fprintf(ios.ErrOut, "queue: %s\n", check.ProgressLine(p))
+			fmt.Fprintf(ios.ErrOut, "queue: %s\n", termsafe.Line(check.ProgressLine(p)))
 			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Path: id,
 				Message: fmt.Sprintf("the check is not finished: %d of %d triples labelled; no verdict yet", p.Done, p.Total),
 				Hint:    "add --wait to wait for the runners"}
 		}
 		if time.Since(shown) >= 10*time.Second {
-			fmt.Fprintf(ios.ErrOut, "queue: %s\n", check.ProgressLine(p))
+			fmt.Fprintf(ios.ErrOut, "queue: %s\n", termsafe.Line(check.ProgressLine(p)))
 			shown = time.Now()
 		}
 		if err := sleepCtx(ctx, id, poll); err != nil {

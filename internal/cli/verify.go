@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/spf13/cobra"
 )
@@ -95,7 +96,8 @@ func runVerify(opts *VerifyOptions) error {
 		return err
 	}
 	for _, d := range diffs {
-		if _, err := fmt.Fprintln(opts.IO.Out, d); err != nil {
+		// A difference may quote the transcript: the attempt's output.
+		if _, err := fmt.Fprintln(opts.IO.Out, termsafe.Line(d)); err != nil {
 			return err
 		}
 	}
