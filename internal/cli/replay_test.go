@@ -52,7 +52,7 @@ true`
 	if os.Geteuid() == 0 && !strings.Contains(out, "Uid:\t65534") {
 		t.Errorf("replay run by root does not run the command as nobody:\n%s", out)
 	}
-	if strings.Contains(out, "BROKE") {
+	if strings.Contains(out, outputPrefix+"BROKE") {
 		t.Errorf("a privileged act worked inside the replay:\n%s", out)
 	}
 }
@@ -119,7 +119,7 @@ func TestReplayCommand(t *testing.T) {
 			t.Errorf("stack trace on stderr: %s", errOut)
 		}
 		if tc.runs >= 0 {
-			if n := strings.Count(out, "flakegate-test-ran"); n != tc.runs {
+			if n := strings.Count(out, outputPrefix+"flakegate-test-ran\n"); n != tc.runs {
 				t.Errorf("the command ran %d times, want %d", n, tc.runs)
 			}
 		}
@@ -128,7 +128,7 @@ func TestReplayCommand(t *testing.T) {
 	for _, tc := range []testCase{
 		{name: "pass", args: replay(sh(count+`echo "seed=$1"`, "{seed}")...), code: 0, out: "seed=1402\n", errOut: "replay: pass: sh exited 0", runs: 1},
 		{name: "fail runs once, never retries", args: replay(sh(count + "exit 1")...), code: 1, errOut: "replay: fail: sh exited 1", runs: 1},
-		{name: "runs in the workdir, seen at the sandbox's tree path", args: replay(sh("pwd; cat tests/fixtures/retry.json")...), code: 0, out: runner.TreeMount + "\n{\"budget\": 3}"},
+		{name: "runs in the workdir, seen at the sandbox's tree path", args: replay(sh("pwd; cat tests/fixtures/retry.json")...), code: 0, out: outputPrefix + runner.TreeMount + "\n" + outputPrefix + "{\"budget\": 3}"},
 		{name: "never writes the workdir", args: replay(sh("echo x > written-by-the-test; rm tests/props/test_retry.py")...), code: 0, runs: -1},
 		{name: "placeholders", args: replay(append([]string{"--property", "./tests/props//test_retry.py", "--samples", "200"},
 			sh(`echo "$@"; test -f "$1" && test -f "$3"`, "{path}", "--hypothesis-seed={seed}", "{fixture}", "{samples}")...)...),
