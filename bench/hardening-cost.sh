@@ -81,14 +81,13 @@ make_repo() {
 
 # timed CMD...: runs CMD, prints "wall_s cpu_s" (cpu: user+sys of it and its children).
 timed() {
-	local out
-	out=$( { /usr/bin/time -f '%e %U %S' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-	awk '{printf "%.3f %.3f\n", $1, $2 + $3}' <<<"$out"
+	/usr/bin/time -f '%e %U %S' -o "$work/time.out" "$@" >/dev/null 2>&1 || true
+	awk '{printf "%.3f %.3f\n", $1, $2 + $3}' "$work/time.out"
 }
 
 bare() {
-	local dir=$1
-	(cd "$dir" && for s in $(seq 1 $seeds); do sh props/prop.sh "$s"; done)
+	local dir=$1 n=$2
+	(cd "$dir" && for s in $(seq 1 "$n"); do sh props/prop.sh "$s"; done)
 }
 
 for side in before after; do
@@ -104,7 +103,7 @@ for r in $(seq 1 "$rounds"); do
 	order="before after"
 	if [ $((r % 2)) = 0 ]; then order="after before"; fi
 	for side in $order; do
-		read -r bw _ < <(timed bash -c "bare $work/repo-$side")
+		read -r bw _ < <(timed bash -c "bare $work/repo-$side $seeds")
 		read -r cw cc < <(cd "$work/repo-$side" && timed "$work/fg-$side" check --base base --candidate cand --json)
 		o=$(awk -v c="$cw" -v b="$bw" -v n=$seeds 'BEGIN{printf "%.1f", (c-b)*1000/n}')
 		echo "round $r $side: bare ${bw}s check ${cw}s (cpu ${cc}s) overhead/attempt ${o} ms"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -175,16 +176,31 @@ func (r *sandboxRun) finish() string {
 	return ""
 }
 
-// cleanup removes the cgroup and the layer folder.
+// cleanup removes the cgroup and the layer folder. The cgroup goes in
+// the background: the kernel often needs a few milliseconds after the
+// last process exits before it lets the folder go, and nothing the
+// attempt decides waits for that.
 func (r *sandboxRun) cleanup() {
 	r.started()
 	if r.cg != nil {
-		r.cg.remove()
+		cg := r.cg
+		cg.kill()
+		cgroupsGone.Add(1)
+		go func() {
+			defer cgroupsGone.Done()
+			cg.remove()
+		}()
 	}
 	if r.layer != "" {
 		os.RemoveAll(r.layer) // an empty folder: its tmpfs went with the helper's namespace
 	}
 }
+
+// cgroupsGone counts the attempt cgroups still being removed.
+var cgroupsGone sync.WaitGroup
+
+// WaitCgroups waits until the cgroups of finished attempts are removed.
+func WaitCgroups() { cgroupsGone.Wait() }
 
 // sizeText writes a size in binary units.
 func sizeText(n int64) string { return bytesize.Format(n) }

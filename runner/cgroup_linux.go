@@ -231,20 +231,27 @@ func eventCount(path, key string) int64 {
 	return 0
 }
 
-// remove kills whatever is left in the attempt's cgroup and removes it.
+// kill sends SIGKILL to every process left in the attempt's cgroup.
+func (cg *attemptCgroup) kill() {
+	for _, d := range cg.dirs {
+		b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		for _, p := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(p); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+// remove kills whatever is left in the attempt's cgroup and removes it,
+// waiting up to a second for the kernel to let it go.
 func (cg *attemptCgroup) remove() {
 	for _, d := range cg.dirs {
 		for try := 0; try < 50; try++ {
-			b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
-			pids := strings.Fields(string(b))
-			for _, p := range pids {
-				if pid, err := strconv.Atoi(p); err == nil {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
 			if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
 				break
 			}
+			cg.kill()
 			sleepBriefly()
 		}
 	}

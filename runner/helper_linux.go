@@ -235,22 +235,6 @@ func newLayer() (string, error) {
 	return dir, nil
 }
 
-// layerBase is os.TempDir() when every other user may walk through it (bwrap,
-// run as the unprivileged identity, opens the layer's folders by path),
-// else /tmp.
-func layerBase() string {
-	dir := os.TempDir()
-	for p := dir; ; p = filepath.Dir(p) {
-		fi, err := os.Stat(p)
-		if err != nil || fi.Mode().Perm()&0o001 == 0 {
-			return "/tmp"
-		}
-		if p == "/" {
-			return dir
-		}
-	}
-}
-
 // helperCommand is flakegate's own binary as the helper.
 func helperCommand(spec *helperSpec) (*exec.Cmd, error) {
 	b, err := json.Marshal(spec)

@@ -89,3 +89,19 @@ var (
 	usernsMu    sync.Mutex
 	usernsCache = map[[4]int]*os.File{}
 )
+
+// layerBase is os.TempDir() when every other user may walk through it (bwrap,
+// run as the unprivileged identity, opens the layer's folders by path),
+// else /tmp.
+func layerBase() string {
+	dir := os.TempDir()
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return "/tmp"
+		}
+		if p == "/" {
+			return dir
+		}
+	}
+}

@@ -213,9 +213,13 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 			a = append(a, "--ro-bind", d, d)
 		}
 	}
-	a = append(a, "--dir", "/etc")
-	for _, f := range etcFiles {
-		a = append(a, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
+	if etc, err := stagedEtc(); err == nil {
+		a = append(a, "--ro-bind", etc, "/etc")
+	} else { // one bind per file: the same view, about 20 ms slower
+		a = append(a, "--dir", "/etc")
+		for _, f := range etcFiles {
+			a = append(a, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
+		}
 	}
 	a = append(a, "--proc", "/proc", "--dev", "/dev")
 	home := s.Home
@@ -260,10 +264,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 			a = append(a, "--ro-bind", src, p)
 		}
 	}
-	for _, p := range toolchainPaths(env) {
-		share(p, false)
-	}
-	for _, p := range s.RO {
+	for _, p := range nested(append(toolchainPaths(env), s.RO...)) {
 		share(p, false)
 	}
 	for _, p := range s.RW {
@@ -302,6 +303,25 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 	a = append(a, "--chdir", inside, "--")
 	v.args = append(a, argv...)
 	return v
+}
+
+// nested drops the paths that are inside another path of the list (each
+// read-only bind costs bwrap a mount and a read of the mount table).
+func nested(paths []string) []string {
+	clean := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if filepath.IsAbs(p) {
+			clean = append(clean, filepath.Clean(p))
+		}
+	}
+	sort.Strings(clean) // a parent sorts before its children
+	var out []string
+	for _, p := range clean {
+		if !under(p, out) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // sharedRoots are the host paths an argument list binds at their own
