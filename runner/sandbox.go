@@ -264,7 +264,13 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 			a = append(a, "--ro-bind", src, p)
 		}
 	}
-	for _, p := range nested(append(toolchainPaths(env), s.RO...)) {
+	var tools []string
+	for _, p := range toolchainPaths(env) {
+		if !under(p, s.Hide) { // a PATH entry inside the repository or the store stays hidden
+			tools = append(tools, p)
+		}
+	}
+	for _, p := range nested(append(tools, s.RO...)) {
 		share(p, false)
 	}
 	for _, p := range s.RW {

@@ -95,3 +95,26 @@ func TestSandbox(t *testing.T) {
 		}
 	})
 }
+
+// TestToolchainPaths: the PATH entries outside the system folders are
+// shared with the toolchain above their bin or shims folder, never a
+// home folder or a system folder as a whole, and a home's tool manager
+// only.
+func TestToolchainPaths(t *testing.T) {
+	root := t.TempDir()
+	mk := func(p string) string {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	opt := mk(filepath.Join(root, "opt", "node", "bin"))
+	got := toolchainPaths([]string{"PATH=/usr/bin:/bin:relative:" + opt + ":/no/such/dir"})
+	want := []string{opt, filepath.Dir(opt)}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("toolchainPaths = %v, want %v", got, want)
+	}
+	if got := nested([]string{"/a/b/c", "/a/b", "/a/bc", "/x"}); strings.Join(got, ",") != "/a/b,/a/bc,/x" {
+		t.Errorf("nested = %v", got)
+	}
+}
