@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -13,25 +14,70 @@ import (
 )
 
 // sandboxRun is one attempt's sandbox while it runs: the helper's
-// command, bwrap's status, the helper's report, the cgroup and the layer
-// folder.
+// command (started), its output, bwrap's status, the helper's report, the
+// cgroup and the layer folder.
 type sandboxRun struct {
 	cmd    *exec.Cmd
+	pr     *os.File // the attempt's output, stdout and stderr in order
 	status chan bwrapStatus
 	report chan helperReport
 	cg     *attemptCgroup
 	layer  string
 	child  []*os.File // the child's ends, closed once it started
 	lim    Limits
+	specW  *os.File // a standby's attempt descriptor
+	owner  [2]int   // the tree owner its idmapped mounts map
+	spent  bool     // cleaned up
 }
 
-// prepare builds the attempt's sandbox around c, writing its output to
-// out.
-func (s *Sandbox) prepare(dir string, c *Command, out *os.File) (*sandboxRun, error) {
+// start starts the attempt's sandbox around c in dir. As root it takes
+// the standby helper made for this sandbox while the attempt before ran
+// (or makes one now), hands it the attempt, and makes the next standby.
+func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
+	if !s.Level.Root || s.oneShot {
+		return s.spawn(dir, c.Argv, c.Env, false)
+	}
+	owner, err := ownerOf(s.Tree)
+	if err != nil {
+		return nil, err
+	}
+	key := s.standbyKey(c.Env)
+	for try := 0; ; try++ {
+		r := takeStandby(key, owner)
+		if r == nil {
+			if r, err = s.spawn(s.Tree, nil, c.Env, true); err != nil {
+				return nil, err
+			}
+		}
+		v := s.view(dir, c.Argv, c.Env, r.layer)
+		msg, err := json.Marshal(standbyMsg{Tree: s.Tree, Overlay: s.Overlay, Argv: append([]string{s.Bwrap}, v.args...)})
+		if err == nil {
+			_, err = r.specW.Write(msg)
+		}
+		r.specW.Close()
+		r.specW = nil
+		if err != nil { // the standby is gone (killed while it waited): make a fresh one, once
+			r.kill()
+			r.cleanup()
+			if try == 0 {
+				continue
+			}
+			return nil, err
+		}
+		next := *s
+		go next.replenish(key, c.Env)
+		return r, nil
+	}
+}
+
+// spawn starts a helper for an attempt of argv in dir, or, as a standby,
+// for the next attempt of this sandbox (in its tree's folder).
+func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxRun, error) {
 	r := &sandboxRun{lim: s.Limits}
 	ok := false
 	defer func() {
 		if !ok {
+			r.kill()
 			r.cleanup()
 		}
 	}()
@@ -43,9 +89,13 @@ func (s *Sandbox) prepare(dir string, c *Command, out *os.File) (*sandboxRun, er
 		}
 		r.layer = layer
 	}
-	v := s.view(dir, c.Argv, c.Env, r.layer)
+	v := s.view(dir, argv, env, r.layer)
 	spec := v.helper
-	spec.Argv = append([]string{s.Bwrap}, v.args...)
+	if standby {
+		spec.Standby, spec.Tree = true, ""
+	} else {
+		spec.Argv = append([]string{s.Bwrap}, v.args...)
+	}
 	if lv.Cgroup != "" && (s.Limits.Memory > 0 || s.Limits.Pids > 0) {
 		cg, err := newAttemptCgroup(s.Limits)
 		if err != nil {
@@ -65,55 +115,60 @@ func (s *Sandbox) prepare(dir string, c *Command, out *os.File) (*sandboxRun, er
 	if err != nil {
 		return nil, err
 	}
-	cmd.Dir, cmd.Env = dir, c.Env
+	cmd.Dir, cmd.Env = dir, env
 	if lv.Root {
 		cmd.Dir = "/"
 	}
-	cmd.Stdout, cmd.Stderr = out, out
-
 	prog, err := seccompProgram()
 	if err != nil {
 		return nil, err
 	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	secR, secW, err := os.Pipe()
-	if err != nil {
-		statusR.Close()
-		statusW.Close()
-		return nil, err
-	}
-	_, err = secW.Write(prog) // a few hundred bytes: the pipe holds them
-	secW.Close()
-	if err != nil {
-		statusR.Close()
-		statusW.Close()
-		secR.Close()
-		return nil, err
-	}
-	repR, repW, err := os.Pipe()
-	if err != nil {
-		statusR.Close()
-		statusW.Close()
-		secR.Close()
-		return nil, err
-	}
-	cmd.ExtraFiles = []*os.File{statusW, secR, repW}
-	r.child = []*os.File{statusW, secR, repW}
-	if lv.Root && lv.Idmap {
-		owner, err := ownerOf(s.Tree)
+	pipe := func() (rd, wr *os.File) {
 		if err != nil {
+			return nil, nil
+		}
+		rd, wr, err = os.Pipe()
+		if err == nil {
+			r.child = append(r.child, rd, wr) // closed on failure; the parent's ends are taken out below
+		}
+		return rd, wr
+	}
+	outR, outW := pipe()
+	statusR, statusW := pipe()
+	secR, secW := pipe()
+	repR, repW := pipe()
+	var specR *os.File
+	if standby {
+		specR, r.specW = pipe()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err = secW.Write(prog); err != nil { // a few hundred bytes: the pipe holds them
+		return nil, err
+	}
+	r.child = []*os.File{outW, statusW, secR, secW, repW}
+	if specR != nil {
+		r.child = append(r.child, specR)
+	}
+	r.pr = outR
+	cmd.Stdout, cmd.Stderr = outW, outW // one pipe keeps the two streams in order
+	cmd.ExtraFiles = []*os.File{statusW, secR, repW, specR}
+	if lv.Root && lv.Idmap {
+		if r.owner, err = ownerOf(s.Tree); err != nil {
 			return nil, err
 		}
-		ns, err := idmapUserns(owner[0], owner[1], lv.UID, lv.GID)
+		ns, err := idmapUserns(r.owner[0], r.owner[1], lv.UID, lv.GID)
 		if err != nil {
 			return nil, err
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
 	}
 	r.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start the sandbox helper: %w", err)
+	}
+	r.started()
 	r.status = make(chan bwrapStatus, 1)
 	go func() {
 		defer statusR.Close()
@@ -128,6 +183,87 @@ func (s *Sandbox) prepare(dir string, c *Command, out *os.File) (*sandboxRun, er
 	}()
 	ok = true
 	return r, nil
+}
+
+// The standbys: a few per sandbox (one per worker that uses it), each
+// made for a next attempt.
+var (
+	standbyMu sync.Mutex
+	standbys  = map[string][]*sandboxRun{}
+)
+
+// maxStandbys bounds the standbys of one sandbox.
+const maxStandbys = 4
+
+// standbyKey names what a standby was built for: everything of the
+// sandbox but the tree and the command.
+func (s *Sandbox) standbyKey(env []string) string {
+	b, _ := json.Marshal([]any{s.Bwrap, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, env})
+	return string(b)
+}
+
+// takeStandby returns the standby made for key with its mounts for a
+// tree of owner, or nil.
+func takeStandby(key string, owner [2]int) *sandboxRun {
+	standbyMu.Lock()
+	var r *sandboxRun
+	if list := standbys[key]; len(list) > 0 {
+		r, standbys[key] = list[len(list)-1], list[:len(list)-1]
+	}
+	standbyMu.Unlock()
+	if r != nil && r.owner != owner {
+		r.kill()
+		r.cleanup()
+		return nil
+	}
+	return r
+}
+
+// replenish makes the standby for the next attempt of this sandbox.
+func (s *Sandbox) replenish(key string, env []string) {
+	r, err := s.spawn(s.Tree, nil, env, true)
+	if err != nil {
+		return // the next attempt makes its own
+	}
+	standbyMu.Lock()
+	if len(standbys[key]) < maxStandbys {
+		standbys[key], r = append(standbys[key], r), nil
+	}
+	standbyMu.Unlock()
+	if r != nil {
+		r.kill()
+		r.cleanup()
+	}
+}
+
+// dropStandbys ends every standby (flakegate is done).
+func dropStandbys() {
+	standbyMu.Lock()
+	all := standbys
+	standbys = map[string][]*sandboxRun{}
+	standbyMu.Unlock()
+	for _, list := range all {
+		for _, r := range list {
+			r.kill()
+			r.cleanup()
+		}
+	}
+}
+
+// kill ends an unused helper: it exits when its attempt descriptor
+// closes, and is killed for good measure.
+func (r *sandboxRun) kill() {
+	if r.specW != nil {
+		r.specW.Close()
+		r.specW = nil
+	}
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+	}
+	if r.pr != nil {
+		r.pr.Close()
+	}
 }
 
 func ownerOf(p string) ([2]int, error) {
@@ -182,6 +318,10 @@ func (r *sandboxRun) finish() string {
 // attempt decides waits for that.
 func (r *sandboxRun) cleanup() {
 	r.started()
+	if r.spent {
+		return
+	}
+	r.spent = true
 	if r.cg != nil {
 		cg := r.cg
 		cg.kill()

@@ -10,11 +10,12 @@ import (
 
 type sandboxRun struct {
 	cmd    *exec.Cmd
+	pr     *os.File
 	status chan bwrapStatus
 	cg     *struct{}
 }
 
-func (s *Sandbox) prepare(string, *Command, *os.File) (*sandboxRun, error) {
+func (s *Sandbox) start(string, *Command) (*sandboxRun, error) {
 	return nil, errors.New("the sandbox is Linux only")
 }
 
@@ -34,3 +35,5 @@ type cgroupHost struct {
 
 func sizeText(n int64) string { return "" }
 func WaitCgroups()            {}
+func dropStandbys()           {}
+func sweepCgroups() int { return 0 }

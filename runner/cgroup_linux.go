@@ -256,3 +256,30 @@ func (cg *attemptCgroup) remove() {
 		}
 	}
 }
+
+// sweepCgroups removes the attempt cgroups that a flakegate which is gone
+// left (killed before it could remove them), as SweepLayers does for
+// layer folders. It returns how many it removed.
+func sweepCgroups() int {
+	h := findCgroups()
+	if h.mem == "" {
+		return 0
+	}
+	n := 0
+	for _, parent := range h.dirs() {
+		dirs, _ := filepath.Glob(filepath.Join(parent, "flakegate-*-*"))
+		for _, d := range dirs {
+			pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "flakegate-"), "-")
+			pid, err := strconv.Atoi(pidText)
+			if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+				continue
+			}
+			cg := &attemptCgroup{dirs: []string{d}}
+			cg.remove()
+			if _, err := os.Stat(d); err != nil {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -15,8 +15,16 @@ import (
 // read-only bind costs it a mount and a read of the mount table, and
 // thirty of them cost about 20 ms per attempt. Files keep their mode and
 // symlinks stay symlinks (they point into /usr, which the sandbox has).
-// Finish removes it; SweepLayers removes one a killed flakegate left.
-var stagedEtc = sync.OnceValues(func() (string, error) {
+// Finish removes it; SweepLayers removes one a killed flakegate left. It
+// is made again if it went missing (a temporary folder cleaned under it).
+func stagedEtc() (string, error) {
+	etcMu.Lock()
+	defer etcMu.Unlock()
+	if d, ok := etcDir.Load(""); ok {
+		if _, err := os.Stat(d.(string)); err == nil {
+			return d.(string), nil
+		}
+	}
 	dir, err := os.MkdirTemp(layerBase(), layerPrefix+strconv.Itoa(os.Getpid())+"-etc-")
 	if err != nil {
 		return "", err
@@ -33,9 +41,12 @@ var stagedEtc = sync.OnceValues(func() (string, error) {
 	}
 	etcDir.Store("", dir)
 	return dir, nil
-})
+}
 
-var etcDir sync.Map // "" -> the staged folder, once made
+var (
+	etcMu  sync.Mutex
+	etcDir sync.Map // "" -> the staged folder, once made
+)
 
 // copyTree copies src (a file, a symlink or a folder) to dst, skipping
 // what does not exist or cannot be read: a missing part of /etc is
@@ -89,10 +100,12 @@ func copyTree(src, dst string) error {
 	})
 }
 
-// Finish ends flakegate's use of the sandbox: it waits until the cgroups
-// of finished attempts are removed and removes the staged /etc. The CLI
+// Finish ends flakegate's use of the sandbox: it ends the standby
+// helpers, waits until the cgroups of finished attempts are removed and
+// removes the staged /etc. The CLI
 // calls it before it exits.
 func Finish() {
+	dropStandbys()
 	WaitCgroups()
 	if d, ok := etcDir.Load(""); ok {
 		os.RemoveAll(d.(string))

@@ -14,6 +14,19 @@ type helperSpec struct {
 	Leave   []string    `json:"leave,omitempty"`   // folders to go back to after
 	Rlimits []rlimit    `json:"rlimits,omitempty"`
 	Argv    []string    `json:"argv,omitempty"` // bwrap and its arguments; none: mount, then exit (the probe)
+	// Standby: build everything but the tree, join the cgroup, then wait
+	// on descriptor 6 for the attempt (a standbyMsg). A standby is
+	// started while the attempt before it runs, so that the cgroup join
+	// (a wait of one RCU grace period on cgroup v1, about 11 ms) and the
+	// mounts are not in the attempt's time.
+	Standby bool `json:"standby,omitempty"`
+}
+
+// standbyMsg is the rest of a standby helper's spec: the attempt.
+type standbyMsg struct {
+	Tree    string   `json:"tree"`
+	Overlay bool     `json:"overlay"`
+	Argv    []string `json:"argv"`
 }
 
 // stageBind binds a host path under the layer (stage/N), where the
@@ -39,5 +52,6 @@ type helperReport struct {
 // present, is the user namespace whose mapping idmaps the tree.
 const (
 	helperReportFD = 5
-	helperUsernsFD = 6
+	helperSpecFD   = 6
+	helperUsernsFD = 7
 )

@@ -47,8 +47,8 @@ func helperMain(arg string) int {
 		fmt.Fprintf(os.Stderr, "flakegate: cannot prepare the attempt's sandbox: %v\n", err)
 		return helperExit
 	}
-	if len(spec.Argv) == 0 {
-		return 0
+	if len(spec.Argv) == 0 && !spec.Standby {
+		return 0 // the probe
 	}
 	for _, r := range spec.Rlimits {
 		if err := unix.Setrlimit(r.Resource, &unix.Rlimit{Cur: r.Value, Max: r.Value}); err != nil {
@@ -60,6 +60,25 @@ func helperMain(arg string) int {
 	for _, d := range spec.Cgroups {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), self, 0); err != nil {
 			fmt.Fprintf(os.Stderr, "flakegate: cannot join the attempt's cgroup %s: %v\n", d, err)
+			return helperExit
+		}
+	}
+	if spec.Standby {
+		f := os.NewFile(helperSpecFD, "attempt")
+		var msg standbyMsg
+		err := json.NewDecoder(f).Decode(&msg)
+		f.Close()
+		if err != nil {
+			return helperExit // flakegate let the standby go unused
+		}
+		spec.Tree, spec.Overlay, spec.Argv = msg.Tree, msg.Overlay, msg.Argv
+		if spec.Layer != "" && spec.Tree != "" {
+			if err := spec.mountTree(); err != nil {
+				fmt.Fprintf(os.Stderr, "flakegate: cannot prepare the attempt's sandbox: %v\n", err)
+				return helperExit
+			}
+		}
+		if len(spec.Argv) == 0 {
 			return helperExit
 		}
 	}

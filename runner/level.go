@@ -83,6 +83,7 @@ func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay b
 		return errors.New("this binary does not run the sandbox helper")
 	}
 	s.Level = Level{}
+	sweepCgroups()
 	h := findCgroups()
 	if h.mem != "" {
 		s.Level.Cgroup = "v1"
@@ -102,7 +103,7 @@ func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay b
 	}
 	try := func(lv Level, ov bool) error {
 		p := *s
-		p.Level, p.Overlay, p.Tree = lv, ov, tree
+		p.Level, p.Overlay, p.Tree, p.oneShot = lv, ov, tree, true
 		p.Limits = Limits{Memory: 256 << 20, Pids: 64, Tmp: 16 << 20, Disk: 16 << 20}
 		out := Run(ctx, Command{Argv: []string{"sh", "-c", "echo x > probe && test -w /tmp && read l < probe"}, Dir: tree, Env: env, Sandbox: &p, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
 		if out.Result != Pass {

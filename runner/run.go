@@ -119,47 +119,46 @@ func Run(ctx context.Context, c Command) Outcome {
 		return out
 	}
 
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		out.Result, out.Reason = Errored, "cannot create the output pipe: "+err.Error()
-		return out
-	}
-	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
-	cmd.Dir, cmd.Env = c.Dir, c.Env
-	cmd.Stdout, cmd.Stderr = pw, pw // one pipe keeps the two streams in order
-	cmd.SysProcAttr = groupAttr()
-	var sr *sandboxRun
+	var (
+		cmd *exec.Cmd
+		pr  *os.File
+		sr  *sandboxRun
+		err error
+	)
 	if c.Sandbox != nil {
 		dir := c.Dir
 		if dir == "" {
 			dir = c.Sandbox.Tree
 		}
 		if !filepath.IsAbs(dir) || !filepath.IsAbs(c.Sandbox.Tree) || !filepath.IsAbs(c.Sandbox.Bwrap) {
-			pr.Close()
-			pw.Close()
 			out.Result, out.Reason = Errored, "the sandbox needs absolute paths for bwrap, the tree and the working directory"
 			return out
 		}
-		if sr, err = c.Sandbox.prepare(dir, &c, pw); err != nil {
-			pr.Close()
-			pw.Close()
-			out.Result, out.Reason = Errored, "cannot prepare the attempt's sandbox: "+err.Error()
+		out.Started = time.Now()
+		if sr, err = c.Sandbox.start(dir, &c); err != nil {
+			out.Result, out.Reason = Errored, "cannot start the attempt's sandbox: "+err.Error()
 			return out
 		}
 		defer sr.cleanup() // after the wait below
-		cmd = sr.cmd
-	}
-
-	out.Started = time.Now()
-	err = cmd.Start()
-	pw.Close()
-	if sr != nil {
-		sr.started()
-	}
-	if err != nil {
-		pr.Close()
-		out.Result, out.Reason = Errored, "cannot start "+strconv.Quote(cmd.Args[0])+": "+startError(err)
-		return out
+		cmd, pr = sr.cmd, sr.pr
+	} else {
+		var pw *os.File
+		if pr, pw, err = os.Pipe(); err != nil {
+			out.Result, out.Reason = Errored, "cannot create the output pipe: "+err.Error()
+			return out
+		}
+		cmd = exec.Command(c.Argv[0], c.Argv[1:]...)
+		cmd.Dir, cmd.Env = c.Dir, c.Env
+		cmd.Stdout, cmd.Stderr = pw, pw // one pipe keeps the two streams in order
+		cmd.SysProcAttr = groupAttr()
+		out.Started = time.Now()
+		err = cmd.Start()
+		pw.Close()
+		if err != nil {
+			pr.Close()
+			out.Result, out.Reason = Errored, "cannot start "+strconv.Quote(cmd.Args[0])+": "+startError(err)
+			return out
+		}
 	}
 	pgid := cmd.Process.Pid
 

@@ -57,6 +57,8 @@ type Sandbox struct {
 	// Level is what Probe found this host allows; the zero Level runs
 	// bwrap alone, as an unprivileged caller would.
 	Level Level
+
+	oneShot bool // no standby (the probe's attempts)
 }
 
 // Limits bound one attempt.
