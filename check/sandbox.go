@@ -244,6 +244,9 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 			Hint:    "remove those keys to run with what the machine allows (stderr says what that is), or run where they can be enforced"}
 	}
 	c.say("sandbox: " + c.redact(sb.Level.Describe(sb.Limits, sb.Overlay)))
+	if n := runner.SweepLayers(); n > 0 {
+		c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
+	}
 	if !sb.Overlay {
 		why = "no overlay"
 		if c.iso.noOverlay {
@@ -255,9 +258,6 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 			}
 		}
 		return false, why, nil
-	}
-	if n := runner.SweepLayers(); n > 0 {
-		c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
 	}
 	return true, "", nil
 }
