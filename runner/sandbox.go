@@ -203,6 +203,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 	if !s.Network {
 		a = append(a, "--unshare-net")
 	}
+	var roots []string // host paths seen inside at their own path
 	for _, d := range systemDirs {
 		fi, err := os.Lstat(d)
 		switch {
@@ -213,6 +214,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 			}
 		case fi.IsDir():
 			a = append(a, "--ro-bind", d, d)
+			roots = append(roots, d)
 		}
 	}
 	if etc, err := stagedEtc(); err == nil {
@@ -254,6 +256,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 			}
 			return
 		}
+		roots = append(roots, p)
 		src := p
 		if lv.Root {
 			i := len(v.helper.Stage)
@@ -290,7 +293,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 	var hidden []string
 	for _, p := range hide {
 		p = filepath.Clean(p)
-		if !filepath.IsAbs(p) || p == "/" || under(p, hidden) || !under(p, sharedRoots(a)) {
+		if !filepath.IsAbs(p) || p == "/" || under(p, hidden) || !under(p, roots) {
 			continue
 		}
 		fi, err := os.Stat(p)
@@ -327,20 +330,6 @@ func nested(paths []string) []string {
 	for _, p := range clean {
 		if !under(p, out) {
 			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// sharedRoots are the host paths an argument list binds at their own
-// path (the places where a hidden path could show).
-func sharedRoots(args []string) []string {
-	var out []string
-	for i := 0; i+2 < len(args); i++ {
-		switch args[i] {
-		case "--ro-bind", "--bind", "--ro-bind-try":
-			out = append(out, args[i+2])
-			i += 2
 		}
 	}
 	return out

@@ -38,7 +38,14 @@ func TestSandbox(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(secret, "ledger.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sb := &Sandbox{Bwrap: bwrap, Tree: tree, Hide: []string{secret}, RO: []string{shared}, Home: "/root"}
+	inner := filepath.Join(shared, "store")
+	if err := os.MkdirAll(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inner, "ledger.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb := &Sandbox{Bwrap: bwrap, Tree: tree, Hide: []string{secret, inner}, RO: []string{shared}, Home: "/root"}
 	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
 	type testCase struct {
 		name   string
@@ -56,6 +63,7 @@ func TestSandbox(t *testing.T) {
 		{name: "tree is writable", script: "echo x > f && cat f", result: Pass, tail: "x"},
 		{name: "exit 1 is a failure", script: "exit 1", result: Fail},
 		{name: "hidden folder is empty", script: "ls -A " + secret + " | wc -l", result: Pass, tail: "0"},
+		{name: "hidden folder inside a shared one is empty", script: "test -d " + shared + " && ls -A " + inner + " | wc -l", result: Pass, tail: "0"},
 		{name: "system is read-only", script: "touch /usr/flakegate-probe", result: Fail, tail: "Read-only"},
 		{name: "shared folder is read-only", script: "touch " + shared + "/x", result: Fail, tail: "Read-only"},
 		{name: "parent is the sandbox's init", script: "cat /proc/$PPID/cmdline | tr '\\0' ' '; echo; test $PPID = 1", result: Pass, tail: "bwrap"},
