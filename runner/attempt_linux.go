@@ -111,6 +111,17 @@ func (s *Sandbox) prepare(dir string, c *Command, out *os.File) (*sandboxRun, er
 			return nil, err
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
+		if s.HostGoCache != "" {
+			owner, err := ownerOf(s.HostGoCache)
+			if err != nil {
+				return nil, err
+			}
+			ns, err := idmapUserns(owner[0], owner[1], lv.UID, lv.GID)
+			if err != nil {
+				return nil, err
+			}
+			cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
+		}
 	}
 	r.cmd = cmd
 	r.status = make(chan bwrapStatus, 1)

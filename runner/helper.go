@@ -14,6 +14,24 @@ type helperSpec struct {
 	Leave   []string    `json:"leave,omitempty"`   // folders to go back to after
 	Rlimits []rlimit    `json:"rlimits,omitempty"`
 	Argv    []string    `json:"argv,omitempty"` // bwrap and its arguments; none: mount, then exit (the probe)
+	// GoCache are the lower layers of the attempt's Go build cache, top
+	// first, mounted as an overlay at layer/gocache; none mounts nothing.
+	GoCache []cacheLayer `json:"gocache,omitempty"`
+	// Prepared is a prepared layer (a folder holding tree/ and gocache/)
+	// laid read-only over the tree and under the Go cache.
+	Prepared string `json:"prepared,omitempty"`
+	// Persist makes the attempt a prepare: the tree's and the Go cache's
+	// upper layers are Persist/tree and Persist/gocache, kept after it.
+	Persist string `json:"persist,omitempty"`
+}
+
+// cacheLayer is one lower layer of the Go build cache: the host's own
+// cache is idmapped (its owner's files appear as the identity's, through
+// the user namespace on descriptor 7); a prepared layer is the
+// identity's already.
+type cacheLayer struct {
+	Src   string `json:"src"`
+	Idmap bool   `json:"idmap,omitempty"`
 }
 
 // stageBind binds a host path under the layer (stage/N), where the
@@ -36,8 +54,10 @@ type helperReport struct {
 
 // Descriptors of the helper: bwrap's status and seccomp descriptors are
 // passed on to bwrap as 3 and 4; 5 is the helper's report; 6, when
-// present, is the user namespace whose mapping idmaps the tree.
+// present, is the user namespace whose mapping idmaps the tree; 7, when
+// present, the one that idmaps the host's Go build cache.
 const (
-	helperReportFD = 5
-	helperUsernsFD = 6
+	helperReportFD      = 5
+	helperUsernsFD      = 6
+	helperCacheUsernsFD = 7
 )
