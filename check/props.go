@@ -44,6 +44,8 @@ type propState struct {
 	contaminated     []string // watched paths of its triples found in the diff
 	watchWhy         []string // for each contaminated path, the glob that watches it
 
+	prepareSHA256 string // digest of its prepare's command and environment ("" for none)
+
 	framework   string // runner.DetectFramework of its argv
 	runSHA256   string // digest of the argv template
 	entrySHA256 string // digest of the config entry
