@@ -66,6 +66,12 @@ func TestCheckPreparePython(t *testing.T) {
 	r.candidate("docs", map[string]string{"README.md": "docs\n"})
 	r.candidate("buggy", map[string]string{"pkg/__init__.py": "from pkg._generated import LIMIT\n\ndef clamp(x):\n    return x\n"})
 
+	explain := exec.Command(flakegateBin, "check", "--base", "base", "--explain-watch")
+	explain.Dir = r.dir
+	out, err := explain.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `prepare (once per tree, not watched): ["sh","-c","echo run`) || strings.Contains(string(out), "pyproject.toml") {
+		t.Errorf("--explain-watch: %v\n%s", err, out)
+	}
 	docs := r.check("--base", "base", "--candidate", "docs")
 	if docs.code != 0 || strings.Join(docs.labels(), ",") != "PASS,PASS" {
 		t.Fatalf("docs\n%s", docs)
