@@ -174,3 +174,71 @@ func TestCheckPrepareFails(t *testing.T) {
 		t.Errorf("a failed prepare left %d layers", len(entries))
 	}
 }
+
+// TestCheckPrepareGoDependency: a patch that adds a Go dependency (a
+// replace to a local folder: no network in tests) and changes go.mod is
+// labelled by its test, not INCOMPLETE nor CONTAMINATED: go.mod is not
+// test infrastructure, and the candidate's prepared layer (go build
+// ./...) is built from the candidate's go.mod.
+func TestCheckPrepareGoDependency(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not installed")
+	}
+	gosum, err := os.ReadFile(filepath.Join("..", "examples", "go-rapid", "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"go.mod":   "module example.com/m\n\ngo 1.23\n\nrequire pgregory.net/rapid v1.3.0\n",
+		"go.sum":   string(gosum),
+		"clamp.go": "package m\n\n// Clamp bounds x by 100.\nfunc Clamp(x int) int {\n\tif x > 100 {\n\t\treturn 100\n\t}\n\treturn x\n}\n",
+		"clamp_prop_test.go": `package m
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestClampProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		x := rapid.Int().Draw(t, "x")
+		if Clamp(x) > 100 {
+			t.Fatalf("Clamp(%d) = %d", x, Clamp(x))
+		}
+	})
+}
+`,
+		"flakegate.yaml": `version: 1
+retry_cap: 1
+prepare:
+  run: [go, build, ./...]
+  budget: 5m
+properties:
+  - path: clamp_prop_test.go
+    name: TestClampProperty
+    seeds: [11, 12]
+    run: [go, test, -count=1, -run, "^{name}$", ., "-rapid.seed={seed}", -rapid.checks=200, -rapid.nofailfile]
+    wall_budget: 2m
+`,
+	}
+	r := newRepo(t, files)
+	dep := func(max string) map[string]string {
+		return map[string]string{
+			"go.mod":                       files["go.mod"] + "\nrequire example.com/limits v0.0.0\n\nreplace example.com/limits => ./third_party/limits\n",
+			"third_party/limits/go.mod":    "module example.com/limits\n\ngo 1.23\n",
+			"third_party/limits/limits.go": "package limits\n\n// Max is the bound.\nconst Max = " + max + "\n",
+			"clamp.go":                     "package m\n\nimport \"example.com/limits\"\n\n// Clamp bounds x by 100.\nfunc Clamp(x int) int {\n\tif x > 100 {\n\t\treturn limits.Max\n\t}\n\treturn x\n}\n",
+		}
+	}
+	r.candidate("dep", dep("100"))
+	r.candidate("baddep", dep("101"))
+	cr := r.check("--base", "base", "--candidate", "dep")
+	if cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS,PASS" {
+		t.Fatalf("a new dependency\n%s", cr)
+	}
+	cr = r.check("--base", "base", "--candidate", "baddep")
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY,PROPERTY" {
+		t.Fatalf("a new dependency with a bug\n%s", cr)
+	}
+}
