@@ -18,6 +18,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/runner"
 )
 
@@ -123,7 +124,7 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 		pt.dir, pt.ok, pt.cached, pt.seconds, pt.exit = final, true, true, m.Seconds, m.ExitCode
 		return pt, nil
 	}
-	if err := os.MkdirAll(root, 0o700); err != nil {
+	if err := os.MkdirAll(root, 0o700); err != nil { // root only: no attempt walks into it
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: root, Message: "cannot create the prepared layers' folder", Err: err}
 	}
 	if err := t.acquire(); err != nil {
@@ -134,22 +135,24 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 			return nil, err
 		}
 	}
-	tmp, err := os.MkdirTemp(root, ".new-")
-	if err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: root, Message: "cannot create a prepared layer", Err: err}
+	// The layer is built in place: the worktree lock keeps other checks of
+	// this repository out, and a layer without meta.json (a check killed
+	// while preparing, or a failed prepare) is never used and is removed.
+	if err := os.RemoveAll(final); err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: final, Message: "cannot remove an unfinished prepared layer", Err: err}
 	}
 	keep := false
 	defer func() {
 		if !keep {
-			os.RemoveAll(tmp)
+			os.RemoveAll(final)
 		}
 	}()
-	for _, d := range []string{"tree", "tree.work", "gocache", "gocache.work"} {
-		if err := os.Mkdir(filepath.Join(tmp, d), 0o755); err != nil {
-			return nil, err
+	for _, d := range []string{"", "tree", "tree.work", "gocache", "gocache.work"} {
+		if err := os.Mkdir(filepath.Join(final, d), 0o755); err != nil {
+			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: final, Message: "cannot create a prepared layer", Err: err}
 		}
 	}
-	sb.Persist, sb.Network = tmp, p.Network
+	sb.Persist, sb.Network = final, p.Network
 	out := runner.Run(ctx, runner.Command{Argv: p.Run, Dir: t.dir, Env: c.iso.env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
 	if ctx.Err() != nil {
 		return nil, interrupted(ctx)
@@ -173,20 +176,14 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 		return pt, nil
 	}
 	for _, d := range []string{"tree.work", "gocache.work"} {
-		os.RemoveAll(filepath.Join(tmp, d))
+		os.RemoveAll(filepath.Join(final, d))
 	}
 	m := prepareMeta{Command: p.Run, Seconds: pt.seconds, ExitCode: out.ExitCode, At: time.Now().UTC(), Tail: tail}
 	b, _ := json.Marshal(m)
-	if err := os.WriteFile(filepath.Join(tmp, "meta.json"), b, 0o644); err != nil {
-		return nil, err
+	if err := atomicfile.WriteFile(filepath.Join(final, "meta.json"), b, 0o644); err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: final, Message: "cannot keep the prepared layer", Err: err}
 	}
-	if err := os.Rename(tmp, final); err != nil {
-		if _, ok := readPrepareMeta(final); !ok {
-			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: final, Message: "cannot keep the prepared layer", Err: err}
-		}
-	} else {
-		keep = true
-	}
+	keep = true
 	pt.dir, pt.ok = final, true
 	return pt, nil
 }
