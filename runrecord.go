@@ -81,6 +81,13 @@ type RunRecord struct {
 	// Isolation is an extra key: "bwrap" when every attempt ran in the
 	// sandbox, "none" when the config opted out.
 	Isolation string `json:"isolation,omitempty"`
+	// PrepareSHA256 is an extra key: the sha256 of the property's prepare
+	// command and environment; PrepareSeconds and BasePrepareSeconds the
+	// wall time of the prepare that built the candidate's and the base's
+	// prepared layers (in this check or the one whose layer it reused).
+	PrepareSHA256      string   `json:"prepare_sha256,omitempty"`
+	PrepareSeconds     *float64 `json:"prepare_seconds,omitempty"`
+	BasePrepareSeconds *float64 `json:"base_prepare_seconds,omitempty"`
 }
 
 // Marshal returns the record's bytes as flakegate stores them.
@@ -102,6 +109,8 @@ type ReplayKey struct {
 	Seed           Seed     `json:"seed"`
 	Command        []string `json:"command"`
 	Env            Env      `json:"env"`
+	// Prepare is the prepare_sha256 of the property's prepare, "" for none.
+	Prepare string `json:"prepare,omitempty"`
 }
 
 // String returns the cache key: the sha256 of the key's JSON.

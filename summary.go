@@ -65,8 +65,23 @@ type Summary struct {
 	// CheckID names the queued check (check --join, verdict --ledger).
 	CheckID string `json:"check_id,omitempty"`
 	// Isolation is how the check's attempts ran: "bwrap" or "none".
-	Isolation string   `json:"isolation,omitempty"`
-	Results   []Result `json:"results"`
+	Isolation string `json:"isolation,omitempty"`
+	// Prepares are the check's prepares, one per tree and command.
+	Prepares []PrepareRun `json:"prepares,omitempty"`
+	Results  []Result     `json:"results"`
+}
+
+// PrepareRun is one prepare of a check: the tree it prepared, how long it
+// took, whether its layer came from an earlier check, and how it ended.
+type PrepareRun struct {
+	Side          string   `json:"side"`
+	PrepareSHA256 string   `json:"prepare_sha256"`
+	Command       []string `json:"command"`
+	Seconds       float64  `json:"seconds"`
+	Cached        bool     `json:"cached"`
+	ExitCode      int      `json:"exit_code"`
+	OK            bool     `json:"ok"`
+	Reason        string   `json:"reason,omitempty"`
 }
 
 // VerdictOf returns "reject" if any result's label is a reject.

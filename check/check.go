@@ -22,6 +22,7 @@
 //	shard.go      --shard I/N; merge.go merges the shards' summaries
 //	queue.go      --join: the queue shared with other runners
 //	triple.go     one triple: the ledger lookup, the attempt loop
+//	prepare.go    the prepared layer of each tree, and its cache
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	replay.go     the base replay, the replay cache and the replay lock
 //	record.go     the run record, its label from the table, the summary line
@@ -139,6 +140,9 @@ type checker struct {
 	now      func() time.Time
 	progress ProgressHandler
 	secret   []byte // the store's seed secret, when seeds are drawn (seeds.go)
+
+	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
+	prepareRuns []flakegate.PrepareRun
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -352,6 +356,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err := c.seedSecret(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.runPrepares(ctx); err != nil {
+		return nil, err
+	}
 	jobs := c.jobs()
 	src, mine, shard, err := c.source(ctx, jobs)
 	if err != nil {
@@ -372,7 +379,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 			return nil, err
 		}
 	}
-	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.label(), Results: make([]flakegate.Result, len(mine))}
+	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.label(), Prepares: c.prepareRuns, Results: make([]flakegate.Result, len(mine))}
 	for i, pos := range mine {
 		sum.Results[i] = results[pos].result
 	}
@@ -383,6 +390,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 			return nil, err
 		}
 		sum.Isolation = c.iso.label()
+		sum.Prepares = c.prepareRuns
 	}
 	sum.Verdict = flakegate.VerdictOf(sum.Results)
 	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {

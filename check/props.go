@@ -44,6 +44,8 @@ type propState struct {
 	contaminated     []string // watched paths of its triples found in the diff
 	watchWhy         []string // for each contaminated path, the glob that watches it
 
+	prepareSHA256 string // digest of its prepare's command and environment ("" for none)
+
 	framework   string // runner.DetectFramework of its argv
 	runSHA256   string // digest of the argv template
 	entrySHA256 string // digest of the config entry
@@ -278,7 +280,10 @@ type watchGlob struct {
 //
 //   - pytest: conftest.py, pytest.ini, pyproject.toml, setup.cfg and
 //     tox.ini in the property's folder and every folder above it up to
-//     the root (pytest reads each of them to decide how a test runs);
+//     the root (pytest reads each of them to decide how a test runs),
+//     except pyproject.toml when the property has a prepare: with go.mod,
+//     go.sum, setup.py and package-lock.json it decides what the prepare
+//     builds, which a patch may change (its prepared layer then differs);
 //   - go test: every *_test.go file of the property's package folder (a
 //     TestMain or init there decides whether the test runs) and the
 //     package's testdata/rapid fail files.
@@ -289,6 +294,9 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 	case runner.FrameworkPytest:
 		for d := dir; ; d = path.Dir(d) {
 			for _, f := range []string{"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"} {
+				if f == "pyproject.toml" && p.Prepare != nil {
+					continue // it decides the prepare: a patch may change it (see prepare.go)
+				}
 				out = append(out, watchGlob{path.Join(d, f), "pytest configuration"})
 			}
 			if d == "." {
@@ -370,6 +378,7 @@ func (c *checker) checkSeeds(base string, ps *propState) error {
 type WatchList struct {
 	Property  string      `json:"property"` // path or path::name
 	Framework string      `json:"framework,omitempty"`
+	Prepare   []string    `json:"prepare,omitempty"` // the prepare's command, run once per tree
 	Watch     []WatchItem `json:"watch"`
 }
 
@@ -409,6 +418,9 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 	for i := range c.cfg.Properties {
 		p := &c.cfg.Properties[i]
 		wl := WatchList{Property: p.ID(), Framework: runner.DetectFramework(p.Run)}
+		if p.Prepare != nil {
+			wl.Prepare = p.Prepare.Run
+		}
 		wl.Watch = append(wl.Watch, WatchItem{p.Path, "the property file"})
 		if p.Generator != "" {
 			wl.Watch = append(wl.Watch, WatchItem{p.Generator, "the fixture generator"})

@@ -59,6 +59,9 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		AttemptsSkipped:      t.skippedWhy,
 		Command:              argv,
 		Isolation:            c.iso.label(),
+		PrepareSHA256:        ps.prepareSHA256,
+		PrepareSeconds:       c.prepareSeconds(ps, runner.SideCandidate),
+		BasePrepareSeconds:   c.prepareSeconds(ps, runner.SideBase),
 	}
 	if j.drawn {
 		rec.SeedOrigin = SeedDrawn

@@ -37,6 +37,7 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		Seed:           j.seed,
 		Command:        argv,
 		Env:            ps.baseEnv,
+		Prepare:        ps.prepareSHA256,
 	}.String()
 	if !c.opts.NoReplayCache {
 		release, err := c.lockReplay(ctx, j, key)

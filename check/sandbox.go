@@ -91,6 +91,13 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 		spec.Sandbox = &iso.sandbox
 	}
 	iso.env = runner.AttemptEnv(spec)
+	if hc := iso.sandbox.HostGoCache; hc != "" {
+		for _, g := range []string{c.top, c.common, c.outDir} {
+			if overlaps(hc, g) {
+				iso.sandbox.HostGoCache = "" // the gate's own state is never a layer: a cold cache
+			}
+		}
+	}
 	c.iso = iso
 	return nil
 }
@@ -243,7 +250,11 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 			Message: "sandbox.limits asks for limits this machine cannot enforce: " + strings.Join(refuse, "; "),
 			Hint:    "remove those keys to run with what the machine allows (stderr says what that is), or run where they can be enforced"}
 	}
-	c.say("sandbox: " + c.redact(sb.Level.Describe(sb.Limits, sb.Overlay)))
+	line := sb.Level.Describe(sb.Limits, sb.Overlay)
+	if sb.HostGoCache != "" {
+		line += "; Go build cache: " + sb.HostGoCache + " read-only under a throwaway layer"
+	}
+	c.say("sandbox: " + c.redact(line))
 	if n := runner.SweepLayers(); n > 0 {
 		c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
 	}

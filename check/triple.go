@@ -95,6 +95,9 @@ func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleR
 		}
 	}
 
+	if why := c.prepareFailure(ps); why != "" && (len(ps.contaminated) == 0 || c.opts.RunContaminated) {
+		return c.prepareGivenUp(ctx, j, why)
+	}
 	t, err := c.attempts(ctx, w, j, argv)
 	if err != nil {
 		return nil, err
@@ -153,6 +156,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 	}
 	retryCap := c.cfg.RetryCap
 	write(runner.Event{Type: runner.EventRetryCap, RetryCap: &retryCap})
+	c.prepareEvents(ps, write)
 	done := func() (*transcriptRun, error) {
 		write(runner.Event{Type: runner.EventComplete})
 		t.tr = tr // finish closes it (an fsync) off the attempts' path
@@ -185,7 +189,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		if why != "" {
 			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 		} else {
-			cmd := runner.Command{Argv: argv, Dir: tr.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.sandboxFor(tr.dir)}
+			cmd := runner.Command{Argv: argv, Dir: tr.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(tr, ps)}
 			ev := runner.NewEvidence(ps.framework, ps.prop.Name, ps.prop.PassMarker)
 			if ev != nil {
 				cmd.Output = ev

@@ -10,6 +10,7 @@
 //	freeze:
 //	  expires_after_runs: 20    runs a granted freeze lasts (1..100; default 20)
 //	sandbox:                    optional; see Sandbox (default mode: auto)
+//	prepare: {run: [go, build, ./...], budget: 10m, network: false}   optional; see Prepare
 //	properties:                 required, at least one
 //	  - path: tests/props/test_retry_budget.py   required; the property file (watched)
 //	    name: test_budget                        optional; the test id in the file ({name})
@@ -24,6 +25,7 @@
 //	    run: [pytest, -q, "{path}", "--hypothesis-seed={seed}"]   required; argv, no shell
 //	    wall_budget: 60s                         required; per attempt ("90s", "1m30s", or seconds)
 //	    samples: 200                             optional; required if run uses {samples}
+//	    prepare: {run: [...]}                    optional; replaces the top-level prepare
 //
 // A property is one test: entries may share a path (and a fixture) when
 // their names differ; two entries with the same path and name are
@@ -95,8 +97,10 @@ type Config struct {
 	// RandomSeeds is the global count of drawn seeds per property.
 	RandomSeeds int
 	// Watch are the global watch globs (every property's).
-	Watch      []string
-	Sandbox    Sandbox
+	Watch   []string
+	Sandbox Sandbox
+	// Prepare is the top-level prepare, nil for none (see Prepare).
+	Prepare    *Prepare
 	Properties []Property
 }
 
@@ -134,6 +138,9 @@ type Property struct {
 	PassMarker *regexp.Regexp
 	// Index is the entry's position in properties.
 	Index int
+	// Prepare is the property's prepare: its own block, else the top
+	// level's; nil for none.
+	Prepare *Prepare
 }
 
 // errorf returns an EINVALID error naming the file and the key.

@@ -161,7 +161,7 @@ func contains(list []string, s string) bool {
 }
 
 func (l *loader) config(root *ast.MappingNode) (*Config, error) {
-	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "properties")
+	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "prepare", "properties")
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +215,11 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 			return nil, err
 		}
 	}
+	if v, ok := f["prepare"]; ok {
+		if cfg.Prepare, err = l.prepare("prepare", v); err != nil {
+			return nil, err
+		}
+	}
 	v, ok = f["properties"]
 	if !ok {
 		return nil, l.errf("properties", root, "missing; want a list of properties")
@@ -232,6 +237,9 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 		p, err := l.property(key, pn, cfg.RandomSeeds)
 		if err != nil {
 			return nil, err
+		}
+		if p.Prepare == nil {
+			p.Prepare = cfg.Prepare
 		}
 		p.Index = i
 		// A property is a test: (path, name) names it once.
@@ -254,7 +262,7 @@ func (l *loader) property(key string, n ast.Node, randomSeeds int) (Property, er
 	if err != nil {
 		return p, err
 	}
-	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "run", "wall_budget", "samples")
+	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "run", "wall_budget", "samples", "prepare")
 	if err != nil {
 		return p, err
 	}
@@ -321,6 +329,11 @@ func (l *loader) property(key string, n ast.Node, randomSeeds int) (Property, er
 	}
 	if p.WallBudget, err = l.duration(join(key, "wall_budget"), f["wall_budget"]); err != nil {
 		return p, err
+	}
+	if v, ok := f["prepare"]; ok {
+		if p.Prepare, err = l.prepare(join(key, "prepare"), v); err != nil {
+			return p, err
+		}
 	}
 	if v, ok := f["samples"]; ok {
 		if p.Samples, err = l.integer(join(key, "samples"), v, 1, math.MaxInt32); err != nil {

@@ -49,6 +49,11 @@ type HTMLData struct {
 	// Unsandboxed counts the recent records whose attempts ran without
 	// the sandbox ("isolation": "none").
 	Unsandboxed int
+	// Prepared counts the recent records whose attempts ran on a prepared
+	// layer; PrepareSeconds is the median and PrepareMax the longest wall
+	// time of the prepares that built their candidates' layers.
+	Prepared                   int
+	PrepareSeconds, PrepareMax float64
 }
 
 // MaxHTMLRejects is how many recent rejects the HTML report shows.
@@ -110,7 +115,8 @@ const unreadablePath = "(unreadable records)"
 
 // recordInfo is what the report needs from one stored record.
 type recordInfo struct {
-	unsandboxed bool // "isolation": "none"
+	unsandboxed bool     // "isolation": "none"
+	prepare     *float64 // "prepare_seconds", nil without a prepare
 	sha         string
 	path        string
 	triple      flakegate.Triple
@@ -253,6 +259,10 @@ func readRecordInfo(sha string, raw []byte) recordInfo {
 	var isolation string
 	json.Unmarshal(fields["isolation"], &isolation)
 	info.unsandboxed = isolation == "none"
+	var prep float64
+	if json.Unmarshal(fields["prepare_seconds"], &prep) == nil && fields["prepare_seconds"] != nil {
+		info.prepare = &prep
+	}
 	var attempts []struct {
 		StartedAt time.Time `json:"started_at"`
 	}
@@ -280,6 +290,7 @@ func recentLabels(d *HTMLData, infos []recordInfo) []PropertyLabels {
 	}
 	d.Recent = len(recent)
 	byPath := map[string]*PropertyLabels{}
+	var preps []float64
 	var out []PropertyLabels
 	for _, r := range recent {
 		if !r.at.IsZero() {
@@ -300,9 +311,17 @@ func recentLabels(d *HTMLData, infos []recordInfo) []PropertyLabels {
 		if r.unsandboxed {
 			d.Unsandboxed++
 		}
+		if r.prepare != nil {
+			d.Prepared++
+			preps = append(preps, *r.prepare)
+		}
 		if r.at.After(p.Last) {
 			p.Last = r.at
 		}
+	}
+	if len(preps) > 0 {
+		sort.Float64s(preps)
+		d.PrepareSeconds, d.PrepareMax = preps[len(preps)/2], preps[len(preps)-1]
 	}
 	for _, p := range byPath {
 		out = append(out, *p)

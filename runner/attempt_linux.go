@@ -34,7 +34,7 @@ type sandboxRun struct {
 // the standby helper made for this sandbox while the attempt before ran
 // (or makes one now), hands it the attempt, and makes the next standby.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
-	if !s.Level.Root || s.oneShot {
+	if !s.Level.Root || s.oneShot || s.Persist != "" {
 		return s.spawn(dir, c.Argv, c.Env, false)
 	}
 	owner, err := ownerOf(s.Tree)
@@ -50,7 +50,8 @@ func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
 			}
 		}
 		v := s.view(dir, c.Argv, c.Env, r.layer)
-		msg, err := json.Marshal(standbyMsg{Tree: s.Tree, Overlay: s.Overlay, Argv: append([]string{s.Bwrap}, v.args...)})
+		msg, err := json.Marshal(standbyMsg{Tree: s.Tree, Overlay: s.Overlay, Prepared: s.Prepared, GoCache: v.helper.GoCache,
+			Argv: append([]string{s.Bwrap}, v.args...)})
 		if err == nil {
 			_, err = r.specW.Write(msg)
 		}
@@ -163,6 +164,17 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 			return nil, err
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
+		if s.HostGoCache != "" {
+			owner, err := ownerOf(s.HostGoCache)
+			if err != nil {
+				return nil, err
+			}
+			ns, err := idmapUserns(owner[0], owner[1], lv.UID, lv.GID)
+			if err != nil {
+				return nil, err
+			}
+			cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
+		}
 	}
 	r.cmd = cmd
 	if err := cmd.Start(); err != nil {
@@ -198,7 +210,7 @@ const maxStandbys = 4
 // standbyKey names what a standby was built for: everything of the
 // sandbox but the tree and the command.
 func (s *Sandbox) standbyKey(env []string) string {
-	b, _ := json.Marshal([]any{s.Bwrap, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, env})
+	b, _ := json.Marshal([]any{s.Bwrap, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.HostGoCache, env})
 	return string(b)
 }
 

@@ -36,4 +36,4 @@ type cgroupHost struct {
 func sizeText(n int64) string { return "" }
 func WaitCgroups()            {}
 func dropStandbys()           {}
-func sweepCgroups() int { return 0 }
+func sweepCgroups() int       { return 0 }

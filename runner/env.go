@@ -37,8 +37,9 @@ type EnvSpec struct {
 
 // AttemptEnv returns the environment of an attempt: an allow-list, never
 // a secret. In a sandbox, HOME is the sandbox's private home, TMPDIR its
-// private /tmp, GOCACHE a fresh cache inside it and GOMODCACHE the host's
-// module cache, bound read-only. Python writes no bytecode.
+// private /tmp, GOCACHE the sandbox's Go build cache (warm: the host's
+// cache under a throwaway layer, see Sandbox.HostGoCache) and GOMODCACHE
+// the host's module cache, bound read-only. Python writes no bytecode.
 func AttemptEnv(spec EnvSpec) []string {
 	get := func(name string) (string, bool) {
 		for i := len(spec.Src) - 1; i >= 0; i-- {
@@ -59,6 +60,7 @@ func AttemptEnv(spec EnvSpec) []string {
 		env["HOME"] = sb.Home
 		env["TMPDIR"] = SandboxTmp
 		env["GOCACHE"] = SandboxGoCache
+		sb.HostGoCache = HostGoCache(get)
 		if mod := goModCache(get); mod != "" {
 			env["GOMODCACHE"] = mod
 			sb.RO = append(sb.RO, mod)
@@ -99,6 +101,27 @@ func SandboxHomeFor(src []string) string {
 		return SandboxHome
 	}
 	return filepath.Clean(home)
+}
+
+// HostGoCache is the host's own Go build cache as `go env GOCACHE` finds
+// it from an environment (GOCACHE, else $XDG_CACHE_HOME/go-build, else
+// $HOME/.cache/go-build), or "" when it is off or not an existing folder.
+func HostGoCache(get func(string) (string, bool)) string {
+	dir, _ := get("GOCACHE")
+	if dir == "" {
+		if x, _ := get("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+			dir = filepath.Join(x, "go-build")
+		} else if home, _ := get("HOME"); filepath.IsAbs(home) {
+			dir = filepath.Join(home, ".cache", "go-build")
+		}
+	}
+	if !filepath.IsAbs(dir) {
+		return "" // "off", or relative: go itself refuses it
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return filepath.Clean(dir)
 }
 
 // goModCache is the host's Go module cache, shared read-only, or "".

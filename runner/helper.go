@@ -14,6 +14,15 @@ type helperSpec struct {
 	Leave   []string    `json:"leave,omitempty"`   // folders to go back to after
 	Rlimits []rlimit    `json:"rlimits,omitempty"`
 	Argv    []string    `json:"argv,omitempty"` // bwrap and its arguments; none: mount, then exit (the probe)
+	// GoCache are the lower layers of the attempt's Go build cache, top
+	// first, mounted as an overlay at layer/gocache; none mounts nothing.
+	GoCache []cacheLayer `json:"gocache,omitempty"`
+	// Prepared is a prepared layer (a folder holding tree/ and gocache/)
+	// laid read-only over the tree and under the Go cache.
+	Prepared string `json:"prepared,omitempty"`
+	// Persist makes the attempt a prepare: the tree's and the Go cache's
+	// upper layers are Persist/tree and Persist/gocache, kept after it.
+	Persist string `json:"persist,omitempty"`
 	// Standby: build everything but the tree, join the cgroup, then wait
 	// on descriptor 6 for the attempt (a standbyMsg). A standby is
 	// started while the attempt before it runs, so that the cgroup join
@@ -24,9 +33,20 @@ type helperSpec struct {
 
 // standbyMsg is the rest of a standby helper's spec: the attempt.
 type standbyMsg struct {
-	Tree    string   `json:"tree"`
-	Overlay bool     `json:"overlay"`
-	Argv    []string `json:"argv"`
+	Tree     string       `json:"tree"`
+	Overlay  bool         `json:"overlay"`
+	Prepared string       `json:"prepared,omitempty"`
+	GoCache  []cacheLayer `json:"gocache,omitempty"`
+	Argv     []string     `json:"argv"`
+}
+
+// cacheLayer is one lower layer of the Go build cache: the host's own
+// cache is idmapped (its owner's files appear as the identity's, through
+// the user namespace on descriptor 8); a prepared layer is the
+// identity's already.
+type cacheLayer struct {
+	Src   string `json:"src"`
+	Idmap bool   `json:"idmap,omitempty"`
 }
 
 // stageBind binds a host path under the layer (stage/N), where the
@@ -48,10 +68,13 @@ type helperReport struct {
 }
 
 // Descriptors of the helper: bwrap's status and seccomp descriptors are
-// passed on to bwrap as 3 and 4; 5 is the helper's report; 6, when
-// present, is the user namespace whose mapping idmaps the tree.
+// passed on to bwrap as 3 and 4; 5 is the helper's report; 6 a standby's
+// attempt; 7, when present, is the user namespace whose mapping idmaps
+// the tree; 8, when present, the one that idmaps the host's Go build
+// cache.
 const (
-	helperReportFD = 5
-	helperSpecFD   = 6
-	helperUsernsFD = 7
+	helperReportFD      = 5
+	helperSpecFD        = 6
+	helperUsernsFD      = 7
+	helperCacheUsernsFD = 8
 )

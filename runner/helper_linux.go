@@ -72,8 +72,9 @@ func helperMain(arg string) int {
 			return helperExit // flakegate let the standby go unused
 		}
 		spec.Tree, spec.Overlay, spec.Argv = msg.Tree, msg.Overlay, msg.Argv
-		if spec.Layer != "" && spec.Tree != "" {
-			if err := spec.mountTree(); err != nil {
+		spec.Prepared, spec.GoCache = msg.Prepared, msg.GoCache
+		if spec.Layer != "" {
+			if err := spec.mountAttempt(); err != nil {
 				fmt.Fprintf(os.Stderr, "flakegate: cannot prepare the attempt's sandbox: %v\n", err)
 				return helperExit
 			}
@@ -153,11 +154,6 @@ func (spec *helperSpec) mount() error {
 			return fmt.Errorf("the %s tmpfs: %w", m.dir, err)
 		}
 	}
-	if spec.Tree != "" {
-		if err := spec.mountTree(); err != nil {
-			return err
-		}
-	}
 	for i, s := range spec.Stage {
 		dst := filepath.Join(L, "stage", strconv.Itoa(i))
 		var err error
@@ -170,13 +166,47 @@ func (spec *helperSpec) mount() error {
 			return err
 		}
 		if s.Write {
-			err = idmapBind(s.Src, dst)
+			err = idmapBind(s.Src, dst, helperUsernsFD)
 		} else {
 			err = unix.Mount(s.Src, dst, "", unix.MS_BIND|unix.MS_REC, "")
 		}
 		if err != nil {
 			return fmt.Errorf("sharing %s: %w", s.Src, err)
 		}
+	}
+	if spec.Standby {
+		return nil // the attempt's part comes with the attempt
+	}
+	return spec.mountAttempt()
+}
+
+// mountAttempt mounts what belongs to one attempt: a prepare's
+// persistent layer, the prepared layer, the tree and the Go build cache.
+func (spec *helperSpec) mountAttempt() error {
+	L := spec.Layer
+	if spec.Persist != "" {
+		if err := os.Mkdir(filepath.Join(L, "persist"), 0o711); err != nil {
+			return err
+		}
+		if err := unix.Mount(spec.Persist, filepath.Join(L, "persist"), "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("the prepare's layer: %w", err)
+		}
+	}
+	if spec.Prepared != "" {
+		if err := os.Mkdir(filepath.Join(L, "prepared"), 0o711); err != nil {
+			return err
+		}
+		if err := unix.Mount(spec.Prepared, filepath.Join(L, "prepared"), "", unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("the prepared layer: %w", err)
+		}
+	}
+	if spec.Tree != "" {
+		if err := spec.mountTree(); err != nil {
+			return err
+		}
+	}
+	if err := spec.mountGoCache(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -188,41 +218,114 @@ func (spec *helperSpec) mount() error {
 func (spec *helperSpec) mountTree() error {
 	L := spec.Layer
 	if !spec.Overlay {
-		return idmapBind(spec.Tree, filepath.Join(L, "tree"))
+		return idmapBind(spec.Tree, filepath.Join(L, "tree"), helperUsernsFD)
 	}
-	if err := idmapBind(spec.Tree, filepath.Join(L, "lower")); err != nil {
+	if err := idmapBind(spec.Tree, filepath.Join(L, "lower"), helperUsernsFD); err != nil {
 		return err
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(spec.Tree, &st); err != nil {
 		return err
 	}
-	upper := filepath.Join(L, "upper")
-	if err := os.Chmod(upper, os.FileMode(st.Mode&0o7777)); err != nil {
+	lower, upper, work := "lower", "upper", "work"
+	if spec.Prepared != "" {
+		lower = "prepared/tree:lower"
+	}
+	if spec.Persist != "" {
+		upper, work = "persist/tree", "persist/tree.work"
+	}
+	if err := spec.ownUpper(filepath.Join(L, upper), os.FileMode(st.Mode&0o7777)); err != nil {
+		return err
+	}
+	return overlayAt(L, "tree", "lowerdir="+lower+",upperdir="+upper+",workdir="+work)
+}
+
+// ownUpper gives an upper layer's root to the identity, with mode.
+func (spec *helperSpec) ownUpper(dir string, mode os.FileMode) error {
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, mode); err != nil {
 		return err
 	}
 	if spec.UID >= 0 {
-		if err := os.Chown(upper, spec.UID, spec.GID); err != nil {
-			return err
-		}
+		return os.Chown(dir, spec.UID, spec.GID)
 	}
+	return nil
+}
+
+// overlayAt mounts an overlay at L/dst with opts naming its layers
+// relative to L, so that /proc/self/mountinfo reads the same in every
+// attempt.
+func overlayAt(L, dst, opts string) error {
 	wd, _ := os.Getwd()
 	if err := unix.Chdir(L); err != nil {
 		return err
 	}
 	defer unix.Chdir(wd) //nolint:errcheck // the helper's own working directory is not used
-	err := unix.Mount("overlay", filepath.Join(L, "tree"), "overlay", unix.MS_NOSUID|unix.MS_NODEV, "lowerdir=lower,upperdir=upper,workdir=work")
-	if err != nil {
-		return fmt.Errorf("the tree's overlay: %w", err)
+	if err := unix.Mount("overlay", filepath.Join(L, dst), "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("the %s overlay: %w", dst, err)
 	}
 	return nil
+}
+
+// mountGoCache puts the attempt's Go build cache at L/gocache: an
+// overlay whose lower layers are the prepared layer's cache and the
+// host's own cache (idmapped, read-only: the overlay never writes a
+// lower layer), and whose upper layer is on the attempt's tmpfs (a
+// prepare's: its persistent layer). Metadata-only copy-ups (Go touches
+// the entries it uses) copy no data where the kernel allows metacopy.
+func (spec *helperSpec) mountGoCache() error {
+	if len(spec.GoCache) == 0 && spec.Prepared == "" {
+		return nil
+	}
+	L := spec.Layer
+	var lowers []string
+	if spec.Prepared != "" {
+		lowers = append(lowers, "prepared/gocache")
+	}
+	for i, g := range spec.GoCache {
+		rel := filepath.Join("gocache-lower", strconv.Itoa(i))
+		dst := filepath.Join(L, rel)
+		if err := os.MkdirAll(dst, 0o711); err != nil {
+			return err
+		}
+		var err error
+		if g.Idmap {
+			err = idmapBind(g.Src, dst, helperCacheUsernsFD)
+		} else {
+			err = unix.Mount(g.Src, dst, "", unix.MS_BIND|unix.MS_RDONLY, "")
+		}
+		if err != nil {
+			return fmt.Errorf("the Go build cache %s: %w", g.Src, err)
+		}
+		lowers = append(lowers, rel)
+	}
+	upper, work := "gocache-upper", "gocache-work"
+	if spec.Persist != "" {
+		upper, work = "persist/gocache", "persist/gocache.work"
+	}
+	if err := os.MkdirAll(filepath.Join(L, work), 0o700); err != nil {
+		return err
+	}
+	if err := spec.ownUpper(filepath.Join(L, upper), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(L, "gocache"), 0o711); err != nil {
+		return err
+	}
+	opts := "lowerdir=" + strings.Join(lowers, ":") + ",upperdir=" + upper + ",workdir=" + work
+	if err := overlayAt(L, "gocache", opts+",metacopy=on"); err == nil {
+		return nil
+	}
+	return overlayAt(L, "gocache", opts)
 }
 
 // idmapBind binds src at dst as seen through the user namespace on
 // descriptor 6: the files of the tree's owner appear as the unprivileged
 // identity's. Without that descriptor it is a plain bind.
-func idmapBind(src, dst string) error {
-	if _, err := unix.FcntlInt(helperUsernsFD, unix.F_GETFD, 0); err != nil {
+func idmapBind(src, dst string, usernsFD int) error {
+	if _, err := unix.FcntlInt(uintptr(usernsFD), unix.F_GETFD, 0); err != nil {
 		return unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, "")
 	}
 	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
@@ -230,7 +333,7 @@ func idmapBind(src, dst string) error {
 		return fmt.Errorf("open_tree %s: %w", src, err)
 	}
 	defer unix.Close(fd)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: helperUsernsFD}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(usernsFD)}
 	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
 		return fmt.Errorf("an idmapped mount of %s: %w", src, err)
 	}

@@ -78,7 +78,37 @@ func (l Level) Describe(lim Limits, overlay bool) string {
 // whether they can run on overlays (when overlay is asked). It runs a real attempt each
 // way it tries. s.Level is set to the result, s.Overlay to whether
 // overlays work; err is non-nil only when no sandbox runs at all.
+//
+// With a HostGoCache, a last attempt tries the warm Go build cache at the
+// level found; where it fails, HostGoCache is cleared (the attempts build
+// in a cold cache) and Level.Missing says why.
 func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay bool) error {
+	goCache := s.HostGoCache
+	s.HostGoCache = ""
+	if err := s.probeLevel(ctx, dir, env, overlay); err != nil {
+		return err
+	}
+	if goCache == "" {
+		return nil
+	}
+	tree, err := os.MkdirTemp(dir, "probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tree)
+	p := *s
+	p.HostGoCache, p.Tree = goCache, tree
+	p.Limits = Limits{Memory: 256 << 20, Pids: 64, Tmp: 16 << 20, Disk: 16 << 20}
+	out := Run(ctx, Command{Argv: []string{"sh", "-c", "test -d " + SandboxGoCache + " && echo x > " + SandboxGoCache + "/.probe"}, Dir: tree, Env: env, Sandbox: &p, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
+	if out.Result == Pass {
+		s.HostGoCache = goCache
+		return nil
+	}
+	s.Level.Missing = append(s.Level.Missing, "no warm Go build cache: "+strings.TrimSpace(out.Result+" "+out.Reason+" "+lastLine(out.Tail)))
+	return nil
+}
+
+func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, overlay bool) error {
 	if !selfHelper.Load() {
 		return errors.New("this binary does not run the sandbox helper")
 	}

@@ -57,6 +57,21 @@ type Sandbox struct {
 	// Level is what Probe found this host allows; the zero Level runs
 	// bwrap alone, as an unprivileged caller would.
 	Level Level
+	// HostGoCache is the host's own Go build cache (flakegate's `go env
+	// GOCACHE`), "" for none. The attempt's cache, at SandboxGoCache, is
+	// an overlay whose lower layers are Prepared's cache and this folder,
+	// read-only, and whose upper layer is thrown away with the attempt:
+	// warm, and nothing an attempt writes there is seen by another one.
+	// Without root it is bwrap's --tmp-overlay of the same lower layers.
+	HostGoCache string
+	// Prepared is a prepared layer: a folder holding tree/ (laid
+	// read-only over the tree) and gocache/ (over the host's Go cache),
+	// written by a prepare (Persist). Overlay mode only.
+	Prepared string
+	// Persist makes this attempt a prepare: what it writes to its tree and
+	// to its Go cache goes to Persist/tree and Persist/gocache (their work
+	// folders beside them) and is kept. Overlay mode only.
+	Persist string
 
 	oneShot bool // no standby (the probe's attempts)
 }
@@ -186,7 +201,11 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 	v := &attemptView{stage: map[string]int{}}
 	lv := s.Level
 	if lv.Root {
-		v.helper = &helperSpec{Layer: layer, Tree: s.Tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp}
+		v.helper = &helperSpec{Layer: layer, Tree: s.Tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp,
+			Prepared: s.Prepared, Persist: s.Persist}
+		if s.HostGoCache != "" {
+			v.helper.GoCache = []cacheLayer{{Src: s.HostGoCache, Idmap: lv.Idmap}}
+		}
 	} else {
 		v.helper = &helperSpec{UID: -1, GID: -1}
 	}
@@ -306,6 +325,14 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 		default:
 			a = append(a, "--ro-bind", "/dev/null", p)
 		}
+	}
+	// The Go build cache last: a hidden path (flakegate's folder may be
+	// /tmp) must not cover it.
+	switch {
+	case lv.Root && (s.HostGoCache != "" || s.Prepared != ""):
+		a = append(a, "--bind", filepath.Join(layer, "gocache"), SandboxGoCache)
+	case !lv.Root && s.HostGoCache != "":
+		a = append(a, "--overlay-src", s.HostGoCache, "--tmp-overlay", SandboxGoCache)
 	}
 	inside := TreeMount
 	if rel, err := filepath.Rel(s.Tree, dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {

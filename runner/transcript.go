@@ -34,6 +34,10 @@ const (
 	EventAttemptEnd   = "attempt_end"
 	EventBaseReplay   = "base_replay"
 	EventComplete     = "complete"
+	// EventPrepare is the prepare of a tree the attempts ran on: Side,
+	// ExitCode, WallSeconds, FromCache (its layer came from an earlier
+	// check) and Reason (why it failed, with its output tail).
+	EventPrepare = "prepare"
 )
 
 // Sides of an attempt.

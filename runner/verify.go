@@ -159,6 +159,10 @@ func (v *verifier) walk() {
 				firstResult = n
 			}
 			v.baseReplays = append(v.baseReplays, le)
+		case EventPrepare:
+			if firstResult != 0 {
+				v.addf("line %d: a prepare was written after the first attempt (line %d)", n, firstResult)
+			}
 		case EventComplete:
 			complete = n
 		default:

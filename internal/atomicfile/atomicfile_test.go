@@ -212,7 +212,10 @@ func TestOnlyWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowed := map[string]string{
-		"check/check.go": "os.CreateTemp", // the --out writability probe, removed at once
+		"check/check.go":         "os.CreateTemp", // the --out writability probe, removed at once
+		"runner/cgroup_linux.go": "os.WriteFile",  // cgroup control files: kernel interfaces, not files replaced
+		"runner/helper_linux.go": "os.WriteFile",  // cgroup.procs, and empty mount points for files
+		"runner/level.go":        "os.WriteFile",  // the probe's file in its throwaway tree
 	}
 	found := 0
 	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {

@@ -208,6 +208,10 @@ func explainWatch(ctx context.Context, io *IO, asJSON bool, opts check.Options) 
 			fw = " (" + wl.Framework + ")"
 		}
 		fmt.Fprintf(io.Out, "%s%s\n", termsafe.Line(wl.Property), termsafe.Line(fw))
+		if len(wl.Prepare) > 0 {
+			b, _ := json.Marshal(wl.Prepare)
+			fmt.Fprintf(io.Out, "  prepare (once per tree, not watched): %s\n", termsafe.Line(string(b)))
+		}
 		for _, w := range wl.Watch {
 			fmt.Fprintf(io.Out, "  %-40s %s\n", termsafe.Line(w.Glob), termsafe.Line(w.Why))
 		}
