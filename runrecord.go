@@ -94,9 +94,14 @@ func (r *RunRecord) Marshal() ([]byte, error) {
 
 // ReplayKey is the identity of a base replay in the replay cache.
 type ReplayKey struct {
-	BaseSHA        string   `json:"base_sha"`
-	Name           string   `json:"name,omitempty"`
-	PassMarker     string   `json:"pass_marker,omitempty"`
+	BaseSHA    string `json:"base_sha"`
+	Name       string `json:"name,omitempty"`
+	PassMarker string `json:"pass_marker,omitempty"`
+	FailMarker string `json:"fail_marker,omitempty"`
+	// FailEvidence is set when a base "fail" needs positive evidence that
+	// the test ran and failed (a framework or a fail marker): results
+	// cached before that rule are not reused.
+	FailEvidence   bool     `json:"fail_evidence,omitempty"`
 	PropertySHA256 string   `json:"property_sha256"`
 	FixtureSHA256  string   `json:"fixture_sha256"`
 	Seed           Seed     `json:"seed"`

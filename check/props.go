@@ -243,13 +243,17 @@ func RunSHA256(p *config.Property) string {
 
 // EntrySHA256 is the digest of p's config entry as the check reads it
 // (the record's extra key "property_entry_sha256"): path, name, fixture,
-// generator, run, wall budget, samples, watch globs, pass marker, plus the
+// generator, run, wall budget, samples, watch globs, pass and fail markers, plus the
 // retry cap and the global watch globs. The seed lists are not part of it:
 // adding a seed does not void the freezes of the others.
 func EntrySHA256(cfg *config.Config, p *config.Property) string {
 	marker := ""
 	if p.PassMarker != nil {
 		marker = p.PassMarker.String()
+	}
+	failMarker := ""
+	if p.FailMarker != nil {
+		failMarker = p.FailMarker.String()
 	}
 	b, _ := json.Marshal(struct {
 		Path        string   `json:"path"`
@@ -263,7 +267,8 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 		PassMarker  string   `json:"pass_marker"`
 		RetryCap    int      `json:"retry_cap"`
 		GlobalWatch []string `json:"global_watch"`
-	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch})
+		FailMarker  string   `json:"fail_marker,omitempty"` // omitted when unset: older entries keep their digest
+	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch, failMarker})
 	return sha256Hex(b)
 }
 

@@ -28,10 +28,16 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 	if ps.prop.PassMarker != nil {
 		marker = ps.prop.PassMarker.String()
 	}
+	failMarker := ""
+	if ps.prop.FailMarker != nil {
+		failMarker = ps.prop.FailMarker.String()
+	}
 	key := flakegate.ReplayKey{
 		BaseSHA:        c.baseSHA,
 		Name:           ps.prop.Name,
 		PassMarker:     marker,
+		FailMarker:     failMarker,
+		FailEvidence:   ps.framework != runner.FrameworkNone || failMarker != "",
 		PropertySHA256: ps.basePropertySHA256,
 		FixtureSHA256:  ps.baseFixtureSHA256,
 		Seed:           j.seed,

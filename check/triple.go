@@ -186,7 +186,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 		} else {
 			cmd := runner.Command{Argv: argv, Dir: tr.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.sandboxFor(tr.dir)}
-			ev := runner.NewEvidence(ps.framework, ps.prop.Name, ps.prop.PassMarker)
+			ev := runner.NewEvidence(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
 			if ev != nil {
 				cmd.Output = ev
 			}

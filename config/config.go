@@ -21,6 +21,8 @@
 //	    watch: ["tests/helpers/**"]              optional; more globs graded against
 //	    pass_marker: "^ok "                      optional; a regexp (no placeholders) a line of
 //	                                             a passing output must match
+//	    fail_marker: "^FAIL: "                   optional; a regexp (no placeholders) a line of
+//	                                             a failing output (exit 1) must match
 //	    run: [pytest, -q, "{path}", "--hypothesis-seed={seed}"]   required; argv, no shell
 //	    wall_budget: 60s                         required; per attempt ("90s", "1m30s", or seconds)
 //	    samples: 200                             optional; required if run uses {samples}
@@ -132,6 +134,9 @@ type Property struct {
 	Watch []string
 	// PassMarker, if set, is a regexp an exit 0 must print to be a pass.
 	PassMarker *regexp.Regexp
+	// FailMarker, if set, is a regexp an exit 1 must print to be a
+	// failure (else the attempt is an error: the test did not run).
+	FailMarker *regexp.Regexp
 	// Index is the entry's position in properties.
 	Index int
 }

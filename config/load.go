@@ -254,7 +254,7 @@ func (l *loader) property(key string, n ast.Node, randomSeeds int) (Property, er
 	if err != nil {
 		return p, err
 	}
-	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "run", "wall_budget", "samples")
+	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "fail_marker", "run", "wall_budget", "samples")
 	if err != nil {
 		return p, err
 	}
@@ -308,6 +308,18 @@ func (l *loader) property(key string, n ast.Node, randomSeeds int) (Property, er
 		}
 		if p.PassMarker, err = regexp.Compile("(?m)" + s); err != nil {
 			return p, l.errf(join(key, "pass_marker"), v, "not a regexp: %v", err)
+		}
+	}
+	if v, ok := f["fail_marker"]; ok {
+		s, err := l.str(join(key, "fail_marker"), v)
+		if err != nil {
+			return p, err
+		}
+		if s == "" {
+			return p, l.errf(join(key, "fail_marker"), v, "empty; want a regexp the failing output prints")
+		}
+		if p.FailMarker, err = regexp.Compile("(?m)" + s); err != nil {
+			return p, l.errf(join(key, "fail_marker"), v, "not a regexp: %v", err)
 		}
 	}
 	if p.Run, err = l.run(join(key, "run"), f["run"]); err != nil {

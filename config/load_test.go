@@ -139,6 +139,9 @@ func TestLoadErrors(t *testing.T) {
 		{"watch not a list", prop("watch: a\n"), []string{"watch", "want a list"}},
 		{"pass_marker bad", swap("fixture: f", "fixture: f\n    pass_marker: '(ok'"), []string{"properties[0].pass_marker", "regexp"}},
 		{"pass_marker empty", swap("fixture: f", "fixture: f\n    pass_marker: ''"), []string{"properties[0].pass_marker", "empty"}},
+		{"fail_marker bad", swap("fixture: f", "fixture: f\n    fail_marker: '(FAIL'"), []string{"properties[0].fail_marker", "regexp"}},
+		{"fail_marker empty", swap("fixture: f", "fixture: f\n    fail_marker: ''"), []string{"properties[0].fail_marker", "empty"}},
+		{"fail_marker not a string", swap("fixture: f", "fixture: f\n    fail_marker: [x]"), []string{"properties[0].fail_marker"}},
 		{"same test twice", prop("  - {path: a.py, name: T, fixture: g, seeds: [2], run: [x], wall_budget: 1s}\n  - {path: a.py, name: T, seeds: [3], run: [x], wall_budget: 1s}\n"), []string{"properties[2]", "name \"T\"", "properties[1]"}},
 		{"wall_budget missing", swap("    wall_budget: 1s\n", ""), []string{"properties[0].wall_budget", "missing"}},
 		{"path absolute", swap("path: a.py", "path: /etc/passwd"), []string{"properties[0].path", "absolute"}},
@@ -186,6 +189,7 @@ properties:
     seeds: [1]
     watch: ["tests/helpers/*.py"]
     pass_marker: "^ok "
+    fail_marker: "^not ok "
     run: [pytest, "{path}::{name}", "--hypothesis-seed={seed}"]
     wall_budget: 1s
   - path: tests/test_x.py
@@ -204,7 +208,7 @@ properties:
 		t.Fatal(err)
 	}
 	a, b, c := cfg.Properties[0], cfg.Properties[1], cfg.Properties[2]
-	if a.Name != "test_a" || a.Fixture != "" || a.RandomSeeds != 2 || a.Watch[0] != "tests/helpers/*.py" || !a.PassMarker.MatchString("x\nok 1") {
+	if a.Name != "test_a" || a.Fixture != "" || a.RandomSeeds != 2 || a.Watch[0] != "tests/helpers/*.py" || !a.PassMarker.MatchString("x\nok 1") || !a.FailMarker.MatchString("x\nnot ok 1") || cfg.Properties[1].FailMarker != nil {
 		t.Errorf("first entry: %+v", a)
 	}
 	if b.Name != "test_b" || len(b.Seeds) != 0 || b.RandomSeeds != 3 || c.RandomSeeds != 0 || c.Name != "" {
