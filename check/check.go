@@ -70,7 +70,8 @@ type Options struct {
 	// NoReplayCache neither reads nor writes the replay cache.
 	NoReplayCache bool
 	// RunContaminated runs the attempts of triples the diff alone makes
-	// CONTAMINATED (by default they are not run; the label is the same).
+	// CONTAMINATED, or the fixture digests alone make FIXTURE (by default
+	// they are not run; the label is the same).
 	RunContaminated bool
 	// FreezeOwner, if set, grants a freeze to every SCHEDULER result.
 	FreezeOwner string

@@ -158,3 +158,31 @@ func TestCheckFailMarker(t *testing.T) {
 		t.Errorf("record: %s/%s", rec.CandidateResult, rec.BaseSeedResult)
 	}
 }
+
+// TestCheckFixtureRunDecided: a FIXTURE triple runs no attempt by
+// default; --run-decided (and its older name --run-contaminated) runs
+// them, and the label stays FIXTURE.
+func TestCheckFixtureRunDecided(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	r := newRepo(t, baseFiles(libOK))
+	r.candidate("fixture", map[string]string{"fixtures/data.txt": "alpha beta\n"})
+	for _, flag := range []string{"", "--run-decided", "--run-contaminated"} {
+		args := []string{"--base", "base", "--candidate", "fixture"}
+		if flag != "" {
+			args = append(args, flag)
+		}
+		cr := r.check(args...)
+		if cr.code != 1 || strings.Join(cr.labels(), ",") != "FIXTURE,FIXTURE" {
+			t.Fatalf("%s\n%s", flag, cr)
+		}
+		for i, res := range cr.summary.Results {
+			rec := cr.record(t, i)
+			ran := len(rec.Attempts) > 0
+			if ran != (flag != "") || (rec.AttemptsSkipped == "") != ran || (res.AttemptsSkipped == "") != ran {
+				t.Errorf("%s: result %d: %d attempts, attempts_skipped %q", flag, i, len(rec.Attempts), rec.AttemptsSkipped)
+			}
+		}
+	}
+}

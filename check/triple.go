@@ -132,6 +132,8 @@ type transcriptRun struct {
 //     "fail", no retries, base_seed_result "not_run" and why in the extra
 //     key "attempts_skipped"; the table says CONTAMINATED from the diff (and
 //     would say INCOMPLETE, never a pass, were the watched path dropped);
+//   - likewise when the fixture digests differ (known before any attempt):
+//     the table says FIXTURE from the digests alone;
 //   - after a failed first candidate attempt the base seed result is
 //     obtained first (cache or replay); when base fails too the triple is
 //     PROPERTY whatever the retries do, so none runs;
@@ -163,6 +165,12 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 	if len(ps.contaminated) > 0 && !c.opts.RunContaminated {
 		t.candidate, t.base = runner.Fail, "not_run"
 		t.skippedWhy = "contaminated by diff: " + strings.Join(ps.contaminated, ", ")
+		return done()
+	}
+	if ps.candFixtureSHA256 != ps.baseFixtureSHA256 && !c.opts.RunContaminated {
+		t.candidate, t.base = runner.Fail, "not_run"
+		t.skippedWhy = fmt.Sprintf("fixture differs from base: %s is %s on the candidate, %s on base",
+			ps.prop.Fixture, flakegate.ShortSHA(ps.candFixtureSHA256), flakegate.ShortSHA(ps.baseFixtureSHA256))
 		return done()
 	}
 
