@@ -121,25 +121,26 @@ func Run(ctx context.Context, opts Options) (*flakegate.Summary, error) {
 
 // checker holds the state of one check.
 type checker struct {
-	opts     Options
-	git      *git.Client
-	top      string
-	common   string
-	baseSHA  string
-	candSHA  string
-	cfgPath  string
-	cfgSHA   string // sha256 of the config bytes at the base
-	cfg      *config.Config
-	diff     []string
-	watch    []string // config and in-repo ledger: every triple's watch_paths
-	outDir   string
-	store    flakegate.Store
-	trees    *worktrees
-	props    []*propState
-	iso      *isolation
-	now      func() time.Time
-	progress ProgressHandler
-	secret   []byte // the store's seed secret, when seeds are drawn (seeds.go)
+	opts      Options
+	git       *git.Client
+	top       string
+	common    string
+	baseSHA   string
+	candSHA   string
+	cfgPath   string
+	cfgSHA    string // sha256 of the config bytes at the base
+	cfg       *config.Config
+	diff      []string
+	watch     []string // config and in-repo ledger: every triple's watch_paths
+	outDir    string
+	store     flakegate.Store
+	trees     *worktrees
+	props     []*propState
+	iso       *isolation
+	now       func() time.Time
+	progress  ProgressHandler
+	secret    []byte          // the store's seed secret, when seeds are drawn (seeds.go)
+	baseFiles map[string]bool // the files of the base revision (infra.go), read once
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {

@@ -116,8 +116,12 @@ func (c *checker) preflight(ctx context.Context) error {
 		ps.contaminated = inDiff(c.diff, append(p.WatchPaths(), c.watch...))
 		// Globs cannot go into a record: the diff paths they match do, so
 		// the table itself says CONTAMINATED and names the file.
+		globs, err := c.propGlobs(ctx, p)
+		if err != nil {
+			return err
+		}
 		for _, d := range c.diff {
-			for _, g := range watchGlobs(c.cfg, p) {
+			for _, g := range globs {
 				if config.MatchGlob(g.glob, d) {
 					ps.watch = append(ps.watch, d)
 					ps.contaminated = append(ps.contaminated, d)
@@ -279,7 +283,8 @@ type watchGlob struct {
 
 // watchGlobs lists the globs of p besides its file and generator: the
 // framework's defaults (found from run), the property's watch and the
-// global watch.
+// global watch. propGlobs (infra.go) adds what it finds in the base
+// revision: pytest helper modules, vitest and jest files.
 //
 //   - pytest: conftest.py, pytest.ini, pyproject.toml, setup.cfg and
 //     tox.ini in the property's folder and every folder above it up to
@@ -425,7 +430,11 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 			}
 			wl.Watch = append(wl.Watch, WatchItem{w, why})
 		}
-		for _, g := range watchGlobs(c.cfg, p) {
+		globs, err := c.propGlobs(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range globs {
 			wl.Watch = append(wl.Watch, WatchItem{g.glob, g.why})
 		}
 		out = append(out, wl)
