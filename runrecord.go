@@ -81,7 +81,21 @@ type RunRecord struct {
 	// Isolation is an extra key: "bwrap" when every attempt ran in the
 	// sandbox, "none" when the config opted out.
 	Isolation string `json:"isolation,omitempty"`
+	// BaseProbeResults are the results of the flake probe (extra key): the
+	// base seed run flake_probe_runs more times after a SCHEDULER result,
+	// looking for a base failure; nil when no probe ran.
+	BaseProbeResults []string `json:"base_probe_results,omitempty"`
+	// FlakeOrigin says where a SCHEDULER flake comes from (extra key):
+	// "base" when a base failure was seen (probe or the store's history of
+	// the triple), "new" when none was; "" when no probe ran.
+	FlakeOrigin string `json:"flake_origin,omitempty"`
 }
+
+// Flake origins.
+const (
+	FlakeOriginBase = "base"
+	FlakeOriginNew  = "new"
+)
 
 // Marshal returns the record's bytes as flakegate stores them.
 func (r *RunRecord) Marshal() ([]byte, error) {

@@ -209,6 +209,20 @@ func recordExtras(raw []byte) extras {
 	return x
 }
 
+// RecordFlakeOrigin returns the record's extra key flake_origin ("base",
+// "new"), "" when it has none or is not a JSON object.
+func RecordFlakeOrigin(raw []byte) string {
+	v, err := canonjson.Read(raw)
+	if err != nil || v.Kind != canonjson.KindObject {
+		return ""
+	}
+	m, ok := v.Get("flake_origin")
+	if !ok || m.Kind != canonjson.KindString {
+		return ""
+	}
+	return m.Str
+}
+
 func hasKey(v *canonjson.Value, k string) bool {
 	_, ok := v.Get(k)
 	return ok

@@ -40,6 +40,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate"
@@ -141,6 +142,8 @@ type checker struct {
 	progress  ProgressHandler
 	secret    []byte          // the store's seed secret, when seeds are drawn (seeds.go)
 	baseFiles map[string]bool // the files of the base revision (infra.go), read once
+	histMu    sync.Mutex
+	hist      map[string]history // base results of earlier records, by triple (probe.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -386,7 +389,8 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		}
 		sum.Isolation = c.iso.label()
 	}
-	sum.Verdict = flakegate.VerdictOf(sum.Results)
+	sum.RejectNewFlakes = c.cfg.RejectNewFlakes
+	sum.SetVerdict()
 	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {
 		return nil, err
 	}

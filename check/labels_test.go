@@ -92,10 +92,14 @@ ok "$1"
 	genScript = "#!/bin/sh\necho alpha > fixtures/data.txt\n"
 )
 
+// config is the scripted repository's config. The flake probe is off
+// (flake_probe_runs: 0): these tests count attempts, and grant freezes to
+// flakes their base never has; probeConfig turns it on (probe_test.go).
 func config(extra string) string {
 	return `version: 1
 retry_cap: 2
 workers: 1
+flake_probe_runs: 0
 freeze:
   expires_after_runs: 3
 sandbox:

@@ -121,6 +121,10 @@ type transcriptRun struct {
 	seconds   float64
 	// skippedWhy says why no attempt ran ("" when they ran).
 	skippedWhy string
+	// probes are the flake probe's results (probe.go), nil when none ran;
+	// origin is "base" or "new" after a probe, and originWhy says why.
+	probes            []string
+	origin, originWhy string
 }
 
 // attempts writes the transcript: the retry cap first, then the candidate
@@ -138,7 +142,9 @@ type transcriptRun struct {
 //     obtained first (cache or replay); when base fails too the triple is
 //     PROPERTY whatever the retries do, so none runs;
 //   - otherwise the candidate retries up to retry_cap times (stopping at
-//     the first pass) and the base seed is replayed once.
+//     the first pass) and the base seed is replayed once;
+//   - when that gives SCHEDULER, the flake probe runs the base seed up to
+//     flake_probe_runs more times (probe.go).
 func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*transcriptRun, error) {
 	start := time.Now()
 	ps := j.ps
@@ -271,6 +277,9 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 			if rr != runner.Fail {
 				break // a pass ends the retries; an error ends the decision
 			}
+		}
+		if err := c.probe(ctx, w, j, t, run); err != nil {
+			return fail(err)
 		}
 		return done()
 	case runner.Timeout:

@@ -27,7 +27,7 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 		switch {
 		case r.Skipped:
 			kind, title = "notice", fmt.Sprintf("flakegate %s %s", r.Label, FrozenWording)
-			fmt.Fprintf(&msg, "%sseed %s %s: owner %s, %s", namePrefix(r), seedText(r), FrozenWording, ownerOf(r), runsLeft(r))
+			fmt.Fprintf(&msg, "%sseed %s %s: %s", namePrefix(r), seedText(r), FrozenWording, frozenLine(r))
 		case r.Label.Reject():
 			kind, title = "error", "flakegate "+string(r.Label)
 			fmt.Fprintf(&msg, "%sseed %s: %s", namePrefix(r), seedText(r), reasonOf(r))

@@ -228,6 +228,9 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 		label := string(r.Label)
 		if r.Skipped {
 			label += " skipped (frozen)"
+			if r.FrozenCandidate != "" {
+				label += " from " + flakegate.ShortSHA(r.FrozenCandidate)
+			}
 		}
 		seed := r.Seed.String()
 		if r.SeedOrigin != "" {
@@ -247,6 +250,9 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 	}
 	if sum.Isolation == "none" {
 		fmt.Fprintln(w, "isolation: none: the attempts ran without the sandbox, so no freeze is granted")
+	}
+	if n := sum.NewFlakes(); n > 0 && sum.RejectNewFlakes {
+		fmt.Fprintf(w, "reject_new_flakes: %d new flake(s): base never failed the seed, so the patch may have introduced it\n", n)
 	}
 	fmt.Fprintf(w, "verdict: %s (base %s, candidate %s)\n", sum.Verdict, flakegate.ShortSHA(sum.Base), flakegate.ShortSHA(sum.Candidate))
 }
