@@ -3,7 +3,8 @@
 # and pytest-hypothesis examples (needs go, and pytest with hypothesis, on
 # PATH).
 #
-# Each example becomes two repositories under bench/out/ (gitignored) that
+# Each example becomes two repositories under $BENCH_OUT (default
+# /tmp/flakegate-bench/flake-probe) that
 # differ only in the base config: flake_probe_runs 3 (the default) and 0
 # (off). random_seeds 0, the 3 listed seeds, retry_cap 2. The candidate of
 # both is the same patch: product code that fails the first attempt of each
@@ -17,12 +18,14 @@
 # its base. ROUNDS rounds (default 3). Prints the machine (uptime, nproc,
 # CPU model), each round, the medians and the ratios.
 # Environment: FLAKEGATE (a built binary; default: go build ./cmd/flakegate),
-# ROUNDS.
+# ROUNDS, BENCH_OUT.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 root=$PWD
-out=$root/bench/out/flake-probe
+# The repositories live outside the work tree: their Go files are not
+# flakegate's (internal/atomicfile's test reads every .go file in it).
+out=${BENCH_OUT:-${TMPDIR:-/tmp}/flakegate-bench/flake-probe}
 rounds=${ROUNDS:-3}
 rm -rf "$out"
 mkdir -p "$out/state"

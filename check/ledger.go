@@ -5,6 +5,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,7 +65,7 @@ func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d fla
 		Reproduce:     reproduce,
 		// The freeze is bound to its record by hash: the candidate of that
 		// record earned it.
-		FrozenCandidate: frozen.CandidateSHA,
+		FrozenCandidate: cmp.Or(d.Freeze.CandidateSHA, frozen.CandidateSHA),
 		BaseSHA:         c.baseSHA,
 		CandidateSHA:    c.candSHA,
 		At:              d.Freeze.GrantedAt.UTC().Format(time.RFC3339),

@@ -129,7 +129,7 @@ func TestCheckBaseFlake(t *testing.T) {
 	}
 	code, out := r.run("freeze", "list", "--json")
 	var fs []flakegate.Freeze
-	if code != 0 || json.Unmarshal([]byte(out), &fs) != nil || len(fs) != 2 {
+	if code != 0 || json.Unmarshal([]byte(out), &fs) != nil || len(fs) != 2 || fs[0].CandidateSHA != sha || fs[1].CandidateSHA != sha {
 		t.Fatalf("freeze list: exit %d\n%s", code, out)
 	}
 	next := r.check("--base", "base", "--candidate", "flaky")

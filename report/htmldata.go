@@ -195,6 +195,9 @@ func LoadHTMLData(ctx context.Context, store flakegate.Store, now time.Time) (*H
 		if r, ok := bySHA[d.Freezes[i].RecordSHA256]; ok {
 			d.Freezes[i].EarnedBy, d.Freezes[i].Origin = termsafe.String(r.cand), termsafe.String(r.origin)
 		}
+		if c := d.Freezes[i].CandidateSHA; c != "" {
+			d.Freezes[i].EarnedBy = termsafe.String(c)
+		}
 	}
 	d.Schedulers = schedulerCounts(infos)
 	d.Properties = recentLabels(d, infos)

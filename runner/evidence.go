@@ -152,6 +152,7 @@ var (
 	pytestELineRe  = regexp.MustCompile(`^E\s+\S`)
 	pytestHeadRe   = regexp.MustCompile(`^=+ (.*) =+$`)
 	goBuildFailRe  = regexp.MustCompile(`^FAIL\s.*\[(build|setup) failed\]`)
+	goNoiseRe      = regexp.MustCompile(`^go: (downloading|finding|extracting) `)
 	goCompileRe    = regexp.MustCompile(`^(\.{0,2}/)?[^\s:]+\.go:\d+(:\d+)?: \S|^go: |^package \S+ is not in |^no required module provides`)
 	derandomizeRe  = regexp.MustCompile(`^hypothesis profile .*derandomize=True`)
 )
@@ -174,7 +175,7 @@ func (e *Evidence) line(l string) {
 	}
 	switch e.Framework {
 	case FrameworkGo:
-		if e.buildError == "" && goCompileRe.MatchString(l) {
+		if e.buildError == "" && goCompileRe.MatchString(l) && !goNoiseRe.MatchString(l) {
 			e.buildError = clip(strings.TrimSpace(l))
 		}
 		if e.buildFail == "" && goBuildFailRe.MatchString(l) {

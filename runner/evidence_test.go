@@ -105,6 +105,7 @@ func TestEvidenceJudgeFailure(t *testing.T) {
 		{"go build failed", FrameworkGo, "TestX", "", goBuild, false, `go test: build failed: "./calc.go:3:1: syntax error`},
 		{"go vet failed", FrameworkGo, "TestX", "", "# m\n./x_test.go:9:2: fmt.Printf call has arguments but no formatting directives\nFAIL\tm [build failed]\n", false, "go test: build failed"},
 		{"go setup failed", FrameworkGo, "TestX", "", "FAIL\tm [setup failed]\n", false, `build failed: "FAIL\tm [setup failed]"`},
+		{"go download then build error", FrameworkGo, "TestX", "", "go: downloading pgregory.net/rapid v1.1.0\n# m\n./calc.go:3:1: syntax error: unexpected {\nFAIL\tm [build failed]\n", false, `build failed: "./calc.go:3:1: syntax error`},
 		{"go no module", FrameworkGo, "", "", "go: cannot find main module, but found .git/config\n", false, `build failed: "go: cannot find main module`},
 		{"go named test logs a path", FrameworkGo, "TestX", "", "    x_test.go:9: ./calc.go:3:1: looks like a compiler line\n--- FAIL: TestX (0.01s)\n", true, ""},
 		{"pytest failed", FrameworkPytest, "test_a", "", "F\nFAILED tests/t.py::test_a - AssertionError: boom\n1 failed in 0.3s\n", true, ""},
