@@ -23,6 +23,9 @@
 //	queue.go      --join: the queue shared with other runners
 //	triple.go     one triple: the ledger lookup, the attempt loop
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
+//	probe.go      the flake probe of a SCHEDULER triple and the records' history
+//	infra.go      test infrastructure found: pytest helpers, vitest and jest files
+//	pyimports.go  the Python import statements of a file, read with a tokenizer
 //	replay.go     the base replay, the replay cache and the replay lock
 //	record.go     the run record, its label from the table, the summary line
 //	seeds.go      seeds drawn for the candidate with the store's secret
