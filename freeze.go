@@ -48,6 +48,10 @@ type Freeze struct {
 
 	RunSHA256           string `json:"run_sha256,omitempty"`
 	PropertyEntrySHA256 string `json:"property_entry_sha256,omitempty"`
+	// CandidateSHA is the candidate sha of the record that earned the
+	// freeze ("" for a record without one, or a freeze granted before it
+	// was kept).
+	CandidateSHA string `json:"candidate_sha,omitempty"`
 }
 
 // Triple returns the triple the freeze covers.
@@ -81,6 +85,7 @@ func FreezeDiff(got, want Freeze) string {
 		{"granted_by", got.GrantedBy, want.GrantedBy},
 		{"run_sha256", got.RunSHA256, want.RunSHA256},
 		{"property_entry_sha256", got.PropertyEntrySHA256, want.PropertyEntrySHA256},
+		{"candidate_sha", got.CandidateSHA, want.CandidateSHA},
 	} {
 		if f.got != f.want {
 			return fmt.Sprintf("%s is %v in the ledger but %v in the audit log", f.name, f.got, f.want)
@@ -137,6 +142,8 @@ func (f Freeze) Validate() error {
 		return Errorf(EINVALID, "freeze for %s: property_sha256 is empty", f.Triple())
 	case f.GrantedAt.IsZero():
 		return Errorf(EINVALID, "freeze for %s: granted_at is not set", f.Triple())
+	case f.CandidateSHA != "" && !ValidCommitSHA(f.CandidateSHA):
+		return Errorf(EINVALID, "freeze for %s: candidate_sha %q is not a commit hash", f.Triple(), f.CandidateSHA)
 	case f.RunSHA256 != "" && !ValidSHA256(f.RunSHA256):
 		return Errorf(EINVALID, "freeze for %s: run_sha256 %q is not a sha256", f.Triple(), f.RunSHA256)
 	case f.PropertyEntrySHA256 != "" && !ValidSHA256(f.PropertyEntrySHA256):

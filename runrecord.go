@@ -88,7 +88,21 @@ type RunRecord struct {
 	PrepareSHA256      string   `json:"prepare_sha256,omitempty"`
 	PrepareSeconds     *float64 `json:"prepare_seconds,omitempty"`
 	BasePrepareSeconds *float64 `json:"base_prepare_seconds,omitempty"`
+	// BaseProbeResults are the results of the flake probe (extra key): the
+	// base seed run flake_probe_runs more times after a SCHEDULER result,
+	// looking for a base failure; nil when no probe ran.
+	BaseProbeResults []string `json:"base_probe_results,omitempty"`
+	// FlakeOrigin says where a SCHEDULER flake comes from (extra key):
+	// "base" when a base failure was seen (probe or the store's history of
+	// the triple), "new" when none was; "" when no probe ran.
+	FlakeOrigin string `json:"flake_origin,omitempty"`
 }
+
+// Flake origins.
+const (
+	FlakeOriginBase = "base"
+	FlakeOriginNew  = "new"
+)
 
 // Marshal returns the record's bytes as flakegate stores them.
 func (r *RunRecord) Marshal() ([]byte, error) {
@@ -101,9 +115,14 @@ func (r *RunRecord) Marshal() ([]byte, error) {
 
 // ReplayKey is the identity of a base replay in the replay cache.
 type ReplayKey struct {
-	BaseSHA        string   `json:"base_sha"`
-	Name           string   `json:"name,omitempty"`
-	PassMarker     string   `json:"pass_marker,omitempty"`
+	BaseSHA    string `json:"base_sha"`
+	Name       string `json:"name,omitempty"`
+	PassMarker string `json:"pass_marker,omitempty"`
+	FailMarker string `json:"fail_marker,omitempty"`
+	// FailEvidence is set when a base "fail" needs positive evidence that
+	// the test ran and failed (a framework or a fail marker): results
+	// cached before that rule are not reused.
+	FailEvidence   bool     `json:"fail_evidence,omitempty"`
 	PropertySHA256 string   `json:"property_sha256"`
 	FixtureSHA256  string   `json:"fixture_sha256"`
 	Seed           Seed     `json:"seed"`

@@ -10,6 +10,20 @@ func ShortSHA(s string) string {
 	return s
 }
 
+// ValidCommitSHA reports whether s is a full git commit hash: 40 (SHA-1)
+// or 64 (SHA-256) lowercase hex digits.
+func ValidCommitSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // ValidSHA256 reports whether s is 64 lowercase hex digits.
 func ValidSHA256(s string) bool {
 	if len(s) != 64 {

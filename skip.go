@@ -181,6 +181,7 @@ func originWord(o string) string {
 // not a string).
 type extras struct {
 	name, runSHA256, entrySHA256, seedOrigin string
+	candidateSHA                             string
 	badName                                  bool // "name" present but not a non-empty string
 }
 
@@ -206,7 +207,22 @@ func recordExtras(raw []byte) extras {
 	x.runSHA256, _ = get("run_sha256")
 	x.entrySHA256, _ = get("property_entry_sha256")
 	x.seedOrigin, _ = get("seed_origin")
+	x.candidateSHA, _ = get("candidate_sha")
 	return x
+}
+
+// RecordFlakeOrigin returns the record's extra key flake_origin ("base",
+// "new"), "" when it has none or is not a JSON object.
+func RecordFlakeOrigin(raw []byte) string {
+	v, err := canonjson.Read(raw)
+	if err != nil || v.Kind != canonjson.KindObject {
+		return ""
+	}
+	m, ok := v.Get("flake_origin")
+	if !ok || m.Kind != canonjson.KindString {
+		return ""
+	}
+	return m.Str
 }
 
 func hasKey(v *canonjson.Value, k string) bool {
@@ -291,6 +307,9 @@ func GrantRecord(ctx context.Context, s Store, raw []byte, owner string, runs in
 
 		RunSHA256:           x.runSHA256,
 		PropertyEntrySHA256: x.entrySHA256,
+	}
+	if ValidCommitSHA(x.candidateSHA) {
+		f.CandidateSHA = x.candidateSHA
 	}
 	if err := f.Validate(); err != nil {
 		return Freeze{}, err

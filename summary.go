@@ -43,6 +43,19 @@ type Result struct {
 	// Isolation is how the attempts ran: "bwrap" or "none" ("" for a
 	// skipped triple, whose attempts ran in an earlier check).
 	Isolation string `json:"isolation,omitempty"`
+	// FlakeOrigin is "base" or "new" for a SCHEDULER result whose base
+	// seed was probed (flake_probe_runs); BaseProbeResults are the probe's
+	// results.
+	FlakeOrigin      string   `json:"flake_origin,omitempty"`
+	BaseProbeResults []string `json:"base_probe_results,omitempty"`
+	// FrozenCandidate is the candidate sha of the record that earned the
+	// freeze a skipped triple used.
+	FrozenCandidate string `json:"frozen_candidate,omitempty"`
+	// Base, Candidate and At name the revisions and the time of the record
+	// behind the result (the frozen record's, for a skipped triple).
+	BaseSHA      string `json:"base_sha,omitempty"`
+	CandidateSHA string `json:"candidate_sha,omitempty"`
+	At           string `json:"at,omitempty"`
 }
 
 // ID names the result's test: "path" or "path::name".
@@ -69,6 +82,9 @@ type Summary struct {
 	// Prepares are the check's prepares, one per tree and command.
 	Prepares []PrepareRun `json:"prepares,omitempty"`
 	Results  []Result     `json:"results"`
+	// RejectNewFlakes is the config's reject_new_flakes: a result whose
+	// flake_origin is "new" makes the verdict reject (SetVerdict).
+	RejectNewFlakes bool `json:"reject_new_flakes,omitempty"`
 }
 
 // PrepareRun is one prepare of a check: the tree it prepared, how long it
@@ -82,6 +98,26 @@ type PrepareRun struct {
 	ExitCode      int      `json:"exit_code"`
 	OK            bool     `json:"ok"`
 	Reason        string   `json:"reason,omitempty"`
+}
+
+// NewFlakes counts the results whose flake origin is "new".
+func (s *Summary) NewFlakes() int {
+	n := 0
+	for i := range s.Results {
+		if s.Results[i].FlakeOrigin == FlakeOriginNew {
+			n++
+		}
+	}
+	return n
+}
+
+// SetVerdict sets Verdict from the labels (VerdictOf) and, with
+// RejectNewFlakes, from the new flakes: the labels stay the table's.
+func (s *Summary) SetVerdict() {
+	s.Verdict = VerdictOf(s.Results)
+	if s.RejectNewFlakes && s.NewFlakes() > 0 {
+		s.Verdict = VerdictReject
+	}
 }
 
 // VerdictOf returns "reject" if any result's label is a reject.

@@ -24,6 +24,9 @@
 //	triple.go     one triple: the ledger lookup, the attempt loop
 //	prepare.go    the prepared layer of each tree, and its cache
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
+//	probe.go      the flake probe of a SCHEDULER triple and the records' history
+//	infra.go      test infrastructure found: pytest helpers, vitest and jest files
+//	pyimports.go  the Python import statements of a file, read with a tokenizer
 //	replay.go     the base replay, the replay cache and the replay lock
 //	record.go     the run record, its label from the table, the summary line
 //	seeds.go      seeds drawn for the candidate with the store's secret
@@ -41,6 +44,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate"
@@ -71,7 +75,8 @@ type Options struct {
 	// NoReplayCache neither reads nor writes the replay cache.
 	NoReplayCache bool
 	// RunContaminated runs the attempts of triples the diff alone makes
-	// CONTAMINATED (by default they are not run; the label is the same).
+	// CONTAMINATED, or the fixture digests alone make FIXTURE (by default
+	// they are not run; the label is the same).
 	RunContaminated bool
 	// FreezeOwner, if set, grants a freeze to every SCHEDULER result.
 	FreezeOwner string
@@ -121,26 +126,28 @@ func Run(ctx context.Context, opts Options) (*flakegate.Summary, error) {
 
 // checker holds the state of one check.
 type checker struct {
-	opts     Options
-	git      *git.Client
-	top      string
-	common   string
-	baseSHA  string
-	candSHA  string
-	cfgPath  string
-	cfgSHA   string // sha256 of the config bytes at the base
-	cfg      *config.Config
-	diff     []string
-	watch    []string // config and in-repo ledger: every triple's watch_paths
-	outDir   string
-	store    flakegate.Store
-	trees    *worktrees
-	props    []*propState
-	iso      *isolation
-	now      func() time.Time
-	progress ProgressHandler
-	secret   []byte // the store's seed secret, when seeds are drawn (seeds.go)
-
+	opts        Options
+	git         *git.Client
+	top         string
+	common      string
+	baseSHA     string
+	candSHA     string
+	cfgPath     string
+	cfgSHA      string // sha256 of the config bytes at the base
+	cfg         *config.Config
+	diff        []string
+	watch       []string // config and in-repo ledger: every triple's watch_paths
+	outDir      string
+	store       flakegate.Store
+	trees       *worktrees
+	props       []*propState
+	iso         *isolation
+	now         func() time.Time
+	progress    ProgressHandler
+	secret      []byte          // the store's seed secret, when seeds are drawn (seeds.go)
+	baseFiles   map[string]bool // the files of the base revision (infra.go), read once
+	histMu      sync.Mutex
+	hist        map[string]history       // base results of earlier records, by triple (probe.go)
 	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
 	prepareRuns []flakegate.PrepareRun
 }
@@ -392,7 +399,8 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		sum.Isolation = c.iso.label()
 		sum.Prepares = c.prepareRuns
 	}
-	sum.Verdict = flakegate.VerdictOf(sum.Results)
+	sum.RejectNewFlakes = c.cfg.RejectNewFlakes
+	sum.SetVerdict()
 	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {
 		return nil, err
 	}

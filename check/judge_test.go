@@ -38,10 +38,13 @@ beta() { flaky beta "$1"; }
 	multiBetaRed = "alpha() { echo ok alpha; }\nbeta() { echo 'beta: falsified'; return 1; }\n"
 )
 
+// multiConfig is the two-test repository's config; the flake probe is
+// off, as in config.
 func multiConfig(run string) string {
 	return `version: 1
 retry_cap: 2
 workers: 1
+flake_probe_runs: 0
 freeze:
   expires_after_runs: 4
 sandbox:

@@ -92,10 +92,14 @@ ok "$1"
 	genScript = "#!/bin/sh\necho alpha > fixtures/data.txt\n"
 )
 
+// config is the scripted repository's config. The flake probe is off
+// (flake_probe_runs: 0): these tests count attempts, and grant freezes to
+// flakes their base never has; probeConfig turns it on (probe_test.go).
 func config(extra string) string {
 	return `version: 1
 retry_cap: 2
 workers: 1
+flake_probe_runs: 0
 freeze:
   expires_after_runs: 3
 sandbox:
@@ -269,11 +273,21 @@ func TestCheckLabels(t *testing.T) {
 				if rec.FixtureSHA256 == rec.BaseFixtureSHA256 || len(rec.FixtureSHA256) != 64 {
 					t.Errorf("digests %s %s", rec.FixtureSHA256, rec.BaseFixtureSHA256)
 				}
+				// The digests alone decide: no attempt runs on either side.
+				if rec.BaseSeedResult != "not_run" || len(rec.Attempts) != 0 || len(rec.RetryResults) != 0 ||
+					!strings.HasPrefix(rec.AttemptsSkipped, "fixture differs from base: fixtures/data.txt is ") {
+					t.Errorf("attempts ran: base %q, attempts %d, attempts_skipped %q", rec.BaseSeedResult, len(rec.Attempts), rec.AttemptsSkipped)
+				}
 			},
 		},
 		{
 			name: "FIXTURE absent on the candidate", baseLib: libOK, label: flakegate.Fixture, exit: 1,
 			candidate: map[string]string{"fixtures/data.txt": ""},
+			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if len(rec.Attempts) != 0 || !strings.Contains(rec.AttemptsSkipped, "is absent on the candidate") {
+					t.Errorf("attempts %d, attempts_skipped %q", len(rec.Attempts), rec.AttemptsSkipped)
+				}
+			},
 		},
 		{
 			name: "CONTAMINATED by property", baseLib: libOK, label: flakegate.Contaminated, exit: 1,

@@ -5,9 +5,12 @@
 package check
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/flakegate/flakegate"
 )
@@ -33,8 +36,12 @@ func (c *checker) mayConsultLedger(ps *propState) bool {
 func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d flakegate.SkipDecision, stem, reproduce string) (tripleResult, error) {
 	recPath := ""
 	raw, err := c.store.GetRecord(ctx, d.Freeze.RecordSHA256)
+	var frozen struct {
+		CandidateSHA string `json:"candidate_sha"`
+	}
 	switch {
 	case err == nil:
+		json.Unmarshal(raw, &frozen) //nolint:errcheck // a record without them names no candidate
 		recPath = filepath.Join(c.outDir, stem+".frozen.json")
 		if err := writeFile(recPath, raw); err != nil {
 			return tripleResult{}, err
@@ -56,6 +63,12 @@ func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d fla
 		RecordSHA256:  d.Freeze.RecordSHA256,
 		Record:        recPath,
 		Reproduce:     reproduce,
+		// The freeze is bound to its record by hash: the candidate of that
+		// record earned it.
+		FrozenCandidate: cmp.Or(d.Freeze.CandidateSHA, frozen.CandidateSHA),
+		BaseSHA:         c.baseSHA,
+		CandidateSHA:    c.candSHA,
+		At:              d.Freeze.GrantedAt.UTC().Format(time.RFC3339),
 	}
 	if j.drawn {
 		res.SeedOrigin = SeedDrawn
@@ -76,6 +89,14 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 			// The code under test could reach the gate: its SCHEDULER may
 			// be forged (attack 1, 2, 3), so it earns no freeze.
 			why := "no freeze granted: the check ran without the sandbox (isolation none); a freeze needs a sandboxed run"
+			r.result.Reason = joinReason(r.result.Reason, why)
+			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
+			continue
+		}
+		if r.result.FlakeOrigin == flakegate.FlakeOriginNew {
+			// A flake base never showed may be the patch's own: a freeze
+			// would let it hide a later regression of the same triple.
+			why := "no freeze granted: a new flake (base never failed this seed); grant one by hand with 'flakegate freeze grant --allow-new-flake' if it is not the patch's"
 			r.result.Reason = joinReason(r.result.Reason, why)
 			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
 			continue

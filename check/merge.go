@@ -102,7 +102,10 @@ func MergeShards(sums []*flakegate.Summary, names []string) (*flakegate.Summary,
 	for i, r := range results {
 		out.Results[i] = *r
 	}
-	out.Verdict = flakegate.VerdictOf(out.Results)
+	for _, s := range sums {
+		out.RejectNewFlakes = out.RejectNewFlakes || s.RejectNewFlakes
+	}
+	out.SetVerdict()
 	return out, nil
 }
 

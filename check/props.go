@@ -118,8 +118,12 @@ func (c *checker) preflight(ctx context.Context) error {
 		ps.contaminated = inDiff(c.diff, append(p.WatchPaths(), c.watch...))
 		// Globs cannot go into a record: the diff paths they match do, so
 		// the table itself says CONTAMINATED and names the file.
+		globs, err := c.propGlobs(ctx, p)
+		if err != nil {
+			return err
+		}
 		for _, d := range c.diff {
-			for _, g := range watchGlobs(c.cfg, p) {
+			for _, g := range globs {
 				if config.MatchGlob(g.glob, d) {
 					ps.watch = append(ps.watch, d)
 					ps.contaminated = append(ps.contaminated, d)
@@ -245,13 +249,17 @@ func RunSHA256(p *config.Property) string {
 
 // EntrySHA256 is the digest of p's config entry as the check reads it
 // (the record's extra key "property_entry_sha256"): path, name, fixture,
-// generator, run, wall budget, samples, watch globs, pass marker, plus the
+// generator, run, wall budget, samples, watch globs, pass and fail markers, plus the
 // retry cap and the global watch globs. The seed lists are not part of it:
 // adding a seed does not void the freezes of the others.
 func EntrySHA256(cfg *config.Config, p *config.Property) string {
 	marker := ""
 	if p.PassMarker != nil {
 		marker = p.PassMarker.String()
+	}
+	failMarker := ""
+	if p.FailMarker != nil {
+		failMarker = p.FailMarker.String()
 	}
 	b, _ := json.Marshal(struct {
 		Path        string   `json:"path"`
@@ -265,7 +273,8 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 		PassMarker  string   `json:"pass_marker"`
 		RetryCap    int      `json:"retry_cap"`
 		GlobalWatch []string `json:"global_watch"`
-	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch})
+		FailMarker  string   `json:"fail_marker,omitempty"` // omitted when unset: older entries keep their digest
+	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch, failMarker})
 	return sha256Hex(b)
 }
 
@@ -276,7 +285,8 @@ type watchGlob struct {
 
 // watchGlobs lists the globs of p besides its file and generator: the
 // framework's defaults (found from run), the property's watch and the
-// global watch.
+// global watch. propGlobs (infra.go) adds what it finds in the base
+// revision: pytest helper modules, vitest and jest files.
 //
 //   - pytest: conftest.py, pytest.ini, pyproject.toml, setup.cfg and
 //     tox.ini in the property's folder and every folder above it up to
@@ -432,7 +442,11 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 			}
 			wl.Watch = append(wl.Watch, WatchItem{w, why})
 		}
-		for _, g := range watchGlobs(c.cfg, p) {
+		globs, err := c.propGlobs(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range globs {
 			wl.Watch = append(wl.Watch, WatchItem{g.glob, g.why})
 		}
 		out = append(out, wl)

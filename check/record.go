@@ -7,6 +7,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/runner"
@@ -62,6 +63,8 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		PrepareSHA256:        ps.prepareSHA256,
 		PrepareSeconds:       c.prepareSeconds(ps, runner.SideCandidate),
 		BasePrepareSeconds:   c.prepareSeconds(ps, runner.SideBase),
+		BaseProbeResults:     t.probes,
+		FlakeOrigin:          t.origin,
 	}
 	if j.drawn {
 		rec.SeedOrigin = SeedDrawn
@@ -103,31 +106,42 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 	if d.Label == flakegate.Budget && t.budgetWhy != "" {
 		reason = joinReason(reason, t.budgetWhy)
 	}
+	origin := ""
+	if d.Label == flakegate.Scheduler && t.origin != "" {
+		origin = t.origin
+		reason = joinReason(reason, t.originWhy)
+	}
 	res := flakegate.Result{
-		PropertyPath:    p.Path,
-		Name:            p.Name,
-		Seed:            j.seed,
-		SeedOrigin:      rec.SeedOrigin,
-		FixtureSHA256:   ps.candFixtureSHA256,
-		Label:           d.Label,
-		Row:             d.Row,
-		Reason:          reason,
-		Freeze:          d.Freeze,
-		RecordSHA256:    sha,
-		Record:          recPath,
-		Reproduce:       reproduce,
-		Attempts:        t.attempts,
-		Seconds:         t.seconds,
-		BaseCached:      t.fromCache,
-		AttemptsSkipped: t.skippedWhy,
-		RunnerID:        c.opts.Runner.ID,
-		RunnerHost:      c.opts.Runner.Host,
-		Isolation:       c.iso.label(),
+		PropertyPath:     p.Path,
+		Name:             p.Name,
+		Seed:             j.seed,
+		SeedOrigin:       rec.SeedOrigin,
+		FixtureSHA256:    ps.candFixtureSHA256,
+		Label:            d.Label,
+		Row:              d.Row,
+		Reason:           reason,
+		Freeze:           d.Freeze,
+		RecordSHA256:     sha,
+		Record:           recPath,
+		Reproduce:        reproduce,
+		Attempts:         t.attempts,
+		Seconds:          t.seconds,
+		BaseCached:       t.fromCache,
+		AttemptsSkipped:  t.skippedWhy,
+		RunnerID:         c.opts.Runner.ID,
+		RunnerHost:       c.opts.Runner.Host,
+		Isolation:        c.iso.label(),
+		FlakeOrigin:      origin,
+		BaseProbeResults: t.probes,
+		BaseSHA:          c.baseSHA,
+		CandidateSHA:     c.candSHA,
+		At:               c.now().UTC().Format(time.RFC3339),
 	}
 	for _, a := range t.attempts {
-		if a.Side == runner.SideBase {
+		switch a.Side {
+		case runner.SideBase:
 			res.BaseAttempts++
-		} else {
+		case runner.SideCandidate:
 			res.CandidateAttempts++
 		}
 	}

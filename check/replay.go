@@ -28,10 +28,16 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 	if ps.prop.PassMarker != nil {
 		marker = ps.prop.PassMarker.String()
 	}
+	failMarker := ""
+	if ps.prop.FailMarker != nil {
+		failMarker = ps.prop.FailMarker.String()
+	}
 	key := flakegate.ReplayKey{
 		BaseSHA:        c.baseSHA,
 		Name:           ps.prop.Name,
 		PassMarker:     marker,
+		FailMarker:     failMarker,
+		FailEvidence:   ps.framework != runner.FrameworkNone || failMarker != "",
 		PropertySHA256: ps.basePropertySHA256,
 		FixtureSHA256:  ps.baseFixtureSHA256,
 		Seed:           j.seed,
@@ -59,25 +65,7 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		}
 	}
 	base := c.trees.workers[w].base
-	// The base tree must be exactly the base commit (a failure to prove it
-	// is flakegate's, exit 3), and its fixture the bytes digested at the
-	// start (else the attempt is an error: INCOMPLETE).
-	checkBase := func() (string, error) {
-		if err := c.trees.prove(ctx, base); err != nil {
-			return "", err
-		}
-		if ps.prop.Fixture == "" {
-			return "", nil
-		}
-		sum, err := digest.Path(ctx, filepath.Join(base.dir, filepath.FromSlash(ps.prop.Fixture)))
-		if err != nil {
-			return "cannot digest the base fixture: " + err.Error(), nil
-		}
-		if sum != ps.baseFixtureSHA256 {
-			return fmt.Sprintf("the base fixture digest is %s, expected %s", flakegate.ShortSHA(sum), flakegate.ShortSHA(ps.baseFixtureSHA256)), nil
-		}
-		return "", nil
-	}
+	checkBase := c.checkBaseTree(ctx, ps, base)
 	started := time.Now()
 	result, err := run(runner.SideBase, 0, base, checkBase)
 	if err != nil {
@@ -103,6 +91,29 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		t.base, t.fromCache = stored.Result, true
 	}
 	return nil
+}
+
+// checkBaseTree returns the check made before each attempt on the base
+// tree: the tree must be exactly the base commit (a failure to prove it is
+// flakegate's, exit 3), and its fixture the bytes digested at the start
+// (else the attempt is an error: INCOMPLETE).
+func (c *checker) checkBaseTree(ctx context.Context, ps *propState, base *tree) func() (string, error) {
+	return func() (string, error) {
+		if err := c.trees.prove(ctx, base); err != nil {
+			return "", err
+		}
+		if ps.prop.Fixture == "" {
+			return "", nil
+		}
+		sum, err := digest.Path(ctx, filepath.Join(base.dir, filepath.FromSlash(ps.prop.Fixture)))
+		if err != nil {
+			return "cannot digest the base fixture: " + err.Error(), nil
+		}
+		if sum != ps.baseFixtureSHA256 {
+			return fmt.Sprintf("the base fixture digest is %s, expected %s", flakegate.ShortSHA(sum), flakegate.ShortSHA(ps.baseFixtureSHA256)), nil
+		}
+		return "", nil
+	}
 }
 
 // errReplayLockDeadline ends a wait for another check's base replay.

@@ -124,6 +124,10 @@ type transcriptRun struct {
 	seconds   float64
 	// skippedWhy says why no attempt ran ("" when they ran).
 	skippedWhy string
+	// probes are the flake probe's results (probe.go), nil when none ran;
+	// origin is "base" or "new" after a probe, and originWhy says why.
+	probes            []string
+	origin, originWhy string
 }
 
 // attempts writes the transcript: the retry cap first, then the candidate
@@ -135,11 +139,15 @@ type transcriptRun struct {
 //     "fail", no retries, base_seed_result "not_run" and why in the extra
 //     key "attempts_skipped"; the table says CONTAMINATED from the diff (and
 //     would say INCOMPLETE, never a pass, were the watched path dropped);
+//   - likewise when the fixture digests differ (known before any attempt):
+//     the table says FIXTURE from the digests alone;
 //   - after a failed first candidate attempt the base seed result is
 //     obtained first (cache or replay); when base fails too the triple is
 //     PROPERTY whatever the retries do, so none runs;
 //   - otherwise the candidate retries up to retry_cap times (stopping at
-//     the first pass) and the base seed is replayed once.
+//     the first pass) and the base seed is replayed once;
+//   - when that gives SCHEDULER, the flake probe runs the base seed up to
+//     flake_probe_runs more times (probe.go).
 func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*transcriptRun, error) {
 	start := time.Now()
 	ps := j.ps
@@ -169,6 +177,12 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		t.skippedWhy = "contaminated by diff: " + strings.Join(ps.contaminated, ", ")
 		return done()
 	}
+	if ps.candFixtureSHA256 != ps.baseFixtureSHA256 && !c.opts.RunContaminated {
+		t.candidate, t.base = runner.Fail, "not_run"
+		t.skippedWhy = fmt.Sprintf("fixture differs from base: %s is %s on the candidate, %s on base",
+			ps.prop.Fixture, flakegate.ShortSHA(ps.candFixtureSHA256), flakegate.ShortSHA(ps.baseFixtureSHA256))
+		return done()
+	}
 
 	// run makes one attempt in tr. An error is flakegate's own failure (a
 	// tree it cannot reset or prove clean): it ends the check, exit 3,
@@ -190,7 +204,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 		} else {
 			cmd := runner.Command{Argv: argv, Dir: tr.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(tr, ps)}
-			ev := runner.NewEvidence(ps.framework, ps.prop.Name, ps.prop.PassMarker)
+			ev := runner.NewEvidence(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
 			if ev != nil {
 				cmd.Output = ev
 			}
@@ -267,6 +281,9 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 			if rr != runner.Fail {
 				break // a pass ends the retries; an error ends the decision
 			}
+		}
+		if err := c.probe(ctx, w, j, t, run); err != nil {
+			return fail(err)
 		}
 		return done()
 	case runner.Timeout:

@@ -7,6 +7,9 @@
 //	workers: 1                  triples run at once (1..64; default 1)
 //	random_seeds: 0             seeds drawn per property and candidate (0..100; default 0)
 //	watch: ["tools/ci/**"]      optional; globs every property is graded against
+//	flake_probe_runs: 3         base runs looking for a base failure of a SCHEDULER
+//	                            triple (0..100; default 3; 0 turns the probe off)
+//	reject_new_flakes: false    optional; a "new" flake makes the check exit 1
 //	freeze:
 //	  expires_after_runs: 20    runs a granted freeze lasts (1..100; default 20)
 //	sandbox:                    optional; see Sandbox (default mode: auto)
@@ -22,10 +25,13 @@
 //	    watch: ["tests/helpers/**"]              optional; more globs graded against
 //	    pass_marker: "^ok "                      optional; a regexp (no placeholders) a line of
 //	                                             a passing output must match
+//	    fail_marker: "^FAIL: "                   optional; a regexp (no placeholders) a line of
+//	                                             a failing output (exit 1) must match
 //	    run: [pytest, -q, "{path}", "--hypothesis-seed={seed}"]   required; argv, no shell
 //	    wall_budget: 60s                         required; per attempt ("90s", "1m30s", or seconds)
 //	    samples: 200                             optional; required if run uses {samples}
 //	    prepare: {run: [...]}                    optional; replaces the top-level prepare
+//	    flake_probe_runs: 5                      optional; overrides the global count
 //
 // A property is one test: entries may share a path (and a fixture) when
 // their names differ; two entries with the same path and name are
@@ -67,6 +73,7 @@ const (
 	DefaultWorkers          = 1
 	DefaultExpiresAfterRuns = 20
 	DefaultRandomSeeds      = 0
+	DefaultFlakeProbeRuns   = 3
 )
 
 // NoFixtureSHA256 is the fixture digest recorded on both sides for a
@@ -84,6 +91,8 @@ const (
 	MaxWallBudget  = 24 * time.Hour
 	MaxRandomSeeds = 100
 	MaxNameLength  = 512
+	// MaxFlakeProbeRuns bounds flake_probe_runs.
+	MaxFlakeProbeRuns = 100
 )
 
 // Config is a validated flakegate.yaml.
@@ -102,6 +111,11 @@ type Config struct {
 	// Prepare is the top-level prepare, nil for none (see Prepare).
 	Prepare    *Prepare
 	Properties []Property
+	// FlakeProbeRuns is the global flake_probe_runs: how many more times a
+	// SCHEDULER triple's base seed runs, looking for a base failure.
+	FlakeProbeRuns int
+	// RejectNewFlakes makes a check with a "new" flake exit 1.
+	RejectNewFlakes bool
 }
 
 // FreezePolicy is the freeze block of the config.
@@ -136,6 +150,12 @@ type Property struct {
 	Watch []string
 	// PassMarker, if set, is a regexp an exit 0 must print to be a pass.
 	PassMarker *regexp.Regexp
+	// FailMarker, if set, is a regexp an exit 1 must print to be a
+	// failure (else the attempt is an error: the test did not run).
+	FailMarker *regexp.Regexp
+	// FlakeProbeRuns is the property's flake_probe_runs (its own key, else
+	// the global one); 0 turns the probe off.
+	FlakeProbeRuns int
 	// Index is the entry's position in properties.
 	Index int
 	// Prepare is the property's prepare: its own block, else the top

@@ -161,11 +161,12 @@ func contains(list []string, s string) bool {
 }
 
 func (l *loader) config(root *ast.MappingNode) (*Config, error) {
-	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "prepare", "properties")
+	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "prepare", "properties", "flake_probe_runs", "reject_new_flakes")
 	if err != nil {
 		return nil, err
 	}
-	cfg := &Config{RetryCap: DefaultRetryCap, Workers: DefaultWorkers, Freeze: FreezePolicy{ExpiresAfterRuns: DefaultExpiresAfterRuns}}
+	cfg := &Config{RetryCap: DefaultRetryCap, Workers: DefaultWorkers, Freeze: FreezePolicy{ExpiresAfterRuns: DefaultExpiresAfterRuns},
+		FlakeProbeRuns: DefaultFlakeProbeRuns}
 
 	v, ok := f["version"]
 	if !ok {
@@ -191,6 +192,16 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 	}
 	if v, ok := f["watch"]; ok {
 		if cfg.Watch, err = l.globs("watch", v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["flake_probe_runs"]; ok {
+		if cfg.FlakeProbeRuns, err = l.integer("flake_probe_runs", v, 0, MaxFlakeProbeRuns); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["reject_new_flakes"]; ok {
+		if cfg.RejectNewFlakes, err = l.boolean("reject_new_flakes", v); err != nil {
 			return nil, err
 		}
 	}
@@ -234,7 +245,7 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 	seen := map[string]string{}
 	for i, pn := range seq.Values {
 		key := fmt.Sprintf("properties[%d]", i)
-		p, err := l.property(key, pn, cfg.RandomSeeds)
+		p, err := l.property(key, pn, cfg.RandomSeeds, cfg.FlakeProbeRuns)
 		if err != nil {
 			return nil, err
 		}
@@ -256,13 +267,13 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 	return cfg, nil
 }
 
-func (l *loader) property(key string, n ast.Node, randomSeeds int) (Property, error) {
-	p := Property{RandomSeeds: randomSeeds}
+func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (Property, error) {
+	p := Property{RandomSeeds: randomSeeds, FlakeProbeRuns: probeRuns}
 	m, err := l.mapping(key, n)
 	if err != nil {
 		return p, err
 	}
-	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "run", "wall_budget", "samples", "prepare")
+	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "fail_marker", "run", "wall_budget", "samples", "prepare", "flake_probe_runs")
 	if err != nil {
 		return p, err
 	}
@@ -316,6 +327,23 @@ func (l *loader) property(key string, n ast.Node, randomSeeds int) (Property, er
 		}
 		if p.PassMarker, err = regexp.Compile("(?m)" + s); err != nil {
 			return p, l.errf(join(key, "pass_marker"), v, "not a regexp: %v", err)
+		}
+	}
+	if v, ok := f["flake_probe_runs"]; ok {
+		if p.FlakeProbeRuns, err = l.integer(join(key, "flake_probe_runs"), v, 0, MaxFlakeProbeRuns); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := f["fail_marker"]; ok {
+		s, err := l.str(join(key, "fail_marker"), v)
+		if err != nil {
+			return p, err
+		}
+		if s == "" {
+			return p, l.errf(join(key, "fail_marker"), v, "empty; want a regexp the failing output prints")
+		}
+		if p.FailMarker, err = regexp.Compile("(?m)" + s); err != nil {
+			return p, l.errf(join(key, "fail_marker"), v, "not a regexp: %v", err)
 		}
 	}
 	if p.Run, err = l.run(join(key, "run"), f["run"]); err != nil {
@@ -419,6 +447,19 @@ func (l *loader) integer(key string, n ast.Node, min, max int) (int, error) {
 		return 0, l.errf(key, n, "%d is out of range [%d, %d]", v, min, max)
 	}
 	return int(v), nil
+}
+
+// boolean reads true or false.
+func (l *loader) boolean(key string, n ast.Node) (bool, error) {
+	v, err := l.node(key, n)
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(*ast.BoolNode)
+	if !ok {
+		return false, l.errf(key, v, "want true or false, got %s", kind(v))
+	}
+	return b.Value, nil
 }
 
 func (l *loader) str(key string, n ast.Node) (string, error) {

@@ -139,6 +139,12 @@ func TestLoadErrors(t *testing.T) {
 		{"watch not a list", prop("watch: a\n"), []string{"watch", "want a list"}},
 		{"pass_marker bad", swap("fixture: f", "fixture: f\n    pass_marker: '(ok'"), []string{"properties[0].pass_marker", "regexp"}},
 		{"pass_marker empty", swap("fixture: f", "fixture: f\n    pass_marker: ''"), []string{"properties[0].pass_marker", "empty"}},
+		{"flake_probe_runs negative", swap("fixture: f", "fixture: f\n    flake_probe_runs: -1"), []string{"properties[0].flake_probe_runs"}},
+		{"flake_probe_runs too many", "flake_probe_runs: 101\n" + swap("", ""), []string{"flake_probe_runs"}},
+		{"reject_new_flakes not a bool", "reject_new_flakes: yes please\n" + swap("", ""), []string{"reject_new_flakes", "true or false"}},
+		{"fail_marker bad", swap("fixture: f", "fixture: f\n    fail_marker: '(FAIL'"), []string{"properties[0].fail_marker", "regexp"}},
+		{"fail_marker empty", swap("fixture: f", "fixture: f\n    fail_marker: ''"), []string{"properties[0].fail_marker", "empty"}},
+		{"fail_marker not a string", swap("fixture: f", "fixture: f\n    fail_marker: [x]"), []string{"properties[0].fail_marker"}},
 		{"same test twice", prop("  - {path: a.py, name: T, fixture: g, seeds: [2], run: [x], wall_budget: 1s}\n  - {path: a.py, name: T, seeds: [3], run: [x], wall_budget: 1s}\n"), []string{"properties[2]", "name \"T\"", "properties[1]"}},
 		{"wall_budget missing", swap("    wall_budget: 1s\n", ""), []string{"properties[0].wall_budget", "missing"}},
 		{"path absolute", swap("path: a.py", "path: /etc/passwd"), []string{"properties[0].path", "absolute"}},
@@ -186,6 +192,7 @@ properties:
     seeds: [1]
     watch: ["tests/helpers/*.py"]
     pass_marker: "^ok "
+    fail_marker: "^not ok "
     run: [pytest, "{path}::{name}", "--hypothesis-seed={seed}"]
     wall_budget: 1s
   - path: tests/test_x.py
@@ -196,6 +203,7 @@ properties:
   - path: tests/test_x.py
     seeds: [5]
     random_seeds: 0
+    flake_probe_runs: 0
     run: [pytest, "{path}"]
     wall_budget: 1s
 `
@@ -204,7 +212,10 @@ properties:
 		t.Fatal(err)
 	}
 	a, b, c := cfg.Properties[0], cfg.Properties[1], cfg.Properties[2]
-	if a.Name != "test_a" || a.Fixture != "" || a.RandomSeeds != 2 || a.Watch[0] != "tests/helpers/*.py" || !a.PassMarker.MatchString("x\nok 1") {
+	if cfg.FlakeProbeRuns != config.DefaultFlakeProbeRuns || a.FlakeProbeRuns != 3 || c.FlakeProbeRuns != 0 || cfg.RejectNewFlakes {
+		t.Errorf("flake probe: global %d, entries %d %d, reject %t", cfg.FlakeProbeRuns, a.FlakeProbeRuns, c.FlakeProbeRuns, cfg.RejectNewFlakes)
+	}
+	if a.Name != "test_a" || a.Fixture != "" || a.RandomSeeds != 2 || a.Watch[0] != "tests/helpers/*.py" || !a.PassMarker.MatchString("x\nok 1") || !a.FailMarker.MatchString("x\nnot ok 1") || cfg.Properties[1].FailMarker != nil {
 		t.Errorf("first entry: %+v", a)
 	}
 	if b.Name != "test_b" || len(b.Seeds) != 0 || b.RandomSeeds != 3 || c.RandomSeeds != 0 || c.Name != "" {

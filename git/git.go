@@ -368,3 +368,23 @@ func cleanRepoPath(p string) (string, error) {
 	}
 	return clean, nil
 }
+
+// ListFiles lists the files committed at rev (repo-relative,
+// slash-separated), as `git ls-tree -r --name-only -z` does.
+func (c *Client) ListFiles(ctx context.Context, rev string) ([]string, error) {
+	sha, err := c.RevParse(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.run(ctx, "", "ls-tree", "-r", "--name-only", "--full-tree", "-z", sha)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			names = append(names, string(p))
+		}
+	}
+	return names, nil
+}

@@ -11,7 +11,7 @@ import (
 )
 
 const freezeColumns = `label, property_path, seed, fixture_sha256, runs_left, owner,
-	record_sha256, property_sha256, granted_at, granted_by, name, run_sha256, property_entry_sha256`
+	record_sha256, property_sha256, granted_at, granted_by, name, run_sha256, property_entry_sha256, candidate_sha`
 
 // tripleWhere selects one triple's row with the arguments $1..$4 of
 // tripleArgs.
@@ -88,15 +88,16 @@ func (s *Store) Grant(ctx context.Context, f flakegate.Freeze, replace bool) err
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO flakegate.freezes (`+freezeColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 			ON CONFLICT (property_path, name, seed, fixture_sha256) DO UPDATE SET
 				label = excluded.label, runs_left = excluded.runs_left, owner = excluded.owner,
 				record_sha256 = excluded.record_sha256, property_sha256 = excluded.property_sha256,
 				granted_at = excluded.granted_at, granted_by = excluded.granted_by,
-				run_sha256 = excluded.run_sha256, property_entry_sha256 = excluded.property_entry_sha256`,
+				run_sha256 = excluded.run_sha256, property_entry_sha256 = excluded.property_entry_sha256,
+				candidate_sha = excluded.candidate_sha`,
 			string(f.Label), f.PropertyPath, string(f.Seed), f.FixtureSHA256, f.ExpiresAfterRuns,
 			f.Owner, f.RecordSHA256, f.PropertySHA256, formatTime(f.GrantedAt), f.GrantedBy,
-			f.Name, f.RunSHA256, f.PropertyEntrySHA256); err != nil {
+			f.Name, f.RunSHA256, f.PropertyEntrySHA256, f.CandidateSHA); err != nil {
 			return err
 		}
 		return head.append(ctx, tx, e)
@@ -182,7 +183,7 @@ func scanFreeze(row pgx.CollectableRow) (flakegate.Freeze, error) {
 	var f flakegate.Freeze
 	var label, seed, grantedAt string
 	err := row.Scan(&label, &f.PropertyPath, &seed, &f.FixtureSHA256, &f.ExpiresAfterRuns, &f.Owner,
-		&f.RecordSHA256, &f.PropertySHA256, &grantedAt, &f.GrantedBy, &f.Name, &f.RunSHA256, &f.PropertyEntrySHA256)
+		&f.RecordSHA256, &f.PropertySHA256, &grantedAt, &f.GrantedBy, &f.Name, &f.RunSHA256, &f.PropertyEntrySHA256, &f.CandidateSHA)
 	if err != nil {
 		return f, err
 	}

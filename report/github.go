@@ -27,7 +27,7 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 		switch {
 		case r.Skipped:
 			kind, title = "notice", fmt.Sprintf("flakegate %s %s", r.Label, FrozenWording)
-			fmt.Fprintf(&msg, "%sseed %s %s: owner %s, %s", namePrefix(r), seedText(r), FrozenWording, ownerOf(r), runsLeft(r))
+			fmt.Fprintf(&msg, "%sseed %s %s: %s", namePrefix(r), seedText(r), FrozenWording, frozenLine(r))
 		case r.Label.Reject():
 			kind, title = "error", "flakegate "+string(r.Label)
 			fmt.Fprintf(&msg, "%sseed %s: %s", namePrefix(r), seedText(r), reasonOf(r))
@@ -40,10 +40,17 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 		case r.Label == flakegate.Scheduler:
 			kind, title = "notice", "flakegate SCHEDULER"
 			fmt.Fprintf(&msg, "%sseed %s failed, then passed on a retry inside the cap; the base seed passed", namePrefix(r), seedText(r))
+			if o := originText(r); o != "" {
+				fmt.Fprintf(&msg, "\nflake origin: %s", o)
+			}
 			if line := attemptsShort(r.Attempts); line != "" {
 				fmt.Fprintf(&msg, "\nattempts: %s", line)
 			}
-			fmt.Fprintf(&msg, "\nto freeze this triple: %s", grantCommand(r))
+			if r.FlakeOrigin == flakegate.FlakeOriginNew {
+				fmt.Fprintf(&msg, "\nnot frozen by default (base never failed this seed); to freeze it anyway: %s --allow-new-flake", grantCommand(r))
+			} else {
+				fmt.Fprintf(&msg, "\nto freeze this triple: %s", grantCommand(r))
+			}
 		default:
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
@@ -36,6 +37,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"labelColor": labelColor,
 	"pct":        func(f float64) string { return fmt.Sprintf("%.1f", 100*f) },
 	"plural":     plural,
+	"join":       strings.Join,
 	"freqWidth":  func(n, top int) int { return max(4, 120*n/max(top, 1)) },
 	"fraction":   func(n, total int) float64 { return float64(n) / float64(max(total, 1)) },
 }).Parse(htmlSource))

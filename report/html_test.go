@@ -324,3 +324,65 @@ func TestFalsifyingExample(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLOriginAndCandidates: the page names records, not checks; a
+// freeze shows the candidate whose record earned it, the SCHEDULER table
+// the latest flake origin and probe results, a reject its candidate and
+// base.
+func TestHTMLOriginAndCandidates(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	edit := func(raw []byte, keys map[string]any) (string, []byte) {
+		var rec map[string]any
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range keys {
+			rec[k] = v
+		}
+		raw, _ = json.Marshal(rec)
+		sha, err := flakegate.RecordSHA256(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.PutRecord(ctx, sha, raw)
+		return sha, raw
+	}
+	at := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
+	cand := "c0ffee0000000000000000000000000000000001"
+	base := "ba5e000000000000000000000000000000000002"
+	_, raw := makeRecord(t, "tests/test_x.py", 5, flakegate.Scheduler, at, 1)
+	sched, _ := edit(raw, map[string]any{"candidate_sha": cand, "base_sha": base, "flake_origin": "new", "base_probe_results": []string{"pass", "pass", "pass"}})
+	_, raw = makeRecord(t, "tests/test_x.py", 6, flakegate.Property, at, 2)
+	edit(raw, map[string]any{"candidate_sha": cand, "base_sha": base})
+	f := flakegate.Freeze{Label: flakegate.Scheduler, PropertyPath: "tests/test_x.py", Seed: "5", FixtureSHA256: testFixture,
+		ExpiresAfterRuns: 3, Owner: "alice", RecordSHA256: sched, PropertySHA256: testFixture, GrantedAt: at, GrantedBy: "alice"}
+	m.Grant(ctx, f, false)
+	d, err := LoadHTMLData(ctx, m, reportNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Freezes) != 1 || d.Freezes[0].EarnedBy != cand || d.Freezes[0].Origin != "new" {
+		t.Errorf("freezes: %+v", d.Freezes)
+	}
+	if len(d.Schedulers) != 1 || d.Schedulers[0].Origin != "new" || strings.Join(d.Schedulers[0].Probes, ",") != "pass,pass,pass" || d.Schedulers[0].NewFlakes != 1 {
+		t.Errorf("schedulers: %+v", d.Schedulers)
+	}
+	if len(d.Rejects) != 1 || d.Rejects[0].CandidateSHA != cand || d.Rejects[0].BaseSHA != base {
+		t.Errorf("rejects: %+v", d.Rejects)
+	}
+	var buf bytes.Buffer
+	if err := HTML(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{"recent records in the chart", "Labels of recent records", "Earned by candidate", flakegate.ShortSHA(cand),
+		flakegate.ShortSHA(base), "base probe: pass, pass, pass", "1 new", "new flake"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "recent checks") {
+		t.Error("the page says checks where it means records")
+	}
+}

@@ -11,7 +11,7 @@ import (
 )
 
 // MaxRecentChecks is how many of the newest stored records the label chart
-// counts.
+// counts (records, not checks: a check writes one per triple).
 const MaxRecentChecks = 500
 
 // HTMLData is what the HTML report shows, read from one store.
@@ -67,6 +67,9 @@ type RejectRow struct {
 	Reason       string
 	RecordSHA256 string
 	At           time.Time
+	// BaseSHA and CandidateSHA are the record's revisions ("" when it
+	// names none).
+	BaseSHA, CandidateSHA string
 	// Example is the falsifying example the framework printed, Output the
 	// failing attempt's output tail, Attempt its name ("" without one).
 	Example, Output, Attempt string
@@ -78,6 +81,9 @@ type FreezeRow struct {
 	// GrantedRuns is expires_after_runs at the freeze's latest grant event,
 	// or 0 when the audit log has none.
 	GrantedRuns int
+	// EarnedBy is the candidate sha of the record that earned the freeze
+	// ("" when the store does not hold it); Origin its flake_origin.
+	EarnedBy, Origin string
 }
 
 // RunsFraction is runs left over runs granted, in [0, 1].
@@ -103,6 +109,12 @@ type TripleCount struct {
 	Schedulers int       // records labelled SCHEDULER
 	Records    int       // records of the triple, any label
 	Last       time.Time // latest attempt of a SCHEDULER record
+	// Origin and Probes are the flake_origin and base_probe_results of the
+	// latest SCHEDULER record ("" and nil without a probe); NewFlakes
+	// counts its SCHEDULER records whose origin is "new".
+	Origin    string
+	Probes    []string
+	NewFlakes int
 }
 
 // AuditRow is one void or expire event.
@@ -122,6 +134,9 @@ type recordInfo struct {
 	triple      flakegate.Triple
 	label       flakegate.Label
 	at          time.Time
+	base, cand  string
+	origin      string
+	probes      []string
 }
 
 // LoadHTMLData reads the store for the HTML report: the freezes, every
@@ -178,6 +193,18 @@ func LoadHTMLData(ctx context.Context, store flakegate.Store, now time.Time) (*H
 		return nil, err
 	}
 	d.Records = len(infos)
+	bySHA := make(map[string]*recordInfo, len(infos))
+	for i := range infos {
+		bySHA[infos[i].sha] = &infos[i]
+	}
+	for i := range d.Freezes {
+		if r, ok := bySHA[d.Freezes[i].RecordSHA256]; ok {
+			d.Freezes[i].EarnedBy, d.Freezes[i].Origin = termsafe.String(r.cand), termsafe.String(r.origin)
+		}
+		if c := d.Freezes[i].CandidateSHA; c != "" {
+			d.Freezes[i].EarnedBy = termsafe.String(c)
+		}
+	}
 	d.Schedulers = schedulerCounts(infos)
 	d.Properties = recentLabels(d, infos)
 	if q, ok := store.(flakegate.CheckQueue); ok {
@@ -218,7 +245,8 @@ func recentRejects(ctx context.Context, store flakegate.RecordStore, infos []rec
 		}
 		// The page shows what a terminal would act on as text (a page
 		// written to stdout reaches one); the record keeps its bytes.
-		row := RejectRow{Triple: r.triple, Label: r.label, RecordSHA256: r.sha, At: r.at, Reason: termsafe.String(flakegate.ClassifyBytes(raw).Reason)}
+		row := RejectRow{Triple: r.triple, Label: r.label, RecordSHA256: r.sha, At: r.at, Reason: termsafe.String(flakegate.ClassifyBytes(raw).Reason),
+			BaseSHA: termsafe.String(r.base), CandidateSHA: termsafe.String(r.cand)}
 		var rec struct {
 			Attempts []flakegate.Attempt `json:"attempts"`
 		}
@@ -256,6 +284,10 @@ func readRecordInfo(sha string, raw []byte) recordInfo {
 		info.triple = dec.Triple()
 		info.triple.Name = name
 	}
+	json.Unmarshal(fields["base_sha"], &info.base)
+	json.Unmarshal(fields["candidate_sha"], &info.cand)
+	json.Unmarshal(fields["flake_origin"], &info.origin)
+	json.Unmarshal(fields["base_probe_results"], &info.probes)
 	var isolation string
 	json.Unmarshal(fields["isolation"], &isolation)
 	info.unsandboxed = isolation == "none"
@@ -351,8 +383,11 @@ func schedulerCounts(infos []recordInfo) []TripleCount {
 		t.Records++
 		if r.label == flakegate.Scheduler {
 			t.Schedulers++
-			if r.at.After(t.Last) {
-				t.Last = r.at
+			if r.origin == flakegate.FlakeOriginNew {
+				t.NewFlakes++
+			}
+			if t.Schedulers == 1 || r.at.After(t.Last) {
+				t.Last, t.Origin, t.Probes = r.at, r.origin, r.probes
 			}
 		}
 	}

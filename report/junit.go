@@ -109,6 +109,13 @@ func JUnit(w io.Writer, s *flakegate.Summary) error {
 			doc.Suites = append(doc.Suites, junitSuite{Name: r.PropertyPath, Properties: props})
 		}
 		suite := &doc.Suites[k]
+		if r.FlakeOrigin != "" {
+			// Test cases carry no properties in the schema: the suite names
+			// each probed case's flake origin and probe results.
+			suite.Properties = append(suite.Properties,
+				junitProperty{Name: xmlText("flakegate.flake_origin[" + junitName(r) + "]"), Value: r.FlakeOrigin},
+				junitProperty{Name: xmlText("flakegate.base_probe_results[" + junitName(r) + "]"), Value: strings.Join(r.BaseProbeResults, ",")})
+		}
 		c := junitTestCase(r)
 		suite.Tests++
 		switch {
@@ -154,13 +161,22 @@ func junitTestCase(r *flakegate.Result) junitCase {
 	if r.FixtureSHA256 != "" {
 		meta += "fixture_sha256: " + r.FixtureSHA256 + "\n"
 	}
+	if r.FlakeOrigin != "" {
+		meta += "flake_origin: " + r.FlakeOrigin + "\nbase_probe_results: " + strings.Join(r.BaseProbeResults, ", ") + "\n"
+	}
+	if r.FrozenCandidate != "" {
+		meta += "frozen_from_candidate: " + r.FrozenCandidate + "\n"
+	}
+	if r.CandidateSHA != "" {
+		meta += "candidate: " + r.CandidateSHA + "\nbase: " + r.BaseSHA + "\nat: " + r.At + "\n"
+	}
 	reproduce := ""
 	if r.Reproduce != "" {
 		reproduce = "reproduce: " + r.Reproduce + "\n"
 	}
 	switch {
 	case r.Skipped:
-		c.Skipped = &junitSkipped{Message: xmlText(fmt.Sprintf("%s %s: owner %s, %s", r.Label, FrozenWording, ownerOf(r), runsLeft(r)))}
+		c.Skipped = &junitSkipped{Message: xmlText(fmt.Sprintf("%s %s: %s", r.Label, FrozenWording, frozenLine(r)))}
 	case r.Label.Reject():
 		body := "attempts: " + attemptCounts(r) + "\n" + attemptsText(r.Attempts) + reproduce
 		if ft := failureText(r); ft != "" {

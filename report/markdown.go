@@ -84,10 +84,18 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 	if len(scheds) > 0 {
 		fmt.Fprintf(bw, "### SCHEDULER: may be frozen (%d)\n\n", len(scheds))
 		bw.WriteString("Each failed, then passed on a retry inside the cap, and the seed passed on the base. A freeze skips exactly that triple for a counted number of runs.\n\n")
-		bw.WriteString("| Property | Seed | Attempts | Freeze with |\n|:--|:--|:--|:--|\n")
+		bw.WriteString("| Property | Seed | Attempts | Flake origin | Freeze with |\n|:--|:--|:--|:--|:--|\n")
 		for _, r := range capRows(scheds) {
-			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", mdCode(idOf(r)), mdText(seedText(r)),
-				mdText(attemptCell(r)), mdCode(grantCommand(r)))
+			origin := originText(r)
+			if origin == "" {
+				origin = "not probed"
+			}
+			grant := mdCode(grantCommand(r))
+			if r.FlakeOrigin == flakegate.FlakeOriginNew {
+				grant = "not frozen by default: " + mdCode(grantCommand(r)+" --allow-new-flake")
+			}
+			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s |\n", mdCode(idOf(r)), mdText(seedText(r)),
+				mdText(attemptCell(r)), mdText(origin), grant)
 		}
 		moreRows(bw, len(scheds))
 		bw.WriteString("\n")
@@ -95,13 +103,17 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 
 	if len(frozen) > 0 {
 		fmt.Fprintf(bw, "### SCHEDULER %s (%d)\n\n", FrozenWording, len(frozen))
-		bw.WriteString("| Property | Seed | Owner | Runs left |\n|:--|:--|:--|--:|\n")
+		bw.WriteString("| Property | Seed | Frozen from candidate | Owner | Runs left |\n|:--|:--|:--|:--|--:|\n")
 		for _, r := range capRows(frozen) {
 			left := "?"
 			if r.RunsLeft != nil {
 				left = fmt.Sprint(*r.RunsLeft)
 			}
-			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", mdCode(idOf(r)), mdText(seedText(r)), mdText(ownerOf(r)), left)
+			from := "unknown"
+			if r.FrozenCandidate != "" {
+				from = flakegate.ShortSHA(r.FrozenCandidate)
+			}
+			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s |\n", mdCode(idOf(r)), mdText(seedText(r)), mdCode(from), mdText(ownerOf(r)), left)
 		}
 		moreRows(bw, len(frozen))
 		bw.WriteString("\n")

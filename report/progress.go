@@ -130,11 +130,13 @@ func (p *Progress) Done(r flakegate.Result) {
 	b.WriteString(p.color(r, fmt.Sprintf("%-12s", tag)))
 	fmt.Fprintf(&b, " %s seed %s", oneLine(idOf(&r)), oneLine(seedText(&r)))
 	if r.Skipped {
-		fmt.Fprintf(&b, " · owner %s, %s", oneLine(ownerOf(&r)), runsLeft(&r))
+		fmt.Fprintf(&b, " · %s", oneLine(frozenLine(&r)))
 	} else {
 		fmt.Fprintf(&b, " · %s · %s", attemptCounts(&r), seconds(r.Seconds))
 		if r.Label.Reject() {
 			b.WriteString(" · " + oneLine(reasonOf(&r)))
+		} else if o := originText(&r); o != "" {
+			b.WriteString(" · " + oneLine(o))
 		}
 	}
 	b.WriteByte('\n')

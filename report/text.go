@@ -103,6 +103,32 @@ func runsLeft(r *flakegate.Result) string {
 	return fmt.Sprintf("%d runs left", *r.RunsLeft)
 }
 
+// frozenLine says where a skipped triple's freeze came from: the
+// candidate of the record that earned it, the owner and the runs left.
+func frozenLine(r *flakegate.Result) string {
+	s := "owner " + ownerOf(r) + ", " + runsLeft(r)
+	if r.FrozenCandidate != "" {
+		s = "frozen from candidate " + flakegate.ShortSHA(r.FrozenCandidate) + ", " + s
+	}
+	return s
+}
+
+// originText says where a SCHEDULER flake comes from and what the
+// probe saw: "new flake (base probe: pass, pass, pass)"; "" without a probe.
+func originText(r *flakegate.Result) string {
+	if r.FlakeOrigin == "" {
+		return ""
+	}
+	s := r.FlakeOrigin + " flake"
+	if r.FlakeOrigin == flakegate.FlakeOriginBase {
+		s = "flake on base"
+	}
+	if len(r.BaseProbeResults) > 0 {
+		s += " (base probe: " + strings.Join(r.BaseProbeResults, ", ") + ")"
+	}
+	return s
+}
+
 // ownerOf returns the result's owner, or says none was recorded.
 func ownerOf(r *flakegate.Result) string {
 	if r.Owner == "" {

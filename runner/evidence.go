@@ -64,20 +64,32 @@ func EvidenceArgv(argv []string) []string {
 }
 
 // Evidence checks that an attempt which exited 0 shows the test ran and
-// passed. Write it the attempt's output (Command.Output), then call
-// Judge on the outcome.
+// passed, and that one which exited 1 shows the test ran and failed.
+// Write it the attempt's output (Command.Output), then call Judge on the
+// outcome.
 //
+// A pass needs:
 //   - go test: a "--- PASS: NAME" line (NAME the test, any test when the
 //     name is empty) and no "--- SKIP:" line for it.
 //   - pytest: a final summary with at least one passed and no skipped,
 //     xfailed or xpassed; with a name, a "PASSED" line for that node.
 //   - a pass marker (config pass_marker): a line matching it.
 //
-// Without a framework or marker, exit 0 stays a pass.
+// A failure needs:
+//   - go test: a "--- FAIL: NAME" line (any test when the name is empty);
+//   - pytest: a "FAILED path::name" line naming the node, or a final
+//     summary with at least one failed and no error;
+//   - a fail marker (config fail_marker): a line matching it.
+//
+// Anything else is an error (a build failure, "[build failed]", a
+// collection error, "no tests ran", an import or config error): the test
+// never ran, and the reason quotes the line that says so. Without a
+// framework or marker, exit 0 stays a pass and exit 1 a failure.
 type Evidence struct {
-	Framework string
-	Name      string
-	Marker    *regexp.Regexp
+	Framework  string
+	Name       string
+	Marker     *regexp.Regexp
+	FailMarker *regexp.Regexp
 
 	mu      sync.Mutex
 	partial []byte
@@ -86,15 +98,22 @@ type Evidence struct {
 	skipped string // a line that shows it was skipped
 	summary string // pytest's last summary line
 	derand  string // a hypothesis profile line with derandomize=True
+
+	failed     string // the line that shows the named test failed
+	buildError string // go: the first compiler or go command error line
+	buildFail  string // go: a "[build failed]" or "[setup failed]" line
+	notRun     string // pytest: the first line that says a test did not run
+	notRunE    string // pytest: the last "E   ..." line after notRun
+	inErrors   bool   // pytest: reading its ERRORS section
 }
 
 // NewEvidence returns the checker for one attempt, or nil when there is
 // nothing to check (no framework, no marker).
-func NewEvidence(framework, name string, marker *regexp.Regexp) *Evidence {
-	if framework == FrameworkNone && marker == nil {
+func NewEvidence(framework, name string, marker, failMarker *regexp.Regexp) *Evidence {
+	if framework == FrameworkNone && marker == nil && failMarker == nil {
 		return nil
 	}
-	return &Evidence{Framework: framework, Name: name, Marker: marker}
+	return &Evidence{Framework: framework, Name: name, Marker: marker, FailMarker: failMarker}
 }
 
 // Write scans output, line by line.
@@ -128,6 +147,13 @@ var (
 	pytestSummary  = regexp.MustCompile(`^=*\s*(\d+ (passed|failed|skipped|xfailed|xpassed|errors?|deselected|warnings?)(, )?)+.* in [0-9.]+s( \([0-9:]+\))?\s*=*$`)
 	pytestCountRe  = regexp.MustCompile(`(\d+) (passed|failed|skipped|xfailed|xpassed|errors?|deselected)`)
 	pytestPassedRe = regexp.MustCompile(`^PASSED (\S+)`)
+	pytestFailedRe = regexp.MustCompile(`^FAILED (\S+)`)
+	pytestNotRunRe = regexp.MustCompile(`^[=_]*\s*(ERROR collecting |ERROR \S+\.py\b|ERROR: |INTERNALERROR|ImportError while |no tests ran)`)
+	pytestELineRe  = regexp.MustCompile(`^E\s+\S`)
+	pytestHeadRe   = regexp.MustCompile(`^=+ (.*) =+$`)
+	goBuildFailRe  = regexp.MustCompile(`^FAIL\s.*\[(build|setup) failed\]`)
+	goNoiseRe      = regexp.MustCompile(`^go: (downloading|finding|extracting) `)
+	goCompileRe    = regexp.MustCompile(`^(\.{0,2}/)?[^\s:]+\.go:\d+(:\d+)?: \S|^go: |^package \S+ is not in |^no required module provides`)
 	derandomizeRe  = regexp.MustCompile(`^hypothesis profile .*derandomize=True`)
 )
 
@@ -144,8 +170,17 @@ func (e *Evidence) line(l string) {
 	if e.Marker != nil && e.passed == "" && e.Marker.MatchString(l) {
 		e.passed = clip(l)
 	}
+	if e.FailMarker != nil && e.failed == "" && e.FailMarker.MatchString(l) {
+		e.failed = clip(l)
+	}
 	switch e.Framework {
 	case FrameworkGo:
+		if e.buildError == "" && goCompileRe.MatchString(l) && !goNoiseRe.MatchString(l) {
+			e.buildError = clip(strings.TrimSpace(l))
+		}
+		if e.buildFail == "" && goBuildFailRe.MatchString(l) {
+			e.buildFail = clip(strings.TrimSpace(l))
+		}
 		m := goResultRe.FindStringSubmatch(l)
 		if m == nil || (e.Name != "" && m[2] != e.Name) {
 			return
@@ -157,10 +192,26 @@ func (e *Evidence) line(l string) {
 			}
 		case "SKIP":
 			e.skipped = clip(strings.TrimSpace(l))
+		case "FAIL":
+			if e.FailMarker == nil && e.failed == "" {
+				e.failed = clip(strings.TrimSpace(l))
+			}
 		}
 	case FrameworkPytest:
 		if pytestSummary.MatchString(l) {
 			e.summary = clip(strings.Trim(l, "= "))
+		}
+		if h := pytestHeadRe.FindStringSubmatch(l); h != nil {
+			e.inErrors = h[1] == "ERRORS"
+		}
+		if e.notRun == "" && pytestNotRunRe.MatchString(l) {
+			e.notRun = clip(strings.Trim(l, "=_ "))
+		}
+		if e.notRun != "" && e.inErrors && pytestELineRe.MatchString(l) {
+			e.notRunE = clip(strings.TrimSpace(l))
+		}
+		if m := pytestFailedRe.FindStringSubmatch(l); m != nil && e.FailMarker == nil && e.failed == "" && nodeMatches(m[1], e.Name) {
+			e.failed = clip(l)
 		}
 		if derandomizeRe.MatchString(l) {
 			e.derand = clip(l)
@@ -188,10 +239,10 @@ func nodeMatches(node, name string) bool {
 	return strings.HasSuffix(node, "::"+name)
 }
 
-// Judge turns a Pass without evidence into an Errored outcome whose
-// reason quotes the line seen. Other results are kept.
+// Judge turns a Pass or a Fail without evidence into an Errored outcome
+// whose reason quotes the line seen. Other results are kept.
 func (e *Evidence) Judge(out *Outcome) {
-	if e == nil || out.Result != Pass {
+	if e == nil || (out.Result != Pass && out.Result != Fail) {
 		return
 	}
 	e.mu.Lock()
@@ -200,9 +251,73 @@ func (e *Evidence) Judge(out *Outcome) {
 		e.line(string(e.partial))
 		e.partial = nil
 	}
-	if why := e.missing(); why != "" {
+	why := ""
+	if out.Result == Pass {
+		why = e.missing()
+	} else {
+		why = e.failMissing()
+	}
+	if why != "" {
 		out.Result, out.Reason = Errored, why
 	}
+}
+
+// failMissing says why an exit 1 is not evidence that the test ran and
+// failed, "" when it is.
+func (e *Evidence) failMissing() string {
+	what := "the test"
+	if e.Name != "" {
+		what = e.Name
+	}
+	seen := "nothing"
+	if e.last != "" {
+		seen = strconv.Quote(e.last)
+	}
+	if e.FailMarker != nil {
+		if e.failed == "" {
+			return "exit 1 without the fail marker " + strconv.Quote(e.FailMarker.String()[4:]) + "; the last line is " + seen
+		}
+		return ""
+	}
+	switch e.Framework {
+	case FrameworkGo:
+		if e.failed != "" {
+			return ""
+		}
+		if e.buildFail != "" || e.buildError != "" {
+			line := e.buildError
+			if line == "" {
+				line = e.buildFail
+			}
+			return "go test: build failed: " + strconv.Quote(line)
+		}
+		return "exit 1 but no \"--- FAIL: " + e.nameOr("NAME") + "\" line shows " + what + " ran and failed; the last line is " + seen
+	case FrameworkPytest:
+		if e.failed != "" {
+			return ""
+		}
+		counts := map[string]int{}
+		for _, m := range pytestCountRe.FindAllStringSubmatch(e.summary, -1) {
+			n, _ := strconv.Atoi(m[1])
+			counts[m[2]] += n
+		}
+		errs := counts["error"] + counts["errors"]
+		if counts["failed"] > 0 && errs == 0 && e.notRun == "" {
+			return ""
+		}
+		if e.notRun != "" {
+			why := "pytest: " + what + " did not run: " + strconv.Quote(e.notRun)
+			if e.notRunE != "" {
+				why += "; " + strconv.Quote(e.notRunE)
+			}
+			return why
+		}
+		if e.summary != "" {
+			return "pytest's summary says " + strconv.Quote(e.summary) + "; want a \"FAILED\" line naming " + what + ", or at least one failed and no error"
+		}
+		return "exit 1 but no \"FAILED\" line and no pytest summary line; the last line is " + seen
+	}
+	return ""
 }
 
 func (e *Evidence) missing() string {

@@ -65,7 +65,7 @@ func TestEvidenceJudge(t *testing.T) {
 		if c.marker != "" {
 			re = regexp.MustCompile("(?m)" + c.marker)
 		}
-		e := NewEvidence(c.fw, c.test, re)
+		e := NewEvidence(c.fw, c.test, re, nil)
 		// Written in pieces that split lines.
 		for i := 0; i < len(c.output); i += 7 {
 			e.Write([]byte(c.output[i:min(i+7, len(c.output))]))
@@ -75,13 +75,66 @@ func TestEvidenceJudge(t *testing.T) {
 		if (out.Result == Pass) != c.pass || !strings.Contains(out.Reason, c.reason) {
 			t.Errorf("%s: %s %q, want pass=%v reason ~%q", c.name, out.Result, out.Reason, c.pass, c.reason)
 		}
-		fail := Outcome{Result: Fail}
-		e.Judge(&fail)
-		if fail.Result != Fail {
-			t.Errorf("%s: a failure was changed to %s", c.name, fail.Result)
+		timeout := Outcome{Result: Timeout}
+		e.Judge(&timeout)
+		if timeout.Result != Timeout {
+			t.Errorf("%s: a timeout was changed to %s", c.name, timeout.Result)
 		}
 	}
-	if NewEvidence(FrameworkNone, "x", nil) != nil {
+	if NewEvidence(FrameworkNone, "x", nil, nil) != nil {
 		t.Error("an unknown command without a marker has evidence to check")
+	}
+}
+
+// TestEvidenceJudgeFailure: an exit 1 is a failure only when the output
+// shows the test ran and failed; anything else is an error quoting the
+// line seen.
+func TestEvidenceJudgeFailure(t *testing.T) {
+	goBuild := "# m [m.test]\n./calc.go:3:1: syntax error: non-declaration statement outside function body\nFAIL\tm [build failed]\nFAIL\n"
+	pyCollect := "\n==================================== ERRORS ====================================\n" +
+		"_________________ ERROR collecting tests/test_x.py __________________\n" +
+		"tests/test_x.py:8: in <module>\n    from calc import add\nE     File \"/sandbox/tree/calc.py\", line 13\nE   SyntaxError: invalid syntax\n" +
+		"=========================== short test summary info ============================\nERROR tests/test_x.py\n1 error in 0.14s\n"
+	for _, c := range []struct {
+		name, fw, test, marker, output string
+		fail                           bool
+		reason                         string
+	}{
+		{"go fail", FrameworkGo, "TestX", "", "=== RUN   TestX\n    x_test.go:9: falsified\n--- FAIL: TestX (0.01s)\nFAIL\nFAIL\tm\t0.01s\n", true, ""},
+		{"go other test failed", FrameworkGo, "TestX", "", "--- FAIL: TestY (0.01s)\nFAIL\n", false, `no "--- FAIL: TestX" line`},
+		{"go build failed", FrameworkGo, "TestX", "", goBuild, false, `go test: build failed: "./calc.go:3:1: syntax error`},
+		{"go vet failed", FrameworkGo, "TestX", "", "# m\n./x_test.go:9:2: fmt.Printf call has arguments but no formatting directives\nFAIL\tm [build failed]\n", false, "go test: build failed"},
+		{"go setup failed", FrameworkGo, "TestX", "", "FAIL\tm [setup failed]\n", false, `build failed: "FAIL\tm [setup failed]"`},
+		{"go download then build error", FrameworkGo, "TestX", "", "go: downloading pgregory.net/rapid v1.1.0\n# m\n./calc.go:3:1: syntax error: unexpected {\nFAIL\tm [build failed]\n", false, `build failed: "./calc.go:3:1: syntax error`},
+		{"go no module", FrameworkGo, "", "", "go: cannot find main module, but found .git/config\n", false, `build failed: "go: cannot find main module`},
+		{"go named test logs a path", FrameworkGo, "TestX", "", "    x_test.go:9: ./calc.go:3:1: looks like a compiler line\n--- FAIL: TestX (0.01s)\n", true, ""},
+		{"pytest failed", FrameworkPytest, "test_a", "", "F\nFAILED tests/t.py::test_a - AssertionError: boom\n1 failed in 0.3s\n", true, ""},
+		{"pytest failed summary", FrameworkPytest, "", "", "F\n===== 1 failed in 0.3s =====\n", true, ""},
+		{"pytest collection error", FrameworkPytest, "test_a", "", pyCollect, false, `pytest: test_a did not run: "ERROR collecting tests/test_x.py"; "E   SyntaxError: invalid syntax"`},
+		{"pytest failed and error", FrameworkPytest, "", "", "FE\n1 failed, 1 error in 0.3s\n", false, "want a \"FAILED\" line"},
+		{"pytest other node failed", FrameworkPytest, "test_a", "", "FAILED tests/t.py::test_b - x\n1 failed, 1 error in 0.3s\n", false, "pytest's summary says"},
+		{"pytest no tests ran", FrameworkPytest, "", "", "===== no tests ran in 0.01s =====\n", false, `did not run: "no tests ran in 0.01s"`},
+		{"pytest import error", FrameworkPytest, "", "", "ImportError while loading conftest '/sandbox/tree/conftest.py'.\nE   ModuleNotFoundError: No module named 'x'\n", false, `did not run: "ImportError while loading conftest`},
+		{"marker", FrameworkNone, "", "^not ok", "x\nnot ok 1\n", true, ""},
+		{"marker missing", FrameworkNone, "", "^not ok", "sh: 1: ./prop: not found\n", false, `exit 1 without the fail marker "^not ok"; the last line is "sh: 1: ./prop: not found"`},
+		{"marker over go", FrameworkGo, "TestX", "^BOOM", "--- FAIL: TestX (0.01s)\n", false, "without the fail marker"},
+		{"no framework", FrameworkNone, "", "", "anything\n", true, ""},
+	} {
+		var re *regexp.Regexp
+		if c.marker != "" {
+			re = regexp.MustCompile("(?m)" + c.marker)
+		}
+		e := NewEvidence(c.fw, c.test, nil, re)
+		for i := 0; e != nil && i < len(c.output); i += 5 {
+			e.Write([]byte(c.output[i:min(i+5, len(c.output))]))
+		}
+		out := Outcome{Result: Fail}
+		e.Judge(&out)
+		if (out.Result == Fail) != c.fail || !strings.Contains(out.Reason, c.reason) {
+			t.Errorf("%s: %s %q, want fail=%v reason ~%q", c.name, out.Result, out.Reason, c.fail, c.reason)
+		}
+		if !c.fail && out.Result != Errored {
+			t.Errorf("%s: %s, want %s", c.name, out.Result, Errored)
+		}
 	}
 }

@@ -44,6 +44,10 @@ const (
 const (
 	SideCandidate = "candidate"
 	SideBase      = "base"
+	// SideProbe is a flake probe: the base seed run again, after a
+	// SCHEDULER result, looking for a base failure. It is not the base
+	// replay and never changes base_seed_result.
+	SideProbe = "probe"
 )
 
 // Event is one line of a transcript. PrevSHA256 is filled in by

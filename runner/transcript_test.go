@@ -264,7 +264,17 @@ func TestVerifyTranscript(t *testing.T) {
 		{name: "unknown side",
 			events:     func(ev []Event) []Event { ev[1].Side, ev[2].Side = "other", "other"; return ev },
 			editRecord: func(r *flakegate.RunRecord) { r.Attempts[0].Side = "other" },
-			want:       []string{`line 2: attempt side "other" is neither candidate nor base`, "no first candidate attempt"}},
+			want:       []string{`line 2: attempt side "other" is neither candidate, base nor probe`, "no first candidate attempt"}},
+		{name: "record hides a failed probe",
+			events: func(ev []Event) []Event {
+				probe := []Event{
+					{Type: EventAttemptStart, Side: SideProbe, Index: 1},
+					{Type: EventAttemptEnd, Side: SideProbe, Index: 1, Result: Fail, ExitCode: 1},
+				}
+				return append(ev[:8], append(probe, ev[8:]...)...)
+			},
+			editRecord: func(r *flakegate.RunRecord) { r.BaseProbeResults = []string{Pass} },
+			want:       []string{`base_probe_results is ["pass"] in the record, but the probe attempts ended ["fail"]`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
 	}

@@ -30,6 +30,7 @@ import (
 //     event (whose result equals the base attempt's when it did not come
 //     from the cache); with no base_replay the record may not claim a pass
 //     or a fail on base;
+//   - base_probe_results are the results of the probe attempts, in order;
 //   - a complete event is the last line.
 //
 // The record's transcript_sha256 is checked by the caller, against the
@@ -46,7 +47,22 @@ func VerifyTranscript(recordRaw, transcriptRaw []byte) []string {
 	v.checkAttempts()
 	v.checkCandidate()
 	v.checkBase()
+	v.checkProbes()
 	return v.diffs
+}
+
+// checkProbes compares base_probe_results with the probe attempts, in
+// order.
+func (v *verifier) checkProbes() {
+	var probes []string
+	for _, e := range v.ends {
+		if e.ev.Side == SideProbe {
+			probes = append(probes, e.ev.Result)
+		}
+	}
+	if !slices.Equal(probes, v.rec.BaseProbeResults) {
+		v.addf("base_probe_results is %q in the record, but the probe attempts ended %q", v.rec.BaseProbeResults, probes)
+	}
 }
 
 type lineEvent struct {
@@ -137,8 +153,8 @@ func (v *verifier) walk() {
 			if firstResult == 0 {
 				firstResult = n
 			}
-			if ev.Side != SideCandidate && ev.Side != SideBase {
-				v.addf("line %d: attempt side %q is neither candidate nor base", n, ev.Side)
+			if ev.Side != SideCandidate && ev.Side != SideBase && ev.Side != SideProbe {
+				v.addf("line %d: attempt side %q is neither candidate, base nor probe", n, ev.Side)
 			}
 			if seen[k] {
 				v.addf("line %d: attempt %s starts a second time", n, k)

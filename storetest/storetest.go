@@ -793,6 +793,7 @@ func testNamedTriples(t *testing.T, s flakegate.Store) {
 	plain := Freeze("1402", 3)
 	a := Freeze("1402", 3)
 	a.Name, a.RecordSHA256, a.RunSHA256, a.PropertyEntrySHA256 = "TestA", Sha('c'), Sha('d'), Sha('e')
+	a.CandidateSHA = strings.Repeat("c", 40)
 	b := Freeze("1402", 3)
 	b.Name, b.RecordSHA256 = "tests/x.py::test_b", Sha('1')
 	for _, f := range []flakegate.Freeze{plain, a, b} {
@@ -822,7 +823,7 @@ func testNamedTriples(t *testing.T, s flakegate.Store) {
 	if len(fs) != 2 || fs[0].Name != "" || fs[1].Name != "TestA" || fs[1].ExpiresAfterRuns != 2 || fs[0].ExpiresAfterRuns != 3 {
 		t.Fatalf("ListFreezes: %+v", fs)
 	}
-	if fs[1].RunSHA256 != Sha('d') || fs[1].PropertyEntrySHA256 != Sha('e') {
+	if fs[1].RunSHA256 != Sha('d') || fs[1].PropertyEntrySHA256 != Sha('e') || fs[1].CandidateSHA != strings.Repeat("c", 40) || fs[0].CandidateSHA != "" {
 		t.Fatalf("binding digests not kept: %+v", fs[1])
 	}
 	es := events(t, s)
@@ -857,7 +858,7 @@ func schedulerRecord(seed string, extra map[string]string) []byte {
 // it with an audit event and runs the triple.
 func testSkipBinding(t *testing.T, s flakegate.Store) {
 	bind := flakegate.Binding{PropertySHA256: Sha('b'), RunSHA256: Sha('1'), PropertyEntrySHA256: Sha('2')}
-	raw := schedulerRecord("7", map[string]string{"name": "TestA", "run_sha256": Sha('1'), "property_entry_sha256": Sha('2')})
+	raw := schedulerRecord("7", map[string]string{"name": "TestA", "run_sha256": Sha('1'), "property_entry_sha256": Sha('2'), "candidate_sha": strings.Repeat("a", 40)})
 	grant := func() flakegate.Freeze {
 		t.Helper()
 		f, err := flakegate.GrantRecord(ctx, s, raw, "owner", 5, false, "", grantedAt)
@@ -867,7 +868,7 @@ func testSkipBinding(t *testing.T, s flakegate.Store) {
 		return f
 	}
 	f := grant()
-	if f.Name != "TestA" || f.RunSHA256 != Sha('1') || f.PropertyEntrySHA256 != Sha('2') {
+	if f.Name != "TestA" || f.RunSHA256 != Sha('1') || f.PropertyEntrySHA256 != Sha('2') || f.CandidateSHA != strings.Repeat("a", 40) {
 		t.Fatalf("granted %+v", f)
 	}
 	unnamed := f.Triple()

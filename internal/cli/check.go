@@ -37,7 +37,8 @@ type CheckOptions struct {
 	JSON, GitHub, NoReplayCache  bool
 	JUnit, Markdown, FreezeOwner string
 	// ExplainWatch lists what each property watches and runs nothing;
-	// RunContaminated runs triples the diff alone makes CONTAMINATED.
+	// RunContaminated runs triples the diff alone makes CONTAMINATED or
+	// the fixture digests FIXTURE (--run-contaminated, --run-decided).
 	ExplainWatch, RunContaminated bool
 	// LockTimeout bounds each wait for a lock another check holds.
 	LockTimeout time.Duration
@@ -88,7 +89,8 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 	fl.BoolVar(&opts.NoReplayCache, "no-replay-cache", false, "replay every seed on base, neither reading nor writing the replay cache")
 	fl.StringVar(&opts.FreezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
 	fl.BoolVar(&opts.ExplainWatch, "explain-watch", false, "list what each property of the base config watches, and exit without running anything")
-	fl.BoolVar(&opts.RunContaminated, "run-contaminated", false, "run the attempts of triples the diff alone makes CONTAMINATED (the label stays)")
+	fl.BoolVar(&opts.RunContaminated, "run-contaminated", false, "run the attempts of triples the diff alone makes CONTAMINATED or the fixture digests FIXTURE (the label stays); same as --run-decided")
+	fl.BoolVar(&opts.RunContaminated, "run-decided", false, "run the attempts of triples whose label the diff or the fixture digests decide before any attempt (CONTAMINATED, FIXTURE; the label stays)")
 	fl.DurationVar(&opts.LockTimeout, "lock-timeout", DefaultLockTimeout, "give up (exit 3) after waiting this long for a lock another check holds")
 	addFleetFlags(fl, &opts.fleet)
 	return cmd
@@ -230,6 +232,9 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 		label := string(r.Label)
 		if r.Skipped {
 			label += " skipped (frozen)"
+			if r.FrozenCandidate != "" {
+				label += " from " + flakegate.ShortSHA(r.FrozenCandidate)
+			}
 		}
 		seed := r.Seed.String()
 		if r.SeedOrigin != "" {
@@ -249,6 +254,9 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 	}
 	if sum.Isolation == "none" {
 		fmt.Fprintln(w, "isolation: none: the attempts ran without the sandbox, so no freeze is granted")
+	}
+	if n := sum.NewFlakes(); n > 0 && sum.RejectNewFlakes {
+		fmt.Fprintf(w, "reject_new_flakes: %d new flake(s): base never failed the seed, so the patch may have introduced it\n", n)
 	}
 	fmt.Fprintf(w, "verdict: %s (base %s, candidate %s)\n", sum.Verdict, flakegate.ShortSHA(sum.Base), flakegate.ShortSHA(sum.Candidate))
 }

@@ -35,6 +35,8 @@ type FreezeGrantOptions struct {
 	Replace bool
 	By      string
 	JSON    bool
+	// AllowNewFlake grants a record whose flake_origin is "new".
+	AllowNewFlake bool
 }
 
 // NewCmdFreezeGrant builds `flakegate freeze grant`.
@@ -47,7 +49,9 @@ func NewCmdFreezeGrant(io *IO, runF func(*FreezeGrantOptions) error) *cobra.Comm
 		Long: `grant classifies the record with the current decision table and refuses
 anything but SCHEDULER (exit 1). It stores the record by its record_sha256,
 writes the ledger entry and an audit event. A second freeze for the same
-triple is refused unless --replace.
+triple is refused unless --replace. A record whose flake probe never saw
+base fail (flake_origin "new": the patch may have introduced the flake) is
+refused (exit 1) unless --allow-new-flake.
 
 Without --runs the run count is freeze.expires_after_runs of the config
 (--config, default flakegate.yaml) at the record's base_sha, read from the
@@ -77,6 +81,7 @@ of 20 runs, with a note.`,
 	fl.BoolVar(&opts.Replace, "replace", false, "write over an existing freeze of the same triple")
 	fl.StringVar(&opts.By, "by", "", "who grants, for the audit log (default $USER, else the owner)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the entry as JSON")
+	fl.BoolVar(&opts.AllowNewFlake, "allow-new-flake", false, "grant a record whose flake_origin is \"new\" (base never failed the seed)")
 	return cmd
 }
 
@@ -102,6 +107,11 @@ func runFreezeGrant(opts *FreezeGrantOptions) error {
 	raw, err := readRecord(io, opts.Record)
 	if err != nil {
 		return err
+	}
+	if origin := flakegate.RecordFlakeOrigin(raw); origin == flakegate.FlakeOriginNew && !opts.AllowNewFlake {
+		return &flakegate.Error{Code: flakegate.EREJECT, Op: "freeze grant",
+			Message: `the record's flake_origin is "new": base never failed this seed, so the patch may have introduced the flake`,
+			Hint:    "fix the flake, or pass --allow-new-flake if you know it is not the patch's"}
 	}
 	runs := opts.Runs
 	// Only a record that may be frozen needs its policy: the table refuses

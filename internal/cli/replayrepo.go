@@ -137,7 +137,7 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 	}
 	out := startOutput(opts.IO.Out, argv)
 	cmd := runner.Command{Argv: argv, Dir: dir, Env: env, WallBudget: p.WallBudget, Output: out, Sandbox: sb}
-	ev := runner.NewEvidence(runner.DetectFramework(p.Run), p.Name, p.PassMarker)
+	ev := runner.NewEvidence(runner.DetectFramework(p.Run), p.Name, p.PassMarker, p.FailMarker)
 	if ev != nil {
 		// The evidence reads the exact bytes; the console gets the rendering.
 		cmd.Output = teeWriter{out, ev}
