@@ -40,6 +40,10 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+echo "# bench/sandbox-overhead.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) at $(git rev-parse --short HEAD)"
+echo "# uptime: $(uptime)"
+echo "# nproc: $(nproc)"
+echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 rounds=${ROUNDS:-3}
 cache=${BENCH_CACHE:-/tmp/flakegate-bench-sandbox}
 mkdir -p "$cache"
