@@ -1,52 +1,101 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 )
 
-// stagedEtc is the attempts' /etc: a copy of etcFiles in a folder made
-// once per flakegate process under layerBase() (readable by nobody), so
-// that bwrap binds one folder instead of one file at a time: each
-// read-only bind costs it a mount and a read of the mount table, and
-// thirty of them cost about 20 ms per attempt. Files keep their mode and
-// symlinks stay symlinks (they point into /usr, which the sandbox has).
-// Finish removes it; SweepLayers removes one a killed flakegate left. It
-// is made again if it went missing (a temporary folder cleaned under it).
+// stagedEtc is the attempts' /etc: a copy of etcFiles in one folder
+// under layerBase() (readable by nobody), so that bwrap binds one folder
+// instead of one file at a time: each read-only bind costs it a mount and
+// a read of the mount table, and thirty of them cost about 20 ms per
+// attempt. Files keep their mode and symlinks stay symlinks (they point
+// into /usr, which the sandbox has).
+//
+// The copy is kept between runs, named after a fingerprint of what it
+// copies (every entry's name, mode, size, time and link target): making
+// it takes about half a second on a slow disk, checking it a few
+// milliseconds. A folder of that name is used only when flakegate's own
+// user owns it and nobody else may write it.
 func stagedEtc() (string, error) {
 	etcMu.Lock()
 	defer etcMu.Unlock()
-	if d, ok := etcDir.Load(""); ok {
-		if _, err := os.Stat(d.(string)); err == nil {
-			return d.(string), nil
-		}
-	}
-	dir, err := os.MkdirTemp(layerBase(), layerPrefix+strconv.Itoa(os.Getpid())+"-etc-")
+	fp, err := etcFingerprint()
 	if err != nil {
 		return "", err
 	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		os.RemoveAll(dir)
+	dir := filepath.Join(layerBase(), "flakegate-etc-"+strconv.Itoa(os.Geteuid())+"-"+fp)
+	if ownedAndClosed(dir) {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(layerBase(), layerPrefix+strconv.Itoa(os.Getpid())+"-etc-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
 		return "", err
 	}
 	for _, f := range etcFiles {
-		if err := copyTree(filepath.Join("/etc", f), filepath.Join(dir, f)); err != nil {
-			os.RemoveAll(dir)
+		if err := copyTree(filepath.Join("/etc", f), filepath.Join(tmp, f)); err != nil {
+			os.RemoveAll(tmp)
 			return "", err
 		}
 	}
-	etcDir.Store("", dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if ownedAndClosed(dir) { // another flakegate made it first
+			return dir, nil
+		}
+		return "", err
+	}
 	return dir, nil
 }
 
-var (
-	etcMu  sync.Mutex
-	etcDir sync.Map // "" -> the staged folder, once made
-)
+var etcMu sync.Mutex
+
+// ownedAndClosed reports whether dir is a folder of flakegate's own user
+// that no one else may write.
+func ownedAndClosed(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}
+
+// etcFingerprint is a short digest of the metadata of every entry that
+// stagedEtc copies.
+func etcFingerprint() (string, error) {
+	h := sha256.New()
+	for _, f := range etcFiles {
+		_ = filepath.WalkDir(filepath.Join("/etc", f), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			link := ""
+			if d.Type()&fs.ModeSymlink != 0 {
+				link, _ = os.Readlink(p)
+			}
+			fmt.Fprintf(h, "%s\x00%o\x00%d\x00%d\x00%s\n", p, info.Mode(), info.Size(), info.ModTime().UnixNano(), link)
+			return nil
+		})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:24], nil
+}
 
 // copyTree copies src (a file, a symlink or a folder) to dst, skipping
 // what does not exist or cannot be read: a missing part of /etc is
@@ -101,13 +150,10 @@ func copyTree(src, dst string) error {
 }
 
 // Finish ends flakegate's use of the sandbox: it ends the standby
-// helpers, waits until the cgroups of finished attempts are removed and
-// removes the staged /etc. The CLI
-// calls it before it exits.
+// helpers and waits until the cgroups of finished attempts are removed.
+// The CLI calls it before it exits. (The staged /etc stays for the next
+// run.)
 func Finish() {
 	dropStandbys()
 	WaitCgroups()
-	if d, ok := etcDir.Load(""); ok {
-		os.RemoveAll(d.(string))
-	}
 }

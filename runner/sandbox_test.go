@@ -126,3 +126,37 @@ func TestToolchainPaths(t *testing.T) {
 		t.Errorf("nested = %v", got)
 	}
 }
+
+// TestStagedEtc: the attempts' /etc is made once and found again by its
+// fingerprint; a folder of that name that someone else may write is not
+// used.
+func TestStagedEtc(t *testing.T) {
+	tmp := t.TempDir()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	if layerBase() != tmp {
+		t.Skipf("the temporary folder %s cannot be walked by others", tmp)
+	}
+	first, err := stagedEtc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(first, "passwd")); err != nil {
+		t.Errorf("no passwd in the staged /etc: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(first, "shadow")); err == nil {
+		t.Errorf("shadow in the staged /etc")
+	}
+	again, err := stagedEtc()
+	if err != nil || again != first {
+		t.Errorf("second stagedEtc = %q, %v; want %q again", again, err, first)
+	}
+	if err := os.Chmod(first, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if ownedAndClosed(first) {
+		t.Errorf("a world-writable staged /etc is trusted")
+	}
+}
