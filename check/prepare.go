@@ -9,7 +9,6 @@ package check
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -269,21 +268,5 @@ func (c *checker) prepareSeconds(ps *propState, side string) *float64 {
 // prepareGivenUp labels a triple of ps INCOMPLETE without running it: a
 // prepare of its trees failed.
 func (c *checker) prepareGivenUp(ctx context.Context, j *job, reason string) (func() (tripleResult, error), error) {
-	argv, err := c.argv(j)
-	if err != nil {
-		return nil, err
-	}
-	stem, reproduce := j.stem(), c.reproduce(j.ps, j.seed)
-	t := &transcriptRun{runID: newRunID(c.candSHA), candidate: runner.Errored, retries: []string{}, base: "not_run",
-		budgetOK: true, complete: false, attempts: []flakegate.Attempt{}, reason: reason, givenUp: reason}
-	t.path = filepath.Join(c.outDir, "transcripts", t.runID+".jsonl")
-	if t.tr, err = runner.CreateTranscript(t.path); err != nil {
-		return nil, err
-	}
-	retryCap := c.cfg.RetryCap
-	var werr error
-	write := func(ev runner.Event) { werr = errors.Join(werr, t.tr.Write(ev)) }
-	write(runner.Event{Type: runner.EventRetryCap, RetryCap: &retryCap})
-	c.prepareEvents(j.ps, write)
-	return func() (tripleResult, error) { return c.finish(ctx, j, t, argv, stem, reproduce, "") }, nil
+	return c.givenUpRun(ctx, j, reason, func(write func(runner.Event)) { c.prepareEvents(j.ps, write) })
 }

@@ -178,7 +178,7 @@ func errorf(file, key string, line int, format string, args ...any) *flakegate.E
 		Op:      "config",
 		Path:    where,
 		Message: msg,
-		Hint:    "fix " + file + " on the base revision (see the config section of the README)",
+		Hint:    "fix " + file + " on the base revision (every key is in docs/configuration.md)",
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,7 +77,7 @@ func discoverCgroups() cgroupHost {
 		dir := filepath.Join(root, own[""])
 		ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 		have := strings.Fields(string(ctl))
-		if !contains(have, "memory") || !contains(have, "pids") {
+		if !slices.Contains(have, "memory") || !slices.Contains(have, "pids") {
 			return cgroupHost{why: "cgroup v2: " + dir + " does not delegate the memory and pids controllers to its children"}
 		}
 		h := cgroupHost{v2: true, mem: dir, pids: dir, memEventKey: "oom_kill"}
@@ -86,15 +87,6 @@ func discoverCgroups() cgroupHost {
 		return h
 	}
 	return cgroupHost{why: "no memory and pids cgroup controllers are mounted"}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // cgroupMounts maps each v1 controller to its mount point, and "" to the

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -120,7 +121,7 @@ func (spec *helperSpec) report() {
 	var rep helperReport
 	for _, m := range []struct{ dir, name string }{{"tmp", "tmp"}, {"shm", "tmp"}, {"home", "tmp"}, {"upper", "disk"}} {
 		var st unix.Statfs_t
-		if unix.Statfs(filepath.Join(spec.Layer, m.dir), &st) == nil && st.Bavail == 0 && !contains(rep.Full, m.name) {
+		if unix.Statfs(filepath.Join(spec.Layer, m.dir), &st) == nil && st.Bavail == 0 && !slices.Contains(rep.Full, m.name) {
 			rep.Full = append(rep.Full, m.name)
 		}
 	}
