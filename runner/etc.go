@@ -23,20 +23,43 @@ import (
 // The copy is kept between runs, named after a fingerprint of what it
 // copies (every entry's name, mode, size, time and link target): making
 // it takes about half a second on a slow disk, checking it a few
-// milliseconds. A folder of that name is used only when flakegate's own
-// user owns it and nobody else may write it.
+// milliseconds, which is too much for every attempt (it reads hundreds of
+// certificate links): one process checks it once, and its later attempts
+// use the same folder while it is still there and still flakegate's. A
+// check that runs for hours does not see /etc change under it; that
+// costs nothing in trust, since /etc is the host's, not the attempt's.
+// A folder of that name is used only when flakegate's own user owns it
+// and nobody else may write it.
 func stagedEtc() (string, error) {
 	etcMu.Lock()
 	defer etcMu.Unlock()
+	base := layerBase()
+	if dir := etcStaged[base]; dir != "" && ownedAndClosed(dir) {
+		return dir, nil
+	}
+	dir, err := stageEtc(base)
+	if err == nil {
+		etcStaged[base] = dir
+	}
+	return dir, err
+}
+
+var (
+	etcMu     sync.Mutex
+	etcStaged = map[string]string{} // layerBase() -> the folder this process staged or checked there
+)
+
+// stageEtc finds or makes the staged /etc for the files as they are now.
+func stageEtc(base string) (string, error) {
 	fp, err := etcFingerprint()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(layerBase(), "flakegate-etc-"+strconv.Itoa(os.Geteuid())+"-"+fp)
+	dir := filepath.Join(base, "flakegate-etc-"+strconv.Itoa(os.Geteuid())+"-"+fp)
 	if ownedAndClosed(dir) {
 		return dir, nil
 	}
-	tmp, err := os.MkdirTemp(layerBase(), layerPrefix+strconv.Itoa(os.Getpid())+"-etc-")
+	tmp, err := os.MkdirTemp(base, layerPrefix+strconv.Itoa(os.Getpid())+"-etc-")
 	if err != nil {
 		return "", err
 	}
@@ -59,8 +82,6 @@ func stagedEtc() (string, error) {
 	}
 	return dir, nil
 }
-
-var etcMu sync.Mutex
 
 // ownedAndClosed reports whether dir is a folder of flakegate's own user
 // that no one else may write.

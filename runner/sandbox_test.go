@@ -159,4 +159,19 @@ func TestStagedEtc(t *testing.T) {
 	if ownedAndClosed(first) {
 		t.Errorf("a world-writable staged /etc is trusted")
 	}
+	// The process remembers the folder, but not past a change of its
+	// owner or mode, nor past its removal.
+	if got, err := stagedEtc(); err == nil && got == first {
+		t.Errorf("stagedEtc still gives the world-writable %s", first)
+	}
+	if err := os.RemoveAll(first); err != nil {
+		t.Fatal(err)
+	}
+	made, err := stagedEtc()
+	if err != nil || made != first {
+		t.Fatalf("after its removal stagedEtc = %q, %v; want %q made again", made, err, first)
+	}
+	if _, err := os.Stat(filepath.Join(made, "passwd")); err != nil {
+		t.Errorf("no passwd in the staged /etc made again: %v", err)
+	}
 }
