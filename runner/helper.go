@@ -2,18 +2,21 @@ package runner
 
 // helperSpec is what the helper does.
 type helperSpec struct {
-	Layer   string      `json:"layer,omitempty"` // the attempt's layer folder; "" mounts nothing
-	Tree    string      `json:"tree,omitempty"`
-	Overlay bool        `json:"overlay,omitempty"`
-	UID     int         `json:"uid"` // the identity bwrap runs as; -1 keeps flakegate's
-	GID     int         `json:"gid"`
-	Disk    int64       `json:"disk,omitempty"`
-	Tmp     int64       `json:"tmp,omitempty"`
-	Stage   []stageBind `json:"stage,omitempty"`
-	Cgroups []string    `json:"cgroups,omitempty"` // folders to join before bwrap
-	Leave   []string    `json:"leave,omitempty"`   // folders to go back to after
-	Rlimits []rlimit    `json:"rlimits,omitempty"`
-	Argv    []string    `json:"argv,omitempty"` // bwrap and its arguments; none: mount, then exit (the probe)
+	Layer   string `json:"layer,omitempty"` // the attempt's layer folder; "" mounts nothing
+	Tree    string `json:"tree,omitempty"`
+	Overlay bool   `json:"overlay,omitempty"`
+	UID     int    `json:"uid"` // the identity bwrap runs as; -1 keeps flakegate's
+	GID     int    `json:"gid"`
+	Disk    int64  `json:"disk,omitempty"`
+	Tmp     int64  `json:"tmp,omitempty"`
+	// Root is the attempt's root, built under Layer/root for bwrap to
+	// bind at / (rootOps); the tree and the Go cache are added to it
+	// with the attempt.
+	Root    []rootOp `json:"root,omitempty"`
+	Cgroups []string `json:"cgroups,omitempty"` // folders to join before bwrap
+	Leave   []string `json:"leave,omitempty"`   // folders to go back to after
+	Rlimits []rlimit `json:"rlimits,omitempty"`
+	Argv    []string `json:"argv,omitempty"` // bwrap and its arguments; none: mount, then exit (the probe)
 	// GoCache are the lower layers of the attempt's Go build cache, top
 	// first, mounted as an overlay at layer/gocache; none mounts nothing.
 	GoCache []cacheLayer `json:"gocache,omitempty"`
@@ -47,14 +50,6 @@ type standbyMsg struct {
 type cacheLayer struct {
 	Src   string `json:"src"`
 	Idmap bool   `json:"idmap,omitempty"`
-}
-
-// stageBind binds a host path under the layer (stage/N), where the
-// unprivileged identity can reach it: it cannot walk into /root.
-type stageBind struct {
-	Src    string `json:"src"`
-	Write  bool   `json:"write,omitempty"` // idmapped to the identity
-	IsFile bool   `json:"file,omitempty"`
 }
 
 type rlimit struct {

@@ -143,7 +143,7 @@ func (spec *helperSpec) mount() error {
 	if err := unix.Mount("tmpfs", L, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0711,size="+strconv.FormatInt(spec.Disk, 10)); err != nil {
 		return fmt.Errorf("the layer's tmpfs: %w", err)
 	}
-	for _, d := range []string{"tmp", "shm", "home", "upper", "work", "lower", "tree", "stage"} {
+	for _, d := range []string{"tmp", "shm", "home", "upper", "work", "lower", "tree", "root"} {
 		if err := os.Mkdir(filepath.Join(L, d), 0o711); err != nil {
 			return err
 		}
@@ -155,25 +155,8 @@ func (spec *helperSpec) mount() error {
 			return fmt.Errorf("the %s tmpfs: %w", m.dir, err)
 		}
 	}
-	for i, s := range spec.Stage {
-		dst := filepath.Join(L, "stage", strconv.Itoa(i))
-		var err error
-		if s.IsFile {
-			err = os.WriteFile(dst, nil, 0o644)
-		} else {
-			err = os.Mkdir(dst, 0o755)
-		}
-		if err != nil {
-			return err
-		}
-		if s.Write {
-			err = idmapBind(s.Src, dst, helperUsernsFD)
-		} else {
-			err = unix.Mount(s.Src, dst, "", unix.MS_BIND|unix.MS_REC, "")
-		}
-		if err != nil {
-			return fmt.Errorf("sharing %s: %w", s.Src, err)
-		}
+	if err := spec.buildRoot(); err != nil {
+		return err
 	}
 	if spec.Standby {
 		return nil // the attempt's part comes with the attempt
@@ -209,7 +192,7 @@ func (spec *helperSpec) mountAttempt() error {
 	if err := spec.mountGoCache(); err != nil {
 		return err
 	}
-	return nil
+	return spec.attachToRoot()
 }
 
 // mountTree puts the attempt's view of the tree at L/tree: an overlay of

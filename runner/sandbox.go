@@ -116,7 +116,6 @@ var toolManagers = []string{".pyenv", ".nvm", ".volta", ".asdf", ".rbenv", ".nod
 type attemptView struct {
 	helper *helperSpec
 	args   []string
-	stage  map[string]int // host path -> index under layer/stage
 }
 
 // homeDirs are the folders that hold users' homes.
@@ -197,8 +196,14 @@ func isSystemFolder(p string) bool {
 
 // view builds the attempt's sandbox for argv in dir (a host path inside
 // Tree), with its layer folder when the helper mounts (Level.Root).
+//
+// As root the helper builds the whole root under layer/root (rootOps,
+// most of it while the attempt before runs, as a standby) and bwrap
+// binds it at / in one step: bwrap reads the mount table once for it
+// instead of once for every folder it would bind. Without root bwrap
+// builds the same root itself, one bind at a time.
 func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptView {
-	v := &attemptView{stage: map[string]int{}}
+	v := &attemptView{}
 	lv := s.Level
 	if lv.Root {
 		v.helper = &helperSpec{Layer: layer, Tree: s.Tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp,
@@ -222,6 +227,42 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 	if !s.Network {
 		a = append(a, "--unshare-net")
 	}
+	ops := s.rootOps(env)
+	if lv.Root {
+		v.helper.Root = ops
+		a = append(a, "--dev-bind", filepath.Join(layer, "root"), "/", "--proc", "/proc")
+	} else {
+		a = append(a, s.bwrapArgs(ops)...)
+	}
+	inside := TreeMount
+	if rel, err := filepath.Rel(s.Tree, dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		inside = filepath.Join(TreeMount, rel)
+	}
+	a = append(a, "--chdir", inside, "--")
+	v.args = append(a, argv...)
+	return v
+}
+
+// rootOp is one step of building an attempt's root, in order: a
+// read-only share of a host path (ro), a read-write one (rw, idmapped to
+// the identity as root; a missing one fails the attempt), a symlink
+// (link: Dst points to Src), a folder of the layer (layer: tmp, shm,
+// home), a hidden path (hide: an empty folder, or /dev/null over a
+// file), a mount point (dir), /dev (dev), /proc (proc), the tree (tree)
+// and the Go build cache (gocache). The last two come with the attempt.
+type rootOp struct {
+	Op   string `json:"op"`
+	Src  string `json:"src,omitempty"`
+	Dst  string `json:"dst"`
+	File bool   `json:"file,omitempty"`
+}
+
+// rootOps is the attempt's root: /usr and the system folders, the staged
+// /etc, /proc, /dev, private /tmp, /dev/shm and $HOME, the toolchains the
+// command's PATH (in env) names and the RO and RW paths, the tree at
+// TreeMount, the hidden paths, and the Go build cache last.
+func (s *Sandbox) rootOps(env []string) []rootOp {
+	var ops []rootOp
 	var roots []string // host paths seen inside at their own path
 	for _, d := range systemDirs {
 		fi, err := os.Lstat(d)
@@ -229,40 +270,28 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 		case err != nil:
 		case fi.Mode()&os.ModeSymlink != 0:
 			if target, err := os.Readlink(d); err == nil {
-				a = append(a, "--symlink", target, d)
+				ops = append(ops, rootOp{Op: "link", Src: target, Dst: d})
 			}
 		case fi.IsDir():
-			a = append(a, "--ro-bind", d, d)
+			ops = append(ops, rootOp{Op: "ro", Src: d, Dst: d})
 			roots = append(roots, d)
 		}
 	}
 	if etc, err := stagedEtc(); err == nil {
-		a = append(a, "--ro-bind", etc, "/etc")
+		ops = append(ops, rootOp{Op: "ro", Src: etc, Dst: "/etc"})
 	} else { // one bind per file: the same view, about 20 ms slower
-		a = append(a, "--dir", "/etc")
+		ops = append(ops, rootOp{Op: "dir", Dst: "/etc"})
 		for _, f := range etcFiles {
-			a = append(a, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
+			ops = append(ops, rootOp{Op: "ro", Src: "/etc/" + f, Dst: "/etc/" + f})
 		}
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev")
 	home := s.Home
 	if home == "" {
 		home = SandboxHome
 	}
-	if lv.Root {
-		a = append(a, "--bind", filepath.Join(layer, "tmp"), "/tmp",
-			"--bind", filepath.Join(layer, "shm"), "/dev/shm",
-			"--bind", filepath.Join(layer, "home"), home)
-	} else {
-		for _, d := range []string{"/tmp", "/dev/shm", home} {
-			if s.Limits.Tmp > 0 {
-				a = append(a, "--size", strconv.FormatInt(s.Limits.Tmp, 10))
-			}
-			a = append(a, "--tmpfs", d)
-		}
-		a = append(a, "--chmod", "1777", "/tmp", "--chmod", "1777", "/dev/shm")
-	}
-	a = append(a, "--symlink", "/tmp", "/var/tmp")
+	ops = append(ops, rootOp{Op: "proc", Dst: "/proc"}, rootOp{Op: "dev", Dst: "/dev"},
+		rootOp{Op: "layer", Src: "tmp", Dst: "/tmp"}, rootOp{Op: "layer", Src: "shm", Dst: "/dev/shm"}, rootOp{Op: "layer", Src: "home", Dst: home},
+		rootOp{Op: "link", Src: "/tmp", Dst: "/var/tmp"})
 	share := func(p string, write bool) {
 		p = filepath.Clean(p)
 		if !filepath.IsAbs(p) || under(p, []string{"/proc", "/dev", "/sandbox"}) || p == "/tmp" || p == home || under(home, []string{p}) {
@@ -271,22 +300,16 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 		fi, err := os.Stat(p)
 		if err != nil {
 			if write {
-				a = append(a, "--bind", p, p) // bwrap says it is missing: the attempt fails
+				ops = append(ops, rootOp{Op: "rw", Src: p, Dst: p}) // missing: the attempt fails
 			}
 			return
 		}
 		roots = append(roots, p)
-		src := p
-		if lv.Root {
-			i := len(v.helper.Stage)
-			v.helper.Stage = append(v.helper.Stage, stageBind{Src: p, Write: write, IsFile: !fi.IsDir()})
-			src = filepath.Join(layer, "stage", strconv.Itoa(i))
-		}
+		op := "ro"
 		if write {
-			a = append(a, "--bind", src, p)
-		} else {
-			a = append(a, "--ro-bind", src, p)
+			op = "rw"
 		}
+		ops = append(ops, rootOp{Op: op, Src: p, Dst: p, File: !fi.IsDir()})
 	}
 	var tools []string
 	for _, p := range toolchainPaths(env) {
@@ -300,11 +323,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 	for _, p := range s.RW {
 		share(p, true)
 	}
-	if lv.Root {
-		a = append(a, "--bind", filepath.Join(layer, "tree"), TreeMount)
-	} else {
-		a = append(a, "--bind", s.Tree, TreeMount)
-	}
+	ops = append(ops, rootOp{Op: "tree", Dst: TreeMount})
 	// Hidden paths inside what is shared: an empty folder, or /dev/null
 	// for a file. Parents before their children.
 	hide := append([]string(nil), s.Hide...)
@@ -320,27 +339,61 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 		case err != nil:
 			continue
 		case fi.IsDir():
-			a = append(a, "--tmpfs", p)
+			ops = append(ops, rootOp{Op: "hide", Dst: p})
 			hidden = append(hidden, p)
 		default:
-			a = append(a, "--ro-bind", "/dev/null", p)
+			ops = append(ops, rootOp{Op: "hide", Dst: p, File: true})
 		}
 	}
 	// The Go build cache last: a hidden path (flakegate's folder may be
 	// /tmp) must not cover it.
-	switch {
-	case lv.Root && (s.HostGoCache != "" || s.Prepared != ""):
-		a = append(a, "--bind", filepath.Join(layer, "gocache"), SandboxGoCache)
-	case !lv.Root && s.HostGoCache != "":
-		a = append(a, "--overlay-src", s.HostGoCache, "--tmp-overlay", SandboxGoCache)
+	// As root its mount point is always made (a standby does not know
+	// whether the attempt it serves has a prepared layer).
+	if s.HostGoCache != "" || s.Level.Root {
+		ops = append(ops, rootOp{Op: "gocache", Src: s.HostGoCache, Dst: SandboxGoCache})
 	}
-	inside := TreeMount
-	if rel, err := filepath.Rel(s.Tree, dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-		inside = filepath.Join(TreeMount, rel)
+	return ops
+}
+
+// bwrapArgs is the root as bwrap's own arguments, for a caller without
+// root (no layer: the tree and the Go cache are bound from the host).
+func (s *Sandbox) bwrapArgs(ops []rootOp) []string {
+	var a []string
+	for _, op := range ops {
+		switch op.Op {
+		case "ro":
+			a = append(a, "--ro-bind-try", op.Src, op.Dst)
+		case "rw":
+			a = append(a, "--bind", op.Src, op.Dst)
+		case "link":
+			a = append(a, "--symlink", op.Src, op.Dst)
+		case "dir":
+			a = append(a, "--dir", op.Dst)
+		case "proc":
+			a = append(a, "--proc", op.Dst)
+		case "dev":
+			a = append(a, "--dev", op.Dst)
+		case "layer": // private tmpfs: bwrap's, of the tmp limit
+			if s.Limits.Tmp > 0 {
+				a = append(a, "--size", strconv.FormatInt(s.Limits.Tmp, 10))
+			}
+			a = append(a, "--tmpfs", op.Dst)
+			if op.Src != "home" {
+				a = append(a, "--chmod", "1777", op.Dst)
+			}
+		case "hide":
+			if op.File {
+				a = append(a, "--ro-bind", "/dev/null", op.Dst)
+			} else {
+				a = append(a, "--tmpfs", op.Dst)
+			}
+		case "tree":
+			a = append(a, "--bind", s.Tree, op.Dst)
+		case "gocache":
+			a = append(a, "--overlay-src", op.Src, "--tmp-overlay", op.Dst)
+		}
 	}
-	a = append(a, "--chdir", inside, "--")
-	v.args = append(a, argv...)
-	return v
+	return a
 }
 
 // nested drops the paths that are inside another path of the list (each
