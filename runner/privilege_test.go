@@ -19,6 +19,7 @@ unshare -m true 2>/dev/null && echo BROKE: unshare -m
 python3 -c 'import ctypes,sys; l=ctypes.CDLL(None); l.syscall.restype=ctypes.c_long; k=l.syscall(248, b"user", b"fg", b"x", 1, -3); sys.exit(0 if k>0 else 1)' 2>/dev/null && echo BROKE: add_key
 test -r /etc/shadow && echo BROKE: shadow
 ls /root/.ssh 2>/dev/null && echo BROKE: root home
+mkdir /made-at-root 2>/dev/null && echo ROOT-WRITABLE
 echo done`
 
 // TestSandboxHoldsNoPrivilege: inside every kind of attempt (bwrap alone,
@@ -66,6 +67,9 @@ func TestSandboxHoldsNoPrivilege(t *testing.T) {
 		}
 		if strings.Contains(o.Tail, "BROKE") {
 			t.Errorf("a privileged act worked:\n%s", o.Tail)
+		}
+		if tc.probe && sb.Level.Root && strings.Contains(o.Tail, "ROOT-WRITABLE") {
+			t.Errorf("as root, the attempt can make folders at /:\n%s", o.Tail)
 		}
 		if tc.probe && sb.Level.Root && !strings.Contains(o.Tail, "Uid:\t65534") {
 			t.Errorf("as root, the attempt does not run as nobody:\n%s", o.Tail)
