@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate"
@@ -30,17 +31,22 @@ const (
 //go:embed report.html.tmpl
 var htmlSource string
 
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"short":      flakegate.ShortSHA,
-	"seed":       func(s flakegate.Seed) string { return s.String() },
-	"when":       when,
-	"labelColor": labelColor,
-	"pct":        func(f float64) string { return fmt.Sprintf("%.1f", 100*f) },
-	"plural":     plural,
-	"join":       strings.Join,
-	"freqWidth":  func(n, top int) int { return max(4, 120*n/max(top, 1)) },
-	"fraction":   func(n, total int) float64 { return float64(n) / float64(max(total, 1)) },
-}).Parse(htmlSource))
+// htmlTemplate is parsed at first use, not at start-up: every flakegate
+// process (and every sandbox helper, which is flakegate too) would pay for
+// it otherwise.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"short":      flakegate.ShortSHA,
+		"seed":       func(s flakegate.Seed) string { return s.String() },
+		"when":       when,
+		"labelColor": labelColor,
+		"pct":        func(f float64) string { return fmt.Sprintf("%.1f", 100*f) },
+		"plural":     plural,
+		"join":       strings.Join,
+		"freqWidth":  func(n, top int) int { return max(4, 120*n/max(top, 1)) },
+		"fraction":   func(n, total int) float64 { return float64(n) / float64(max(total, 1)) },
+	}).Parse(htmlSource))
+})
 
 // labelColors are the chart's colours, one per label; rejects are warm,
 // SCHEDULER amber, PASS green.
@@ -155,7 +161,7 @@ func HTML(w io.Writer, d *HTMLData) error {
 	if len(v.Top) > 0 {
 		v.TopMax = v.Top[0].Schedulers
 	}
-	return htmlTemplate.Execute(w, v)
+	return htmlTemplate().Execute(w, v)
 }
 
 // splitRows cuts rows into those shown, those behind a <details>, and the
