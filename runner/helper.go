@@ -32,6 +32,8 @@ type helperSpec struct {
 	// (a wait of one RCU grace period on cgroup v1, about 11 ms) and the
 	// mounts are not in the attempt's time.
 	Standby bool `json:"standby,omitempty"`
+
+	cacheLowers bool // mountCacheLowers has run
 }
 
 // standbyMsg is the rest of a standby helper's spec: the attempt.

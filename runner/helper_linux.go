@@ -73,7 +73,11 @@ func helperMain(arg string) int {
 			return helperExit // flakegate let the standby go unused
 		}
 		spec.Tree, spec.Overlay, spec.Argv = msg.Tree, msg.Overlay, msg.Argv
-		spec.Prepared, spec.GoCache = msg.Prepared, msg.GoCache
+		if !slices.Equal(spec.GoCache, msg.GoCache) {
+			fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: the attempt's Go build cache is not the one its standby mounted")
+			return helperExit
+		}
+		spec.Prepared = msg.Prepared
 		if spec.Layer != "" {
 			if err := spec.mountAttempt(); err != nil {
 				fmt.Fprintf(os.Stderr, "flakegate: cannot prepare the attempt's sandbox: %v\n", err)
@@ -156,6 +160,9 @@ func (spec *helperSpec) mount() error {
 		}
 	}
 	if err := spec.buildRoot(); err != nil {
+		return err
+	}
+	if err := spec.mountCacheLowers(); err != nil {
 		return err
 	}
 	if spec.Standby {
@@ -268,22 +275,11 @@ func (spec *helperSpec) mountGoCache() error {
 	if spec.Prepared != "" {
 		lowers = append(lowers, "prepared/gocache")
 	}
-	for i, g := range spec.GoCache {
-		rel := filepath.Join("gocache-lower", strconv.Itoa(i))
-		dst := filepath.Join(L, rel)
-		if err := os.MkdirAll(dst, 0o711); err != nil {
-			return err
-		}
-		var err error
-		if g.Idmap {
-			err = idmapBind(g.Src, dst, helperCacheUsernsFD)
-		} else {
-			err = unix.Mount(g.Src, dst, "", unix.MS_BIND|unix.MS_RDONLY, "")
-		}
-		if err != nil {
-			return fmt.Errorf("the Go build cache %s: %w", g.Src, err)
-		}
-		lowers = append(lowers, rel)
+	if err := spec.mountCacheLowers(); err != nil {
+		return err
+	}
+	for i := range spec.GoCache {
+		lowers = append(lowers, filepath.Join("gocache-lower", strconv.Itoa(i)))
 	}
 	upper, work := "gocache-upper", "gocache-work"
 	if spec.Persist != "" {
@@ -303,6 +299,33 @@ func (spec *helperSpec) mountGoCache() error {
 		return nil
 	}
 	return overlayAt(L, "gocache", opts)
+}
+
+// mountCacheLowers mounts the Go build cache's lower layers (the host's
+// cache, idmapped) at L/gocache-lower/N, once: a standby mounts them
+// before its attempt comes, since they are the same for every attempt of
+// its sandbox.
+func (spec *helperSpec) mountCacheLowers() error {
+	if spec.cacheLowers || spec.Layer == "" {
+		return nil
+	}
+	spec.cacheLowers = true
+	for i, g := range spec.GoCache {
+		dst := filepath.Join(spec.Layer, "gocache-lower", strconv.Itoa(i))
+		if err := os.MkdirAll(dst, 0o711); err != nil {
+			return err
+		}
+		var err error
+		if g.Idmap {
+			err = idmapBind(g.Src, dst, helperCacheUsernsFD)
+		} else {
+			err = unix.Mount(g.Src, dst, "", unix.MS_BIND|unix.MS_RDONLY, "")
+		}
+		if err != nil {
+			return fmt.Errorf("the Go build cache %s: %w", g.Src, err)
+		}
+	}
+	return nil
 }
 
 // idmapBind binds src at dst as seen through the user namespace on
