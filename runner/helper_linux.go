@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -39,6 +40,14 @@ import (
 // it: nothing is left on the host when an attempt is killed.
 
 func helperMain(arg string) int {
+	// No descriptor of the helper's reaches bwrap and the attempt but the
+	// ones handed to it below: not the report (an attempt could write
+	// its own), not the user namespaces, and not whatever flakegate
+	// itself inherited (a CI runner's pipes and sockets).
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: cannot close its descriptors on exec:", err)
+		return helperExit
+	}
 	var spec helperSpec
 	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
 		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: bad spec:", err)

@@ -20,6 +20,9 @@ python3 -c 'import ctypes,sys; l=ctypes.CDLL(None); l.syscall.restype=ctypes.c_l
 test -r /etc/shadow && echo BROKE: shadow
 ls /root/.ssh 2>/dev/null && echo BROKE: root home
 mkdir /made-at-root 2>/dev/null && echo ROOT-WRITABLE
+ls -l /proc/$$/fd/ >/tmp/fds
+out=$(readlink /proc/$$/fd/1)
+grep -- '->' /tmp/fds | grep -v -E ' [012] -> |/dev/null$' | grep -v -F "$out" | sed 's/.* \([0-9]*\) -> /BROKE: descriptor \1 -> /'
 echo done`
 
 // TestSandboxHoldsNoPrivilege: inside every kind of attempt (bwrap alone,
