@@ -962,6 +962,7 @@ const fingerprint16 = `sec() {
 fp_hostname() { hostname 2>/dev/null || cat /proc/sys/kernel/hostname; }
 fp_env() { env | sort; }
 fp_mounts() { cut -d' ' -f4- /proc/self/mountinfo; }
+fp_pid1() { tr '\0' ' ' </proc/1/cmdline; }
 fingerprint() {
 	rm -f "/tmp/.fg16-fp"
 	echo "PWD-IS $(pwd)"
@@ -970,13 +971,15 @@ fingerprint() {
 	sec id id
 	sec env fp_env
 	sec mountinfo fp_mounts
+	sec pid1 fp_pid1
 	cat "/tmp/.fg16-fp"
 }
 `
 
 // TestAttack16RetryFingerprint: a failing candidate prints a fingerprint
 // of its view (working directory, host name, ids, sorted environment,
-// mountinfo without mount ids and device numbers) in each of its three
+// mountinfo without mount ids and device numbers, the command line of pid
+// 1, which is bwrap's) in each of its three
 // attempts; the three are identical, and the working directory is under
 // /sandbox/tree.
 func TestAttack16RetryFingerprint(t *testing.T) {
@@ -1004,8 +1007,8 @@ func TestAttack16RetryFingerprint(t *testing.T) {
 				name, sum, _ := strings.Cut(l, " ")
 				fp[name] = sum
 			}
-			if len(fp) != 5 {
-				t.Errorf("[%s] candidate attempt %d printed %d fingerprint sections, want 5:\n%s", m.name, at.Index, len(fp), at.OutputTail)
+			if len(fp) != 6 {
+				t.Errorf("[%s] candidate attempt %d printed %d fingerprint sections, want 6:\n%s", m.name, at.Index, len(fp), at.OutputTail)
 			}
 			fps[at.Index], texts[at.Index] = fp, at.OutputTail
 			for _, pwd := range linesWith(at.OutputTail, "PWD-IS ") {
@@ -1018,7 +1021,7 @@ func TestAttack16RetryFingerprint(t *testing.T) {
 			t.Fatalf("[%s] %d candidate attempts, want 3 (retry_cap 2)\n%s", m.name, len(fps), cr)
 		}
 		for i := 1; i < 3; i++ {
-			for _, sec := range []string{"pwd", "hostname", "id", "env", "mountinfo"} {
+			for _, sec := range []string{"pwd", "hostname", "id", "env", "mountinfo", "pid1"} {
 				if fps[i][sec] != fps[0][sec] {
 					t.Errorf("[%s] RETRY TELLS: the %s of candidate attempt %d differs from attempt 0's:\n%s", m.name, sec, i,
 						diffLines(linesWith(texts[0], "FPTXT "+sec+": "), linesWith(texts[i], "FPTXT "+sec+": ")))

@@ -31,8 +31,9 @@ type sandboxRun struct {
 }
 
 // start starts the attempt's sandbox around c in dir. As root it takes
-// the standby helper made for this sandbox while the attempt before ran
-// (or makes one now), hands it the attempt, and makes the next standby.
+// the standby made for this sandbox, tree and folder while the attempt
+// before ran (or makes one now), hands it the attempt's argv, and makes
+// the next standby.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
 	if !s.Level.Root || s.oneShot || s.Persist != "" {
 		return s.spawn(dir, c.Argv, c.Env, false)
@@ -41,20 +42,22 @@ func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := s.standbyKey(c.Env)
+	line, err := execLine(c.Argv, c.Env, s.inside(dir))
+	if err != nil {
+		return nil, err
+	}
+	msg := []byte(line)
+	key := s.standbyKey(dir, c.Env)
 	for try := 0; ; try++ {
 		r := takeStandby(key, owner)
+		next := *s
+		next.prefetch(key, dir, c.Env)
 		if r == nil {
-			if r, err = s.spawn(s.Tree, nil, c.Env, true); err != nil {
+			if r, err = s.spawn(dir, nil, c.Env, true); err != nil {
 				return nil, err
 			}
 		}
-		v := s.view(dir, c.Argv, c.Env, r.layer)
-		msg, err := json.Marshal(standbyMsg{Tree: s.Tree, Overlay: s.Overlay, Prepared: s.Prepared, GoCache: v.helper.GoCache,
-			Argv: append([]string{s.Bwrap}, v.args...)})
-		if err == nil {
-			_, err = r.specW.Write(msg)
-		}
+		_, err = r.specW.Write(msg)
 		r.specW.Close()
 		r.specW = nil
 		if err != nil { // the standby is gone (killed while it waited): make a fresh one, once
@@ -65,8 +68,6 @@ func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
 			}
 			return nil, err
 		}
-		next := *s
-		go next.replenish(key, c.Env)
 		return r, nil
 	}
 }
@@ -90,13 +91,13 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		}
 		r.layer = layer
 	}
+	if standby {
+		argv = execArgv
+	}
 	v := s.view(dir, argv, env, r.layer)
 	spec := v.helper
-	if standby {
-		spec.Standby, spec.Tree = true, ""
-	} else {
-		spec.Argv = append([]string{s.Bwrap}, v.args...)
-	}
+	spec.Standby = standby
+	spec.Argv = append([]string{s.Bwrap}, v.args...)
 	if lv.Cgroup != "" && (s.Limits.Memory > 0 || s.Limits.Pids > 0) {
 		cg, err := newAttemptCgroup(s.Limits)
 		if err != nil {
@@ -197,30 +198,41 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	return r, nil
 }
 
-// The standbys: a few per sandbox (one per worker that uses it), each
-// made for a next attempt.
+// The standbys: a few per sandbox, each made for a next attempt, and
+// how many are being made.
 var (
-	standbyMu sync.Mutex
-	standbys  = map[string][]*sandboxRun{}
+	standbyMu   sync.Mutex
+	standbyCond = sync.NewCond(&standbyMu)
+	standbys    = map[string][]*sandboxRun{}
+	making      = map[string]int{}
 )
+
+// standbyDepth is how many standbys of one sandbox are ready or being
+// made after an attempt starts: two, so that on two cores attempts that
+// end at once do not wait for one standby after another.
+const standbyDepth = 2
 
 // maxStandbys bounds the standbys of one sandbox.
 const maxStandbys = 4
 
 // standbyKey names what a standby was built for: everything of the
-// sandbox but the tree and the command.
-func (s *Sandbox) standbyKey(env []string) string {
-	b, _ := json.Marshal([]any{s.Bwrap, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.HostGoCache, env})
+// sandbox, its tree, the working folder and the environment; everything
+// but the command.
+func (s *Sandbox) standbyKey(dir string, env []string) string {
+	b, _ := json.Marshal([]any{s.Bwrap, s.Tree, s.Overlay, s.Prepared, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.HostGoCache, dir, env})
 	return string(b)
 }
 
 // takeStandby returns the standby made for key with its mounts for a
-// tree of owner, or nil.
+// tree of owner, waiting for one being made; nil if there is none.
 func takeStandby(key string, owner [2]int) *sandboxRun {
 	standbyMu.Lock()
+	for len(standbys[key]) == 0 && making[key] > 0 {
+		standbyCond.Wait()
+	}
 	var r *sandboxRun
 	if list := standbys[key]; len(list) > 0 {
-		r, standbys[key] = list[len(list)-1], list[:len(list)-1]
+		r, standbys[key] = list[0], list[1:]
 	}
 	standbyMu.Unlock()
 	if r != nil && r.owner != owner {
@@ -231,26 +243,49 @@ func takeStandby(key string, owner [2]int) *sandboxRun {
 	return r
 }
 
-// replenish makes the standby for the next attempt of this sandbox.
-func (s *Sandbox) replenish(key string, env []string) {
-	r, err := s.spawn(s.Tree, nil, env, true)
-	if err != nil {
-		return // the next attempt makes its own
-	}
+// prefetch starts making standbys of this sandbox until standbyDepth
+// are ready or on their way.
+func (s *Sandbox) prefetch(key, dir string, env []string) {
 	standbyMu.Lock()
-	if len(standbys[key]) < maxStandbys {
-		standbys[key], r = append(standbys[key], r), nil
+	n := standbyDepth - len(standbys[key]) - making[key]
+	if n > 0 {
+		making[key] += n
 	}
 	standbyMu.Unlock()
-	if r != nil {
+	for range n {
+		go s.replenish(key, dir, env)
+	}
+}
+
+// replenish makes a standby for a next attempt of this sandbox.
+func (s *Sandbox) replenish(key, dir string, env []string) {
+	r, err := s.spawn(dir, nil, env, true)
+	standbyMu.Lock()
+	making[key]--
+	if err == nil && len(standbys[key]) < maxStandbys {
+		standbys[key], r = append(standbys[key], r), nil
+	}
+	standbyCond.Broadcast()
+	standbyMu.Unlock()
+	if err == nil && r != nil {
 		r.kill()
 		r.cleanup()
 	}
 }
 
-// dropStandbys ends every standby (flakegate is done).
+// dropStandbys ends every standby (flakegate is done), once those being
+// made are made.
 func dropStandbys() {
 	standbyMu.Lock()
+	for busy := true; busy; {
+		busy = false
+		for _, n := range making {
+			busy = busy || n > 0
+		}
+		if busy {
+			standbyCond.Wait()
+		}
+	}
 	all := standbys
 	standbys = map[string][]*sandboxRun{}
 	standbyMu.Unlock()

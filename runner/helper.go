@@ -9,10 +9,10 @@ type helperSpec struct {
 	GID     int    `json:"gid"`
 	Disk    int64  `json:"disk,omitempty"`
 	Tmp     int64  `json:"tmp,omitempty"`
-	// Root is the attempt's root, built under Layer/root for bwrap to
-	// bind at / (rootOps); the tree and the Go cache are added to it
-	// with the attempt.
+	// Root is the attempt's root, built under Layer/root (rootOps) and
+	// put at RootAt (fixedRoot) for bwrap to bind at /.
 	Root    []rootOp `json:"root,omitempty"`
+	RootAt  string   `json:"root_at,omitempty"`
 	Cgroups []string `json:"cgroups,omitempty"` // folders to join before bwrap
 	Leave   []string `json:"leave,omitempty"`   // folders to go back to after
 	Rlimits []rlimit `json:"rlimits,omitempty"`
@@ -26,23 +26,13 @@ type helperSpec struct {
 	// Persist makes the attempt a prepare: the tree's and the Go cache's
 	// upper layers are Persist/tree and Persist/gocache, kept after it.
 	Persist string `json:"persist,omitempty"`
-	// Standby: build everything but the tree, join the cgroup, then wait
-	// on descriptor 6 for the attempt (a standbyMsg). A standby is
-	// started while the attempt before it runs, so that the cgroup join
-	// (a wait of one RCU grace period on cgroup v1, about 11 ms) and the
-	// mounts are not in the attempt's time.
+	// Standby: build the whole sandbox, join the cgroup and start bwrap
+	// now: its command is the waiting command (exec_linux.go), which
+	// gets the attempt's argv from flakegate on descriptor 6 (passed on
+	// to it as execFD). A standby is started while the attempt before it
+	// runs, so that none of this (the cgroup join alone waits about 11 ms
+	// on cgroup v1, for an RCU grace period) is in the attempt's time.
 	Standby bool `json:"standby,omitempty"`
-
-	cacheLowers bool // mountCacheLowers has run
-}
-
-// standbyMsg is the rest of a standby helper's spec: the attempt.
-type standbyMsg struct {
-	Tree     string       `json:"tree"`
-	Overlay  bool         `json:"overlay"`
-	Prepared string       `json:"prepared,omitempty"`
-	GoCache  []cacheLayer `json:"gocache,omitempty"`
-	Argv     []string     `json:"argv"`
 }
 
 // cacheLayer is one lower layer of the Go build cache: the host's own
@@ -65,10 +55,11 @@ type helperReport struct {
 }
 
 // Descriptors of the helper: bwrap's status and seccomp descriptors are
-// passed on to bwrap as 3 and 4; 5 is the helper's report; 6 a standby's
-// attempt; 7, when present, is the user namespace whose mapping idmaps
-// the tree; 8, when present, the one that idmaps the host's Go build
-// cache.
+// passed on to bwrap as 3 and 4; 5 is the helper's report; 6 a
+// standby's attempt argv, passed on to bwrap (and its waiting command)
+// as execFD; 7, when present, is the user namespace whose mapping
+// idmaps the tree; 8, when present, the one that idmaps the host's Go
+// build cache.
 const (
 	helperReportFD      = 5
 	helperSpecFD        = 6

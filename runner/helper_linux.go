@@ -73,33 +73,13 @@ func helperMain(arg string) int {
 			return helperExit
 		}
 	}
-	if spec.Standby {
-		f := os.NewFile(helperSpecFD, "attempt")
-		var msg standbyMsg
-		err := json.NewDecoder(f).Decode(&msg)
-		f.Close()
-		if err != nil {
-			return helperExit // flakegate let the standby go unused
-		}
-		spec.Tree, spec.Overlay, spec.Argv = msg.Tree, msg.Overlay, msg.Argv
-		if !slices.Equal(spec.GoCache, msg.GoCache) {
-			fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: the attempt's Go build cache is not the one its standby mounted")
-			return helperExit
-		}
-		spec.Prepared = msg.Prepared
-		if spec.Layer != "" {
-			if err := spec.mountAttempt(); err != nil {
-				fmt.Fprintf(os.Stderr, "flakegate: cannot prepare the attempt's sandbox: %v\n", err)
-				return helperExit
-			}
-		}
-		if len(spec.Argv) == 0 {
-			return helperExit
-		}
-	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{os.NewFile(3, "status"), os.NewFile(4, "seccomp")}
+	if spec.Standby {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(helperSpecFD, "attempt")) // execFD
+		cmd.Env = execEnv
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if spec.UID >= 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(spec.UID), Gid: uint32(spec.GID), Groups: []uint32{}}
@@ -170,12 +150,6 @@ func (spec *helperSpec) mount() error {
 	}
 	if err := spec.buildRoot(); err != nil {
 		return err
-	}
-	if err := spec.mountCacheLowers(); err != nil {
-		return err
-	}
-	if spec.Standby {
-		return nil // the attempt's part comes with the attempt
 	}
 	return spec.mountAttempt()
 }
@@ -284,11 +258,22 @@ func (spec *helperSpec) mountGoCache() error {
 	if spec.Prepared != "" {
 		lowers = append(lowers, "prepared/gocache")
 	}
-	if err := spec.mountCacheLowers(); err != nil {
-		return err
-	}
-	for i := range spec.GoCache {
-		lowers = append(lowers, filepath.Join("gocache-lower", strconv.Itoa(i)))
+	for i, g := range spec.GoCache {
+		rel := filepath.Join("gocache-lower", strconv.Itoa(i))
+		dst := filepath.Join(L, rel)
+		if err := os.MkdirAll(dst, 0o711); err != nil {
+			return err
+		}
+		var err error
+		if g.Idmap {
+			err = idmapBind(g.Src, dst, helperCacheUsernsFD)
+		} else {
+			err = unix.Mount(g.Src, dst, "", unix.MS_BIND|unix.MS_RDONLY, "")
+		}
+		if err != nil {
+			return fmt.Errorf("the Go build cache %s: %w", g.Src, err)
+		}
+		lowers = append(lowers, rel)
 	}
 	upper, work := "gocache-upper", "gocache-work"
 	if spec.Persist != "" {
@@ -308,33 +293,6 @@ func (spec *helperSpec) mountGoCache() error {
 		return nil
 	}
 	return overlayAt(L, "gocache", opts)
-}
-
-// mountCacheLowers mounts the Go build cache's lower layers (the host's
-// cache, idmapped) at L/gocache-lower/N, once: a standby mounts them
-// before its attempt comes, since they are the same for every attempt of
-// its sandbox.
-func (spec *helperSpec) mountCacheLowers() error {
-	if spec.cacheLowers || spec.Layer == "" {
-		return nil
-	}
-	spec.cacheLowers = true
-	for i, g := range spec.GoCache {
-		dst := filepath.Join(spec.Layer, "gocache-lower", strconv.Itoa(i))
-		if err := os.MkdirAll(dst, 0o711); err != nil {
-			return err
-		}
-		var err error
-		if g.Idmap {
-			err = idmapBind(g.Src, dst, helperCacheUsernsFD)
-		} else {
-			err = unix.Mount(g.Src, dst, "", unix.MS_BIND|unix.MS_RDONLY, "")
-		}
-		if err != nil {
-			return fmt.Errorf("the Go build cache %s: %w", g.Src, err)
-		}
-	}
-	return nil
 }
 
 // idmapBind binds src at dst as seen through the user namespace on

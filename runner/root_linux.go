@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -149,12 +150,13 @@ func buildDev(dst string) error {
 }
 
 // attachToRoot mounts the attempt's tree and Go build cache into the
-// root built by buildRoot.
+// root built by buildRoot, then puts the root at spec.RootAt.
 func (spec *helperSpec) attachToRoot() error {
 	if len(spec.Root) == 0 {
 		return nil
 	}
 	R := filepath.Join(spec.Layer, "root")
+
 	for _, op := range spec.Root {
 		var src string
 		switch op.Op {
@@ -172,7 +174,29 @@ func (spec *helperSpec) attachToRoot() error {
 			return fmt.Errorf("the root's %s: %w", op.Dst, err)
 		}
 	}
+	if spec.RootAt != "" && spec.RootAt != R {
+		if err := unix.Mount(R, spec.RootAt, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("the root at %s: %w", spec.RootAt, err)
+		}
+	}
 	return nil
+}
+
+// fixedRoot is the folder where every helper of this user puts the root
+// it built, each in its own mount namespace: bwrap's arguments (which an
+// attempt can read in /proc/1/cmdline) then name the same path in every
+// attempt, not the attempt's own layer folder. An empty folder under
+// layerBase(), used only while it is flakegate's user's and no one
+// else's to write.
+func fixedRoot() (string, error) {
+	dir := filepath.Join(layerBase(), "flakegate-root-"+strconv.Itoa(os.Geteuid()))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	if !ownedAndClosed(dir) {
+		return "", fmt.Errorf("%s is not flakegate's own folder", dir)
+	}
+	return dir, nil
 }
 
 // mountPoint makes dst (a folder, or an empty file) unless it exists.

@@ -230,17 +230,25 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 	ops := s.rootOps(env)
 	if lv.Root {
 		v.helper.Root = ops
-		a = append(a, "--dev-bind", filepath.Join(layer, "root"), "/", "--proc", "/proc")
+		v.helper.RootAt = filepath.Join(layer, "root")
+		if dir, err := fixedRoot(); err == nil {
+			v.helper.RootAt = dir
+		}
+		a = append(a, "--dev-bind", v.helper.RootAt, "/", "--proc", "/proc")
 	} else {
 		a = append(a, s.bwrapArgs(ops)...)
 	}
-	inside := TreeMount
-	if rel, err := filepath.Rel(s.Tree, dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-		inside = filepath.Join(TreeMount, rel)
-	}
-	a = append(a, "--chdir", inside, "--")
+	a = append(a, "--chdir", s.inside(dir), "--")
 	v.args = append(a, argv...)
 	return v
+}
+
+// inside is where dir (a host path inside Tree) is seen in the sandbox.
+func (s *Sandbox) inside(dir string) string {
+	if rel, err := filepath.Rel(s.Tree, dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		return filepath.Join(TreeMount, rel)
+	}
+	return TreeMount
 }
 
 // rootOp is one step of building an attempt's root, in order: a
@@ -249,7 +257,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 // (link: Dst points to Src), a folder of the layer (layer: tmp, shm,
 // home), a hidden path (hide: an empty folder, or /dev/null over a
 // file), a mount point (dir), /dev (dev), /proc (proc), the tree (tree)
-// and the Go build cache (gocache). The last two come with the attempt.
+// and the Go build cache (gocache).
 type rootOp struct {
 	Op   string `json:"op"`
 	Src  string `json:"src,omitempty"`
