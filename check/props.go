@@ -18,6 +18,7 @@ import (
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 )
 
 // FixtureAbsent is the fixture_sha256 recorded when the candidate has no
@@ -173,7 +174,7 @@ func (c *checker) insideTree(root, key, rel string) error {
 // checkCommand expands the run template once and looks its program up: a
 // missing test command is a configuration error, not a crash per triple.
 func (c *checker) checkCommand(base, key string, p *config.Property) error {
-	argv, err := runner.Expand(p.Run, vars(p, flakegate.Seed("1")))
+	argv, err := template.Expand(p.Run, vars(p, flakegate.Seed("1")))
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: key + ".run: " + err.Error()}
 	}
@@ -236,8 +237,8 @@ func (c *checker) digestIn(ctx context.Context, root, rel string) (string, error
 }
 
 // vars are the placeholder values of one seed of p.
-func vars(p *config.Property, seed flakegate.Seed) runner.Vars {
-	return runner.Vars{Path: p.Path, Name: p.Name, Seed: seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture}
+func vars(p *config.Property, seed flakegate.Seed) template.Vars {
+	return template.Vars{Path: p.Path, Name: p.Name, Seed: seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture}
 }
 
 // RunSHA256 is the digest of p's argv template (the record's extra key

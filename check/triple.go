@@ -17,6 +17,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 )
 
 // job is one triple of the config: a property and one of its seeds.
@@ -52,7 +53,7 @@ func (c *checker) jobs() []job {
 // argv is the command of one attempt of the triple: the run template
 // expanded, with the options that make the framework print its evidence.
 func (c *checker) argv(j *job) ([]string, error) {
-	argv, err := runner.Expand(j.ps.prop.Run, vars(j.ps.prop, j.seed))
+	argv, err := template.Expand(j.ps.prop.Run, vars(j.ps.prop, j.seed))
 	if err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: j.ps.key + ".run: " + err.Error()}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 	"github.com/spf13/cobra"
 )
 
@@ -353,11 +354,11 @@ func (opts *ReplayOptions) validate() ([]string, error) {
 		}
 		*p.val = clean
 	}
-	vars := runner.Vars{Path: opts.Property, Seed: seed.String(), Fixture: opts.Fixture}
+	vars := template.Vars{Path: opts.Property, Seed: seed.String(), Fixture: opts.Fixture}
 	if opts.Samples > 0 {
 		vars.Samples = strconv.Itoa(opts.Samples)
 	}
-	argv, err := runner.Expand(opts.Argv, vars)
+	argv, err := template.Expand(opts.Argv, vars)
 	if err != nil {
 		var fe *flakegate.Error
 		if errors.As(err, &fe) && strings.Contains(fe.Message, "has no value") {

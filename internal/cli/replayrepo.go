@@ -14,6 +14,7 @@ import (
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 )
 
 // runReplayRepo is `flakegate replay --repo DIR --rev SHA ...`: one seed,
@@ -96,7 +97,7 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 			Message: fmt.Sprintf("no property %s at %s", (&config.Property{Path: prop, Name: opts.Name}).ID(), flakegate.ShortSHA(cfgSHA)),
 			Hint:    "the config names: " + strings.Join(ids, ", ")}
 	}
-	argv, err := runner.Expand(p.Run, runner.Vars{Path: p.Path, Name: p.Name, Seed: seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture})
+	argv, err := template.Expand(p.Run, template.Vars{Path: p.Path, Name: p.Name, Seed: seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture})
 	if err != nil {
 		return err
 	}
