@@ -13,6 +13,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // baseReplay sets t.base from the replay cache or from one base attempt.
@@ -67,7 +68,7 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 	base := c.trees.workers[w].base
 	checkBase := c.checkBaseTree(ctx, ps, base)
 	started := time.Now()
-	result, err := run(runner.SideBase, 0, base, checkBase)
+	result, err := run(transcript.SideBase, 0, base, checkBase)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 // Package runner runs one attempt of a property command, bounded in wall
-// time and output, and writes the hash-chained transcript of a check.
+// time and output, in its sandbox.
 //
 // The runner never uses a shell: a command is an argv. Each attempt runs
 // in its own process group, and the whole group is killed when the
@@ -18,14 +18,17 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/flakegate/flakegate"
 )
 
-// Results of an attempt.
+// Results of an attempt (the domain's, named here for the runner's
+// callers).
 const (
-	Pass    = "pass"
-	Fail    = "fail"
-	Errored = "error"
-	Timeout = "timeout"
+	Pass    = flakegate.ResultPass
+	Fail    = flakegate.ResultFail
+	Errored = flakegate.ResultError
+	Timeout = flakegate.ResultTimeout
 )
 
 // DefaultTailBytes is how much of an attempt's output Outcome.Tail keeps.
