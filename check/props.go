@@ -16,8 +16,8 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/template"
 )
 
@@ -47,7 +47,7 @@ type propState struct {
 
 	prepareSHA256 string // digest of its prepare's command and environment ("" for none)
 
-	framework   string // runner.DetectFramework of its argv
+	framework   string // evidence.DetectFramework of its argv
 	runSHA256   string // digest of the argv template
 	entrySHA256 string // digest of the config entry
 }
@@ -80,7 +80,7 @@ func (c *checker) preflight(ctx context.Context) error {
 		if err := c.checkCommand(base, ps.key, p); err != nil {
 			return err
 		}
-		ps.framework = runner.DetectFramework(p.Run)
+		ps.framework = evidence.DetectFramework(p.Run)
 		ps.runSHA256 = RunSHA256(p)
 		ps.entrySHA256 = EntrySHA256(c.cfg, p)
 		if err := c.checkSeeds(base, ps); err != nil {
@@ -301,8 +301,8 @@ type watchGlob struct {
 func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 	var out []watchGlob
 	dir := path.Dir(p.Path)
-	switch runner.DetectFramework(p.Run) {
-	case runner.FrameworkPytest:
+	switch evidence.DetectFramework(p.Run) {
+	case evidence.FrameworkPytest:
 		for d := dir; ; d = path.Dir(d) {
 			for _, f := range []string{"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"} {
 				if f == "pyproject.toml" && p.Prepare != nil {
@@ -314,7 +314,7 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 				break
 			}
 		}
-	case runner.FrameworkGo:
+	case evidence.FrameworkGo:
 		out = append(out,
 			watchGlob{path.Join(dir, "*_test.go"), "a test file of the property's Go package"},
 			watchGlob{path.Join(dir, "testdata/rapid/**"), "rapid fail files of the property's package"})
@@ -344,7 +344,7 @@ func (c *checker) checkSeeds(base string, ps *propState) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: ps.key + ": " + msg, Hint: hint}
 	}
 	switch ps.framework {
-	case runner.FrameworkGo:
+	case evidence.FrameworkGo:
 		for _, a := range p.Run {
 			if !rapidSeedRe.MatchString(a) {
 				continue
@@ -355,7 +355,7 @@ func (c *checker) checkSeeds(base string, ps *propState) error {
 				}
 			}
 		}
-	case runner.FrameworkPytest:
+	case evidence.FrameworkPytest:
 		uses := false
 		for _, a := range p.Run {
 			uses = uses || strings.HasPrefix(a, "--hypothesis-seed")
@@ -428,7 +428,7 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 	var out []WatchList
 	for i := range c.cfg.Properties {
 		p := &c.cfg.Properties[i]
-		wl := WatchList{Property: p.ID(), Framework: runner.DetectFramework(p.Run)}
+		wl := WatchList{Property: p.ID(), Framework: evidence.DetectFramework(p.Run)}
 		if p.Prepare != nil {
 			wl.Prepare = p.Prepare.Run
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
@@ -38,7 +39,7 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		Name:           ps.prop.Name,
 		PassMarker:     marker,
 		FailMarker:     failMarker,
-		FailEvidence:   ps.framework != runner.FrameworkNone || failMarker != "",
+		FailEvidence:   ps.framework != evidence.FrameworkNone || failMarker != "",
 		PropertySHA256: ps.basePropertySHA256,
 		FixtureSHA256:  ps.baseFixtureSHA256,
 		Seed:           j.seed,

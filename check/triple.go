@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/template"
 	"github.com/flakegate/flakegate/transcript"
@@ -58,7 +59,7 @@ func (c *checker) argv(j *job) ([]string, error) {
 	if err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: j.ps.key + ".run: " + err.Error()}
 	}
-	return runner.EvidenceArgv(argv), nil
+	return evidence.Argv(argv), nil
 }
 
 // stem names the triple's files in the output folder.
@@ -206,7 +207,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 		} else {
 			cmd := runner.Command{Argv: argv, Dir: tr.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(tr, ps)}
-			ev := runner.NewEvidence(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
+			ev := evidence.New(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
 			if ev != nil {
 				cmd.Output = ev
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/runner"
@@ -101,7 +102,7 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	argv = runner.EvidenceArgv(argv)
+	argv = evidence.Argv(argv)
 
 	tmp, err := os.MkdirTemp("", "flakegate-replay-")
 	if err != nil {
@@ -138,7 +139,7 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 	}
 	out := startOutput(opts.IO.Out, argv)
 	cmd := runner.Command{Argv: argv, Dir: dir, Env: env, WallBudget: p.WallBudget, Output: out, Sandbox: sb}
-	ev := runner.NewEvidence(runner.DetectFramework(p.Run), p.Name, p.PassMarker, p.FailMarker)
+	ev := evidence.New(evidence.DetectFramework(p.Run), p.Name, p.PassMarker, p.FailMarker)
 	if ev != nil {
 		// The evidence reads the exact bytes; the console gets the rendering.
 		cmd.Output = teeWriter{out, ev}
@@ -153,7 +154,7 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 // teeWriter writes to both; an error of the first stops nothing.
 type teeWriter struct {
 	a interface{ Write([]byte) (int, error) }
-	b *runner.Evidence
+	b *evidence.Checker
 }
 
 func (t teeWriter) Write(p []byte) (int, error) {
