@@ -9,12 +9,12 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/termsafe"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/template"
 )
 
@@ -133,31 +133,8 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "replay: fixture %s sha256 %s\n", termsafe.Line(p.Fixture), sum)
 	}
-	sb, env, err := opts.isolation(ctx, dir, &cfg.Sandbox)
-	if err != nil {
-		return err
-	}
-	out := startOutput(opts.IO.Out, argv)
-	cmd := runner.Command{Argv: argv, Dir: dir, Env: env, WallBudget: p.WallBudget, Output: out, Sandbox: sb}
-	ev := evidence.New(evidence.DetectFramework(p.Run), p.Name, p.PassMarker, p.FailMarker)
-	if ev != nil {
-		// The evidence reads the exact bytes; the console gets the rendering.
-		cmd.Output = teeWriter{out, ev}
-	}
-	o := runner.Run(ctx, cmd)
-	endOutput(opts.IO.Out, out, o)
-	ev.Judge(&o)
-	remove() // before the outcome, so that the outcome is the last line
-	return replayOutcome(opts, argv, o)
-}
-
-// teeWriter writes to both; an error of the first stops nothing.
-type teeWriter struct {
-	a interface{ Write([]byte) (int, error) }
-	b *evidence.Checker
-}
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	t.a.Write(p) //nolint:errcheck // the console's error must not end the attempt
-	return t.b.Write(p)
+	return replayRun(ctx, opts, check.ReplayOptions{Dir: dir, Argv: argv, WallBudget: p.WallBudget,
+		Sandbox: opts.sandbox(&cfg.Sandbox), ConfigPath: cfgPath, Repo: opts.Repo,
+		Framework: evidence.DetectFramework(p.Run), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker},
+		remove) // the checkout goes before the outcome, so that the outcome is the last line
 }

@@ -1,0 +1,163 @@
+package check
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/runner"
+)
+
+// ReplayOptions are the inputs of one replay (flakegate replay): one
+// command, once, in a tree, in the sandbox a check builds from the same
+// sandbox block. Like Options, they are all it reads: no flag, no
+// environment variable.
+type ReplayOptions struct {
+	// Dir is the tree the command runs in: a clean checkout.
+	Dir string
+	// Argv is the command, its placeholders filled in.
+	Argv []string
+	// WallBudget kills the command after this long; 0 is no limit.
+	WallBudget time.Duration
+	// Sandbox is the sandbox block the command runs under: the config's,
+	// or one the CLI makes of its flags. Its ro and rw paths are checked
+	// as check checks them.
+	Sandbox config.Sandbox
+	// ConfigPath names the config the block comes from, in errors ("" for
+	// flags).
+	ConfigPath string
+	// Repo is the repository Dir was checked out from ("" when Dir is the
+	// checkout given): its work tree and git folder are the gate's own
+	// state, hidden from the command, which no shared path may reach.
+	// Without it, Dir and its git folder are.
+	Repo string
+	// LedgerPath is a file-based ledger no shared path may reach ("" for
+	// none or a database).
+	LedgerPath string
+	// Env is flakegate's environment, the only source of the command's
+	// (an allow-list, never a secret); nil is an empty one.
+	Env []string
+	// NoOverlay replays on the tree itself, reset, instead of on an
+	// overlay (FLAKEGATE_NO_OVERLAY=1).
+	NoOverlay bool
+	// Bwrap is the bubblewrap binary; "" looks up bwrap on PATH.
+	Bwrap string
+	// Framework, Name, PassMarker and FailMarker ask for positive
+	// evidence in the output, as check does (evidence.New); all zero
+	// keeps an exit 0 a pass and an exit 1 a failure.
+	Framework, Name        string
+	PassMarker, FailMarker *regexp.Regexp
+}
+
+// Replay is a replay whose sandbox is built and probed: Run runs its
+// command once.
+type Replay struct {
+	opts ReplayOptions
+	iso  *isolation
+}
+
+// NewReplay builds the replay's sandbox with check's own builder: the
+// same shared-path checks, hidden paths, environment allow-list and
+// limits the host must enforce. Errors are EINVALID (bwrap missing, a
+// shared path that reaches the gate's state, a sandbox the host cannot
+// run); a command that fails is Run's outcome, not an error.
+func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Path: opts.Dir, Err: err}
+	}
+	opts.Dir = dir // the sandbox binds the tree by its absolute path
+	var guarded []string
+	if opts.Repo != "" {
+		g := &git.Client{Dir: opts.Repo}
+		for _, find := range []func(context.Context) (string, error){g.TopLevel, g.CommonDir} {
+			if p, err := find(ctx); err == nil {
+				guarded = append(guarded, p)
+			}
+		}
+	} else {
+		guarded = append(guarded, dir)
+	}
+	if common, err := (&git.Client{Dir: dir}).CommonDir(ctx); err == nil {
+		guarded = append(guarded, common)
+	}
+	if opts.LedgerPath != "" {
+		if abs, err := filepath.Abs(opts.LedgerPath); err == nil {
+			guarded = append(guarded, abs)
+		}
+	}
+	spec := sandboxSpec{op: "replay", cfgPath: opts.ConfigPath, block: &opts.Sandbox, env: opts.Env,
+		noOverlay: opts.NoOverlay, bwrap: opts.Bwrap, guarded: guarded, optOut: "pass --sandbox none"}
+	for _, g := range guarded {
+		if g != dir { // the tree itself is what the command runs in
+			spec.hide = append(spec.hide, g)
+		}
+	}
+	iso, err := buildIsolation(spec)
+	if err != nil {
+		return nil, err
+	}
+	if iso.mode == IsolationBwrap {
+		// The same hardening as check: no privilege, as nobody when run
+		// as root, on a throwaway overlay where the kernel allows it, so
+		// the command never writes the tree it replays in.
+		if err := iso.probe(ctx, ""); err != nil {
+			return nil, err
+		}
+	}
+	return &Replay{opts: opts, iso: iso}, nil
+}
+
+// Isolation is the replay's isolation: "none", or the sandbox level
+// reached (as a record's "isolation" says it).
+func (r *Replay) Isolation() string { return r.iso.label() }
+
+// Shortfall says what the host withholds from the full sandbox (a limit
+// it cannot enforce, no overlay...), "" when it gives all of it.
+func (r *Replay) Shortfall() string {
+	sb := &r.iso.sandbox
+	if r.iso.mode != IsolationBwrap || len(sb.Level.Missing) == 0 {
+		return ""
+	}
+	return r.iso.redact(sb.Level.Describe(sb.Limits, sb.Overlay))
+}
+
+// Run runs the command once in its sandbox, its output (stdout and
+// stderr interleaved) going to output as it comes, and judges the outcome
+// by the evidence the options ask for. It never returns an error: a
+// command that cannot start is an Errored outcome.
+func (r *Replay) Run(ctx context.Context, output io.Writer) runner.Outcome {
+	cmd := runner.Command{Argv: r.opts.Argv, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: r.opts.WallBudget, Output: output}
+	if r.iso.mode == IsolationBwrap {
+		sb := r.iso.sandbox
+		sb.Tree = r.opts.Dir
+		cmd.Sandbox = &sb
+	}
+	ev := evidence.New(r.opts.Framework, r.opts.Name, r.opts.PassMarker, r.opts.FailMarker)
+	if ev != nil {
+		// The evidence reads the exact bytes; output gets them as well.
+		cmd.Output = teeWriter{output, ev}
+	}
+	o := runner.Run(ctx, cmd)
+	ev.Judge(&o)
+	return o
+}
+
+// teeWriter writes to both; an error of the first stops nothing.
+type teeWriter struct {
+	a io.Writer
+	b *evidence.Checker
+}
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	if t.a != nil {
+		t.a.Write(p) //nolint:errcheck // the console's error must not end the attempt
+	}
+	return t.b.Write(p)
+}
