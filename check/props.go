@@ -236,6 +236,17 @@ func (c *checker) digestIn(ctx context.Context, root, rel string) (string, error
 	return sum, err
 }
 
+// tripleArgv is the command of one attempt of p for seed, as check and
+// replay run it: the run template expanded, with the options that make
+// the framework print its evidence.
+func tripleArgv(p *config.Property, seed flakegate.Seed) ([]string, error) {
+	argv, err := template.Expand(p.Run, vars(p, seed))
+	if err != nil {
+		return nil, err
+	}
+	return evidence.Argv(argv), nil
+}
+
 // vars are the placeholder values of one seed of p.
 func vars(p *config.Property, seed flakegate.Seed) template.Vars {
 	return template.Vars{Path: p.Path, Name: p.Name, Seed: seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture}

@@ -18,7 +18,6 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/runner"
-	"github.com/flakegate/flakegate/template"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -55,11 +54,11 @@ func (c *checker) jobs() []job {
 // argv is the command of one attempt of the triple: the run template
 // expanded, with the options that make the framework print its evidence.
 func (c *checker) argv(j *job) ([]string, error) {
-	argv, err := template.Expand(j.ps.prop.Run, vars(j.ps.prop, j.seed))
+	argv, err := tripleArgv(j.ps.prop, j.seed)
 	if err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: j.ps.key + ".run: " + err.Error()}
 	}
-	return evidence.Argv(argv), nil
+	return argv, nil
 }
 
 // stem names the triple's files in the output folder.

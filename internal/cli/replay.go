@@ -14,7 +14,6 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/flakegate/flakegate/runner"
@@ -130,28 +129,22 @@ func runReplay(opts *ReplayOptions) error {
 		return err
 	}
 
-	// The fixture pin comes first: a replay on a fixture the base does not
-	// own is no evidence about the base, so the command does not run.
+	// The fixture pin comes first (check.NewReplay): a replay on a fixture
+	// the base does not own is no evidence about the base, so the command
+	// does not run.
 	if opts.Fixture == "" {
 		return replayIncomplete(opts, "no --fixture given, so the expected fixture digest cannot be checked")
 	}
-	sum, err := digest.Path(ctx, filepath.Join(opts.Workdir, opts.Fixture))
-	switch {
-	case flakegate.ErrorCode(err) == flakegate.ENOTFOUND:
-		return replayIncomplete(opts, fmt.Sprintf("fixture %s not found in %s", opts.Fixture, opts.Workdir))
-	case err != nil:
-		return replayIncomplete(opts, fmt.Sprintf("cannot digest fixture %s: %v", opts.Fixture, err))
-	case sum != opts.ExpectFixtureSHA256:
-		return replayIncomplete(opts, fmt.Sprintf("fixture %s has digest %s, expected %s", opts.Fixture, sum, opts.ExpectFixtureSHA256))
-	}
-
-	return replayRun(ctx, opts, check.ReplayOptions{Dir: opts.Workdir, Argv: argv, WallBudget: opts.Timeout, Sandbox: opts.sandbox(nil)}, nil)
+	return replayRun(ctx, opts, check.ReplayOptions{Dir: opts.Workdir, Argv: argv, WallBudget: opts.Timeout, Sandbox: opts.sandbox(nil),
+		Fixture: filepath.ToSlash(opts.Fixture), FixtureSHA256: opts.ExpectFixtureSHA256}, nil)
 }
 
-// replayRun builds the replay's sandbox (check's builder: a sandbox it
-// cannot build is an error, exit 2), runs the command once between the
-// output's opening and closing lines and says what it did. before, if
-// set, runs after the command and before the outcome line.
+// replayRun checks the fixture and builds the replay's sandbox
+// (check.NewReplay: a fixture that is not the expected one makes the
+// replay incomplete, exit 3; a sandbox it cannot build is an error, exit
+// 2), runs the command once between the output's opening and closing
+// lines and says what it did. before, if set, runs after the command and
+// before the outcome line.
 func replayRun(ctx context.Context, opts *ReplayOptions, ro check.ReplayOptions, before func()) error {
 	ro.Env = opts.IO.environ()
 	ro.NoOverlay = opts.IO.Getenv(runner.NoOverlayEnv) == "1"
@@ -159,8 +152,15 @@ func replayRun(ctx context.Context, opts *ReplayOptions, ro check.ReplayOptions,
 		ro.LedgerPath = spec
 	}
 	r, err := check.NewReplay(ctx, ro)
+	var inc *check.ReplayIncomplete
+	if errors.As(err, &inc) {
+		return replayIncomplete(opts, inc.Reason)
+	}
 	if err != nil {
 		return err
+	}
+	if opts.repoMode() && ro.Fixture != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "replay: fixture %s sha256 %s\n", termsafe.Line(ro.Fixture), r.FixtureSHA256())
 	}
 	if why := r.Shortfall(); why != "" { // say it when the machine gives less than the full sandbox
 		fmt.Fprintf(opts.IO.ErrOut, "sandbox: %s\n", termsafe.Line(why))
