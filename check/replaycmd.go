@@ -148,10 +148,6 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 // FixtureSHA256 is the digest of the replay's fixture, "" without one.
 func (r *Replay) FixtureSHA256() string { return r.fixture }
 
-// Isolation is the replay's isolation: "none", or the sandbox level
-// reached (as a record's "isolation" says it).
-func (r *Replay) Isolation() string { return r.iso.label() }
-
 // Shortfall says what the host withholds from the full sandbox (a limit
 // it cannot enforce, no overlay...), "" when it gives all of it.
 func (r *Replay) Shortfall() string {

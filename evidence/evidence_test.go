@@ -24,7 +24,7 @@ func TestDetectFramework(t *testing.T) {
 	}
 }
 
-func TestEvidenceArgv(t *testing.T) {
+func TestArgv(t *testing.T) {
 	for in, want := range map[string]string{
 		"go test -run ^TestX$ . -rapid.seed=1": "go test -v -run ^TestX$ . -rapid.seed=1",
 		"go test -v -run X .":                  "go test -v -run X .",
