@@ -17,7 +17,8 @@
 //	check.go      Options, Run, the checker: revisions, config, output folder
 //	props.go      per-property digests of both sides, watched paths (preflight)
 //	worktrees.go  the clean worktrees each worker runs in, and their lock
-//	sandbox.go    isolation: bwrap or none, and the attempts' environment
+//	sandbox.go    isolation: bwrap or none, and the attempts' environment (one
+//	              builder, for check and replay alike)
 //	pool.go       the worker pool and where it takes triples from
 //	shard.go      --shard I/N; merge.go merges the shards' summaries
 //	queue.go      --join: the queue shared with other runners
@@ -28,6 +29,7 @@
 //	infra.go      test infrastructure found: pytest helpers, vitest and jest files
 //	pyimports.go  the Python import statements of a file, read with a tokenizer
 //	replay.go     the base replay, the replay cache and the replay lock
+//	replaycmd.go  flakegate replay: one command once, in the sandbox sandbox.go builds
 //	record.go     the run record, its label from the table, the summary line
 //	seeds.go      seeds drawn for the candidate with the store's secret
 //	output.go     files written and the reproduce command line
@@ -83,9 +85,13 @@ type Options struct {
 	// By names who runs the check in the audit log ("" is "flakegate check").
 	By string
 	// Env is the environment the test commands' allow-list is drawn from
-	// (PATH, LANG, LC_ALL, TZ and the config's sandbox.env); nil is
-	// flakegate's own. No secret in it ever reaches a test command.
+	// (PATH, LANG, LC_ALL, TZ and the config's sandbox.env): the CLI
+	// passes flakegate's own, and the check reads no other (nil is an
+	// empty one). No secret in it ever reaches a test command.
 	Env []string
+	// NoOverlay runs the attempts on trees reset after each attempt
+	// instead of overlays (the CLI sets it from FLAKEGATE_NO_OVERLAY=1).
+	NoOverlay bool
 	// Secrets are more values never passed to a test command nor written
 	// (the ledger DSN); secret-named variables of Env are added.
 	Secrets []string

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/evidence"
 )
 
 // JavaScript test runners whose files are watched (they are not evidence
@@ -63,7 +63,7 @@ func (c *checker) repoFiles(ctx context.Context) (map[string]bool, error) {
 // revision: pytest helper modules and vitest/jest setup files.
 func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlob, error) {
 	out := watchGlobs(c.cfg, p)
-	if runner.DetectFramework(p.Run) != runner.FrameworkPytest && jsFramework(p.Run) == "" {
+	if evidence.DetectFramework(p.Run) != evidence.FrameworkPytest && jsFramework(p.Run) == "" {
 		return out, nil
 	}
 	files, err := c.repoFiles(ctx)
@@ -77,7 +77,7 @@ func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlo
 		}
 		return string(b)
 	}
-	if runner.DetectFramework(p.Run) == runner.FrameworkPytest {
+	if evidence.DetectFramework(p.Run) == evidence.FrameworkPytest {
 		out = append(out, pyHelpers(p.Path, files, read)...)
 	}
 	if fw := jsFramework(p.Run); fw != "" {

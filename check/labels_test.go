@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // checkReproduce runs a result's reproduce line with the test's binary
@@ -38,7 +38,7 @@ func checkReproduce(t *testing.T, res flakegate.Result, want int) {
 }
 
 // verifyTranscript checks a record against the transcript it names: the
-// digest matches and runner.VerifyTranscript finds no difference.
+// digest matches and transcript.Verify finds no difference.
 func verifyTranscript(t *testing.T, recordPath string, rec *flakegate.RunRecord) {
 	t.Helper()
 	recRaw, err := os.ReadFile(recordPath)
@@ -53,7 +53,7 @@ func verifyTranscript(t *testing.T, recordPath string, rec *flakegate.RunRecord)
 	if hex.EncodeToString(sum[:]) != rec.TranscriptSHA256 {
 		t.Errorf("transcript_sha256 %s does not match %s", rec.TranscriptSHA256, rec.TranscriptPath)
 	}
-	for _, d := range runner.VerifyTranscript(recRaw, tr) {
+	for _, d := range transcript.Verify(recRaw, tr) {
 		t.Errorf("transcript %s: %s", rec.TranscriptPath, d)
 	}
 	if !strings.HasPrefix(string(tr), `{"type":"retry_cap"`) {

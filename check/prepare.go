@@ -19,6 +19,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // preparedTree is the prepared layer of one side's tree for one prepare.
@@ -69,7 +70,7 @@ func (c *checker) runPrepares(ctx context.Context) error {
 		if len(ps.contaminated) > 0 && !c.opts.RunContaminated {
 			continue // no attempt runs
 		}
-		for _, side := range []string{runner.SideCandidate, runner.SideBase} {
+		for _, side := range []string{transcript.SideCandidate, transcript.SideBase} {
 			k := preparedKey(side, ps.prepareSHA256)
 			if c.prepared[k] != nil {
 				continue
@@ -103,7 +104,7 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 	pt := &preparedTree{side: side, sha256: sha, exit: -1}
 	wt := c.trees.workers[0]
 	t := wt.base
-	if side == runner.SideCandidate {
+	if side == transcript.SideCandidate {
 		t = wt.cand[0]
 	}
 	if c.iso.mode != IsolationBwrap || !c.trees.overlay {
@@ -129,7 +130,7 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 	if err := t.acquire(); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot prepare the worktree", Err: err}
 	}
-	if side == runner.SideBase {
+	if side == transcript.SideBase {
 		if err := c.trees.prove(ctx, t); err != nil {
 			return nil, err
 		}
@@ -222,7 +223,7 @@ func (c *checker) preparedFor(ps *propState, side string) *preparedTree {
 // of the candidate's tree or of the base's ("" when none failed).
 func (c *checker) prepareFailure(ps *propState) string {
 	var why []string
-	for _, side := range []string{runner.SideCandidate, runner.SideBase} {
+	for _, side := range []string{transcript.SideCandidate, transcript.SideBase} {
 		if pt := c.preparedFor(ps, side); pt != nil && !pt.ok {
 			why = append(why, side+" "+pt.reason)
 		}
@@ -244,13 +245,13 @@ func (c *checker) attemptSandbox(t *tree, ps *propState) *runner.Sandbox {
 }
 
 // prepareEvents writes the prepares of ps into a transcript.
-func (c *checker) prepareEvents(ps *propState, write func(runner.Event)) {
-	for _, side := range []string{runner.SideCandidate, runner.SideBase} {
+func (c *checker) prepareEvents(ps *propState, write func(transcript.Event)) {
+	for _, side := range []string{transcript.SideCandidate, transcript.SideBase} {
 		pt := c.preparedFor(ps, side)
 		if pt == nil {
 			continue
 		}
-		write(runner.Event{Type: runner.EventPrepare, Side: side, ExitCode: pt.exit, WallSeconds: pt.seconds, FromCache: pt.cached, Reason: pt.reason})
+		write(transcript.Event{Type: transcript.EventPrepare, Side: side, ExitCode: pt.exit, WallSeconds: pt.seconds, FromCache: pt.cached, Reason: pt.reason})
 	}
 }
 
@@ -268,5 +269,5 @@ func (c *checker) prepareSeconds(ps *propState, side string) *float64 {
 // prepareGivenUp labels a triple of ps INCOMPLETE without running it: a
 // prepare of its trees failed.
 func (c *checker) prepareGivenUp(ctx context.Context, j *job, reason string) (func() (tripleResult, error), error) {
-	return c.givenUpRun(ctx, j, reason, func(write func(runner.Event)) { c.prepareEvents(j.ps, write) })
+	return c.givenUpRun(ctx, j, reason, func(write func(transcript.Event)) { c.prepareEvents(j.ps, write) })
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // schedulerLikely reports whether the attempts so far give the table's
@@ -36,7 +37,7 @@ func (c *checker) probe(ctx context.Context, w int, j *job, t *transcriptRun, ru
 	check := c.checkBaseTree(ctx, j.ps, base)
 	t.probes = []string{}
 	for i := 1; i <= k && ctx.Err() == nil; i++ {
-		r, err := run(runner.SideProbe, i, base, check)
+		r, err := run(transcript.SideProbe, i, base, check)
 		if err != nil {
 			return err
 		}

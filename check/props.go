@@ -16,8 +16,9 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 )
 
 // FixtureAbsent is the fixture_sha256 recorded when the candidate has no
@@ -46,7 +47,7 @@ type propState struct {
 
 	prepareSHA256 string // digest of its prepare's command and environment ("" for none)
 
-	framework   string // runner.DetectFramework of its argv
+	framework   string // evidence.DetectFramework of its argv
 	runSHA256   string // digest of the argv template
 	entrySHA256 string // digest of the config entry
 }
@@ -79,7 +80,7 @@ func (c *checker) preflight(ctx context.Context) error {
 		if err := c.checkCommand(base, ps.key, p); err != nil {
 			return err
 		}
-		ps.framework = runner.DetectFramework(p.Run)
+		ps.framework = evidence.DetectFramework(p.Run)
 		ps.runSHA256 = RunSHA256(p)
 		ps.entrySHA256 = EntrySHA256(c.cfg, p)
 		if err := c.checkSeeds(base, ps); err != nil {
@@ -173,7 +174,7 @@ func (c *checker) insideTree(root, key, rel string) error {
 // checkCommand expands the run template once and looks its program up: a
 // missing test command is a configuration error, not a crash per triple.
 func (c *checker) checkCommand(base, key string, p *config.Property) error {
-	argv, err := runner.Expand(p.Run, vars(p, flakegate.Seed("1")))
+	argv, err := template.Expand(p.Run, vars(p, flakegate.Seed("1")))
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: key + ".run: " + err.Error()}
 	}
@@ -235,9 +236,20 @@ func (c *checker) digestIn(ctx context.Context, root, rel string) (string, error
 	return sum, err
 }
 
+// tripleArgv is the command of one attempt of p for seed, as check and
+// replay run it: the run template expanded, with the options that make
+// the framework print its evidence.
+func tripleArgv(p *config.Property, seed flakegate.Seed) ([]string, error) {
+	argv, err := template.Expand(p.Run, vars(p, seed))
+	if err != nil {
+		return nil, err
+	}
+	return evidence.Argv(argv), nil
+}
+
 // vars are the placeholder values of one seed of p.
-func vars(p *config.Property, seed flakegate.Seed) runner.Vars {
-	return runner.Vars{Path: p.Path, Name: p.Name, Seed: seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture}
+func vars(p *config.Property, seed flakegate.Seed) template.Vars {
+	return template.Vars{Path: p.Path, Name: p.Name, Seed: seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture}
 }
 
 // RunSHA256 is the digest of p's argv template (the record's extra key
@@ -300,8 +312,8 @@ type watchGlob struct {
 func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 	var out []watchGlob
 	dir := path.Dir(p.Path)
-	switch runner.DetectFramework(p.Run) {
-	case runner.FrameworkPytest:
+	switch evidence.DetectFramework(p.Run) {
+	case evidence.FrameworkPytest:
 		for d := dir; ; d = path.Dir(d) {
 			for _, f := range []string{"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"} {
 				if f == "pyproject.toml" && p.Prepare != nil {
@@ -313,7 +325,7 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 				break
 			}
 		}
-	case runner.FrameworkGo:
+	case evidence.FrameworkGo:
 		out = append(out,
 			watchGlob{path.Join(dir, "*_test.go"), "a test file of the property's Go package"},
 			watchGlob{path.Join(dir, "testdata/rapid/**"), "rapid fail files of the property's package"})
@@ -343,7 +355,7 @@ func (c *checker) checkSeeds(base string, ps *propState) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: ps.key + ": " + msg, Hint: hint}
 	}
 	switch ps.framework {
-	case runner.FrameworkGo:
+	case evidence.FrameworkGo:
 		for _, a := range p.Run {
 			if !rapidSeedRe.MatchString(a) {
 				continue
@@ -354,7 +366,7 @@ func (c *checker) checkSeeds(base string, ps *propState) error {
 				}
 			}
 		}
-	case runner.FrameworkPytest:
+	case evidence.FrameworkPytest:
 		uses := false
 		for _, a := range p.Run {
 			uses = uses || strings.HasPrefix(a, "--hypothesis-seed")
@@ -427,7 +439,7 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 	var out []WatchList
 	for i := range c.cfg.Properties {
 		p := &c.cfg.Properties[i]
-		wl := WatchList{Property: p.ID(), Framework: runner.DetectFramework(p.Run)}
+		wl := WatchList{Property: p.ID(), Framework: evidence.DetectFramework(p.Run)}
 		if p.Prepare != nil {
 			wl.Prepare = p.Prepare.Run
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // JoinOptions are check --join's: the check runs through a queue in the
@@ -317,7 +318,7 @@ func (c *checker) queueLine(msg string) { c.progress.Note(QueueTopic, msg) }
 // transcript that says the retry cap (and, through events, whatever else
 // the caller writes) and then ends incomplete, and a record INCOMPLETE
 // for reason. givenUp and prepareGivenUp share it.
-func (c *checker) givenUpRun(ctx context.Context, j *job, reason string, events func(write func(runner.Event))) (func() (tripleResult, error), error) {
+func (c *checker) givenUpRun(ctx context.Context, j *job, reason string, events func(write func(transcript.Event))) (func() (tripleResult, error), error) {
 	argv, err := c.argv(j)
 	if err != nil {
 		return nil, err
@@ -326,12 +327,12 @@ func (c *checker) givenUpRun(ctx context.Context, j *job, reason string, events 
 	t := &transcriptRun{runID: newRunID(c.candSHA), candidate: runner.Errored, retries: []string{}, base: "not_run",
 		budgetOK: true, complete: false, attempts: []flakegate.Attempt{}, reason: reason, givenUp: reason}
 	t.path = filepath.Join(c.outDir, "transcripts", t.runID+".jsonl")
-	if t.tr, err = runner.CreateTranscript(t.path); err != nil {
+	if t.tr, err = transcript.Create(t.path); err != nil {
 		return nil, err
 	}
 	retryCap := c.cfg.RetryCap
-	write := func(ev runner.Event) { t.tr.Write(ev) } //nolint:errcheck // the transcript is incomplete anyway
-	write(runner.Event{Type: runner.EventRetryCap, RetryCap: &retryCap})
+	write := func(ev transcript.Event) { t.tr.Write(ev) } //nolint:errcheck // the transcript is incomplete anyway
+	write(transcript.Event{Type: transcript.EventRetryCap, RetryCap: &retryCap})
 	if events != nil {
 		events(write)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // finish closes the transcript, writes the record and its decision, stores
@@ -61,8 +61,8 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		Command:              argv,
 		Isolation:            c.iso.label(),
 		PrepareSHA256:        ps.prepareSHA256,
-		PrepareSeconds:       c.prepareSeconds(ps, runner.SideCandidate),
-		BasePrepareSeconds:   c.prepareSeconds(ps, runner.SideBase),
+		PrepareSeconds:       c.prepareSeconds(ps, transcript.SideCandidate),
+		BasePrepareSeconds:   c.prepareSeconds(ps, transcript.SideBase),
 		BaseProbeResults:     t.probes,
 		FlakeOrigin:          t.origin,
 	}
@@ -139,9 +139,9 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 	}
 	for _, a := range t.attempts {
 		switch a.Side {
-		case runner.SideBase:
+		case transcript.SideBase:
 			res.BaseAttempts++
-		case runner.SideCandidate:
+		case transcript.SideCandidate:
 			res.CandidateAttempts++
 		}
 	}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // baseReplay sets t.base from the replay cache or from one base attempt.
@@ -37,7 +39,7 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		Name:           ps.prop.Name,
 		PassMarker:     marker,
 		FailMarker:     failMarker,
-		FailEvidence:   ps.framework != runner.FrameworkNone || failMarker != "",
+		FailEvidence:   ps.framework != evidence.FrameworkNone || failMarker != "",
 		PropertySHA256: ps.basePropertySHA256,
 		FixtureSHA256:  ps.baseFixtureSHA256,
 		Seed:           j.seed,
@@ -67,7 +69,7 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 	base := c.trees.workers[w].base
 	checkBase := c.checkBaseTree(ctx, ps, base)
 	started := time.Now()
-	result, err := run(runner.SideBase, 0, base, checkBase)
+	result, err := run(transcript.SideBase, 0, base, checkBase)
 	if err != nil {
 		return err
 	}

@@ -21,14 +21,15 @@ const (
 	IsolationNone  = "none"
 )
 
-// isolation is how this check's attempts run.
+// isolation is how a check's attempts, or a replay, run.
 type isolation struct {
 	mode      string         // IsolationBwrap or IsolationNone
 	sandbox   runner.Sandbox // the sandbox without its Tree (bwrap only)
-	env       []string       // every attempt's environment
+	env       []string       // every command's environment
 	secrets   []string       // values never written anywhere
 	noOverlay bool           // FLAKEGATE_NO_OVERLAY=1: the reset path
 	probed    bool           // sandbox.Level is the host's (chooseTrees)
+	spec      sandboxSpec    // what it was built from
 }
 
 // label is the records' and summaries' "isolation": "none", or the
@@ -40,94 +41,127 @@ func (iso *isolation) label() string {
 	return iso.sandbox.Level.String(iso.sandbox.Overlay)
 }
 
-// setupIsolation resolves the sandbox of the base config: bwrap unless
-// the config says mode: none, the paths the attempts must not see, the
-// shared paths and the attempts' environment.
-func (c *checker) setupIsolation(ctx context.Context) error {
-	sb := &c.cfg.Sandbox
-	src := c.opts.Env
-	if src == nil {
-		src = os.Environ()
-	}
-	iso := &isolation{mode: IsolationBwrap, secrets: SecretValues(src, c.opts.Secrets)}
-	for _, kv := range src {
-		if kv == runner.NoOverlayEnv+"=1" {
-			iso.noOverlay = true
-		}
-	}
+// sandboxSpec is what a sandbox is built from, the same way for check's
+// attempts and for a replay (buildIsolation): one builder, so that the
+// two cannot drift apart.
+type sandboxSpec struct {
+	op      string          // "check" or "replay", in errors
+	cfgPath string          // the config the block comes from ("" for flags), in errors
+	block   *config.Sandbox // mode, ro, rw, network, env names, limits
+	env     []string        // flakegate's environment, the only source of values
+	secrets []string        // more values never passed nor written
+	// noOverlay is FLAKEGATE_NO_OVERLAY=1, as the CLI read it: the reset
+	// path instead of overlays.
+	noOverlay bool
+	bwrap     string   // the bubblewrap binary; "" looks it up on PATH
+	optOut    string   // how the user opts out of the sandbox, for the hint
+	guarded   []string // the gate's own state: no ro or rw path may overlap one
+	hide      []string // more host paths the command must not see
+}
+
+// buildIsolation resolves a sandbox: bwrap unless the block says mode:
+// none, the shared paths (refused when they reach guarded state, or when
+// an rw path is no folder), the paths the command must not see (spec.hide
+// and flakegate's own binary) and the command's environment: an
+// allow-list, never a secret.
+func buildIsolation(spec sandboxSpec) (*isolation, error) {
+	sb := spec.block
+	iso := &isolation{mode: IsolationBwrap, secrets: SecretValues(spec.env, spec.secrets), noOverlay: spec.noOverlay, spec: spec}
 	if sb.Mode == config.SandboxNone {
 		iso.mode = IsolationNone
 	}
 	if iso.mode == IsolationBwrap {
-		bwrap := c.opts.Bwrap
+		bwrap := spec.bwrap
 		if bwrap == "" {
 			p, err := exec.LookPath("bwrap")
 			if err != nil {
-				return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: c.cfgPath,
-					Message: "bwrap (bubblewrap) was not found on PATH: every attempt runs in a bubblewrap sandbox by default",
-					Hint:    "install it (apt-get install bubblewrap), or opt out in the base config with sandbox: {mode: none} (records then say \"isolation\": \"none\" and earn no freeze)"}
+				return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: spec.op, Path: spec.cfgPath,
+					Message: "bwrap (bubblewrap) was not found on PATH: every test command runs in a bubblewrap sandbox by default",
+					Hint:    "install it (apt-get install bubblewrap), or " + spec.optOut}
 			}
 			bwrap = p
 		}
 		if abs, err := filepath.Abs(bwrap); err == nil {
 			bwrap = abs
 		}
-		if err := c.checkSharedPaths(); err != nil {
-			return err
+		if err := checkSharedPaths(spec); err != nil {
+			return nil, err
 		}
-		iso.sandbox = runner.Sandbox{Bwrap: bwrap, Home: runner.SandboxHomeFor(src), Network: sb.Network,
+		iso.sandbox = runner.Sandbox{Bwrap: bwrap, Home: runner.SandboxHomeFor(spec.env), Network: sb.Network,
 			RO: append([]string(nil), sb.RO...), RW: append([]string(nil), sb.RW...),
 			Limits: runner.Limits{Memory: sb.Limits.Memory, Pids: sb.Limits.Pids, Tmp: sb.Limits.Tmp, Disk: sb.Limits.Disk}}
-		hide, err := c.hiddenPaths(ctx, src)
-		if err != nil {
-			return err
+		hide := append(append([]string(nil), spec.hide...), runner.HideSelf(spec.env)...)
+		for i := range hide {
+			hide[i] = resolved(hide[i])
 		}
 		iso.sandbox.Hide = hide
 	}
 
-	// The environment: an allow-list, never a secret.
-	spec := runner.EnvSpec{Src: src, Names: sb.Env, Refuse: config.SecretName, Secrets: iso.secrets}
+	envSpec := runner.EnvSpec{Src: spec.env, Names: sb.Env, Refuse: config.SecretName, Secrets: iso.secrets}
 	if iso.mode == IsolationBwrap {
-		spec.Sandbox = &iso.sandbox
+		envSpec.Sandbox = &iso.sandbox
 	}
-	iso.env = runner.AttemptEnv(spec)
+	iso.env = runner.AttemptEnv(envSpec)
 	if hc := iso.sandbox.HostGoCache; hc != "" {
-		for _, g := range []string{c.top, c.common, c.outDir} {
+		for _, g := range spec.guarded {
 			if overlaps(hc, g) {
 				iso.sandbox.HostGoCache = "" // the gate's own state is never a layer: a cold cache
 			}
 		}
 	}
-	c.iso = iso
-	return nil
+	return iso, nil
 }
 
-// checkSharedPaths refuses sandbox.ro and sandbox.rw paths that would
-// give the attempts the gate's own state, and rw paths that do not exist.
-func (c *checker) checkSharedPaths() error {
-	sb := &c.cfg.Sandbox
+// setupIsolation resolves the sandbox of the base config for every
+// attempt of this check.
+func (c *checker) setupIsolation(ctx context.Context) error {
 	guarded := []string{c.top, c.common, c.outDir}
 	if c.opts.LedgerPath != "" {
 		if abs, err := filepath.Abs(c.opts.LedgerPath); err == nil {
 			guarded = append(guarded, abs)
 		}
 	}
+	spec := sandboxSpec{op: "check", cfgPath: c.cfgPath, block: &c.cfg.Sandbox, env: c.opts.Env, secrets: c.opts.Secrets,
+		noOverlay: c.opts.NoOverlay, bwrap: c.opts.Bwrap, guarded: guarded,
+		optOut: "opt out in the base config with sandbox: {mode: none} (records then say \"isolation\": \"none\" and earn no freeze)"}
+	if c.cfg.Sandbox.Mode != config.SandboxNone {
+		// Every other worktree of the repository, as well as the gate's
+		// own state.
+		others, err := c.git.Worktrees(ctx)
+		if err != nil {
+			return err
+		}
+		spec.hide = append(append([]string(nil), guarded...), others...)
+	}
+	iso, err := buildIsolation(spec)
+	if err != nil {
+		return err
+	}
+	c.iso = iso
+	return nil
+}
+
+// checkSharedPaths refuses sandbox.ro and sandbox.rw paths that would
+// give the command the gate's own state (spec.guarded), and rw paths that
+// do not exist.
+func checkSharedPaths(spec sandboxSpec) error {
+	sb := spec.block
 	for _, list := range []struct {
 		key   string
 		paths []string
 	}{{"sandbox.ro", sb.RO}, {"sandbox.rw", sb.RW}} {
 		for i, p := range list.paths {
 			key := fmt.Sprintf("%s[%d]", list.key, i)
-			for _, g := range guarded {
+			for _, g := range spec.guarded {
 				if overlaps(p, g) {
-					return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
+					return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: spec.cfgPath,
 						Message: fmt.Sprintf("%s: %s overlaps %s, which the code under test must not reach (the repository, its git folder, the ledger or the output folder)", key, p, g),
 						Hint:    "share only folders outside the repository and flakegate's state"}
 				}
 			}
 			if list.key == "sandbox.rw" {
 				if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-					return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
+					return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: spec.cfgPath,
 						Message: fmt.Sprintf("%s: %s is not a folder on this machine", key, p),
 						Hint:    "create it first, or remove it from sandbox.rw"}
 				}
@@ -149,29 +183,6 @@ func resolved(p string) string {
 		return r
 	}
 	return filepath.Clean(p)
-}
-
-// hiddenPaths are the host paths no attempt may see: the repository's
-// work tree and git folder (the trees of this check, the default store,
-// the replay cache), every other worktree, the ledger folder, the output
-// folder and flakegate's own binary.
-func (c *checker) hiddenPaths(ctx context.Context, src []string) ([]string, error) {
-	hide := []string{c.top, c.common, c.outDir}
-	others, err := c.git.Worktrees(ctx)
-	if err != nil {
-		return nil, err
-	}
-	hide = append(hide, others...)
-	if c.opts.LedgerPath != "" {
-		if abs, err := filepath.Abs(c.opts.LedgerPath); err == nil {
-			hide = append(hide, abs)
-		}
-	}
-	hide = append(hide, runner.HideSelf(src)...)
-	for i := range hide {
-		hide[i] = resolved(hide[i])
-	}
-	return hide, nil
 }
 
 // sandboxFor is the sandbox of one attempt in tree, nil without bwrap.
@@ -219,25 +230,29 @@ func (c *checker) redact(s string) string {
 	if c.iso == nil {
 		return s
 	}
-	for _, v := range c.iso.secrets {
+	return c.iso.redact(s)
+}
+
+// redact replaces every secret value in s.
+func (iso *isolation) redact(s string) string {
+	for _, v := range iso.secrets {
 		s = strings.ReplaceAll(s, v, "[redacted]")
 	}
 	return s
 }
 
-// probeSandbox finds the isolation this host gives the attempts (in trees
-// under root), says it on stderr ("sandbox: ..."), and refuses a limit
-// the config asks for that the host cannot enforce. It reports whether
-// the attempts run on overlays, and why not.
-func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, why string, err error) {
-	sb := &c.iso.sandbox
-	if err := sb.Probe(ctx, root, c.iso.env, !c.iso.noOverlay); err != nil {
-		return false, "", &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: c.cfgPath,
-			Message: "the sandbox cannot run an attempt on this machine: " + c.redact(err.Error()),
-			Hint:    "run 'bwrap --unshare-user --ro-bind / / true' to see why (user namespaces may be disabled: sysctl user.max_user_namespaces, or AppArmor's restriction of unprivileged user namespaces), or opt out with sandbox: {mode: none}"}
+// probe finds the isolation this host gives a sandboxed command (in
+// trees under root, "" for a temporary folder) and refuses a limit the
+// sandbox block asks for that the host cannot enforce.
+func (iso *isolation) probe(ctx context.Context, root string) error {
+	sb, spec := &iso.sandbox, iso.spec
+	if err := sb.Probe(ctx, root, iso.env, !iso.noOverlay); err != nil {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: spec.op, Path: spec.cfgPath,
+			Message: "the sandbox cannot run a test command on this machine: " + iso.redact(err.Error()),
+			Hint:    "run 'bwrap --unshare-user --ro-bind / / true' to see why (user namespaces may be disabled: sysctl user.max_user_namespaces, or AppArmor's restriction of unprivileged user namespaces), or " + spec.optOut}
 	}
-	c.iso.probed = true
-	set := c.cfg.Sandbox.Limits.Set
+	iso.probed = true
+	set := spec.block.Limits.Set
 	var refuse []string
 	if set["disk"] && !sb.Overlay {
 		refuse = append(refuse, "disk (what an attempt writes to its tree is bounded only on overlays, which need flakegate to run as root with overlayfs)")
@@ -246,10 +261,22 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 		refuse = append(refuse, "memory and pids (they are bounded per attempt only by a writable cgroup: run flakegate as root, or in a cgroup v2 that delegates memory and pids)")
 	}
 	if len(refuse) > 0 {
-		return false, "", &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: spec.cfgPath,
 			Message: "sandbox.limits asks for limits this machine cannot enforce: " + strings.Join(refuse, "; "),
 			Hint:    "remove those keys to run with what the machine allows (stderr says what that is), or run where they can be enforced"}
 	}
+	return nil
+}
+
+// probeSandbox finds the isolation this host gives the attempts (in trees
+// under root), says it on stderr ("sandbox: ..."), and refuses a limit
+// the config asks for that the host cannot enforce. It reports whether
+// the attempts run on overlays, and why not.
+func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, why string, err error) {
+	if err := c.iso.probe(ctx, root); err != nil {
+		return false, "", err
+	}
+	sb := &c.iso.sandbox
 	line := sb.Level.Describe(sb.Limits, sb.Overlay)
 	if sb.HostGoCache != "" {
 		line += "; Go build cache: " + sb.HostGoCache + " read-only under a throwaway layer"

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // job is one triple of the config: a property and one of its seeds.
@@ -52,11 +54,11 @@ func (c *checker) jobs() []job {
 // argv is the command of one attempt of the triple: the run template
 // expanded, with the options that make the framework print its evidence.
 func (c *checker) argv(j *job) ([]string, error) {
-	argv, err := runner.Expand(j.ps.prop.Run, vars(j.ps.prop, j.seed))
+	argv, err := tripleArgv(j.ps.prop, j.seed)
 	if err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: j.ps.key + ".run: " + err.Error()}
 	}
-	return runner.EvidenceArgv(argv), nil
+	return argv, nil
 }
 
 // stem names the triple's files in the output folder.
@@ -107,7 +109,7 @@ func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleR
 
 // transcriptRun is what the attempts of one triple produced.
 type transcriptRun struct {
-	tr        *runner.Transcript
+	tr        *transcript.Writer
 	runID     string
 	path      string
 	sha256    string
@@ -153,20 +155,20 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 	ps := j.ps
 	t := &transcriptRun{runID: newRunID(c.candSHA), budgetOK: true, complete: true, retries: []string{}}
 	t.path = filepath.Join(c.outDir, "transcripts", t.runID+".jsonl")
-	tr, err := runner.CreateTranscript(t.path)
+	tr, err := transcript.Create(t.path)
 	if err != nil {
 		return nil, err
 	}
-	write := func(ev runner.Event) {
+	write := func(ev transcript.Event) {
 		if tr.Write(ev) != nil {
 			t.complete = false
 		}
 	}
 	retryCap := c.cfg.RetryCap
-	write(runner.Event{Type: runner.EventRetryCap, RetryCap: &retryCap})
+	write(transcript.Event{Type: transcript.EventRetryCap, RetryCap: &retryCap})
 	c.prepareEvents(ps, write)
 	done := func() (*transcriptRun, error) {
-		write(runner.Event{Type: runner.EventComplete})
+		write(transcript.Event{Type: transcript.EventComplete})
 		t.tr = tr // finish closes it (an fsync) off the attempts' path
 		t.seconds = roundSeconds(time.Since(start))
 		return t, nil
@@ -198,13 +200,13 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		if err != nil {
 			return "", err
 		}
-		write(runner.Event{Type: runner.EventAttemptStart, Side: side, Index: index})
+		write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index})
 		var out runner.Outcome
 		if why != "" {
 			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 		} else {
 			cmd := runner.Command{Argv: argv, Dir: tr.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(tr, ps)}
-			ev := runner.NewEvidence(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
+			ev := evidence.New(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
 			if ev != nil {
 				cmd.Output = ev
 			}
@@ -218,12 +220,12 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 		a := flakegate.Attempt{Side: side, Index: index, Result: out.Result, ExitCode: out.ExitCode, Signal: out.Signal,
 			StartedAt: out.Started.UTC(), WallSeconds: roundSeconds(out.Wall), OutputTail: out.Tail}
 		t.attempts = append(t.attempts, a)
-		write(runner.Event{Type: runner.EventAttemptEnd, Side: side, Index: index, Result: out.Result,
+		write(transcript.Event{Type: transcript.EventAttemptEnd, Side: side, Index: index, Result: out.Result,
 			ExitCode: out.ExitCode, Signal: out.Signal, WallSeconds: a.WallSeconds, Reason: out.Reason})
 		if out.Result == runner.Errored && t.reason == "" {
 			t.reason = side + " attempt " + strconv.Itoa(index) + ": " + out.Reason
 		}
-		if out.Result == runner.Timeout && side == runner.SideCandidate && t.budgetWhy == "" {
+		if out.Result == runner.Timeout && side == transcript.SideCandidate && t.budgetWhy == "" {
 			t.budgetWhy = fmt.Sprintf("wall budget %s exceeded at %.1fs (candidate attempt %d)", ps.prop.WallBudget, out.Wall.Seconds(), index)
 			if out.Limit != "" {
 				t.budgetWhy = fmt.Sprintf("sandbox %s reached at %.1fs (candidate attempt %d)", out.Limit, out.Wall.Seconds(), index)
@@ -247,13 +249,13 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 			return err
 		}
 		if t.base != "not_run" {
-			write(runner.Event{Type: runner.EventBaseReplay, Result: t.base, FromCache: t.fromCache})
+			write(transcript.Event{Type: transcript.EventBaseReplay, Result: t.base, FromCache: t.fromCache})
 		}
 		return nil
 	}
 
 	trees := c.trees.workers[w]
-	r, err := run(runner.SideCandidate, 0, trees.nextCandidate(), noCheck)
+	r, err := run(transcript.SideCandidate, 0, trees.nextCandidate(), noCheck)
 	if err != nil {
 		return fail(err)
 	}
@@ -269,7 +271,7 @@ func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*
 			return done() // PROPERTY: the seed fails on base too
 		}
 		for i := 1; i <= retryCap && ctx.Err() == nil; i++ {
-			rr, err := run(runner.SideCandidate, i, trees.nextCandidate(), noCheck)
+			rr, err := run(transcript.SideCandidate, i, trees.nextCandidate(), noCheck)
 			if err != nil {
 				return fail(err)
 			}

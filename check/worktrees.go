@@ -11,7 +11,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/flock"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // worktrees are the clean checkouts a check runs in, under <git common
@@ -63,7 +63,7 @@ type workerTrees struct {
 type tree struct {
 	dir     string
 	sha     string
-	side    string     // runner.SideBase or runner.SideCandidate
+	side    string     // transcript.SideBase or transcript.SideCandidate
 	gitDir  string     // its registered git folder (.git/worktrees/NAME)
 	done    chan error // the clean in flight; nil when the tree is clean
 	overlay bool       // attempts never write the tree: no clean is needed
@@ -102,8 +102,8 @@ func openWorktrees(ctx context.Context, g *git.Client, root string, n int, baseS
 	}
 	for i := 0; i < n; i++ {
 		wt := &workerTrees{
-			base: newTree(fmt.Sprintf("base-%d", i), runner.SideBase, baseSHA),
-			cand: []*tree{newTree(fmt.Sprintf("candidate-%d", i), runner.SideCandidate, candSHA)},
+			base: newTree(fmt.Sprintf("base-%d", i), transcript.SideBase, baseSHA),
+			cand: []*tree{newTree(fmt.Sprintf("candidate-%d", i), transcript.SideCandidate, candSHA)},
 		}
 		w.workers = append(w.workers, wt)
 	}

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -349,10 +349,10 @@ func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (P
 	if p.Run, err = l.run(join(key, "run"), f["run"]); err != nil {
 		return p, err
 	}
-	if p.Fixture == "" && runner.UsesPlaceholder(p.Run, "fixture") {
+	if p.Fixture == "" && template.Uses(p.Run, "fixture") {
 		return p, l.errf(join(key, "fixture"), m, "missing, but run uses {fixture}")
 	}
-	if p.Name == "" && runner.UsesPlaceholder(p.Run, "name") {
+	if p.Name == "" && template.Uses(p.Run, "name") {
 		return p, l.errf(join(key, "name"), m, "missing, but run uses {name}")
 	}
 	if p.WallBudget, err = l.duration(join(key, "wall_budget"), f["wall_budget"]); err != nil {
@@ -367,7 +367,7 @@ func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (P
 		if p.Samples, err = l.integer(join(key, "samples"), v, 1, math.MaxInt32); err != nil {
 			return p, err
 		}
-	} else if runner.UsesPlaceholder(p.Run, "samples") {
+	} else if template.Uses(p.Run, "samples") {
 		return p, l.errf(join(key, "samples"), m, "missing, but run uses {samples}")
 	}
 	return p, nil
@@ -590,8 +590,8 @@ func (l *loader) run(key string, n ast.Node) ([]string, error) {
 	if argv[0] == "" || strings.Contains(argv[0], "{") {
 		return nil, l.errf(key+"[0]", seq.Values[0], "the command must be a fixed program name, not %q", argv[0])
 	}
-	// The runner's own parser: what config accepts is what Expand fills.
-	if err := runner.CheckTemplate(argv); err != nil {
+	// template's own parser: what config accepts is what Expand fills.
+	if err := template.Check(argv); err != nil {
 		return nil, l.errf(key, n, "%s; %s", flakegateMessage(err), flakegate.ErrorHint(err))
 	}
 	return argv, nil

@@ -8,7 +8,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 )
 
 const good = `version: 1
@@ -300,12 +300,12 @@ func FuzzLoad(f *testing.F) {
 	})
 }
 
-// TestRunTemplateAgreesWithRunner: config accepts a run argument exactly
-// when the runner can expand it, and keeps it as written. A brace pair
-// that is not a placeholder for the runner ({_seed}, {1x}, {}) is text for
+// TestRunTemplateAgreesWithTemplate: config accepts a run argument exactly
+// when template can expand it, and keeps it as written. A brace pair
+// that is not a placeholder for template ({_seed}, {1x}, {}) is text for
 // config too.
-func TestRunTemplateAgreesWithRunner(t *testing.T) {
-	vars := runner.Vars{Path: "a.py", Seed: "1", Samples: "5", Fixture: "f"}
+func TestRunTemplateAgreesWithTemplate(t *testing.T) {
+	vars := template.Vars{Path: "a.py", Seed: "1", Samples: "5", Fixture: "f"}
 	for _, arg := range []string{
 		"{seed}", "--seed={seed}", "a{path}b{fixture}", "{{seed}}", "{seed", "seed}",
 		"{_seed}", "{_x}", "{1x}", "{}", `{"a":1}`, "[0-9]{3}", "{sa mples}",
@@ -314,9 +314,9 @@ func TestRunTemplateAgreesWithRunner(t *testing.T) {
 		t.Run(arg, func(t *testing.T) {
 			yaml := "version: 1\nproperties:\n  - path: a.py\n    fixture: f\n    seeds: [1]\n    samples: 5\n    run: [x, " + strconv.Quote(arg) + "]\n    wall_budget: 1s\n"
 			cfg, cerr := config.Load([]byte(yaml), "flakegate.yaml")
-			_, rerr := runner.Expand([]string{"x", arg}, vars)
+			_, rerr := template.Expand([]string{"x", arg}, vars)
 			if (cerr == nil) != (rerr == nil) {
-				t.Fatalf("config: %v; runner: %v", cerr, rerr)
+				t.Fatalf("config: %v; template: %v", cerr, rerr)
 			}
 			if cerr == nil && cfg.Properties[0].Run[1] != arg {
 				t.Errorf("run[1] = %q, want %q", cfg.Properties[0].Run[1], arg)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 )
 
 // DefaultPrepareBudget bounds a prepare whose budget the config leaves out.
@@ -46,7 +46,7 @@ func (l *loader) prepare(key string, n ast.Node) (*Prepare, error) {
 		return nil, err
 	}
 	for _, name := range []string{"path", "name", "seed", "samples", "fixture"} {
-		if runner.UsesPlaceholder(p.Run, name) {
+		if template.Uses(p.Run, name) {
 			return nil, l.errf(join(key, "run"), v, "uses {%s}; a prepare runs once per tree, for no property or seed in particular", name)
 		}
 	}

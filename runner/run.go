@@ -1,5 +1,5 @@
 // Package runner runs one attempt of a property command, bounded in wall
-// time and output, and writes the hash-chained transcript of a check.
+// time and output, in its sandbox.
 //
 // The runner never uses a shell: a command is an argv. Each attempt runs
 // in its own process group, and the whole group is killed when the
@@ -18,14 +18,17 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/flakegate/flakegate"
 )
 
-// Results of an attempt.
+// Results of an attempt (the domain's, named here for the runner's
+// callers).
 const (
-	Pass    = "pass"
-	Fail    = "fail"
-	Errored = "error"
-	Timeout = "timeout"
+	Pass    = flakegate.ResultPass
+	Fail    = flakegate.ResultFail
+	Errored = flakegate.ResultError
+	Timeout = flakegate.ResultTimeout
 )
 
 // DefaultTailBytes is how much of an attempt's output Outcome.Tail keeps.
@@ -99,32 +102,61 @@ const limitPoll = 100 * time.Millisecond
 // Results: exit 0 is Pass (Errored if a no-test marker occurs in the
 // output), exit 1 is Fail, the wall budget or ctx ending first is Timeout,
 // and any other exit code, a signal or a failure to start is Errored.
+//
+// Run is three steps: build starts the command, supervise waits for it
+// under its budget and limits and kills what it leaves, collect turns
+// what happened into the outcome.
 func Run(ctx context.Context, c Command) Outcome {
+	a, failed := build(ctx, c)
+	if a == nil {
+		return failed
+	}
+	if a.sr != nil {
+		defer a.sr.cleanup() // after the wait in supervise
+	}
+	a.supervise(ctx)
+	return a.collect(ctx)
+}
+
+// attempt is one started command: its process (the leader of its own
+// process group), the pipe that carries its output and what reads it, and
+// its sandbox (nil without one).
+type attempt struct {
+	c    Command
+	out  Outcome
+	cmd  *exec.Cmd
+	pr   *os.File // the read end of the output pipe, stdout and stderr in order
+	sr   *sandboxRun
+	tail *tailBuffer
+	scan *markerScanner
+
+	waitErr    error  // the leader's wait
+	killReason string // why supervise killed the group, "" if it did not
+}
+
+// build checks c and starts it: inside its sandbox, or as the leader of
+// a process group of its own with its output on one pipe. When nothing
+// started it returns nil and the Errored or Timeout outcome that says why.
+func build(ctx context.Context, c Command) (*attempt, Outcome) {
 	out := Outcome{ExitCode: -1, Started: time.Now()}
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		out.Result, out.Reason = Errored, "the command is empty"
-		return out
+		return nil, out
 	}
-	tail := &tailBuffer{max: c.TailBytes}
-	if tail.max <= 0 {
-		tail.max = DefaultTailBytes
+	if err := ctx.Err(); err != nil {
+		out.Result, out.Reason = Timeout, "cancelled before start: "+context.Cause(ctx).Error()
+		return nil, out
+	}
+	a := &attempt{c: c, tail: &tailBuffer{max: c.TailBytes}}
+	if a.tail.max <= 0 {
+		a.tail.max = DefaultTailBytes
 	}
 	markers := c.NoTestMarkers
 	if markers == nil {
 		markers = DefaultNoTestMarkers
 	}
-	scan := newMarkerScanner(markers)
-	if err := ctx.Err(); err != nil {
-		out.Result, out.Reason = Timeout, "cancelled before start: "+context.Cause(ctx).Error()
-		return out
-	}
+	a.scan = newMarkerScanner(markers)
 
-	var (
-		cmd *exec.Cmd
-		pr  *os.File
-		sr  *sandboxRun
-		err error
-	)
 	if c.Sandbox != nil {
 		dir := c.Dir
 		if dir == "" {
@@ -132,123 +164,141 @@ func Run(ctx context.Context, c Command) Outcome {
 		}
 		if !filepath.IsAbs(dir) || !filepath.IsAbs(c.Sandbox.Tree) || !filepath.IsAbs(c.Sandbox.Bwrap) {
 			out.Result, out.Reason = Errored, "the sandbox needs absolute paths for bwrap, the tree and the working directory"
-			return out
+			return nil, out
 		}
 		out.Started = time.Now()
-		if sr, err = c.Sandbox.start(dir, &c); err != nil {
-			out.Result, out.Reason = Errored, "cannot start the attempt's sandbox: "+err.Error()
-			return out
-		}
-		defer sr.cleanup() // after the wait below
-		cmd, pr = sr.cmd, sr.pr
-	} else {
-		var pw *os.File
-		if pr, pw, err = os.Pipe(); err != nil {
-			out.Result, out.Reason = Errored, "cannot create the output pipe: "+err.Error()
-			return out
-		}
-		cmd = exec.Command(c.Argv[0], c.Argv[1:]...)
-		cmd.Dir, cmd.Env = c.Dir, c.Env
-		cmd.Stdout, cmd.Stderr = pw, pw // one pipe keeps the two streams in order
-		cmd.SysProcAttr = groupAttr()
-		out.Started = time.Now()
-		err = cmd.Start()
-		pw.Close()
+		sr, err := c.Sandbox.start(dir, &a.c)
 		if err != nil {
-			pr.Close()
-			out.Result, out.Reason = Errored, "cannot start "+strconv.Quote(cmd.Args[0])+": "+startError(err)
-			return out
+			out.Result, out.Reason = Errored, "cannot start the attempt's sandbox: "+err.Error()
+			return nil, out
 		}
+		a.sr, a.cmd, a.pr = sr, sr.cmd, sr.pr
+		a.out = out
+		return a, Outcome{}
 	}
-	pgid := cmd.Process.Pid
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		out.Result, out.Reason = Errored, "cannot create the output pipe: "+err.Error()
+		return nil, out
+	}
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	cmd.Dir, cmd.Env = c.Dir, c.Env
+	cmd.Stdout, cmd.Stderr = pw, pw // one pipe keeps the two streams in order
+	cmd.SysProcAttr = groupAttr()
+	out.Started = time.Now()
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		out.Result, out.Reason = Errored, "cannot start "+strconv.Quote(cmd.Args[0])+": "+startError(err)
+		return nil, out
+	}
+	a.cmd, a.pr, a.out = cmd, pr, out
+	return a, Outcome{}
+}
 
+// supervise reads the attempt's output while it runs, kills its process
+// group at the wall budget, a sandbox limit or the end of ctx, and waits
+// for the leader. Whatever the leader left behind in its group goes with
+// it; the output is read to its end, or until drainGrace after the group
+// is gone.
+func (a *attempt) supervise(ctx context.Context) {
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		drain(pr, tail, scan, c.Output)
+		drain(a.pr, a.tail, a.scan, a.c.Output)
 	}()
 
-	// The killer ends the group at the budget or when ctx ends, unless the
-	// leader has exited first.
+	// The killer ends the group when watch says so, unless the leader
+	// has exited first.
+	pgid := a.cmd.Process.Pid
 	var (
-		mu         sync.Mutex
-		exited     bool
-		killReason string
+		mu     sync.Mutex
+		exited bool
 	)
 	stop := make(chan struct{})
 	killerDone := make(chan struct{})
 	go func() {
 		defer close(killerDone)
-		var budget <-chan time.Time
-		if c.WallBudget > 0 {
-			t := time.NewTimer(time.Until(out.Started.Add(c.WallBudget)))
-			defer t.Stop()
-			budget = t.C
-		}
-		var poll <-chan time.Time
-		if sr != nil && sr.cg != nil {
-			t := time.NewTicker(limitPoll)
-			defer t.Stop()
-			poll = t.C
-		}
-		var reason string
-	wait:
-		for {
-			select {
-			case <-stop:
-				return
-			case <-budget:
-				reason = "wall budget " + c.WallBudget.String() + " exceeded"
-				break wait
-			case <-ctx.Done():
-				reason = "cancelled: " + context.Cause(ctx).Error()
-				break wait
-			case <-poll:
-				if lim := sr.hit(); lim != "" {
-					reason = lim + " reached"
-					break wait
-				}
-			}
+		reason := a.watch(ctx, stop)
+		if reason == "" {
+			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		if !exited {
-			killReason = reason
+			a.killReason = reason
 			_ = killGroup(pgid)
 		}
 	}()
 
-	var waitErr error
 	reaped := false
 	if waitNoReap(pgid) != nil {
-		waitErr, reaped = cmd.Wait(), true
+		a.waitErr, reaped = a.cmd.Wait(), true
 	}
-	out.Wall = time.Since(out.Started)
+	a.out.Wall = time.Since(a.out.Started)
 	mu.Lock()
 	exited = true
 	mu.Unlock()
 	close(stop)
 	<-killerDone
-	// Whatever the leader left behind in its group goes with it.
 	_ = killGroup(pgid)
 	if !reaped {
-		waitErr = cmd.Wait()
+		a.waitErr = a.cmd.Wait()
 	}
 
 	select {
 	case <-readDone:
 	case <-time.After(drainGrace):
-		_ = pr.SetReadDeadline(time.Now())
+		_ = a.pr.SetReadDeadline(time.Now())
 		<-readDone
 	}
-	pr.Close()
-	out.Tail = tail.String()
-	out.OutputBytes = tail.total
+	a.pr.Close()
+}
 
-	classify(&out, cmd.ProcessState, waitErr, killReason, scan.found)
-	if sr != nil {
-		sandboxed(&out, sr.status)
-		if lim := sr.finish(); lim != "" && ctx.Err() == nil {
+// watch waits until the attempt must end and says why: its wall budget
+// is spent, ctx ended, or a sandbox limit was reached. It returns "" when
+// stop closes first (the leader exited).
+func (a *attempt) watch(ctx context.Context, stop <-chan struct{}) string {
+	var budget <-chan time.Time
+	if a.c.WallBudget > 0 {
+		t := time.NewTimer(time.Until(a.out.Started.Add(a.c.WallBudget)))
+		defer t.Stop()
+		budget = t.C
+	}
+	var poll <-chan time.Time
+	if a.sr != nil && a.sr.cg != nil {
+		t := time.NewTicker(limitPoll)
+		defer t.Stop()
+		poll = t.C
+	}
+	for {
+		select {
+		case <-stop:
+			return ""
+		case <-budget:
+			return "wall budget " + a.c.WallBudget.String() + " exceeded"
+		case <-ctx.Done():
+			return "cancelled: " + context.Cause(ctx).Error()
+		case <-poll:
+			if lim := a.sr.hit(); lim != "" {
+				return lim + " reached"
+			}
+		}
+	}
+}
+
+// collect turns what supervise saw into the outcome: the exit, the
+// signal or the kill, the output's tail and size, and for a sandboxed
+// attempt what bwrap reported and the limit it reached.
+func (a *attempt) collect(ctx context.Context) Outcome {
+	out := a.out
+	out.Tail = a.tail.String()
+	out.OutputBytes = a.tail.total
+	classify(&out, a.cmd.ProcessState, a.waitErr, a.killReason, a.scan.found)
+	if a.sr != nil {
+		sandboxed(&out, a.sr.status)
+		if lim := a.sr.finish(); lim != "" && ctx.Err() == nil {
 			// A limit reached decides the outcome, whatever the exit: the
 			// attempt did not run to its own end within its bounds.
 			out.Result, out.Limit, out.Reason = Timeout, lim, lim+" reached"

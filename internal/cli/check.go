@@ -15,6 +15,7 @@ import (
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/flakegate/flakegate/report"
+	"github.com/flakegate/flakegate/runner"
 	"github.com/spf13/cobra"
 )
 
@@ -125,6 +126,8 @@ func runCheck(opts *CheckOptions) error {
 		FreezeOwner:   opts.FreezeOwner,
 		By:            "flakegate check",
 		Secrets:       secrets,
+		Env:           io.environ(),
+		NoOverlay:     io.Getenv(runner.NoOverlayEnv) == "1",
 		LockTimeout:   opts.LockTimeout,
 		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
 			s, err := store.Open(ctx, spec, commonDir)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,10 +14,10 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/digest"
-	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/termsafe"
+	"github.com/flakegate/flakegate/postgres"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 	"github.com/spf13/cobra"
 )
 
@@ -130,39 +129,49 @@ func runReplay(opts *ReplayOptions) error {
 		return err
 	}
 
-	// The fixture pin comes first: a replay on a fixture the base does not
-	// own is no evidence about the base, so the command does not run.
+	// The fixture pin comes first (check.NewReplay): a replay on a fixture
+	// the base does not own is no evidence about the base, so the command
+	// does not run.
 	if opts.Fixture == "" {
 		return replayIncomplete(opts, "no --fixture given, so the expected fixture digest cannot be checked")
 	}
-	sum, err := digest.Path(ctx, filepath.Join(opts.Workdir, opts.Fixture))
-	switch {
-	case flakegate.ErrorCode(err) == flakegate.ENOTFOUND:
-		return replayIncomplete(opts, fmt.Sprintf("fixture %s not found in %s", opts.Fixture, opts.Workdir))
-	case err != nil:
-		return replayIncomplete(opts, fmt.Sprintf("cannot digest fixture %s: %v", opts.Fixture, err))
-	case sum != opts.ExpectFixtureSHA256:
-		return replayIncomplete(opts, fmt.Sprintf("fixture %s has digest %s, expected %s", opts.Fixture, sum, opts.ExpectFixtureSHA256))
-	}
+	return replayRun(ctx, opts, check.ReplayOptions{Dir: opts.Workdir, Argv: argv, WallBudget: opts.Timeout, Sandbox: opts.sandbox(nil),
+		Fixture: filepath.ToSlash(opts.Fixture), FixtureSHA256: opts.ExpectFixtureSHA256}, nil)
+}
 
-	if abs, err := filepath.Abs(opts.Workdir); err == nil {
-		opts.Workdir = abs // the sandbox binds the tree by its absolute path
+// replayRun checks the fixture and builds the replay's sandbox
+// (check.NewReplay: a fixture that is not the expected one makes the
+// replay incomplete, exit 3; a sandbox it cannot build is an error, exit
+// 2), runs the command once between the output's opening and closing
+// lines and says what it did. before, if set, runs after the command and
+// before the outcome line.
+func replayRun(ctx context.Context, opts *ReplayOptions, ro check.ReplayOptions, before func()) error {
+	ro.Env = opts.IO.environ()
+	ro.NoOverlay = opts.IO.Getenv(runner.NoOverlayEnv) == "1"
+	if spec := opts.IO.Getenv("FLAKEGATE_LEDGER"); spec != "" && !postgres.IsDSN(spec) {
+		ro.LedgerPath = spec
 	}
-	sb, env, err := opts.isolation(ctx, opts.Workdir, nil)
+	r, err := check.NewReplay(ctx, ro)
+	var inc *check.ReplayIncomplete
+	if errors.As(err, &inc) {
+		return replayIncomplete(opts, inc.Reason)
+	}
 	if err != nil {
 		return err
 	}
-	out := startOutput(opts.IO.Out, argv)
-	o := runner.Run(ctx, runner.Command{
-		Argv:       argv,
-		Dir:        opts.Workdir,
-		Env:        env,
-		WallBudget: opts.Timeout,
-		Output:     out,
-		Sandbox:    sb,
-	})
+	if opts.repoMode() && ro.Fixture != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "replay: fixture %s sha256 %s\n", termsafe.Line(ro.Fixture), r.FixtureSHA256())
+	}
+	if why := r.Shortfall(); why != "" { // say it when the machine gives less than the full sandbox
+		fmt.Fprintf(opts.IO.ErrOut, "sandbox: %s\n", termsafe.Line(why))
+	}
+	out := startOutput(opts.IO.Out, ro.Argv)
+	o := r.Run(ctx, out)
 	endOutput(opts.IO.Out, out, o)
-	return replayOutcome(opts, argv, o)
+	if before != nil {
+		before()
+	}
+	return replayOutcome(opts, ro.Argv, o)
 }
 
 // outputPrefix marks every line of the command's output that replay
@@ -211,66 +220,27 @@ func replayOutcome(opts *ReplayOptions, argv []string, o runner.Outcome) error {
 	}
 }
 
-// isolation returns the sandbox the command runs in (nil for --sandbox
-// none) and its environment: the allow-list of check, plus --env names.
-// Like check, replay hides the repository's git folder and flakegate's
-// binary from the command and keeps every secret from it.
-func (opts *ReplayOptions) isolation(ctx context.Context, dir string, cs *config.Sandbox) (*runner.Sandbox, []string, error) {
-	src := os.Environ()
-	mode, names, network := opts.Sandbox, opts.Env, opts.Network
-	var ro, rw []string
+// sandbox is the sandbox block of the replay: the flags' (--sandbox,
+// --env, --network) over the config's block cs (--repo; nil without).
+// The config's block is the one the check ran under; only an explicit
+// --sandbox none turns it off on the user's own machine.
+func (opts *ReplayOptions) sandbox(cs *config.Sandbox) config.Sandbox {
+	sb := config.Sandbox{Mode: opts.Sandbox, Limits: config.DefaultLimits()}
 	if cs != nil {
-		// --repo: the config's sandbox block, as the check ran it; only an
-		// explicit --sandbox none on the user's own machine turns it off.
-		if cs.Mode == config.SandboxNone && (mode == "" || mode == config.SandboxAuto) {
-			mode = config.SandboxNone
-		}
-		names = append(append([]string(nil), names...), cs.Env...)
-		network = network || cs.Network
-		ro, rw = cs.RO, cs.RW
-	}
-	spec := runner.EnvSpec{Src: src, Names: names, Refuse: config.SecretName, Secrets: check.SecretValues(src, nil)}
-	if mode == config.SandboxNone {
-		return nil, runner.AttemptEnv(spec), nil
-	}
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		return nil, nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: "bwrap (bubblewrap) was not found on PATH: the command runs in a bubblewrap sandbox by default",
-			Hint: "install it (apt-get install bubblewrap), or pass --sandbox none"}
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	lim := config.DefaultLimits()
-	if cs != nil {
-		lim = cs.Limits
-	}
-	sb := &runner.Sandbox{Bwrap: bwrap, Tree: abs, Home: runner.SandboxHomeFor(src), Network: network, Hide: runner.HideSelf(src), RO: ro, RW: rw,
-		Limits: runner.Limits{Memory: lim.Memory, Pids: lim.Pids, Tmp: lim.Tmp, Disk: lim.Disk}}
-	g := &git.Client{Dir: abs}
-	if common, err := g.CommonDir(ctx); err == nil {
-		sb.Hide = append(sb.Hide, common)
-	}
-	if opts.Repo != "" {
-		if top, err := (&git.Client{Dir: opts.Repo}).TopLevel(ctx); err == nil {
-			sb.Hide = append(sb.Hide, top)
+		sb = *cs
+		switch {
+		case opts.Sandbox == config.SandboxNone || opts.Sandbox == config.SandboxBwrap:
+			sb.Mode = opts.Sandbox
+		case cs.Mode != config.SandboxNone:
+			sb.Mode = config.SandboxBwrap
 		}
 	}
-	spec.Sandbox = sb
-	env := runner.AttemptEnv(spec)
-	// The same hardening as check: no privilege, as nobody when run as
-	// root, on a throwaway overlay where the kernel allows it, so the
-	// command never writes the folder it replays in.
-	noOverlay := os.Getenv(runner.NoOverlayEnv) == "1"
-	if err := sb.Probe(ctx, "", env, !noOverlay); err != nil {
-		return nil, nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: "the sandbox cannot run a command on this machine: " + err.Error(),
-			Hint: "run 'bwrap --unshare-user --ro-bind / / true' to see why (user namespaces may be disabled), or pass --sandbox none"}
+	if sb.Mode == "" || sb.Mode == config.SandboxAuto {
+		sb.Mode = config.SandboxBwrap
 	}
-	if len(sb.Level.Missing) > 0 { // say it when the machine gives less than the full sandbox
-		fmt.Fprintf(opts.IO.ErrOut, "sandbox: %s\n", sb.Level.Describe(sb.Limits, sb.Overlay))
-	}
-	return sb, env, nil
+	sb.Env = append(append([]string(nil), opts.Env...), sb.Env...)
+	sb.Network = sb.Network || opts.Network
+	return sb
 }
 
 // replayIncomplete says why the replay is no result. why may quote the
@@ -353,11 +323,11 @@ func (opts *ReplayOptions) validate() ([]string, error) {
 		}
 		*p.val = clean
 	}
-	vars := runner.Vars{Path: opts.Property, Seed: seed.String(), Fixture: opts.Fixture}
+	vars := template.Vars{Path: opts.Property, Seed: seed.String(), Fixture: opts.Fixture}
 	if opts.Samples > 0 {
 		vars.Samples = strconv.Itoa(opts.Samples)
 	}
-	argv, err := runner.Expand(opts.Argv, vars)
+	argv, err := template.Expand(opts.Argv, vars)
 	if err != nil {
 		var fe *flakegate.Error
 		if errors.As(err, &fe) && strings.Contains(fe.Message, "has no value") {

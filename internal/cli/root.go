@@ -30,10 +30,22 @@ type IO struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
-	// Getenv reads the environment; tests replace it.
-	Getenv func(string) string
+	// Getenv reads the environment and Environ lists it; tests replace
+	// them. Only the CLI reads the environment: the libraries are given
+	// what they need (check.Options.Env, NoOverlay).
+	Getenv  func(string) string
+	Environ func() []string
 	// ErrIsTerminal reports whether ErrOut is a terminal (progress bars).
 	ErrIsTerminal bool
+}
+
+// environ is the environment the command was started with (none when
+// the IO was built without one).
+func (io *IO) environ() []string {
+	if io.Environ == nil {
+		return nil
+	}
+	return io.Environ()
 }
 
 // ExitError carries an exit code out of a command without printing.
@@ -75,7 +87,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	io := &IO{In: in, Out: out, ErrOut: errOut, Getenv: os.Getenv, ErrIsTerminal: isTerminal(errOut)}
+	io := &IO{In: in, Out: out, ErrOut: errOut, Getenv: os.Getenv, Environ: os.Environ, ErrIsTerminal: isTerminal(errOut)}
 	root := NewRootCmd(io)
 	started := false
 	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }

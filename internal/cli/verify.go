@@ -10,7 +10,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/termsafe"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 	"github.com/spf13/cobra"
 )
 
@@ -89,7 +89,7 @@ func runVerify(opts *VerifyOptions) error {
 	case rec.TranscriptSHA256 != got:
 		diffs = append(diffs, fmt.Sprintf("transcript_sha256 is %s in the record, but %s hashes to %s: the transcript changed after the record was written", rec.TranscriptSHA256, tpath, got))
 	}
-	diffs = append(diffs, runner.VerifyTranscript(raw, traw)...)
+	diffs = append(diffs, transcript.Verify(raw, traw)...)
 
 	if len(diffs) == 0 {
 		_, err := fmt.Fprintln(opts.IO.Out, "ok")

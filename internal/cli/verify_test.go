@@ -9,6 +9,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // verifyWriteRun does what check does for one triple, with real processes:
@@ -18,11 +19,11 @@ import (
 func verifyWriteRun(t *testing.T, transcriptPath, transcriptRef string) flakegate.RunRecord {
 	t.Helper()
 	ctx := context.Background()
-	tr, err := runner.CreateTranscript(transcriptPath)
+	tr, err := transcript.Create(transcriptPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(ev runner.Event) {
+	write := func(ev transcript.Event) {
 		t.Helper()
 		if err := tr.Write(ev); err != nil {
 			t.Fatal(err)
@@ -32,22 +33,22 @@ func verifyWriteRun(t *testing.T, transcriptPath, transcriptRef string) flakegat
 	rec := flakegate.RunRecord{Schema: "flakegate.run/v1", RunID: "r1", Seed: "1402", PropertyPath: "tests/props/p.py",
 		PropertySHA256: "p", FixtureSHA256: "f", BaseFixtureSHA256: "f", DiffPaths: []string{"src/a.py"},
 		RetryCap: retryCap, BudgetOK: true, TranscriptComplete: true, TranscriptPath: transcriptRef}
-	write(runner.Event{Type: runner.EventRetryCap, RetryCap: &retryCap})
+	write(transcript.Event{Type: transcript.EventRetryCap, RetryCap: &retryCap})
 	attempt := func(side string, index int, argv ...string) string {
 		t.Helper()
-		write(runner.Event{Type: runner.EventAttemptStart, Side: side, Index: index})
+		write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index})
 		o := runner.Run(ctx, runner.Command{Argv: argv})
-		write(runner.Event{Type: runner.EventAttemptEnd, Side: side, Index: index, Result: o.Result,
+		write(transcript.Event{Type: transcript.EventAttemptEnd, Side: side, Index: index, Result: o.Result,
 			ExitCode: o.ExitCode, WallSeconds: o.Wall.Seconds(), Signal: o.Signal, Reason: o.Reason})
 		rec.Attempts = append(rec.Attempts, flakegate.Attempt{Side: side, Index: index, Result: o.Result,
 			ExitCode: o.ExitCode, StartedAt: o.Started, WallSeconds: o.Wall.Seconds(), OutputTail: o.Tail})
 		return o.Result
 	}
-	rec.CandidateResult = attempt(runner.SideCandidate, 0, "sh", "-c", "echo red; exit 1")
-	rec.BaseSeedResult = attempt(runner.SideBase, 0, "true")
-	write(runner.Event{Type: runner.EventBaseReplay, Result: rec.BaseSeedResult})
-	rec.RetryResults = []string{attempt(runner.SideCandidate, 1, "true")}
-	write(runner.Event{Type: runner.EventComplete})
+	rec.CandidateResult = attempt(transcript.SideCandidate, 0, "sh", "-c", "echo red; exit 1")
+	rec.BaseSeedResult = attempt(transcript.SideBase, 0, "true")
+	write(transcript.Event{Type: transcript.EventBaseReplay, Result: rec.BaseSeedResult})
+	rec.RetryResults = []string{attempt(transcript.SideCandidate, 1, "true")}
+	write(transcript.Event{Type: transcript.EventComplete})
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}

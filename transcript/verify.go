@@ -1,4 +1,4 @@
-package runner
+package transcript
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/flakegate/flakegate"
 )
 
-// VerifyTranscript re-checks a run record (flakegate.RunRecord JSON)
+// Verify re-checks a run record (flakegate.RunRecord JSON)
 // against the transcript it names and returns each difference as a
 // sentence; none means they agree. It checks that:
 //
@@ -35,7 +35,7 @@ import (
 //
 // The record's transcript_sha256 is checked by the caller, against the
 // file it read.
-func VerifyTranscript(recordRaw, transcriptRaw []byte) []string {
+func Verify(recordRaw, transcriptRaw []byte) []string {
 	var rec flakegate.RunRecord
 	if err := json.Unmarshal(recordRaw, &rec); err != nil {
 		return []string{"the record is not a readable run record: " + err.Error()}
@@ -267,7 +267,7 @@ func (v *verifier) checkCandidate() {
 	if first == nil && v.rec.AttemptsSkipped != "" && len(v.ends) == 0 {
 		// The diff alone decided (attempts_skipped): nothing ran, and the
 		// record claims no pass.
-		if v.rec.CandidateResult != Fail || len(v.rec.RetryResults) > 0 {
+		if v.rec.CandidateResult != flakegate.ResultFail || len(v.rec.RetryResults) > 0 {
 			v.addf("the record skipped its attempts (%s) but claims candidate_result %q and %d retries", v.rec.AttemptsSkipped, v.rec.CandidateResult, len(v.rec.RetryResults))
 		}
 		return
@@ -304,7 +304,7 @@ func (v *verifier) checkBase() {
 	}
 	switch len(v.baseReplays) {
 	case 0:
-		if r := v.rec.BaseSeedResult; r == Pass || r == Fail {
+		if r := v.rec.BaseSeedResult; r == flakegate.ResultPass || r == flakegate.ResultFail {
 			v.addf("base_seed_result is %q in the record, but the transcript has no base replay", r)
 		}
 		if v.rec.BaseFromCache {
@@ -336,7 +336,7 @@ func (v *verifier) checkBase() {
 // attempt's result: equal, or "fail" for an attempt that timed out or
 // errored. A pass is never inferred.
 func sameResult(record, attempt string) bool {
-	return record == attempt || record == Fail && (attempt == Timeout || attempt == Errored)
+	return record == attempt || record == flakegate.ResultFail && (attempt == flakegate.ResultTimeout || attempt == flakegate.ResultError)
 }
 
 func joinLines(les []lineEvent) string {

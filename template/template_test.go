@@ -1,4 +1,4 @@
-package runner
+package template
 
 import (
 	"slices"
@@ -18,13 +18,13 @@ func TestPlaceholders(t *testing.T) {
 			t.Errorf("Placeholders(%q) = %q, want %q", arg, got, want)
 		}
 	}
-	if err := CheckTemplate([]string{"x", "{seed}", "{_x}"}); err != nil {
-		t.Errorf("CheckTemplate: %v", err)
+	if err := Check([]string{"x", "{seed}", "{_x}"}); err != nil {
+		t.Errorf("Check: %v", err)
 	}
-	if err := CheckTemplate([]string{"x", "{seeds}"}); err == nil {
-		t.Error("CheckTemplate accepted {seeds}")
+	if err := Check([]string{"x", "{seeds}"}); err == nil {
+		t.Error("Check accepted {seeds}")
 	}
-	if !UsesPlaceholder([]string{"x", "-n={samples}"}, "samples") || UsesPlaceholder([]string{"x", "{_samples}"}, "samples") {
-		t.Error("UsesPlaceholder")
+	if !Uses([]string{"x", "-n={samples}"}, "samples") || Uses([]string{"x", "{_samples}"}, "samples") {
+		t.Error("Uses")
 	}
 }

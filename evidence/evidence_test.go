@@ -1,9 +1,11 @@
-package runner
+package evidence
 
 import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate/runner"
 )
 
 func TestDetectFramework(t *testing.T) {
@@ -22,7 +24,7 @@ func TestDetectFramework(t *testing.T) {
 	}
 }
 
-func TestEvidenceArgv(t *testing.T) {
+func TestArgv(t *testing.T) {
 	for in, want := range map[string]string{
 		"go test -run ^TestX$ . -rapid.seed=1": "go test -v -run ^TestX$ . -rapid.seed=1",
 		"go test -v -run X .":                  "go test -v -run X .",
@@ -32,7 +34,7 @@ func TestEvidenceArgv(t *testing.T) {
 		"pytest -q -rfEp x.py":                 "pytest -q -rfEp x.py",
 		"sh prop.sh":                           "sh prop.sh",
 	} {
-		if got := strings.Join(EvidenceArgv(strings.Fields(in)), " "); got != want {
+		if got := strings.Join(Argv(strings.Fields(in)), " "); got != want {
 			t.Errorf("%s: %q, want %q", in, got, want)
 		}
 	}
@@ -65,23 +67,23 @@ func TestEvidenceJudge(t *testing.T) {
 		if c.marker != "" {
 			re = regexp.MustCompile("(?m)" + c.marker)
 		}
-		e := NewEvidence(c.fw, c.test, re, nil)
+		e := New(c.fw, c.test, re, nil)
 		// Written in pieces that split lines.
 		for i := 0; i < len(c.output); i += 7 {
 			e.Write([]byte(c.output[i:min(i+7, len(c.output))]))
 		}
-		out := Outcome{Result: Pass}
+		out := runner.Outcome{Result: runner.Pass}
 		e.Judge(&out)
-		if (out.Result == Pass) != c.pass || !strings.Contains(out.Reason, c.reason) {
+		if (out.Result == runner.Pass) != c.pass || !strings.Contains(out.Reason, c.reason) {
 			t.Errorf("%s: %s %q, want pass=%v reason ~%q", c.name, out.Result, out.Reason, c.pass, c.reason)
 		}
-		timeout := Outcome{Result: Timeout}
+		timeout := runner.Outcome{Result: runner.Timeout}
 		e.Judge(&timeout)
-		if timeout.Result != Timeout {
+		if timeout.Result != runner.Timeout {
 			t.Errorf("%s: a timeout was changed to %s", c.name, timeout.Result)
 		}
 	}
-	if NewEvidence(FrameworkNone, "x", nil, nil) != nil {
+	if New(FrameworkNone, "x", nil, nil) != nil {
 		t.Error("an unknown command without a marker has evidence to check")
 	}
 }
@@ -124,17 +126,17 @@ func TestEvidenceJudgeFailure(t *testing.T) {
 		if c.marker != "" {
 			re = regexp.MustCompile("(?m)" + c.marker)
 		}
-		e := NewEvidence(c.fw, c.test, nil, re)
+		e := New(c.fw, c.test, nil, re)
 		for i := 0; e != nil && i < len(c.output); i += 5 {
 			e.Write([]byte(c.output[i:min(i+5, len(c.output))]))
 		}
-		out := Outcome{Result: Fail}
+		out := runner.Outcome{Result: runner.Fail}
 		e.Judge(&out)
-		if (out.Result == Fail) != c.fail || !strings.Contains(out.Reason, c.reason) {
+		if (out.Result == runner.Fail) != c.fail || !strings.Contains(out.Reason, c.reason) {
 			t.Errorf("%s: %s %q, want fail=%v reason ~%q", c.name, out.Result, out.Reason, c.fail, c.reason)
 		}
-		if !c.fail && out.Result != Errored {
-			t.Errorf("%s: %s, want %s", c.name, out.Result, Errored)
+		if !c.fail && out.Result != runner.Errored {
+			t.Errorf("%s: %s, want %s", c.name, out.Result, runner.Errored)
 		}
 	}
 }

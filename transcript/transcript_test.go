@@ -1,4 +1,4 @@
-package runner
+package transcript
 
 import (
 	"bytes"
@@ -24,12 +24,12 @@ func schedulerEvents() []Event {
 	return []Event{
 		{Type: EventRetryCap, At: at(0), RetryCap: intPtr(2)},
 		{Type: EventAttemptStart, At: at(1), Side: SideCandidate, Index: 0},
-		{Type: EventAttemptEnd, At: at(2), Side: SideCandidate, Index: 0, Result: Fail, ExitCode: 1, WallSeconds: 1.25},
+		{Type: EventAttemptEnd, At: at(2), Side: SideCandidate, Index: 0, Result: flakegate.ResultFail, ExitCode: 1, WallSeconds: 1.25},
 		{Type: EventAttemptStart, At: at(3), Side: SideBase, Index: 0},
-		{Type: EventAttemptEnd, At: at(4), Side: SideBase, Index: 0, Result: Pass, WallSeconds: 0.5},
-		{Type: EventBaseReplay, At: at(4), Result: Pass},
+		{Type: EventAttemptEnd, At: at(4), Side: SideBase, Index: 0, Result: flakegate.ResultPass, WallSeconds: 0.5},
+		{Type: EventBaseReplay, At: at(4), Result: flakegate.ResultPass},
 		{Type: EventAttemptStart, At: at(5), Side: SideCandidate, Index: 1},
-		{Type: EventAttemptEnd, At: at(6), Side: SideCandidate, Index: 1, Result: Pass, WallSeconds: 0.75},
+		{Type: EventAttemptEnd, At: at(6), Side: SideCandidate, Index: 1, Result: flakegate.ResultPass, WallSeconds: 0.75},
 		{Type: EventComplete, At: at(7)},
 	}
 }
@@ -60,12 +60,12 @@ func recordFor(events []Event) flakegate.RunRecord {
 	return rec
 }
 
-// writeTranscript writes events through a real Transcript and returns the
+// writeTranscript writes events through a real Writer and returns the
 // file's bytes.
 func writeTranscript(t *testing.T, events []Event) []byte {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "transcript.jsonl")
-	tr, err := CreateTranscript(path)
+	tr, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-func TestVerifyTranscript(t *testing.T) {
+func TestVerify(t *testing.T) {
 	type testCase struct {
 		name string
 		// events to write (nil: schedulerEvents); the record is built
@@ -120,9 +120,9 @@ func TestVerifyTranscript(t *testing.T) {
 			lines := bytes.SplitAfter(raw, []byte("\n"))
 			raw = bytes.Join(tc.editLines(lines[:len(lines)-1]), nil)
 		}
-		got := VerifyTranscript(mustJSON(t, rec), raw)
+		got := Verify(mustJSON(t, rec), raw)
 		if len(got) != len(tc.want) {
-			t.Fatalf("VerifyTranscript gave %d differences, want %d:\n%s", len(got), len(tc.want), strings.Join(got, "\n"))
+			t.Fatalf("Verify gave %d differences, want %d:\n%s", len(got), len(tc.want), strings.Join(got, "\n"))
 		}
 		for i := range got {
 			if !strings.Contains(got[i], tc.want[i]) {
@@ -133,8 +133,8 @@ func TestVerifyTranscript(t *testing.T) {
 	for _, tc := range []testCase{
 		{name: "agree"},
 		{name: "candidate timed out, record says fail",
-			events:     func(ev []Event) []Event { ev[2].Result, ev[2].ExitCode = Timeout, -1; return ev },
-			editRecord: func(r *flakegate.RunRecord) { r.CandidateResult = Fail }},
+			events:     func(ev []Event) []Event { ev[2].Result, ev[2].ExitCode = flakegate.ResultTimeout, -1; return ev },
+			editRecord: func(r *flakegate.RunRecord) { r.CandidateResult = flakegate.ResultFail }},
 		{name: "base from the replay cache",
 			events: func(ev []Event) []Event {
 				ev[5].FromCache = true
@@ -196,12 +196,12 @@ func TestVerifyTranscript(t *testing.T) {
 			editRecord: func(r *flakegate.RunRecord) { r.RetryCap = 2 },
 			want:       []string{"line 1: the retry_cap event has no value"}},
 		{name: "record claims a passing retry",
-			events:     func(ev []Event) []Event { ev[7].Result, ev[7].ExitCode = Fail, 1; return ev },
-			editRecord: func(r *flakegate.RunRecord) { r.RetryResults = []string{Pass} },
+			events:     func(ev []Event) []Event { ev[7].Result, ev[7].ExitCode = flakegate.ResultFail, 1; return ev },
+			editRecord: func(r *flakegate.RunRecord) { r.RetryResults = []string{flakegate.ResultPass} },
 			want:       []string{`retry 1 is "pass" in retry_results, but it ended "fail" (line 8)`}},
 		{name: "record turns a timeout into a pass",
-			events:     func(ev []Event) []Event { ev[7].Result = Timeout; return ev },
-			editRecord: func(r *flakegate.RunRecord) { r.RetryResults = []string{Pass} },
+			events:     func(ev []Event) []Event { ev[7].Result = flakegate.ResultTimeout; return ev },
+			editRecord: func(r *flakegate.RunRecord) { r.RetryResults = []string{flakegate.ResultPass} },
 			want:       []string{`retry 1 is "pass" in retry_results, but it ended "timeout"`}},
 		{name: "record hides a retry",
 			editRecord: func(r *flakegate.RunRecord) { r.RetryResults = nil },
@@ -216,25 +216,28 @@ func TestVerifyTranscript(t *testing.T) {
 			events: func(ev []Event) []Event { ev[6].Index, ev[7].Index = 2, 2; return ev },
 			want:   []string{"line 8: candidate retry #2 ends where retry #1 was due"}},
 		{name: "record claims base passed, base failed",
-			events:     func(ev []Event) []Event { ev[4].Result, ev[5].Result = Fail, Fail; return ev },
-			editRecord: func(r *flakegate.RunRecord) { r.BaseSeedResult = Pass },
+			events: func(ev []Event) []Event {
+				ev[4].Result, ev[5].Result = flakegate.ResultFail, flakegate.ResultFail
+				return ev
+			},
+			editRecord: func(r *flakegate.RunRecord) { r.BaseSeedResult = flakegate.ResultPass },
 			want:       []string{`base_seed_result is "pass" in the record, "fail" in the transcript (line 6)`}},
 		{name: "base replay disagrees with the base attempt",
-			events: func(ev []Event) []Event { ev[4].Result = Timeout; return ev },
+			events: func(ev []Event) []Event { ev[4].Result = flakegate.ResultTimeout; return ev },
 			want:   []string{`line 6: the base replay says "pass", but the base attempt (line 5) ended "timeout"`}},
 		{name: "base retried until it passed",
 			events: func(ev []Event) []Event {
 				retry := []Event{
 					{Type: EventAttemptStart, Side: SideBase, Index: 1},
-					{Type: EventAttemptEnd, Side: SideBase, Index: 1, Result: Pass},
+					{Type: EventAttemptEnd, Side: SideBase, Index: 1, Result: flakegate.ResultPass},
 				}
-				ev[4].Result = Fail
+				ev[4].Result = flakegate.ResultFail
 				return append(ev[:5], append(retry, ev[5:]...)...)
 			},
 			want: []string{"the base seed ran 2 times (lines 5, 7)", `the base replay says "pass", but the base attempt (line 5) ended "fail"`}},
 		{name: "record claims a base result with no replay",
 			events:     func(ev []Event) []Event { return append(ev[:3], ev[8]) },
-			editRecord: func(r *flakegate.RunRecord) { r.BaseSeedResult = Pass },
+			editRecord: func(r *flakegate.RunRecord) { r.BaseSeedResult = flakegate.ResultPass },
 			want:       []string{`base_seed_result is "pass" in the record, but the transcript has no base replay`}},
 		{name: "record says cached, transcript ran base",
 			editRecord: func(r *flakegate.RunRecord) { r.BaseFromCache = true },
@@ -269,26 +272,26 @@ func TestVerifyTranscript(t *testing.T) {
 			events: func(ev []Event) []Event {
 				probe := []Event{
 					{Type: EventAttemptStart, Side: SideProbe, Index: 1},
-					{Type: EventAttemptEnd, Side: SideProbe, Index: 1, Result: Fail, ExitCode: 1},
+					{Type: EventAttemptEnd, Side: SideProbe, Index: 1, Result: flakegate.ResultFail, ExitCode: 1},
 				}
 				return append(ev[:8], append(probe, ev[8:]...)...)
 			},
-			editRecord: func(r *flakegate.RunRecord) { r.BaseProbeResults = []string{Pass} },
+			editRecord: func(r *flakegate.RunRecord) { r.BaseProbeResults = []string{flakegate.ResultPass} },
 			want:       []string{`base_probe_results is ["pass"] in the record, but the probe attempts ended ["fail"]`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
 	}
 }
 
-func TestVerifyTranscriptUnreadableRecord(t *testing.T) {
+func TestVerifyUnreadableRecord(t *testing.T) {
 	type testCase struct {
 		name   string
 		record string
 	}
 	run := func(t *testing.T, tc testCase) {
-		got := VerifyTranscript([]byte(tc.record), writeTranscript(t, schedulerEvents()))
+		got := Verify([]byte(tc.record), writeTranscript(t, schedulerEvents()))
 		if len(got) != 1 || !strings.Contains(got[0], "not a readable run record") {
-			t.Errorf("VerifyTranscript = %q, want one difference saying the record is unreadable", got)
+			t.Errorf("Verify = %q, want one difference saying the record is unreadable", got)
 		}
 	}
 	for _, tc := range []testCase{
@@ -304,7 +307,7 @@ func TestVerifyTranscriptUnreadableRecord(t *testing.T) {
 func TestTranscript(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.jsonl")
-	tr, err := CreateTranscript(path)
+	tr, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,18 +345,18 @@ func TestTranscript(t *testing.T) {
 	if err := tr.Write(Event{Type: EventComplete}); err == nil {
 		t.Error("Write after Close succeeded")
 	}
-	if _, err := CreateTranscript(path); flakegate.ErrorCode(err) != flakegate.ECONFLICT {
-		t.Errorf("CreateTranscript over an existing file: %v, want %s", err, flakegate.ECONFLICT)
+	if _, err := Create(path); flakegate.ErrorCode(err) != flakegate.ECONFLICT {
+		t.Errorf("Create over an existing file: %v, want %s", err, flakegate.ECONFLICT)
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, raw) {
-		t.Error("CreateTranscript changed an existing transcript")
+		t.Error("Create changed an existing transcript")
 	}
-	if _, err := CreateTranscript(filepath.Join(dir, "no", "such", "dir", "t.jsonl")); flakegate.ErrorCode(err) != flakegate.EINTERNAL {
-		t.Errorf("CreateTranscript in a missing folder: %v, want %s", err, flakegate.EINTERNAL)
+	if _, err := Create(filepath.Join(dir, "no", "such", "dir", "t.jsonl")); flakegate.ErrorCode(err) != flakegate.EINTERNAL {
+		t.Errorf("Create in a missing folder: %v, want %s", err, flakegate.EINTERNAL)
 	}
 }
 
-func FuzzVerifyTranscript(f *testing.F) {
+func FuzzVerify(f *testing.F) {
 	events := schedulerEvents()
 	rec, _ := json.Marshal(recordFor(events))
 	var tr bytes.Buffer
@@ -369,7 +372,7 @@ func FuzzVerifyTranscript(f *testing.F) {
 	f.Add([]byte(`{}`), []byte("{}\n{}\n"))
 	f.Add([]byte(`{"attempts":[{"side":"base"}]}`), []byte(`{"type":"attempt_end","side":"base","prev_sha256":""}`+"\n"))
 	f.Fuzz(func(t *testing.T, record, transcript []byte) {
-		for _, d := range VerifyTranscript(record, transcript) {
+		for _, d := range Verify(record, transcript) {
 			if d == "" {
 				t.Fatal("an empty difference")
 			}

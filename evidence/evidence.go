@@ -1,4 +1,8 @@
-package runner
+// Package evidence judges an attempt's output: an exit 0 is a pass only
+// when the output shows the named test ran and passed, an exit 1 a
+// failure only when it shows the test ran and failed (go test, pytest, or
+// the config's pass and fail markers). It reads output; it starts nothing.
+package evidence
 
 import (
 	"bytes"
@@ -7,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/flakegate/flakegate/runner"
 )
 
 // Frameworks an argv can be recognised as.
@@ -34,12 +40,12 @@ func DetectFramework(argv []string) string {
 	return FrameworkNone
 }
 
-// EvidenceArgv returns argv with the flags that make the framework name
+// Argv returns argv with the flags that make the framework name
 // each test it ran: -v for go test (before the package list, unless a -v
 // or -json flag is there), -rA for pytest (a "PASSED node" line per test,
 // unless an -r option that reports passes is there). Other argvs are
 // returned as they are.
-func EvidenceArgv(argv []string) []string {
+func Argv(argv []string) []string {
 	switch DetectFramework(argv) {
 	case FrameworkGo:
 		for _, a := range argv[2:] {
@@ -63,7 +69,7 @@ func EvidenceArgv(argv []string) []string {
 	return argv
 }
 
-// Evidence checks that an attempt which exited 0 shows the test ran and
+// Checker checks that an attempt which exited 0 shows the test ran and
 // passed, and that one which exited 1 shows the test ran and failed.
 // Write it the attempt's output (Command.Output), then call Judge on the
 // outcome.
@@ -85,7 +91,7 @@ func EvidenceArgv(argv []string) []string {
 // collection error, "no tests ran", an import or config error): the test
 // never ran, and the reason quotes the line that says so. Without a
 // framework or marker, exit 0 stays a pass and exit 1 a failure.
-type Evidence struct {
+type Checker struct {
 	Framework  string
 	Name       string
 	Marker     *regexp.Regexp
@@ -107,17 +113,17 @@ type Evidence struct {
 	inErrors   bool   // pytest: reading its ERRORS section
 }
 
-// NewEvidence returns the checker for one attempt, or nil when there is
+// New returns the checker for one attempt, or nil when there is
 // nothing to check (no framework, no marker).
-func NewEvidence(framework, name string, marker, failMarker *regexp.Regexp) *Evidence {
+func New(framework, name string, marker, failMarker *regexp.Regexp) *Checker {
 	if framework == FrameworkNone && marker == nil && failMarker == nil {
 		return nil
 	}
-	return &Evidence{Framework: framework, Name: name, Marker: marker, FailMarker: failMarker}
+	return &Checker{Framework: framework, Name: name, Marker: marker, FailMarker: failMarker}
 }
 
 // Write scans output, line by line.
-func (e *Evidence) Write(p []byte) (int, error) {
+func (e *Checker) Write(p []byte) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	data := p
@@ -160,7 +166,7 @@ var (
 // ansiRe matches terminal colour and cursor sequences (pytest --color=yes).
 var ansiRe = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
 
-func (e *Evidence) line(l string) {
+func (e *Checker) line(l string) {
 	if strings.IndexByte(l, 0x1b) >= 0 {
 		l = ansiRe.ReplaceAllString(l, "")
 	}
@@ -239,10 +245,10 @@ func nodeMatches(node, name string) bool {
 	return strings.HasSuffix(node, "::"+name)
 }
 
-// Judge turns a Pass or a Fail without evidence into an Errored outcome
+// Judge turns a pass or a fail without evidence into an errored outcome
 // whose reason quotes the line seen. Other results are kept.
-func (e *Evidence) Judge(out *Outcome) {
-	if e == nil || (out.Result != Pass && out.Result != Fail) {
+func (e *Checker) Judge(out *runner.Outcome) {
+	if e == nil || (out.Result != runner.Pass && out.Result != runner.Fail) {
 		return
 	}
 	e.mu.Lock()
@@ -252,19 +258,19 @@ func (e *Evidence) Judge(out *Outcome) {
 		e.partial = nil
 	}
 	why := ""
-	if out.Result == Pass {
+	if out.Result == runner.Pass {
 		why = e.missing()
 	} else {
 		why = e.failMissing()
 	}
 	if why != "" {
-		out.Result, out.Reason = Errored, why
+		out.Result, out.Reason = runner.Errored, why
 	}
 }
 
 // failMissing says why an exit 1 is not evidence that the test ran and
 // failed, "" when it is.
-func (e *Evidence) failMissing() string {
+func (e *Checker) failMissing() string {
 	what := "the test"
 	if e.Name != "" {
 		what = e.Name
@@ -320,7 +326,7 @@ func (e *Evidence) failMissing() string {
 	return ""
 }
 
-func (e *Evidence) missing() string {
+func (e *Checker) missing() string {
 	what := "the test"
 	if e.Name != "" {
 		what = e.Name
@@ -370,7 +376,7 @@ func (e *Evidence) missing() string {
 	return ""
 }
 
-func (e *Evidence) nameOr(s string) string {
+func (e *Checker) nameOr(s string) string {
 	if e.Name != "" {
 		return e.Name
 	}

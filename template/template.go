@@ -1,4 +1,8 @@
-package runner
+// Package template fills the placeholders of an argv template ({path},
+// {name}, {seed}, {samples}, {fixture}), the command a config entry runs.
+// It starts nothing: config checks templates with it, and check and
+// replay expand them before a process runs.
+package template
 
 import (
 	"slices"
@@ -26,9 +30,9 @@ func Placeholders(arg string) []string {
 	}
 }
 
-// CheckTemplate reports the first placeholder of tmpl that Expand does not
+// Check reports the first placeholder of tmpl that Expand does not
 // know, without needing values: config validates run templates with it.
-func CheckTemplate(tmpl []string) error {
+func Check(tmpl []string) error {
 	for i, arg := range tmpl {
 		for _, name := range Placeholders(arg) {
 			if _, ok := (Vars{}).lookup(name); !ok {
@@ -39,8 +43,8 @@ func CheckTemplate(tmpl []string) error {
 	return nil
 }
 
-// UsesPlaceholder reports whether any argument of tmpl names {name}.
-func UsesPlaceholder(tmpl []string, name string) bool {
+// Uses reports whether any argument of tmpl names {name}.
+func Uses(tmpl []string, name string) bool {
 	for _, arg := range tmpl {
 		if slices.Contains(Placeholders(arg), name) {
 			return true

@@ -1,4 +1,8 @@
-package runner
+// Package transcript writes a check's transcripts, one per triple: the
+// hash-chained JSON lines log of its attempts, written as they happen,
+// and re-checks a run record against the transcript it names (Verify).
+// It starts no process.
+package transcript
 
 import (
 	"crypto/sha256"
@@ -15,7 +19,7 @@ import (
 	"github.com/flakegate/flakegate/internal/atomicfile"
 )
 
-// Transcript event types, in the order a check writes them:
+// Event types, in the order a check writes them:
 //
 //	retry_cap      the cap (RetryCap), before any attempt runs
 //	attempt_start  an attempt begins (Side, Index)
@@ -51,7 +55,7 @@ const (
 )
 
 // Event is one line of a transcript. PrevSHA256 is filled in by
-// Transcript.Write: the sha256 (hex) of the previous line's bytes without
+// Writer.Write: the sha256 (hex) of the previous line's bytes without
 // its newline, "" on the first line.
 type Event struct {
 	Type        string    `json:"type"`
@@ -68,11 +72,11 @@ type Event struct {
 	PrevSHA256  string    `json:"prev_sha256"`
 }
 
-// Transcript is an append-only JSON lines file whose lines are chained by
-// sha256: editing, dropping or reordering a line breaks the chain at the
-// line after it. Each Write is one write(2) of a whole line, so a crash
+// Writer writes a transcript: an append-only JSON lines file whose lines
+// are chained by sha256: editing, dropping or reordering a line breaks the
+// chain at the line after it. Each Write is one write(2) of a whole line, so a crash
 // leaves a prefix of complete lines (plus at most one torn line).
-type Transcript struct {
+type Writer struct {
 	mu     sync.Mutex
 	f      *os.File
 	path   string
@@ -82,9 +86,9 @@ type Transcript struct {
 	closed bool
 }
 
-// CreateTranscript creates a new transcript file at path. An existing
+// Create creates a new transcript file at path. An existing
 // file is never overwritten (ECONFLICT): a record may still refer to it.
-func CreateTranscript(path string) (*Transcript, error) {
+func Create(path string) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		code := flakegate.EINTERNAL
@@ -94,13 +98,13 @@ func CreateTranscript(path string) (*Transcript, error) {
 		return nil, &flakegate.Error{Code: code, Op: "create transcript", Path: path, Err: err,
 			Hint: "a transcript is never overwritten; write the next check into a new folder"}
 	}
-	return &Transcript{f: f, path: path, sum: sha256.New()}, nil
+	return &Writer{f: f, path: path, sum: sha256.New()}, nil
 }
 
 // Write appends ev as one line, chained to the previous line. A zero At
 // is set to the current time (UTC). After a failed write every later
 // write fails too, so a transcript never has a gap.
-func (t *Transcript) Write(ev Event) error {
+func (t *Writer) Write(ev Event) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -127,7 +131,7 @@ func (t *Transcript) Write(ev Event) error {
 	return nil
 }
 
-func (t *Transcript) fail(err error) error {
+func (t *Writer) fail(err error) error {
 	if t.err == nil {
 		t.err = &flakegate.Error{Code: flakegate.EINTERNAL, Op: "write transcript", Path: t.path, Err: err}
 	}
@@ -138,7 +142,7 @@ func (t *Transcript) fail(err error) error {
 // folder so the new name is durable too. A transcript is a log written as
 // the attempts happen, so it is appended, not replaced (internal/atomicfile
 // is for files that are replaced whole).
-func (t *Transcript) Close() error {
+func (t *Writer) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -159,14 +163,14 @@ func (t *Transcript) Close() error {
 
 // SHA256 returns the sha256 (hex) of the bytes written so far; after Close
 // it is the digest of the file, the record's transcript_sha256.
-func (t *Transcript) SHA256() string {
+func (t *Writer) SHA256() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return hex.EncodeToString(t.sum.Sum(nil))
 }
 
 // Path returns the transcript's file path.
-func (t *Transcript) Path() string { return t.path }
+func (t *Writer) Path() string { return t.path }
 
 func lineSHA256(b []byte) string {
 	s := sha256.Sum256(b)

@@ -1,0 +1,302 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/runner"
+)
+
+// ReplayOptions are the inputs of one replay (flakegate replay): one
+// command, once, in a tree, in the sandbox a check builds from the same
+// sandbox block. Like Options, they are all it reads: no flag, no
+// environment variable.
+type ReplayOptions struct {
+	// Dir is the tree the command runs in: a clean checkout.
+	Dir string
+	// Argv is the command, its placeholders filled in.
+	Argv []string
+	// WallBudget kills the command after this long; 0 is no limit.
+	WallBudget time.Duration
+	// Sandbox is the sandbox block the command runs under: the config's,
+	// or one the CLI makes of its flags. Its ro and rw paths are checked
+	// as check checks them.
+	Sandbox config.Sandbox
+	// ConfigPath names the config the block comes from, in errors ("" for
+	// flags).
+	ConfigPath string
+	// Repo is the repository Dir was checked out from ("" when Dir is the
+	// checkout given): its work tree and git folder are the gate's own
+	// state, hidden from the command, which no shared path may reach.
+	// Without it, Dir and its git folder are.
+	Repo string
+	// LedgerPath is a file-based ledger no shared path may reach ("" for
+	// none or a database).
+	LedgerPath string
+	// Env is flakegate's environment, the only source of the command's
+	// (an allow-list, never a secret); nil is an empty one.
+	Env []string
+	// NoOverlay replays on the tree itself, reset, instead of on an
+	// overlay (FLAKEGATE_NO_OVERLAY=1).
+	NoOverlay bool
+	// Bwrap is the bubblewrap binary; "" looks up bwrap on PATH.
+	Bwrap string
+	// Fixture is the fixture's path relative to Dir (slash-separated; ""
+	// for none). With FixtureSHA256 the fixture must have that digest, or
+	// the replay is incomplete and the command does not run: a replay on
+	// a fixture the base does not own is no evidence about the base.
+	// Without it the digest is only taken (Replay.FixtureSHA256).
+	Fixture, FixtureSHA256 string
+	// Framework, Name, PassMarker and FailMarker ask for positive
+	// evidence in the output, as check does (evidence.New); all zero
+	// keeps an exit 0 a pass and an exit 1 a failure.
+	Framework, Name        string
+	PassMarker, FailMarker *regexp.Regexp
+}
+
+// Replay is a replay whose sandbox is built and probed: Run runs its
+// command once.
+type Replay struct {
+	opts    ReplayOptions
+	iso     *isolation
+	fixture string // the fixture's digest, "" without a fixture
+}
+
+// ReplayIncomplete is a replay that can be no result: its fixture is
+// missing, unreadable or not the one expected. The command did not run.
+type ReplayIncomplete struct{ Reason string }
+
+func (e *ReplayIncomplete) Error() string { return "the replay is incomplete: " + e.Reason }
+
+// NewReplay checks the fixture, then builds the replay's sandbox with
+// check's own builder: the same shared-path checks, hidden paths,
+// environment allow-list and limits the host must enforce. Errors are a
+// *ReplayIncomplete for the fixture, else EINVALID (bwrap missing, a
+// shared path that reaches the gate's state, a sandbox the host cannot
+// run); a command that fails is Run's outcome, not an error.
+func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
+	var fixture string
+	if opts.Fixture != "" {
+		sum, err := digest.Path(ctx, filepath.Join(opts.Dir, filepath.FromSlash(opts.Fixture)))
+		switch {
+		case flakegate.ErrorCode(err) == flakegate.ENOTFOUND:
+			return nil, &ReplayIncomplete{fmt.Sprintf("fixture %s not found in %s", opts.Fixture, opts.Dir)}
+		case err != nil:
+			return nil, &ReplayIncomplete{fmt.Sprintf("cannot digest fixture %s: %v", opts.Fixture, err)}
+		case opts.FixtureSHA256 != "" && sum != opts.FixtureSHA256:
+			return nil, &ReplayIncomplete{fmt.Sprintf("fixture %s has digest %s, expected %s", opts.Fixture, sum, opts.FixtureSHA256)}
+		}
+		fixture = sum
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Path: opts.Dir, Err: err}
+	}
+	opts.Dir = dir // the sandbox binds the tree by its absolute path
+	var guarded []string
+	if opts.Repo != "" {
+		g := &git.Client{Dir: opts.Repo}
+		for _, find := range []func(context.Context) (string, error){g.TopLevel, g.CommonDir} {
+			if p, err := find(ctx); err == nil {
+				guarded = append(guarded, p)
+			}
+		}
+	} else {
+		guarded = append(guarded, dir)
+	}
+	if common, err := (&git.Client{Dir: dir}).CommonDir(ctx); err == nil {
+		guarded = append(guarded, common)
+	}
+	if opts.LedgerPath != "" {
+		if abs, err := filepath.Abs(opts.LedgerPath); err == nil {
+			guarded = append(guarded, abs)
+		}
+	}
+	spec := sandboxSpec{op: "replay", cfgPath: opts.ConfigPath, block: &opts.Sandbox, env: opts.Env,
+		noOverlay: opts.NoOverlay, bwrap: opts.Bwrap, guarded: guarded, optOut: "pass --sandbox none"}
+	for _, g := range guarded {
+		if g != dir { // the tree itself is what the command runs in
+			spec.hide = append(spec.hide, g)
+		}
+	}
+	iso, err := buildIsolation(spec)
+	if err != nil {
+		return nil, err
+	}
+	if iso.mode == IsolationBwrap {
+		// The same hardening as check: no privilege, as nobody when run
+		// as root, on a throwaway overlay where the kernel allows it, so
+		// the command never writes the tree it replays in.
+		if err := iso.probe(ctx, ""); err != nil {
+			return nil, err
+		}
+	}
+	return &Replay{opts: opts, iso: iso, fixture: fixture}, nil
+}
+
+// FixtureSHA256 is the digest of the replay's fixture, "" without one.
+func (r *Replay) FixtureSHA256() string { return r.fixture }
+
+// Shortfall says what the host withholds from the full sandbox (a limit
+// it cannot enforce, no overlay...), "" when it gives all of it.
+func (r *Replay) Shortfall() string {
+	sb := &r.iso.sandbox
+	if r.iso.mode != IsolationBwrap || len(sb.Level.Missing) == 0 {
+		return ""
+	}
+	return r.iso.redact(sb.Level.Describe(sb.Limits, sb.Overlay))
+}
+
+// Run runs the command once in its sandbox, its output (stdout and
+// stderr interleaved) going to output as it comes, and judges the outcome
+// by the evidence the options ask for. It never returns an error: a
+// command that cannot start is an Errored outcome.
+func (r *Replay) Run(ctx context.Context, output io.Writer) runner.Outcome {
+	cmd := runner.Command{Argv: r.opts.Argv, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: r.opts.WallBudget, Output: output}
+	if r.iso.mode == IsolationBwrap {
+		sb := r.iso.sandbox
+		sb.Tree = r.opts.Dir
+		cmd.Sandbox = &sb
+	}
+	ev := evidence.New(r.opts.Framework, r.opts.Name, r.opts.PassMarker, r.opts.FailMarker)
+	if ev != nil {
+		// The evidence reads the exact bytes; output gets them as well.
+		cmd.Output = teeWriter{output, ev}
+	}
+	o := runner.Run(ctx, cmd)
+	ev.Judge(&o)
+	return o
+}
+
+// teeWriter writes to both; an error of the first stops nothing.
+type teeWriter struct {
+	a io.Writer
+	b *evidence.Checker
+}
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	if t.a != nil {
+		t.a.Write(p) //nolint:errcheck // the console's error must not end the attempt
+	}
+	return t.b.Write(p)
+}
+
+// ReplayAtOptions name one seed of a config's property at a commit
+// (flakegate replay --repo).
+type ReplayAtOptions struct {
+	// Repo is a folder of the repository.
+	Repo string
+	// Rev is the commit the checkout holds; the command comes from the
+	// config at ConfigRev ("" is Rev): check writes its reproduce lines
+	// with the base there, so the replay runs the command the gate ran.
+	Rev, ConfigRev string
+	// ConfigPath is the config's clean repo-relative path; "" is
+	// flakegate.yaml.
+	ConfigPath string
+	// Property (clean, repo-relative) and Name pick the config entry.
+	Property, Name string
+	Seed           flakegate.Seed
+}
+
+// ReplayAt is a temporary checkout of a commit and the replay of one
+// seed in it, with the command check would run for that triple.
+type ReplayAt struct {
+	SHA, ConfigSHA, ConfigPath string
+	Property                   *config.Property
+	// Options replay the seed in the checkout under the config's sandbox
+	// block, with the evidence check asks for; NewReplay takes them.
+	Options ReplayOptions
+
+	git *git.Client
+	tmp string
+}
+
+// CheckoutReplay resolves the revisions, reads the config at ConfigRev,
+// finds the property, expands its command and makes a checkout of Rev of
+// its own (git worktree add --detach, in a temporary folder), which
+// Remove deletes. Errors are EINVALID for a revision, config or property
+// that does not resolve.
+func CheckoutReplay(ctx context.Context, o ReplayAtOptions) (*ReplayAt, error) {
+	cfgPath := o.ConfigPath
+	if cfgPath == "" {
+		cfgPath = config.DefaultPath
+	}
+	g := &git.Client{Dir: o.Repo}
+	if _, err := g.TopLevel(ctx); err != nil {
+		return nil, err
+	}
+	sha, err := g.RevParse(ctx, o.Rev)
+	if err != nil {
+		return nil, err
+	}
+	cfgRev := o.ConfigRev
+	if cfgRev == "" {
+		cfgRev = sha
+	}
+	cfgSHA, err := g.RevParse(ctx, cfgRev)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := g.Show(ctx, cfgSHA, cfgPath)
+	if err != nil {
+		if flakegate.ErrorCode(err) == flakegate.ENOTFOUND {
+			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Path: cfgPath,
+				Message: "no such file at " + flakegate.ShortSHA(cfgSHA), Hint: "pass --config-rev with the revision that holds the config (check uses the base)"}
+		}
+		return nil, err
+	}
+	cfg, err := config.Load(raw, cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	var p *config.Property
+	var ids []string
+	for i := range cfg.Properties {
+		q := &cfg.Properties[i]
+		ids = append(ids, q.ID())
+		if q.Path == o.Property && q.Name == o.Name {
+			p = q
+		}
+	}
+	if p == nil {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Path: cfgPath,
+			Message: fmt.Sprintf("no property %s at %s", (&config.Property{Path: o.Property, Name: o.Name}).ID(), flakegate.ShortSHA(cfgSHA)),
+			Hint:    "the config names: " + strings.Join(ids, ", ")}
+	}
+	argv, err := tripleArgv(p, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "flakegate-replay-")
+	if err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot create a temporary folder", Err: err}
+	}
+	r := &ReplayAt{SHA: sha, ConfigSHA: cfgSHA, ConfigPath: cfgPath, Property: p, git: g, tmp: tmp,
+		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), Argv: argv, WallBudget: p.WallBudget,
+			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Fixture: p.Fixture,
+			Framework: evidence.DetectFramework(p.Run), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker}}
+	if err := g.PrepareWorktree(ctx, r.Options.Dir, sha); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return r, nil
+}
+
+// Remove unregisters the checkout and deletes it (the checkout is the
+// replay's alone). It runs even when ctx has ended.
+func (r *ReplayAt) Remove(ctx context.Context) error {
+	err := r.git.RemoveWorktree(context.WithoutCancel(ctx), r.Options.Dir)
+	os.RemoveAll(r.tmp)
+	return err
+}

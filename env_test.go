@@ -1,0 +1,91 @@
+package flakegate_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// envReaders are the calls that read flakegate's own environment.
+var envReaders = map[string]bool{
+	"os.Getenv": true, "os.LookupEnv": true, "os.Environ": true, "os.ExpandEnv": true,
+	"syscall.Getenv": true, "syscall.Environ": true,
+}
+
+// envAllowed are the files outside the CLI that may read the environment
+// themselves, and why.
+var envAllowed = map[string]string{
+	// The git client takes Client.Env, and only when a caller leaves it
+	// nil filters flakegate's own (dropping GIT_DIR, GIT_WORK_TREE and the
+	// like, which would point git at another repository): what git would
+	// inherit anyway, made safer. No setting of flakegate is read there.
+	"git/git.go": "filters the environment git inherits",
+	// Test support, imported only by tests: the PostgreSQL tests take
+	// their server from FLAKEGATE_TEST_DSN, as pgx's tests do.
+	"internal/pgtest/pgtest.go": "test support",
+}
+
+// TestOnlyTheCLIReadsTheEnvironment: the libraries are given what they
+// need (check.Options.Env and NoOverlay, check.ReplayOptions); only
+// internal/cli and cmd/ read flakegate's environment, so that a library
+// never acts on a variable its caller did not pass. Tests are not held to
+// it.
+func TestOnlyTheCLIReadsTheEnvironment(t *testing.T) {
+	root, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			switch {
+			case d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "out",
+				rel == "internal/cli" || rel == "cmd":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			pkg, ok := sel.X.(*ast.Ident)
+			if !ok || !envReaders[pkg.Name+"."+sel.Sel.Name] {
+				return true
+			}
+			if _, ok := envAllowed[rel]; ok {
+				seen[rel] = true
+				return true
+			}
+			t.Errorf("%s: %s.%s: only internal/cli and cmd/ read the environment; take the value as a parameter", fset.Position(sel.Pos()), pkg.Name, sel.Sel.Name)
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file := range envAllowed {
+		if !seen[file] {
+			t.Errorf("%s is allowed to read the environment but no longer does: drop it from envAllowed", file)
+		}
+	}
+}
