@@ -521,3 +521,56 @@ func TestActionSetup(t *testing.T) {
 		t.Errorf("as nobody, apt-get or sysctl ran: %s", calls)
 	}
 }
+
+// TestActionDocs: the workflows of docs/github-action.md parse, give the
+// action only inputs it has, and read only outputs it sets.
+func TestActionDocs(t *testing.T) {
+	a := readAction(t)
+	doc, err := os.ReadFile("../docs/github-action.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)<!-- action-doc: (\\w+) -->\\s*```yaml\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(blocks) != 2 {
+		t.Fatalf("%d action-doc blocks, want 2 (single, fleet)", len(blocks))
+	}
+	outRe := regexp.MustCompile(`steps\.flakegate\.outputs\.([\w-]+)`)
+	for _, b := range blocks {
+		name, body := string(b[1]), b[2]
+		var wf struct {
+			Jobs map[string]struct {
+				Steps []struct {
+					ID   string            `yaml:"id"`
+					Uses string            `yaml:"uses"`
+					With map[string]string `yaml:"with"`
+				} `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		if err := yaml.Unmarshal(body, &wf); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		used := 0
+		for _, job := range wf.Jobs {
+			for _, s := range job.Steps {
+				if !strings.HasPrefix(s.Uses, "flakegate/flakegate@") {
+					continue
+				}
+				used++
+				for k := range s.With {
+					if _, ok := a.Inputs[k]; !ok {
+						t.Errorf("%s: the action has no input %q", name, k)
+					}
+				}
+			}
+		}
+		if used == 0 {
+			t.Errorf("%s: no step uses the action", name)
+		}
+		for _, m := range outRe.FindAllSubmatch(body, -1) {
+			if _, ok := a.Outputs[string(m[1])]; !ok {
+				t.Errorf("%s: the action has no output %q", name, m[1])
+			}
+		}
+	}
+}

@@ -154,7 +154,7 @@ func TestDoctor(t *testing.T) {
 			want: [][2]string{{"fail", "config: no such file at the base revision"}}},
 		{name: "a sandbox toolchain that differs from the shell's", code: 0,
 			commits: []map[string]string{{"flakegate.yaml": strings.Replace(doctorConfig, `run: [sh, "{path}", "{seed}"]`, `run: [fgnode, "{path}"]`, 1), "props/p.sh": "exit 0\n"}},
-			env: map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			path: func(t *testing.T) string {
 				// fgnode reads its version from a folder the sandbox does
 				// not share, as pyenv's shims read the home folder.
@@ -175,8 +175,8 @@ func TestDoctor(t *testing.T) {
 			want: [][2]string{{"warn", "toolchain: the sandbox runs "}, {"warn", "toolchain: (fgnode v18.19.0), your shell "}, {"warn", "toolchain: (fgnode v22.1.0)"}}},
 		{name: "a command found nowhere", code: 1,
 			commits: []map[string]string{{"flakegate.yaml": strings.Replace(doctorConfig, `run: [sh, "{path}", "{seed}"]`, `run: [no-such-tool-xyz, "{path}"]`, 1), "props/p.sh": "exit 0\n"}},
-			env:  map[string]string{"DOCTOR_PROBE_VAR": "1"},
-			want: [][2]string{{"fail", "toolchain: no-such-tool-xyz (properties[0].run): not found, on PATH or in the sandbox"}}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want:    [][2]string{{"fail", "toolchain: no-such-tool-xyz (properties[0].run): not found, on PATH or in the sandbox"}}},
 		{name: "a file store that is a file", commits: []map[string]string{good}, code: 1, args: []string{"--ledger", "flakegate.yaml"},
 			env:  map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			want: [][2]string{{"fail", "store: not a folder"}}},
