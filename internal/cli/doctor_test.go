@@ -13,6 +13,7 @@ import (
 
 	"github.com/flakegate/flakegate/internal/pgtest"
 	"github.com/flakegate/flakegate/postgres"
+	"github.com/jackc/pgx/v5"
 )
 
 // doctorConfig runs a script of the tree and names an env variable.
@@ -224,6 +225,19 @@ func TestDoctorPostgres(t *testing.T) {
 	if err := postgres.Migrate(context.Background(), migrated); err != nil {
 		t.Fatal(err)
 	}
+	newer := withPassword(pgtest.DSN(t))
+	if err := postgres.Migrate(context.Background(), newer); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(context.Background(), newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(context.Background(), `INSERT INTO flakegate.schema_version (version, name, flakegate_version) VALUES ($1, 'future', '9.9.9')`,
+		postgres.SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(context.Background())
 	u, _ := url.Parse(migrated)
 	q := u.Query()
 	q.Set("host", t.TempDir()) // no server there
@@ -261,6 +275,7 @@ func TestDoctorPostgres(t *testing.T) {
 	for _, tc := range []testCase{
 		{name: "no schema yet", dsn: fresh, code: 0, status: "warn", part: "no flakegate schema yet"},
 		{name: "migrated", dsn: migrated, viaEnv: true, code: 0, status: "ok", part: "schema version " + strconv.Itoa(postgres.SchemaVersion()) + " (up to date)"},
+		{name: "newer than this flakegate", dsn: newer, code: 1, status: "fail", part: "is newer than this flakegate knows"},
 		{name: "unreachable", dsn: down, code: 1, status: "fail", part: "cannot connect to PostgreSQL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
