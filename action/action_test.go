@@ -395,6 +395,11 @@ func TestActionSteps(t *testing.T) {
 			if err != nil || !strings.Contains(string(raw), "<testsuites") {
 				t.Errorf("output junit %q: %v\n%s", j, err, raw)
 			}
+			var sum struct{ Verdict string }
+			raw, err = os.ReadFile(r.outputs["summary"])
+			if err != nil || json.Unmarshal(raw, &sum) != nil || sum.Verdict != tc.verdict {
+				t.Errorf("output summary %q: %v, verdict %q\n%s", r.outputs["summary"], err, sum.Verdict, raw)
+			}
 		} else if j, ok := r.outputs["junit"]; ok {
 			t.Errorf("output junit %q set without a verdict", j)
 		}

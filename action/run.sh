@@ -139,12 +139,14 @@ check() {
 	echo "flakegate check ${args[*]} ${extra[*]}"
 	"$fg" check "${args[@]}" "${extra[@]}" >"$json" || rc=$?
 	local verdict
+	verdict=error
 	case $rc in
-	0 | 1) verdict=$(jq -r '.verdict' "$json") ;;
-	*) verdict=error ;;
+	0 | 1) verdict=$(jq -r '.verdict // "error"' "$json" 2>/dev/null) || verdict=error ;;
 	esac
 	output verdict "$verdict"
-	output summary "$json"
+	if [ -s "$json" ]; then
+		output summary "$json"
+	fi
 	if [ -s "$junit" ]; then
 		output junit "$junit"
 	fi
