@@ -418,7 +418,8 @@ func TestActionSteps(t *testing.T) {
 		}
 	}
 	for _, tc := range []testCase{
-		{name: "pass", code: 0, verdict: "pass", summary: "flakegate check: pass", junit: true},
+		{name: "pass", code: 0, verdict: "pass", summary: "flakegate check: pass", junit: true,
+			stdout: "ok   bwrap: "},
 		{name: "reject", candidate: map[string]string{"props/sorted.sh": "echo \"seed $1: not sorted\"; exit 1\n"}, code: 1, verdict: "reject",
 			summary: "flakegate check: reject", junit: true},
 		{name: "a broken config is not a pass", base: map[string]string{"flakegate.yaml": "version: 1\nretry_cap: many\n", "props/sorted.sh": "exit 0\n"},

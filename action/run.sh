@@ -63,6 +63,7 @@ setup() {
 	# Ubuntu 24.04 (ubuntu-latest) lets AppArmor refuse unprivileged user
 	# namespaces, which every bwrap sandbox needs; a CI runner is thrown
 	# away after the job, so the action lifts the restriction there.
+	# (PROC_SYS replaces /proc/sys in the tests.)
 	local restrict=${PROC_SYS:-/proc/sys}/kernel/apparmor_restrict_unprivileged_userns
 	if [ "$(cat "$restrict" 2>/dev/null)" = 1 ]; then
 		if as_root sysctl -q -w kernel.apparmor_restrict_unprivileged_userns=0; then
