@@ -34,6 +34,7 @@
 //	seeds.go      seeds drawn for the candidate with the store's secret
 //	output.go     files written and the reproduce command line
 //	progress.go   the ProgressHandler interface
+//	doctor.go     Doctor: what a check would meet here (flakegate doctor)
 package check
 
 import (

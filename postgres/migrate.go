@@ -186,3 +186,24 @@ func (s *Store) tooNew(op string, v int) error {
 		Hint:    "upgrade flakegate on this runner to the release that migrated the database (see flakegate.schema_version), or use another database",
 	}
 }
+
+// SchemaStatus connects to the database named by dsn and returns its
+// schema version (0 when it has no flakegate schema yet) without
+// migrating anything: what `flakegate doctor` reports. Errors are those
+// of Open: a database that cannot be reached is EINTERNAL, its message
+// without the password.
+func SchemaStatus(ctx context.Context, dsn string) (int, error) {
+	s, err := connect(dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	v, err := s.readVersion(ctx)
+	if err != nil && isMissingSchema(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.FormatError("postgres status", err)
+	}
+	return v, nil
+}

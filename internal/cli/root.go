@@ -78,6 +78,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		NewCmdReport(io, nil),
 		NewCmdDB(io),
 		NewCmdVerdict(io),
+		NewCmdDoctor(io, nil),
 	)
 	return root
 }

@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/flakegate/flakegate"
@@ -45,4 +46,60 @@ func Open(ctx context.Context, spec, gitCommonDir string) (flakegate.Store, erro
 		}
 		return s, nil
 	}
+}
+
+// Health is what Status found of a store: a line for `flakegate doctor`,
+// and whether a check would be refused (Fail) or should be looked at
+// (Warn).
+type Health struct {
+	Text       string
+	Warn, Fail bool
+}
+
+// Status reads the store spec names (as Open does) without creating,
+// migrating or repairing it: a folder's ledger version and freezes, or
+// whether a PostgreSQL database answers and its schema version against
+// the one this flakegate knows. Messages never hold a DSN's password.
+func Status(ctx context.Context, spec, gitCommonDir string) Health {
+	switch {
+	case postgres.IsDSN(spec):
+		where := postgres.Redact(spec)
+		v, err := postgres.SchemaStatus(ctx, spec)
+		known := postgres.SchemaVersion()
+		switch {
+		case err != nil:
+			return Health{Text: errText(err), Fail: true}
+		case v == 0:
+			return Health{Text: fmt.Sprintf("PostgreSQL %s answers; no flakegate schema yet (the first check creates it if its role may CREATE, else run 'flakegate db migrate'; this flakegate knows version %d)", where, known), Warn: true}
+		case v < known:
+			return Health{Text: fmt.Sprintf("PostgreSQL %s answers; schema version %d, older than this flakegate's %d (the first check migrates it if its role may, else run 'flakegate db migrate')", where, v, known), Warn: true}
+		case v > known:
+			return Health{Text: fmt.Sprintf("PostgreSQL %s answers; schema version %d is newer than this flakegate knows (%d): a check refuses it; upgrade flakegate", where, v, known), Fail: true}
+		}
+		return Health{Text: fmt.Sprintf("PostgreSQL %s answers; schema version %d (up to date)", where, v)}
+	case spec == "" && gitCommonDir == "":
+		return Health{Text: "no ledger: not in a git repository and no --ledger (FLAKEGATE_LEDGER) named", Fail: true}
+	}
+	dir, what := spec, "file store"
+	if spec == "" {
+		dir, what = filepath.Join(gitCommonDir, DefaultDir), "embedded file store"
+	}
+	info, err := filestore.Inspect(dir)
+	switch {
+	case err != nil:
+		return Health{Text: what + ": " + errText(err), Fail: true}
+	case !info.Exists && !info.Creatable:
+		return Health{Text: fmt.Sprintf("%s %s does not exist and cannot be created here", what, info.Dir), Fail: true}
+	case !info.Exists:
+		return Health{Text: fmt.Sprintf("%s %s (not created yet: the first check creates it)", what, info.Dir)}
+	}
+	return Health{Text: fmt.Sprintf("%s %s, writable; ledger version %d, %d freeze(s)", what, info.Dir, info.Version, info.Freezes)}
+}
+
+// errText is an error and its hint on one line.
+func errText(err error) string {
+	if h := flakegate.ErrorHint(err); h != "" {
+		return err.Error() + " (try: " + h + ")"
+	}
+	return err.Error()
 }
