@@ -11,15 +11,14 @@ import (
 )
 
 // The attempt's root, built by the helper (as root, in its private mount
-// namespace) under Layer/root, for bwrap to bind at / in one step. It is
-// the root bwrap builds for a caller without root (Sandbox.bwrapArgs),
-// with one difference: its top is read-only, so an attempt cannot make
-// folders at /.
+// namespace) under Layer/root and put at fixedRoot(), for bwrap to bind
+// at / in one step. It is the root bwrap builds for a caller without
+// root (Sandbox.bwrapArgs), with one difference: its top is read-only,
+// so an attempt cannot make folders at /.
 //
-// Everything but the tree and the Go build cache is built by a standby
-// helper while the attempt before runs; those two come with the attempt
-// (attachToRoot). Every mount is nosuid; only /dev's device nodes are
-// not nodev.
+// A standby helper builds all of it, the tree and the Go build cache
+// included, while the attempt before runs. Every mount is nosuid; only
+// /dev's device nodes are not nodev.
 
 // devNodes are the device nodes of the attempt's /dev, bound from the
 // host's, as bwrap's --dev has them.

@@ -197,11 +197,11 @@ func isSystemFolder(p string) bool {
 // view builds the attempt's sandbox for argv in dir (a host path inside
 // Tree), with its layer folder when the helper mounts (Level.Root).
 //
-// As root the helper builds the whole root under layer/root (rootOps,
-// most of it while the attempt before runs, as a standby) and bwrap
-// binds it at / in one step: bwrap reads the mount table once for it
-// instead of once for every folder it would bind. Without root bwrap
-// builds the same root itself, one bind at a time.
+// As root the helper builds the whole root (rootOps), as a standby
+// while the attempt before runs, and bwrap binds it at / in one step:
+// bwrap reads the mount table once for it instead of once for every
+// folder it would bind. Without root bwrap builds the same root itself,
+// one bind at a time.
 func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptView {
 	v := &attemptView{}
 	lv := s.Level
