@@ -15,6 +15,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/template"
 )
 
 // Doctor statuses: every line of `flakegate doctor` is one of them.
@@ -57,8 +58,12 @@ func (r *DoctorReport) add(status, topic, format string, args ...any) {
 // ConfigPath, Env, Git and Bwrap mean what they mean for Run.
 type DoctorOptions struct {
 	Dir, Base, ConfigPath string
-	Env                   []string
-	Git, Bwrap            string
+	// Env is the environment a check would have (nil: none); the CLI
+	// passes its own.
+	Env []string
+	// NoOverlay: the check would reset its trees (FLAKEGATE_NO_OVERLAY).
+	NoOverlay  bool
+	Git, Bwrap string
 	// Secrets are values never shown (the ledger DSN).
 	Secrets []string
 	// ProcRoot is where /proc/sys is read from ("" is "/"; tests replace it).
@@ -74,14 +79,11 @@ type DoctorOptions struct {
 // that does not resolve (a usage error); everything else is a line.
 func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	rep := &DoctorReport{}
-	if opts.Env == nil {
-		opts.Env = os.Environ()
-	}
 	explicit := strings.TrimSpace(opts.Base) != ""
 	if !explicit {
 		opts.Base = "HEAD"
 	}
-	c := &checker{opts: Options{Dir: opts.Dir, Base: opts.Base, ConfigPath: opts.ConfigPath, Env: opts.Env, Git: opts.Git, Secrets: opts.Secrets}, now: time.Now}
+	c := &checker{opts: Options{Dir: opts.Dir, Base: opts.Base, ConfigPath: opts.ConfigPath, Env: opts.Env, NoOverlay: opts.NoOverlay, Git: opts.Git, Secrets: opts.Secrets}, now: time.Now}
 	notes := &noteRecorder{}
 	c.progress = notes
 	dir := opts.Dir
@@ -290,7 +292,7 @@ func (c *checker) toolchains() []tool {
 	for i := range c.cfg.Properties {
 		p := &c.cfg.Properties[i]
 		key := fmt.Sprintf("properties[%d]", i)
-		if argv, err := runner.Expand(p.Run, vars(p, flakegate.Seed("1"))); err == nil {
+		if argv, err := template.Expand(p.Run, vars(p, flakegate.Seed("1"))); err == nil {
 			walk(argv, key+".run")
 		}
 		if p.Prepare != nil && p.Prepare != c.cfg.Prepare {

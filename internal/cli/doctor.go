@@ -9,6 +9,7 @@ import (
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
+	"github.com/flakegate/flakegate/runner"
 	"github.com/spf13/cobra"
 )
 
@@ -74,7 +75,8 @@ func runDoctor(opts *DoctorOptions) error {
 	if postgres.IsDSN(opts.Ledger) {
 		secrets = append(secrets, opts.Ledger)
 	}
-	rep, err := check.Doctor(ctx, check.DoctorOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config, Secrets: secrets})
+	rep, err := check.Doctor(ctx, check.DoctorOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config, Secrets: secrets,
+		Env: opts.IO.environ(), NoOverlay: opts.IO.Getenv(runner.NoOverlayEnv) == "1"})
 	if err != nil {
 		return err
 	}

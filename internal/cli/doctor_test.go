@@ -142,7 +142,7 @@ func TestDoctor(t *testing.T) {
 				}
 				return bin + ":" + os.Getenv("PATH")
 			},
-			want: [][2]string{{"ok", "bwrap: bubblewrap 0.8.0"}, {"fail", "sandbox: the sandbox cannot run an attempt on this machine"}}},
+			want: [][2]string{{"ok", "bwrap: bubblewrap 0.8.0"}, {"fail", "sandbox: the sandbox cannot run a test command on this machine"}}},
 		{name: "an unset sandbox.env name", commits: []map[string]string{good}, code: 0,
 			want: [][2]string{{"warn", "sandbox.env: DOCTOR_PROBE_VAR is not set here"}}},
 		{name: "a broken config at --base", code: 1, args: []string{"--base", "HEAD~1"},
