@@ -16,7 +16,9 @@
 # is older, so a missing go is reported, never installed.
 set -euo pipefail
 
-# Each package and how to tell it is installed (a shell test).
+# Each package and how to tell it is installed (a shell test). Python is
+# probed at /usr/bin: the sandbox hides $HOME, so a pyenv or a pip --user
+# install does not count.
 declare -A probe=(
 	[git]='command -v git'
 	[make]='command -v make'
@@ -25,9 +27,9 @@ declare -A probe=(
 	[time]='test -x /usr/bin/time'
 	[postgresql]='ls /usr/lib/postgresql/*/bin/initdb || command -v initdb'
 	[chromium]='test -x /usr/bin/chromium || command -v chromium'
-	[python3]='command -v python3'
-	[python3-pytest]='command -v pytest'
-	[python3-hypothesis]='/usr/bin/python3 -c "import hypothesis" || python3 -c "import hypothesis"'
+	[python3]='test -x /usr/bin/python3'
+	[python3-pytest]='/usr/bin/python3 -c "import pytest"'
+	[python3-hypothesis]='/usr/bin/python3 -c "import hypothesis"'
 	[libxml2-utils]='command -v xmllint'
 	[jq]='command -v jq'
 )
