@@ -65,7 +65,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		NewCmdFreeze(io),
 		NewCmdReport(io, nil),
 		NewCmdDB(io),
-		NewCmdVerdict(io),
+		NewCmdVerdict(io, nil),
 	)
 	return root
 }
