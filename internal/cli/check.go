@@ -27,8 +27,7 @@ const DefaultLockTimeout = 5 * time.Minute
 
 // CheckOptions are the inputs of `flakegate check`.
 type CheckOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Base, Candidate, Config, Out string
 	// Ledger is --ledger, else $FLAKEGATE_LEDGER: a folder, a postgres://
@@ -61,7 +60,6 @@ Exit status: 0 the check passes (PASS, SCHEDULER or frozen), 1 a reject
 label, 2 usage or configuration error, 3 flakegate itself failed.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
 			if strings.TrimSpace(opts.Base) == "" {
 				return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
 					Hint: "pass the revision the candidate is measured against, e.g. --base origin/main"}
@@ -73,7 +71,7 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return runCheck(opts)
+			return runCheck(c.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -96,11 +94,8 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 	return cmd
 }
 
-func runCheck(opts *CheckOptions) error {
-	ctx, io := opts.ctx, opts.IO
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func runCheck(ctx context.Context, opts *CheckOptions) error {
+	io := opts.IO
 	spec := opts.Ledger
 	ledgerPath := ""
 	var secrets []string

@@ -24,7 +24,6 @@ func NewCmdDB(io *IO) *cobra.Command {
 // DBMigrateOptions are the inputs of `flakegate db migrate`.
 type DBMigrateOptions struct {
 	IO     *IO
-	ctx    context.Context
 	Ledger string
 }
 
@@ -43,21 +42,20 @@ needs CREATE on the database; runners that only check and skip do not.
 A database whose schema is newer than this flakegate is refused (exit 3).`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
 			if opts.Ledger == "" {
 				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return runDBMigrate(opts)
+			return runDBMigrate(c.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Ledger, "ledger", "", "the database: postgres://USER:PASSWORD@HOST:PORT/DATABASE (default $FLAKEGATE_LEDGER)")
 	return cmd
 }
 
-func runDBMigrate(opts *DBMigrateOptions) error {
+func runDBMigrate(ctx context.Context, opts *DBMigrateOptions) error {
 	const op = "db migrate"
 	switch {
 	case opts.Ledger == "":
@@ -68,7 +66,7 @@ func runDBMigrate(opts *DBMigrateOptions) error {
 			Message: "not a PostgreSQL DSN; a folder ledger needs no migration",
 			Hint:    "pass --ledger postgres://USER:PASSWORD@HOST:PORT/DATABASE"}
 	}
-	before, after, err := postgres.MigrateVersions(opts.ctx, opts.Ledger)
+	before, after, err := postgres.MigrateVersions(ctx, opts.Ledger)
 	if err != nil {
 		return err
 	}

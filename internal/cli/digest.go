@@ -13,7 +13,6 @@ import (
 // DigestOptions are the inputs of `flakegate digest`.
 type DigestOptions struct {
 	IO    *IO
-	ctx   context.Context
 	Paths []string
 }
 
@@ -40,20 +39,15 @@ other paths are still printed.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
-			opts.ctx = c.Context()
 			if runF != nil {
 				return runF(opts)
 			}
-			return runDigest(opts)
+			return runDigest(c.Context(), opts)
 		},
 	}
 }
 
-func runDigest(opts *DigestOptions) error {
-	ctx := opts.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func runDigest(ctx context.Context, opts *DigestOptions) error {
 	worst := ExitOK
 	for _, p := range opts.Paths {
 		sum, err := digest.Path(ctx, p)

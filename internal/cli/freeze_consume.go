@@ -14,8 +14,7 @@ import (
 
 // FreezeConsumeOptions are the inputs of `flakegate freeze consume`.
 type FreezeConsumeOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Ledger string
 	Triple flakegate.Triple
@@ -42,7 +41,6 @@ Without --property-sha256 the property file is digested in the working tree
 of the repository in the current directory.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
 			opts.Ledger = ledgerFlag(io, c)
 			var err error
 			if opts.Triple, err = tf.triple("freeze consume"); err != nil {
@@ -51,7 +49,7 @@ of the repository in the current directory.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return runFreezeConsume(opts)
+			return runFreezeConsume(c.Context(), opts)
 		},
 	}
 	tf.add(cmd)
@@ -62,8 +60,8 @@ of the repository in the current directory.`,
 	return cmd
 }
 
-func runFreezeConsume(opts *FreezeConsumeOptions) error {
-	ctx, t := opts.ctx, opts.Triple
+func runFreezeConsume(ctx context.Context, opts *FreezeConsumeOptions) error {
+	t := opts.Triple
 	propertySHA := opts.PropertySHA256
 	if propertySHA == "" {
 		var err error

@@ -20,8 +20,7 @@ import (
 
 // FreezeGrantOptions are the inputs of `flakegate freeze grant`.
 type FreezeGrantOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Ledger string
 	Record string // a file, or "-" for stdin
@@ -61,7 +60,6 @@ A base the repository does not have, or a config it cannot read, needs
 of 20 runs, with a note.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
 			opts.Ledger = ledgerFlag(io, c)
 			opts.RunsSet = c.Flags().Changed("runs")
 			if err := opts.validate(); err != nil {
@@ -70,7 +68,7 @@ of 20 runs, with a note.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return runFreezeGrant(opts)
+			return runFreezeGrant(c.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -102,7 +100,7 @@ func (opts *FreezeGrantOptions) validate() error {
 	return nil
 }
 
-func runFreezeGrant(opts *FreezeGrantOptions) error {
+func runFreezeGrant(ctx context.Context, opts *FreezeGrantOptions) error {
 	io := opts.IO
 	raw, err := readRecord(io, opts.Record)
 	if err != nil {
@@ -117,16 +115,16 @@ func runFreezeGrant(opts *FreezeGrantOptions) error {
 	// Only a record that may be frozen needs its policy: the table refuses
 	// the others first.
 	if !opts.RunsSet && flakegate.ClassifyBytes(raw).Label == flakegate.Scheduler {
-		if runs, err = baseFreezeRuns(opts.ctx, io, raw, opts.Config); err != nil {
+		if runs, err = baseFreezeRuns(ctx, io, raw, opts.Config); err != nil {
 			return err
 		}
 	}
-	s, err := openLedger(opts.ctx, io, opts.Ledger)
+	s, err := openLedger(ctx, io, opts.Ledger)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	f, err := flakegate.GrantRecord(opts.ctx, s, raw, opts.Owner, runs, opts.Replace, actor(io, opts.By, opts.Owner), time.Now())
+	f, err := flakegate.GrantRecord(ctx, s, raw, opts.Owner, runs, opts.Replace, actor(io, opts.By, opts.Owner), time.Now())
 	if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
 		return &flakegate.Error{Code: flakegate.ECONFLICT, Err: err,
 			Hint: "pass --replace to write the new freeze over it, or remove it with 'flakegate freeze revoke'"}

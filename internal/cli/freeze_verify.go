@@ -12,8 +12,7 @@ import (
 
 // FreezeVerifyOptions are the inputs of `flakegate freeze verify`.
 type FreezeVerifyOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Ledger string
 	By     string
@@ -34,12 +33,11 @@ by hand differs). It voids every freeze that fails, with an audit event, and
 exits 1 when anything was wrong.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
 			opts.Ledger = ledgerFlag(io, c)
 			if runF != nil {
 				return runF(opts)
 			}
-			return runFreezeVerify(opts)
+			return runFreezeVerify(c.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.By, "by", "", "who verifies, for the audit log (default $USER)")
@@ -47,13 +45,13 @@ exits 1 when anything was wrong.`,
 	return cmd
 }
 
-func runFreezeVerify(opts *FreezeVerifyOptions) error {
-	s, err := openLedger(opts.ctx, opts.IO, opts.Ledger)
+func runFreezeVerify(ctx context.Context, opts *FreezeVerifyOptions) error {
+	s, err := openLedger(ctx, opts.IO, opts.Ledger)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	rep, err := flakegate.VerifyLedger(opts.ctx, s, actor(opts.IO, opts.By, "flakegate freeze verify"))
+	rep, err := flakegate.VerifyLedger(ctx, s, actor(opts.IO, opts.By, "flakegate freeze verify"))
 	if err != nil {
 		return err
 	}
