@@ -46,8 +46,8 @@ type CheckOptions struct {
 
 // NewCmdCheck is the failure-class merge check.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdCheck(io *IO, runF func(*CheckOptions) error) *cobra.Command {
-	opts := &CheckOptions{IO: io}
+func NewCmdCheck(ios *IO, runF func(*CheckOptions) error) *cobra.Command {
+	opts := &CheckOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "check --base REV [--candidate REV] [flags]",
 		Short: "Run the failure-class merge check of a candidate against a base",
@@ -65,7 +65,7 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 					Hint: "pass the revision the candidate is measured against, e.g. --base origin/main"}
 			}
 			if opts.Ledger == "" {
-				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
+				opts.Ledger = ios.Getenv("FLAKEGATE_LEDGER")
 			}
 			opts.FreezeOwner = strings.TrimSpace(opts.FreezeOwner)
 			if runF != nil {
@@ -95,7 +95,7 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 }
 
 func runCheck(ctx context.Context, opts *CheckOptions) error {
-	io := opts.IO
+	ios := opts.IO
 	spec := opts.Ledger
 	ledgerPath := ""
 	var secrets []string
@@ -108,7 +108,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --lock-timeout", Message: opts.LockTimeout.String() + " is negative",
 			Hint: "pass a duration such as 5m, or 0 to wait until interrupted"}
 	}
-	progress := report.NewProgress(io.ErrOut, io.ErrIsTerminal)
+	progress := report.NewProgress(ios.ErrOut, ios.ErrIsTerminal)
 	copts := check.Options{
 		Dir:           ".",
 		Base:          opts.Base,
@@ -132,9 +132,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		RunContaminated: opts.RunContaminated,
 	}
 	if opts.ExplainWatch {
-		return explainWatch(ctx, io, opts.JSON, copts)
+		return explainWatch(ctx, ios, opts.JSON, copts)
 	}
-	if err := opts.fleet.apply(io, spec, &copts); err != nil {
+	if err := opts.fleet.apply(ios, spec, &copts); err != nil {
 		return err
 	}
 	sum, err := check.Run(ctx, copts)
@@ -189,13 +189,13 @@ func writeSummaryOutputs(ios *IO, cmd string, o summaryOutputs, sum *flakegate.S
 }
 
 // explainWatch prints what each property watches (JSON with --json).
-func explainWatch(ctx context.Context, io *IO, asJSON bool, opts check.Options) error {
+func explainWatch(ctx context.Context, ios *IO, asJSON bool, opts check.Options) error {
 	lists, err := check.ExplainWatch(ctx, opts)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(io.Out)
+		enc := json.NewEncoder(ios.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(lists)
 	}
@@ -204,13 +204,13 @@ func explainWatch(ctx context.Context, io *IO, asJSON bool, opts check.Options) 
 		if wl.Framework != "" {
 			fw = " (" + wl.Framework + ")"
 		}
-		fmt.Fprintf(io.Out, "%s%s\n", termsafe.Line(wl.Property), termsafe.Line(fw))
+		fmt.Fprintf(ios.Out, "%s%s\n", termsafe.Line(wl.Property), termsafe.Line(fw))
 		if len(wl.Prepare) > 0 {
 			b, _ := json.Marshal(wl.Prepare)
-			fmt.Fprintf(io.Out, "  prepare (once per tree, not watched): %s\n", termsafe.Line(string(b)))
+			fmt.Fprintf(ios.Out, "  prepare (once per tree, not watched): %s\n", termsafe.Line(string(b)))
 		}
 		for _, w := range wl.Watch {
-			fmt.Fprintf(io.Out, "  %-40s %s\n", termsafe.Line(w.Glob), termsafe.Line(w.Why))
+			fmt.Fprintf(ios.Out, "  %-40s %s\n", termsafe.Line(w.Glob), termsafe.Line(w.Why))
 		}
 	}
 	return nil

@@ -26,8 +26,8 @@ type ClassifyOptions struct {
 
 // NewCmdClassify builds `flakegate classify`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdClassify(io *IO, runF func(*ClassifyOptions) error) *cobra.Command {
-	opts := &ClassifyOptions{IO: io}
+func NewCmdClassify(ios *IO, runF func(*ClassifyOptions) error) *cobra.Command {
+	opts := &ClassifyOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "classify [--gate] [--jsonl] [FILE ...|-]",
 		Short: "Label run records with the decision table, one JSON decision per record",

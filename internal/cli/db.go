@@ -11,13 +11,13 @@ import (
 
 // NewCmdDB builds `flakegate db`, the commands for a shared PostgreSQL
 // ledger.
-func NewCmdDB(io *IO) *cobra.Command {
+func NewCmdDB(ios *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "db",
 		Short: "Manage a shared PostgreSQL ledger",
 		Args:  noArgs,
 	}
-	cmd.AddCommand(NewCmdDBMigrate(io, nil))
+	cmd.AddCommand(NewCmdDBMigrate(ios, nil))
 	return cmd
 }
 
@@ -29,8 +29,8 @@ type DBMigrateOptions struct {
 
 // NewCmdDBMigrate builds `flakegate db migrate`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdDBMigrate(io *IO, runF func(*DBMigrateOptions) error) *cobra.Command {
-	opts := &DBMigrateOptions{IO: io}
+func NewCmdDBMigrate(ios *IO, runF func(*DBMigrateOptions) error) *cobra.Command {
+	opts := &DBMigrateOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "migrate [--ledger postgres://...]",
 		Short: "Create or upgrade the flakegate schema in a PostgreSQL database",
@@ -43,7 +43,7 @@ A database whose schema is newer than this flakegate is refused (exit 3).`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if opts.Ledger == "" {
-				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
+				opts.Ledger = ios.Getenv("FLAKEGATE_LEDGER")
 			}
 			if runF != nil {
 				return runF(opts)

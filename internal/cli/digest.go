@@ -18,8 +18,8 @@ type DigestOptions struct {
 
 // NewCmdDigest builds `flakegate digest`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdDigest(io *IO, runF func(*DigestOptions) error) *cobra.Command {
-	opts := &DigestOptions{IO: io}
+func NewCmdDigest(ios *IO, runF func(*DigestOptions) error) *cobra.Command {
+	opts := &DigestOptions{IO: ios}
 	return &cobra.Command{
 		Use:   "digest PATH ...",
 		Short: "Print the sha256 digest flakegate pins a fixture or property file with",

@@ -27,8 +27,8 @@ type FreezeConsumeOptions struct {
 
 // NewCmdFreezeConsume builds `flakegate freeze consume`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdFreezeConsume(io *IO, runF func(*FreezeConsumeOptions) error) *cobra.Command {
-	opts := &FreezeConsumeOptions{IO: io}
+func NewCmdFreezeConsume(ios *IO, runF func(*FreezeConsumeOptions) error) *cobra.Command {
+	opts := &FreezeConsumeOptions{IO: ios}
 	var tf tripleFlags
 	cmd := &cobra.Command{
 		Use:   "consume --property P --seed S --fixture-sha256 H [--property-sha256 H2]",
@@ -41,7 +41,7 @@ Without --property-sha256 the property file is digested in the working tree
 of the repository in the current directory.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Ledger = ledgerFlag(io, c)
+			opts.Ledger = ledgerFlag(ios, c)
 			var err error
 			if opts.Triple, err = tf.triple("freeze consume"); err != nil {
 				return err

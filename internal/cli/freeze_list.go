@@ -23,14 +23,14 @@ type FreezeListOptions struct {
 
 // NewCmdFreezeList builds `flakegate freeze list`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdFreezeList(io *IO, runF func(*FreezeListOptions) error) *cobra.Command {
-	opts := &FreezeListOptions{IO: io}
+func NewCmdFreezeList(ios *IO, runF func(*FreezeListOptions) error) *cobra.Command {
+	opts := &FreezeListOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List the freezes, sorted by triple",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Ledger = ledgerFlag(io, c)
+			opts.Ledger = ledgerFlag(ios, c)
 			if runF != nil {
 				return runF(opts)
 			}

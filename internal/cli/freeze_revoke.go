@@ -21,15 +21,15 @@ type FreezeRevokeOptions struct {
 
 // NewCmdFreezeRevoke builds `flakegate freeze revoke`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdFreezeRevoke(io *IO, runF func(*FreezeRevokeOptions) error) *cobra.Command {
-	opts := &FreezeRevokeOptions{IO: io}
+func NewCmdFreezeRevoke(ios *IO, runF func(*FreezeRevokeOptions) error) *cobra.Command {
+	opts := &FreezeRevokeOptions{IO: ios}
 	var tf tripleFlags
 	cmd := &cobra.Command{
 		Use:   "revoke --property P --seed S --fixture-sha256 H --by NAME",
 		Short: "Remove a freeze before it runs out",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Ledger = ledgerFlag(io, c)
+			opts.Ledger = ledgerFlag(ios, c)
 			var err error
 			if opts.Triple, err = tf.triple("freeze revoke"); err != nil {
 				return err

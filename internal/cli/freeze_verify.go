@@ -21,8 +21,8 @@ type FreezeVerifyOptions struct {
 
 // NewCmdFreezeVerify builds `flakegate freeze verify`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdFreezeVerify(io *IO, runF func(*FreezeVerifyOptions) error) *cobra.Command {
-	opts := &FreezeVerifyOptions{IO: io}
+func NewCmdFreezeVerify(ios *IO, runF func(*FreezeVerifyOptions) error) *cobra.Command {
+	opts := &FreezeVerifyOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "verify [--json]",
 		Short: "Check every freeze and the audit log; void what fails (exit 1)",
@@ -33,7 +33,7 @@ by hand differs). It voids every freeze that fails, with an audit event, and
 exits 1 when anything was wrong.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Ledger = ledgerFlag(io, c)
+			opts.Ledger = ledgerFlag(ios, c)
 			if runF != nil {
 				return runF(opts)
 			}

@@ -27,8 +27,8 @@ type ReportOptions struct {
 // NewCmdReport writes the reports people read: the HTML page over the
 // stores, and the JUnit, Markdown and GitHub outputs of a saved summary.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdReport(io *IO, runF func(*ReportOptions) error) *cobra.Command {
-	opts := &ReportOptions{IO: io}
+func NewCmdReport(ios *IO, runF func(*ReportOptions) error) *cobra.Command {
+	opts := &ReportOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "report (--html FILE [--ledger DIR|DSN] | --from SUMMARY.json [--junit FILE] [--markdown FILE] [--github])",
 		Short: "Write the HTML ledger report, or JUnit/Markdown/GitHub reports of a saved check",

@@ -42,30 +42,30 @@ type ExitError struct{ Code int }
 func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 
 // NewRootCmd builds the command tree.
-func NewRootCmd(io *IO) *cobra.Command {
+func NewRootCmd(ios *IO) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "flakegate",
 		Short:         "The failure-class merge check: only SCHEDULER may enter the freeze ledger",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetOut(io.Out)
-	root.SetErr(io.ErrOut)
-	root.SetIn(io.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	root.SetIn(ios.In)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: c.CommandPath(), Message: err.Error(), Hint: "run '" + c.CommandPath() + " --help'"}
 	})
 	root.AddCommand(
-		NewCmdClassify(io, nil),
-		NewCmdVersion(io, nil),
-		NewCmdDigest(io, nil),
-		NewCmdReplay(io, nil),
-		NewCmdCheck(io, nil),
-		NewCmdVerify(io, nil),
-		NewCmdFreeze(io),
-		NewCmdReport(io, nil),
-		NewCmdDB(io),
-		NewCmdVerdict(io, nil),
+		NewCmdClassify(ios, nil),
+		NewCmdVersion(ios, nil),
+		NewCmdDigest(ios, nil),
+		NewCmdReplay(ios, nil),
+		NewCmdCheck(ios, nil),
+		NewCmdVerify(ios, nil),
+		NewCmdFreeze(ios),
+		NewCmdReport(ios, nil),
+		NewCmdDB(ios),
+		NewCmdVerdict(ios, nil),
 	)
 	return root
 }
@@ -75,8 +75,8 @@ func NewRootCmd(io *IO) *cobra.Command {
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	io := &IO{In: in, Out: out, ErrOut: errOut, Getenv: os.Getenv, ErrIsTerminal: isTerminal(errOut)}
-	root := NewRootCmd(io)
+	ios := &IO{In: in, Out: out, ErrOut: errOut, Getenv: os.Getenv, ErrIsTerminal: isTerminal(errOut)}
+	root := NewRootCmd(ios)
 	started := false
 	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
 	root.SetArgs(args)

@@ -35,8 +35,8 @@ type VerdictOptions struct {
 // NewCmdVerdict gives the verdict of a check run by many runners: the
 // shard summaries merged, or the queued check read from PostgreSQL.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdVerdict(io *IO, runF func(*VerdictOptions) error) *cobra.Command {
-	opts := &VerdictOptions{IO: io}
+func NewCmdVerdict(ios *IO, runF func(*VerdictOptions) error) *cobra.Command {
+	opts := &VerdictOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "verdict (SUMMARY.json ... | --ledger postgres://... --check-id ID [--wait]) [flags]",
 		Short: "Merge the summaries of a sharded check, or read the verdict of a joined one",
@@ -64,7 +64,7 @@ inconsistent shards, 3 flakegate failed or the check is not finished.`,
 				return err
 			}
 			if opts.CheckID != "" && opts.Ledger == "" {
-				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
+				opts.Ledger = ios.Getenv("FLAKEGATE_LEDGER")
 			}
 			if runF != nil {
 				return runF(opts)
