@@ -16,8 +16,6 @@ import (
 	"github.com/flakegate/flakegate/runner"
 )
 
-// runReplayRepo is `flakegate replay --repo DIR --rev SHA ...`: one seed,
-// once, in a temporary checkout of its own.
 // repoMode is true for the --repo form of replay.
 func (opts *ReplayOptions) repoMode() bool { return opts.Repo != "" || opts.Rev != "" }
 
@@ -34,6 +32,8 @@ func (opts *ReplayOptions) checkRepoFlags() error {
 	return nil
 }
 
+// runReplayRepo is `flakegate replay --repo DIR --rev SHA ...`: one seed,
+// once, in a temporary checkout of its own.
 func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 	usage := replayUsage
 	if err := opts.checkRepoFlags(); err != nil {
