@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 func TestVerdictHelpGolden(t *testing.T) {
@@ -13,7 +15,7 @@ func TestVerdictHelpGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "verdict-help.golden", out)
+	golden.Assert(t, "verdict-help.golden", []byte(out))
 }
 
 // TestFleetUsage: bad combinations of the fleet flags of check and
