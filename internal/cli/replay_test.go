@@ -59,6 +59,9 @@ true`
 }
 
 func TestReplayCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end; run without -short")
+	}
 	work := t.TempDir()
 	mustWrite := func(rel, content string) {
 		t.Helper()
