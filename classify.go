@@ -18,7 +18,7 @@ type Row struct {
 	Match func(r *Record) (reason string, ok bool)
 }
 
-// Table is the decision table of DESIGN.md, row for row.
+// Table is the decision table of docs/design.md, row for row.
 var Table = []Row{
 	{1, "incomplete record", Incomplete, incompleteRecord},
 	{2, "watched path in the diff", Contaminated, watchedPathInDiff},

@@ -1,6 +1,8 @@
 package flakegate_test
 
 import (
+	"go/scanner"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,15 +14,19 @@ import (
 // mdLink finds the target of a Markdown link or image: [text](target).
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
+// outsideNames are files a reader of the repository does not have: the
+// design and style notes and the spec it was written from, kept outside.
+var outsideNames = []string{"../shared", "DESIGN.md", "STYLE.md", "flake-freeze-ledger"}
+
 // TestDocsPointInsideTheRepository: the README, docs/ and every other
-// Markdown file and package comment name only files this repository has.
-// A reader of the repository has no DESIGN.md and no ../shared folder.
+// Markdown file, and the comments of every Go file, name only files this
+// repository has.
 func TestDocsPointInsideTheRepository(t *testing.T) {
 	root, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var docs []string
+	var docs, goFiles []string
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -30,6 +36,9 @@ func TestDocsPointInsideTheRepository(t *testing.T) {
 		}
 		if !d.IsDir() && (strings.HasSuffix(path, ".md") || d.Name() == "doc.go") {
 			docs = append(docs, path)
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			goFiles = append(goFiles, path)
 		}
 		return nil
 	})
@@ -46,7 +55,7 @@ func TestDocsPointInsideTheRepository(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		text := string(raw)
-		for _, bad := range []string{"../shared", "(DESIGN.md)", "`DESIGN.md`", "DESIGN.md"} {
+		for _, bad := range outsideNames {
 			if strings.Contains(text, bad) {
 				t.Errorf("%s mentions %s, which is not in the repository", rel, bad)
 			}
@@ -65,6 +74,49 @@ func TestDocsPointInsideTheRepository(t *testing.T) {
 			if _, err := os.Stat(abs); err != nil {
 				t.Errorf("%s links to %s, which does not exist", rel, m[1])
 			}
+		}
+	}
+	if len(goFiles) < 50 {
+		t.Fatalf("found only %d Go files under %s", len(goFiles), root)
+	}
+	for _, path := range goFiles {
+		rel, _ := filepath.Rel(root, path)
+		for _, c := range goComments(t, path) {
+			for _, bad := range outsideNames {
+				if strings.Contains(c.text, bad) {
+					t.Errorf("%s:%d: a comment names %s, which is not in the repository", rel, c.line, bad)
+				}
+			}
+		}
+	}
+}
+
+// goComment is one comment of a Go file and the line it starts on.
+type goComment struct {
+	line int
+	text string
+}
+
+// goComments returns the comments of the Go file at path (not its string
+// literals: a test may name a path it reads at run time).
+func goComments(t *testing.T, path string) []goComment {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	file := fset.AddFile(path, -1, len(src))
+	var s scanner.Scanner
+	s.Init(file, src, func(pos token.Position, msg string) { t.Errorf("%s: %s", pos, msg) }, scanner.ScanComments)
+	var out []goComment
+	for {
+		pos, tok, lit := s.Scan()
+		if tok == token.EOF {
+			return out
+		}
+		if tok == token.COMMENT {
+			out = append(out, goComment{line: fset.Position(pos).Line, text: lit})
 		}
 	}
 }

@@ -304,8 +304,8 @@ func drawRecord(t *rapid.T) jsonNode {
 
 // drawRunRecord is drawRecord, and also reports whether the record is
 // plain: no key of a random type, every path already clean, no watch_paths
-// and no envs. On a plain record DESIGN.md is no stricter than the
-// listing, so both must give the same label.
+// and no envs. On a plain record the contract (docs/design.md) is no
+// stricter than the listing, so both must give the same label.
 func drawRunRecord(t *rapid.T) (jsonNode, bool) {
 	rec := jsonNode{kind: jObj}
 	plain := true

@@ -127,7 +127,9 @@ func NewRecord(v canonjson.Value) *Record {
 // reader accepts: err says why, and the table's first row reads it.
 func UnreadableRecord(err error) *Record { return &Record{Unreadable: err} }
 
-// fill sets r from v, whose recordKeys sit in slots, reusing r's slices.
+// fill sets r from v, whose recordKeys sit in slots, reusing r's slices:
+// it lists the missing required keys, then reads each key present with
+// its reader in keyReaders.
 func (r *Record) fill(v canonjson.Value, slots *keySlots) {
 	retries, diff := r.RetryResults[:0], r.DiffPaths[:0]
 	*r = Record{Value: v, RetryResults: retries, DiffPaths: diff}
@@ -135,130 +137,215 @@ func (r *Record) fill(v canonjson.Value, slots *keySlots) {
 		r.Problem = fmt.Sprintf("record is a JSON %s, want an object", v.Kind)
 		return
 	}
-	var known [len(recordKeys)]*canonjson.Value
-	for k, i := range slots {
-		if i >= 0 {
-			known[k] = &v.Members[i].Value
-		}
-	}
 	for i, k := range RequiredKeys {
-		if known[i] == nil {
+		if slots[i] < 0 {
 			r.Missing = append(r.Missing, k)
 		}
 	}
-	bad := func(format string, args ...any) {
-		if r.Problem == "" {
-			r.Problem = fmt.Sprintf(format, args...)
+	for _, kr := range keyReaders {
+		if i := slots[kr.Key]; i >= 0 {
+			kr.Read(r, &v.Members[i].Value)
 		}
 	}
-	if x := known[keyTranscriptComplete]; x != nil {
-		if x.Kind != canonjson.KindBool {
-			bad("transcript_complete: want true or false, got a %s", x.Kind)
+}
+
+// A keyReader reads one key of a record, when the record has it, into
+// the Record's fields. A value the contract refuses is a problem
+// (Record.bad keeps the first one found), and the record is INCOMPLETE.
+type keyReader struct {
+	Key  int // an index of recordKeys
+	Read func(r *Record, x *canonjson.Value)
+}
+
+// keyReaders read the record, key by key, in the order their problems are
+// reported: the first problem found is the record's Problem. Each key of
+// recordKeys has exactly one reader.
+var keyReaders = [...]keyReader{
+	{keyTranscriptComplete, readTranscriptComplete},
+	{keyRunID, readRunID},
+	{keySeed, readSeed},
+	{keyPropertySHA256, readPropertySHA256},
+	{keyFixtureSHA256, readFixtureSHA256},
+	{keyBaseFixtureSHA256, readBaseFixtureSHA256},
+	{keyPropertyPath, readPropertyPath},
+	{keyFixtureGeneratorPath, readFixtureGeneratorPath},
+	{keyDiffPaths, readDiffPaths},
+	{keyWatchPaths, readWatchPaths},
+	{keyCandidateResult, readCandidateResult},
+	{keyBaseSeedResult, readBaseSeedResult},
+	{keyRetryResults, readRetryResults},
+	{keyRetryCap, readRetryCap}, // after retry_results: the cap is clamped to them
+	{keyBudgetOK, readBudgetOK},
+	{keyCandidateEnv, readCandidateEnv},
+	{keyBaseEnv, readBaseEnv},
+}
+
+// bad keeps the first problem of the record.
+func (r *Record) bad(format string, args ...any) {
+	if r.Problem == "" {
+		r.Problem = fmt.Sprintf(format, args...)
+	}
+}
+
+// readTranscriptComplete reads transcript_complete: true or false; anything
+// else is a problem, and reads as false.
+func readTranscriptComplete(r *Record, x *canonjson.Value) {
+	if x.Kind != canonjson.KindBool {
+		r.bad("transcript_complete: want true or false, got a %s", x.Kind)
+	}
+	r.TranscriptComplete = x.Kind == canonjson.KindBool && x.Bool
+}
+
+// readRunID reads run_id: any value but null.
+func readRunID(r *Record, x *canonjson.Value) {
+	if x.Kind == canonjson.KindNull {
+		r.bad("run_id: want a value, got null")
+	}
+}
+
+// readSeed reads seed: a JSON integer (-0 is 0) or a non-empty string of
+// [A-Za-z0-9._:-], kept in its JSON form (a string quoted).
+func readSeed(r *Record, x *canonjson.Value) {
+	switch {
+	case x.IsInt():
+		s := x.Str
+		if s == "-0" {
+			s = "0"
 		}
-		r.TranscriptComplete = x.Kind == canonjson.KindBool && x.Bool
+		r.Seed = Seed(s)
+	case x.Kind == canonjson.KindString && isSeedString(x.Str):
+		r.Seed = Seed(strconv.Quote(x.Str))
+	default:
+		r.bad("seed: want a JSON integer or a non-empty string of [A-Za-z0-9._:-], got %s", describe(x))
 	}
-	if x := known[keyRunID]; x != nil && x.Kind == canonjson.KindNull {
-		bad("run_id: want a value, got null")
+}
+
+// readPropertySHA256 reads property_sha256: a non-empty string.
+func readPropertySHA256(r *Record, x *canonjson.Value) {
+	r.PropertySHA256 = r.digest(keyPropertySHA256, x)
+}
+
+// readFixtureSHA256 reads fixture_sha256: a non-empty string.
+func readFixtureSHA256(r *Record, x *canonjson.Value) {
+	r.FixtureSHA256 = r.digest(keyFixtureSHA256, x)
+}
+
+// readBaseFixtureSHA256 reads base_fixture_sha256: a non-empty string.
+func readBaseFixtureSHA256(r *Record, x *canonjson.Value) {
+	r.BaseFixtureSHA256 = r.digest(keyBaseFixtureSHA256, x)
+}
+
+// digest reads the digest key k: a non-empty string, else a problem and "".
+func (r *Record) digest(k int, x *canonjson.Value) string {
+	if x.Kind != canonjson.KindString || x.Str == "" {
+		r.bad("%s: want a non-empty string, got %s", recordKeys[k], describe(x))
+		return ""
 	}
-	if x := known[keySeed]; x != nil {
-		switch {
-		case x.IsInt():
-			s := x.Str
-			if s == "-0" {
-				s = "0"
-			}
-			r.Seed = Seed(s)
-		case x.Kind == canonjson.KindString && isSeedString(x.Str):
-			r.Seed = Seed(strconv.Quote(x.Str))
-		default:
-			bad("seed: want a JSON integer or a non-empty string of [A-Za-z0-9._:-], got %s", describe(x))
+	return x.Str
+}
+
+// readPropertyPath reads property_path: a repo-relative path, cleaned.
+func readPropertyPath(r *Record, x *canonjson.Value) {
+	r.PropertyPath = r.cleanPath("property_path", -1, x)
+}
+
+// readFixtureGeneratorPath reads fixture_generator_path: null or "" (the
+// listing treats both as none), or a repo-relative path, cleaned.
+func readFixtureGeneratorPath(r *Record, x *canonjson.Value) {
+	if x.Kind == canonjson.KindNull || (x.Kind == canonjson.KindString && x.Str == "") {
+		return
+	}
+	r.GeneratorPath = r.cleanPath("fixture_generator_path", -1, x)
+}
+
+// readDiffPaths reads diff_paths: an array of repo-relative paths, cleaned.
+func readDiffPaths(r *Record, x *canonjson.Value) {
+	r.DiffPaths, _ = r.pathList(r.DiffPaths, "diff_paths", x)
+}
+
+// readWatchPaths reads watch_paths: null, or an array of repo-relative
+// paths, cleaned; an entry that ends in "/" is a folder.
+func readWatchPaths(r *Record, x *canonjson.Value) {
+	if x.Kind == canonjson.KindNull {
+		return
+	}
+	r.WatchPaths, r.WatchFolders = r.pathList(nil, "watch_paths", x)
+}
+
+// readCandidateResult reads candidate_result: "pass" or "fail".
+func readCandidateResult(r *Record, x *canonjson.Value) {
+	if x.Kind != canonjson.KindString || (x.Str != "pass" && x.Str != "fail") {
+		r.bad(`candidate_result: want "pass" or "fail", got %s`, describe(x))
+	}
+	r.CandidateResult = x.Str
+}
+
+// readBaseSeedResult reads base_seed_result: any value, kept as it is; only
+// "pass" and "fail" are results (the table's row 5 reads it).
+func readBaseSeedResult(r *Record, x *canonjson.Value) {
+	r.BaseSeedResult = x
+}
+
+// readRetryResults reads retry_results: an array of "pass" and "fail".
+func readRetryResults(r *Record, x *canonjson.Value) {
+	if x.Kind != canonjson.KindArray {
+		r.bad("retry_results: want an array of \"pass\"/\"fail\", got %s", describe(x))
+		return
+	}
+	for i := range x.Members {
+		e := x.Elem(i)
+		if e.Kind != canonjson.KindString || (e.Str != "pass" && e.Str != "fail") {
+			r.bad(`retry_results[%d]: want "pass" or "fail", got %s`, i, describe(e))
 		}
+		r.RetryResults = append(r.RetryResults, e.Str)
 	}
-	digest := func(k int, dst *string) {
-		key := recordKeys[k]
-		if x := known[k]; x != nil {
-			if x.Kind != canonjson.KindString || x.Str == "" {
-				bad("%s: want a non-empty string, got %s", key, describe(x))
-				return
-			}
-			*dst = x.Str
+}
+
+// readRetryCap reads retry_cap: an integer >= 0 (-0 is 0); a cap past the
+// retries run is clamped to them (it cuts nothing).
+func readRetryCap(r *Record, x *canonjson.Value) {
+	switch {
+	case !x.IsInt():
+		r.bad("retry_cap: want an integer >= 0, got %s", describe(x))
+	case strings.HasPrefix(x.Str, "-") && x.Str != "-0":
+		r.bad("retry_cap: want an integer >= 0, got %s", x.Str)
+	default:
+		n, err := strconv.Atoi(x.Str)
+		if err != nil || n > len(r.RetryResults) {
+			n = len(r.RetryResults)
 		}
+		r.RetryCap = n
 	}
-	digest(keyPropertySHA256, &r.PropertySHA256)
-	digest(keyFixtureSHA256, &r.FixtureSHA256)
-	digest(keyBaseFixtureSHA256, &r.BaseFixtureSHA256)
-	if x := known[keyPropertyPath]; x != nil {
-		r.PropertyPath = cleanPath("property_path", x, bad)
+}
+
+// readBudgetOK reads budget_ok: true or false.
+func readBudgetOK(r *Record, x *canonjson.Value) {
+	if x.Kind != canonjson.KindBool {
+		r.bad("budget_ok: want true or false, got %s", describe(x))
 	}
-	if x := known[keyFixtureGeneratorPath]; x != nil && x.Kind != canonjson.KindNull {
-		if x.Kind == canonjson.KindString && x.Str == "" {
-			// The listing treats an empty generator path as none.
-		} else {
-			r.GeneratorPath = cleanPath("fixture_generator_path", x, bad)
-		}
+	r.BudgetOK = x.Bool
+}
+
+// readCandidateEnv reads candidate_env: null (not recorded) or an object.
+func readCandidateEnv(r *Record, x *canonjson.Value) {
+	r.CandidateEnv = r.env(keyCandidateEnv, x)
+}
+
+// readBaseEnv reads base_env: null (not recorded) or an object.
+func readBaseEnv(r *Record, x *canonjson.Value) {
+	r.BaseEnv = r.env(keyBaseEnv, x)
+}
+
+// env reads the env key k: an object, or nil for null or a problem.
+func (r *Record) env(k int, x *canonjson.Value) *canonjson.Value {
+	switch x.Kind {
+	case canonjson.KindNull:
+		return nil
+	case canonjson.KindObject:
+		return x
 	}
-	if x := known[keyDiffPaths]; x != nil {
-		r.DiffPaths, _ = pathList(r.DiffPaths, "diff_paths", x, bad)
-	}
-	if x := known[keyWatchPaths]; x != nil && x.Kind != canonjson.KindNull {
-		r.WatchPaths, r.WatchFolders = pathList(nil, "watch_paths", x, bad)
-	}
-	if x := known[keyCandidateResult]; x != nil {
-		if x.Kind != canonjson.KindString || (x.Str != "pass" && x.Str != "fail") {
-			bad(`candidate_result: want "pass" or "fail", got %s`, describe(x))
-		}
-		r.CandidateResult = x.Str
-	}
-	r.BaseSeedResult = known[keyBaseSeedResult]
-	if x := known[keyRetryResults]; x != nil {
-		if x.Kind != canonjson.KindArray {
-			bad("retry_results: want an array of \"pass\"/\"fail\", got %s", describe(x))
-		} else {
-			for i := range x.Members {
-				e := x.Elem(i)
-				if e.Kind != canonjson.KindString || (e.Str != "pass" && e.Str != "fail") {
-					bad(`retry_results[%d]: want "pass" or "fail", got %s`, i, describe(e))
-				}
-				r.RetryResults = append(r.RetryResults, e.Str)
-			}
-		}
-	}
-	if x := known[keyRetryCap]; x != nil {
-		switch {
-		case !x.IsInt():
-			bad("retry_cap: want an integer >= 0, got %s", describe(x))
-		case strings.HasPrefix(x.Str, "-") && x.Str != "-0":
-			bad("retry_cap: want an integer >= 0, got %s", x.Str)
-		default:
-			n, err := strconv.Atoi(x.Str)
-			if err != nil || n > len(r.RetryResults) {
-				n = len(r.RetryResults) // a cap past the retries run cuts nothing
-			}
-			r.RetryCap = n
-		}
-	}
-	if x := known[keyBudgetOK]; x != nil {
-		if x.Kind != canonjson.KindBool {
-			bad("budget_ok: want true or false, got %s", describe(x))
-		}
-		r.BudgetOK = x.Bool
-	}
-	for _, i := range [...]int{keyCandidateEnv, keyBaseEnv} {
-		k, x := recordKeys[i], known[i]
-		if x == nil || x.Kind == canonjson.KindNull {
-			continue
-		}
-		if x.Kind != canonjson.KindObject {
-			bad("%s: want an object with workers, clock_budget_s and filesystem, got %s", k, describe(x))
-			continue
-		}
-		if k == "candidate_env" {
-			r.CandidateEnv = x
-		} else {
-			r.BaseEnv = x
-		}
-	}
-	return
+	r.bad("%s: want an object with workers, clock_budget_s and filesystem, got %s", recordKeys[k], describe(x))
+	return nil
 }
 
 // describe names a value's type, and shows it when it is short.
@@ -305,13 +392,9 @@ func CleanPath(p string) (string, error) {
 	return c, nil
 }
 
-func cleanPath(key string, x *canonjson.Value, bad func(string, ...any)) string {
-	return cleanPathAt(key, -1, x, bad)
-}
-
-// cleanPathAt cleans x, the element i of key (i < 0: key itself), and
-// reports a problem through bad, naming the key only then.
-func cleanPathAt(key string, i int, x *canonjson.Value, bad func(string, ...any)) string {
+// cleanPath cleans x, the element i of key (i < 0: key itself), and
+// reports a problem, naming the key only then.
+func (r *Record) cleanPath(key string, i int, x *canonjson.Value) string {
 	name := func() string {
 		if i < 0 {
 			return key
@@ -319,7 +402,7 @@ func cleanPathAt(key string, i int, x *canonjson.Value, bad func(string, ...any)
 		return fmt.Sprintf("%s[%d]", key, i)
 	}
 	if x.Kind != canonjson.KindString {
-		bad("%s: want a repo-relative path string, got %s", name(), describe(x))
+		r.bad("%s: want a repo-relative path string, got %s", name(), describe(x))
 		return ""
 	}
 	if isCleanPath(x.Str) {
@@ -327,7 +410,7 @@ func cleanPathAt(key string, i int, x *canonjson.Value, bad func(string, ...any)
 	}
 	c, err := CleanPath(x.Str)
 	if err != nil {
-		bad("%s: %v", name(), err)
+		r.bad("%s: %v", name(), err)
 		return ""
 	}
 	return c
@@ -353,14 +436,16 @@ func isCleanPath(p string) bool {
 	return true
 }
 
-func pathList(paths []string, key string, x *canonjson.Value, bad func(string, ...any)) (_, folders []string) {
+// pathList appends the cleaned paths of the array x, the key key, to
+// paths, and returns the entries that end in "/" apart, as folders.
+func (r *Record) pathList(paths []string, key string, x *canonjson.Value) (_, folders []string) {
 	if x.Kind != canonjson.KindArray {
-		bad("%s: want an array of path strings, got %s", key, describe(x))
+		r.bad("%s: want an array of path strings, got %s", key, describe(x))
 		return paths, nil
 	}
 	for i := range x.Members {
 		e := x.Elem(i)
-		c := cleanPathAt(key, i, e, bad)
+		c := r.cleanPath(key, i, e)
 		if c == "" {
 			continue
 		}

@@ -22,7 +22,8 @@
 //	pool.go       the worker pool and where it takes triples from
 //	shard.go      --shard I/N; merge.go merges the shards' summaries
 //	queue.go      --join: the queue shared with other runners
-//	triple.go     one triple: the ledger lookup, the attempt loop
+//	triple.go     one triple: the ledger lookup, its run (tripleRun) and the order of its attempts
+//	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
 //	prepare.go    the prepared layer of each tree, and its cache
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history

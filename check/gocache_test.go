@@ -93,6 +93,9 @@ var compiledRe = regexp.MustCompile(`/compile .* -p (\S+) `)
 // dependency, nor (on the base) anything the host built. And it compiles
 // that package in every attempt: no attempt reads another's build.
 func TestCheckGoWarmCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end; run without -short")
+	}
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not installed")
 	}

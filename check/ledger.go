@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -113,4 +114,14 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 		r.result.Owner, r.result.RunsLeft = f.Owner, &left
 	}
 	return nil
+}
+
+// storeError is a store failure that ends the check: the store's own
+// *flakegate.Error as it is (it names the store and what to try), anything
+// else as EINTERNAL.
+func storeError(op string, err error) error {
+	if _, ok := errors.AsType[*flakegate.Error](err); ok {
+		return err
+	}
+	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot " + op, Err: err}
 }

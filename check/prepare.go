@@ -265,9 +265,3 @@ func (c *checker) prepareSeconds(ps *propState, side string) *float64 {
 	s := pt.seconds
 	return &s
 }
-
-// prepareGivenUp labels a triple of ps INCOMPLETE without running it: a
-// prepare of its trees failed.
-func (c *checker) prepareGivenUp(ctx context.Context, j *job, reason string) (func() (tripleResult, error), error) {
-	return c.givenUpRun(ctx, j, reason, func(write func(transcript.Event)) { c.prepareEvents(j.ps, write) })
-}

@@ -27,29 +27,30 @@ func schedulerLikely(t *transcriptRun) bool {
 // view per attempt: an overlay, or a reset and clean between attempts),
 // stopping at the first failure. It is not a retry: a probe can never
 // turn a base failure into a pass, it only looks for base failures. Then
-// it reads the store's history of the triple and sets t.origin.
-func (c *checker) probe(ctx context.Context, w int, j *job, t *transcriptRun, run func(string, int, *tree, func() (string, error)) (string, error)) error {
-	k := j.ps.prop.FlakeProbeRuns
+// it reads the store's history of the triple and sets the flake origin.
+func (r *tripleRun) probe(ctx context.Context) error {
+	t := &r.t
+	k := r.j.ps.prop.FlakeProbeRuns
 	if k <= 0 || !schedulerLikely(t) || ctx.Err() != nil {
 		return nil
 	}
-	base := c.trees.workers[w].base
-	check := c.checkBaseTree(ctx, j.ps, base)
+	base := r.trees.base
+	check := r.c.checkBaseTree(ctx, r.j.ps, base)
 	t.probes = []string{}
 	for i := 1; i <= k && ctx.Err() == nil; i++ {
-		r, err := run(transcript.SideProbe, i, base, check)
+		res, err := r.attempt(ctx, transcript.SideProbe, i, base, check)
 		if err != nil {
 			return err
 		}
-		t.probes = append(t.probes, r)
-		if r == runner.Fail {
+		t.probes = append(t.probes, res)
+		if res == runner.Fail {
 			break // the flake is the base's: more runs say nothing more
 		}
 	}
 	if ctx.Err() != nil {
 		return nil
 	}
-	h, err := c.baseHistory(ctx, j)
+	h, err := r.c.baseHistory(ctx, r.j)
 	if err != nil {
 		return err
 	}

@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/runner"
-	"github.com/flakegate/flakegate/transcript"
 )
 
 // JoinOptions are check --join's: the check runs through a queue in the
@@ -223,7 +220,11 @@ func (s *queueSource) keepLease(ctx context.Context, l flakegate.TripleLease, st
 // incomplete_reason, which the decision table labels INCOMPLETE.
 func (c *checker) givenUp(reason string) func(ctx context.Context, w int, j *job) (func() (tripleResult, error), error) {
 	return func(ctx context.Context, w int, j *job) (func() (tripleResult, error), error) {
-		return c.givenUpRun(ctx, j, reason, nil)
+		r, err := c.newTripleRun(j)
+		if err != nil {
+			return nil, err
+		}
+		return r.giveUp(ctx, reason, false)
 	}
 }
 
@@ -313,28 +314,3 @@ func ProgressLine(p flakegate.CheckProgress) string { return progressLine(p) }
 
 // queueLine reports one line of the queue's progress.
 func (c *checker) queueLine(msg string) { c.progress.Note(QueueTopic, msg) }
-
-// givenUpRun is the run of a triple given up on before any attempt: a
-// transcript that says the retry cap (and, through events, whatever else
-// the caller writes) and then ends incomplete, and a record INCOMPLETE
-// for reason. givenUp and prepareGivenUp share it.
-func (c *checker) givenUpRun(ctx context.Context, j *job, reason string, events func(write func(transcript.Event))) (func() (tripleResult, error), error) {
-	argv, err := c.argv(j)
-	if err != nil {
-		return nil, err
-	}
-	stem, reproduce := j.stem(), c.reproduce(j.ps, j.seed)
-	t := &transcriptRun{runID: newRunID(c.candSHA), candidate: runner.Errored, retries: []string{}, base: "not_run",
-		budgetOK: true, complete: false, attempts: []flakegate.Attempt{}, reason: reason, givenUp: reason}
-	t.path = filepath.Join(c.outDir, "transcripts", t.runID+".jsonl")
-	if t.tr, err = transcript.Create(t.path); err != nil {
-		return nil, err
-	}
-	retryCap := c.cfg.RetryCap
-	write := func(ev transcript.Event) { t.tr.Write(ev) } //nolint:errcheck // the transcript is incomplete anyway
-	write(transcript.Event{Type: transcript.EventRetryCap, RetryCap: &retryCap})
-	if events != nil {
-		events(write)
-	}
-	return func() (tripleResult, error) { return c.finish(ctx, j, t, argv, stem, reproduce, "") }, nil
-}

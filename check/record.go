@@ -13,19 +13,44 @@ import (
 	"github.com/flakegate/flakegate/transcript"
 )
 
-// finish closes the transcript, writes the record and its decision, stores
-// the record and returns the triple's summary line.
-func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []string, stem, reproduce, voided string) (tripleResult, error) {
-	ps := j.ps
-	p := ps.prop
-	if err := t.tr.Close(); err != nil {
-		t.complete = false
+// record ends the triple's run: it closes the transcript, builds the
+// record, labels it with the decision table, writes and stores it, and
+// returns the triple's summary line. voided is why a freeze of the
+// triple no longer holds ("" when none was voided).
+func (r *tripleRun) record(ctx context.Context, voided string) (tripleResult, error) {
+	r.closeTranscript()
+	rec := r.runRecord()
+	raw, sha, err := encodeRecord(rec)
+	if err != nil {
+		return tripleResult{}, err
 	}
-	t.sha256 = t.tr.SHA256()
+	d := flakegate.ClassifyBytes(raw)
+	recPath, err := r.writeRecord(ctx, raw, sha, d)
+	if err != nil {
+		return tripleResult{}, err
+	}
+	res := r.result(rec, d, sha, recPath, voided)
+	return tripleResult{result: res, raw: raw}, nil
+}
+
+// closeTranscript closes the transcript (a failed close makes it
+// incomplete) and keeps its digest.
+func (r *tripleRun) closeTranscript() {
+	if err := r.t.tr.Close(); err != nil {
+		r.t.complete = false
+	}
+	r.t.sha256 = r.t.tr.SHA256()
+}
+
+// runRecord is the triple's run record: the config entry, both sides'
+// digests and envs, and what the attempts produced.
+func (r *tripleRun) runRecord() *flakegate.RunRecord {
+	c, ps, t := r.c, r.j.ps, &r.t
+	p := ps.prop
 	rec := &flakegate.RunRecord{
 		Schema:               flakegate.Schema,
 		RunID:                t.runID,
-		Seed:                 j.seed,
+		Seed:                 r.j.seed,
 		PropertyPath:         p.Path,
 		PropertySHA256:       ps.candPropertySHA256,
 		FixtureSHA256:        ps.candFixtureSHA256,
@@ -58,7 +83,7 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		RunSHA256:            ps.runSHA256,
 		PropertyEntrySHA256:  ps.entrySHA256,
 		AttemptsSkipped:      t.skippedWhy,
-		Command:              argv,
+		Command:              r.argv,
 		Isolation:            c.iso.label(),
 		PrepareSHA256:        ps.prepareSHA256,
 		PrepareSeconds:       c.prepareSeconds(ps, transcript.SideCandidate),
@@ -66,30 +91,51 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		BaseProbeResults:     t.probes,
 		FlakeOrigin:          t.origin,
 	}
-	if j.drawn {
+	if r.j.drawn {
 		rec.SeedOrigin = SeedDrawn
 	}
-	raw, err := rec.Marshal()
+	return rec
+}
+
+// encodeRecord returns the record's bytes and their record hash.
+func encodeRecord(rec *flakegate.RunRecord) (raw []byte, sha string, err error) {
+	raw, err = rec.Marshal()
 	if err != nil {
-		return tripleResult{}, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot encode the record", Err: err}
+		return nil, "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot encode the record", Err: err}
 	}
-	sha, err := flakegate.RecordSHA256(raw)
+	sha, err = flakegate.RecordSHA256(raw)
 	if err != nil {
-		return tripleResult{}, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot hash the record", Err: err}
+		return nil, "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot hash the record", Err: err}
 	}
-	d := flakegate.ClassifyBytes(raw)
-	recPath := filepath.Join(c.outDir, stem+".json")
+	return raw, sha, nil
+}
+
+// writeRecord writes the record and its decision into the output folder
+// and, unless the check is joined to a queue (which stores it when it
+// labels the triple), into the store. It returns the record's path.
+func (r *tripleRun) writeRecord(ctx context.Context, raw []byte, sha string, d flakegate.Decision) (string, error) {
+	c := r.c
+	recPath := filepath.Join(c.outDir, r.stem+".json")
 	if err := writeFile(recPath, raw); err != nil {
-		return tripleResult{}, err
+		return "", err
 	}
-	if err := writeFile(filepath.Join(c.outDir, stem+".decision.json"), append(mustJSON(d), '\n')); err != nil {
-		return tripleResult{}, err
+	if err := writeFile(filepath.Join(c.outDir, r.stem+".decision.json"), append(mustJSON(d), '\n')); err != nil {
+		return "", err
 	}
-	if c.opts.Join == nil { // a joined check stores it when it labels the triple
+	if c.opts.Join == nil {
 		if err := c.store.PutRecord(ctx, sha, raw); err != nil {
-			return tripleResult{}, err
+			return "", err
 		}
 	}
+	return recPath, nil
+}
+
+// reason is the summary's reason for decision d: the table's, with what
+// the check knows beside the record (the fixture's story, an attempt's
+// error, a voided freeze, the watched paths, the missed budget, the
+// flake's origin).
+func (r *tripleRun) reason(d flakegate.Decision, voided string) string {
+	ps, t := r.j.ps, &r.t
 	reason := d.Reason
 	if d.Label == flakegate.Fixture && ps.candFixtureReason != "" {
 		reason = ps.candFixtureReason
@@ -106,24 +152,33 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 	if d.Label == flakegate.Budget && t.budgetWhy != "" {
 		reason = joinReason(reason, t.budgetWhy)
 	}
-	origin := ""
 	if d.Label == flakegate.Scheduler && t.origin != "" {
-		origin = t.origin
 		reason = joinReason(reason, t.originWhy)
 	}
+	return reason
+}
+
+// result is the triple's summary line for record rec, labelled d, hashed
+// sha and written at recPath.
+func (r *tripleRun) result(rec *flakegate.RunRecord, d flakegate.Decision, sha, recPath, voided string) flakegate.Result {
+	c, ps, t := r.c, r.j.ps, &r.t
+	origin := ""
+	if d.Label == flakegate.Scheduler {
+		origin = t.origin
+	}
 	res := flakegate.Result{
-		PropertyPath:     p.Path,
-		Name:             p.Name,
-		Seed:             j.seed,
+		PropertyPath:     ps.prop.Path,
+		Name:             ps.prop.Name,
+		Seed:             r.j.seed,
 		SeedOrigin:       rec.SeedOrigin,
 		FixtureSHA256:    ps.candFixtureSHA256,
 		Label:            d.Label,
 		Row:              d.Row,
-		Reason:           reason,
+		Reason:           r.reason(d, voided),
 		Freeze:           d.Freeze,
 		RecordSHA256:     sha,
 		Record:           recPath,
-		Reproduce:        reproduce,
+		Reproduce:        r.reproduce,
 		Attempts:         t.attempts,
 		Seconds:          t.seconds,
 		BaseCached:       t.fromCache,
@@ -137,16 +192,34 @@ func (c *checker) finish(ctx context.Context, j *job, t *transcriptRun, argv []s
 		CandidateSHA:     c.candSHA,
 		At:               c.now().UTC().Format(time.RFC3339),
 	}
-	for _, a := range t.attempts {
+	res.CandidateAttempts, res.BaseAttempts = r.attemptCounts()
+	return res
+}
+
+// attemptCounts counts the candidate and base attempts; a base result
+// from the cache counts as the base attempt an earlier check made.
+func (r *tripleRun) attemptCounts() (candidate, base int) {
+	for _, a := range r.t.attempts {
 		switch a.Side {
 		case transcript.SideBase:
-			res.BaseAttempts++
+			base++
 		case transcript.SideCandidate:
-			res.CandidateAttempts++
+			candidate++
 		}
 	}
-	if t.fromCache {
-		res.BaseAttempts++ // the base run the cache holds, made by an earlier check
+	if r.t.fromCache {
+		base++
 	}
-	return tripleResult{result: res, raw: raw}, nil
+	return candidate, base
+}
+
+// joinReason joins two reasons with "; ", either of which may be empty.
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }

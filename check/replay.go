@@ -1,5 +1,6 @@
-// The base replay of a seed: the replay cache, and the replay lock that
-// makes checks of one base replay a seed once.
+// The base seed of a triple: its replay on the base tree, the replay
+// cache, and the replay lock that makes checks of one base replay a seed
+// once.
 
 package check
 
@@ -17,14 +18,33 @@ import (
 	"github.com/flakegate/flakegate/transcript"
 )
 
-// baseReplay sets t.base from the replay cache or from one base attempt.
-// With the cache on it holds the key's replay lock from the lookup to the
-// store of the result, so checks running at once on other candidates of
-// the same base (in any process sharing the store) replay the seed once:
-// the later ones wait and read the first one's result. An error means the
-// store failed; an interrupted check is not an error here (t.base says
-// not_run and the check reports the interruption).
-func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, t *transcriptRun, run func(string, int, *tree, func() (string, error)) (string, error)) error {
+// base sets the triple's base seed result, from the replay cache or one
+// base attempt (replayBase), and writes it to the transcript. An
+// interrupted check leaves it not_run. A store or git failure there is
+// flakegate's own and ends the check.
+func (r *tripleRun) base(ctx context.Context) error {
+	if ctx.Err() != nil {
+		r.t.base = notRun
+		return nil
+	}
+	if err := r.replayBase(ctx); err != nil {
+		return err
+	}
+	if r.t.base != notRun {
+		r.write(transcript.Event{Type: transcript.EventBaseReplay, Result: r.t.base, FromCache: r.t.fromCache})
+	}
+	return nil
+}
+
+// replayBase sets the base seed result from the replay cache or from one
+// base attempt. With the cache on it holds the key's replay lock from the
+// lookup to the store of the result, so checks running at once on other
+// candidates of the same base (in any process sharing the store) replay
+// the seed once: the later ones wait and read the first one's result. An
+// error means the store failed; an interrupted check is not an error here
+// (the result says not_run and the check reports the interruption).
+func (r *tripleRun) replayBase(ctx context.Context) error {
+	c, j, t := r.c, r.j, &r.t
 	ps := j.ps
 	marker := ""
 	if ps.prop.PassMarker != nil {
@@ -43,7 +63,7 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		PropertySHA256: ps.basePropertySHA256,
 		FixtureSHA256:  ps.baseFixtureSHA256,
 		Seed:           j.seed,
-		Command:        argv,
+		Command:        r.argv,
 		Env:            ps.baseEnv,
 		Prepare:        ps.prepareSHA256,
 	}.String()
@@ -51,25 +71,24 @@ func (c *checker) baseReplay(ctx context.Context, w int, j *job, argv []string, 
 		release, err := c.lockReplay(ctx, j, key)
 		if err != nil {
 			if ctx.Err() != nil {
-				t.base = "not_run"
+				t.base = notRun
 				return nil
 			}
 			return err
 		}
 		defer release()
-		r, ok, err := c.store.GetReplay(ctx, key)
+		cached, ok, err := c.store.GetReplay(ctx, key)
 		if err != nil {
 			return storeError("read the replay cache", err)
 		}
 		if ok {
-			t.base, t.fromCache = r.Result, true
+			t.base, t.fromCache = cached.Result, true
 			return nil
 		}
 	}
-	base := c.trees.workers[w].base
-	checkBase := c.checkBaseTree(ctx, ps, base)
+	base := r.trees.base
 	started := time.Now()
-	result, err := run(transcript.SideBase, 0, base, checkBase)
+	result, err := r.attempt(ctx, transcript.SideBase, 0, base, c.checkBaseTree(ctx, ps, base))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 // One triple from its job to its transcript: the jobs in config order,
-// the command of an attempt, the ledger lookup that may skip it, and the
-// attempt loop (candidate attempts under the retry cap, then the base).
+// the command of an attempt, the ledger lookup that may skip it, and its
+// run (tripleRun): the transcript, then the attempts in the order that
+// decides the label.
 
 package check
 
@@ -8,18 +9,20 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
+
+// notRun is the base seed result of a triple whose base seed did not
+// run: skipped, interrupted or given up on. The table reads it as no
+// base replay (INCOMPLETE), never as a pass.
+const notRun = "not_run"
 
 // job is one triple of the config: a property and one of its seeds.
 type job struct {
@@ -70,41 +73,56 @@ func (j *job) stem() string {
 	return fmt.Sprintf("%02d-%s-seed-%s", j.ps.index, slug(p.Path), slug(j.seed.String()))
 }
 
+// triple is the job's triple, with the candidate's fixture digest.
+func (j *job) triple() flakegate.Triple {
+	return flakegate.Triple{PropertyPath: j.ps.prop.Path, Name: j.ps.prop.Name, Seed: j.seed, FixtureSHA256: j.ps.candFixtureSHA256}
+}
+
 // runTriple consults the ledger, then runs the candidate attempts and the
 // base replay of one triple. The returned finish writes its record.
 func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleResult, error), error) {
-	ps := j.ps
-	p := ps.prop
-	argv, err := c.argv(j)
+	r, err := c.newTripleRun(j)
 	if err != nil {
 		return nil, err
 	}
-	stem := j.stem()
-	triple := flakegate.Triple{PropertyPath: p.Path, Name: p.Name, Seed: j.seed, FixtureSHA256: ps.candFixtureSHA256}
-	reproduce := c.reproduce(ps, j.seed)
-
 	var voided string
-	if c.mayConsultLedger(ps) {
+	if c.mayConsultLedger(j.ps) {
+		triple := j.triple()
 		d, err := flakegate.SkipBound(ctx, c.store, triple, c.binding(j), c.opts.By)
 		if err != nil {
 			return nil, err
 		}
 		if d.Skipped {
-			return func() (tripleResult, error) { return c.skipped(ctx, j, triple, d, stem, reproduce) }, nil
+			return func() (tripleResult, error) { return c.skipped(ctx, j, triple, d, r.stem, r.reproduce) }, nil
 		}
 		if d.Voided {
 			voided = d.Reason
 		}
 	}
 
-	if why := c.prepareFailure(ps); why != "" && (len(ps.contaminated) == 0 || c.opts.RunContaminated) {
-		return c.prepareGivenUp(ctx, j, why)
+	if why := c.prepareFailure(j.ps); why != "" && (len(j.ps.contaminated) == 0 || c.opts.RunContaminated) {
+		return r.giveUp(ctx, why, true)
 	}
-	t, err := c.attempts(ctx, w, j, argv)
-	if err != nil {
+	if err := r.run(ctx, c.trees.workers[w]); err != nil {
 		return nil, err
 	}
-	return func() (tripleResult, error) { return c.finish(ctx, j, t, argv, stem, reproduce, voided) }, nil
+	return func() (tripleResult, error) { return r.record(ctx, voided) }, nil
+}
+
+// tripleRun is one run of a triple: its job and command, the trees of the
+// worker that runs it, its transcript and what its attempts produced.
+// Its methods are the steps of the run, in the order that decides the
+// label (run): candidate attempts, the base seed (base, replay.go), the
+// flake probe (probe, probe.go), and then the record (record, record.go).
+// A tripleRun is used by one worker, then by the finisher.
+type tripleRun struct {
+	c         *checker
+	j         *job
+	argv      []string
+	stem      string // the triple's files in the output folder
+	reproduce string // the command line that runs the triple again
+	trees     *workerTrees
+	t         transcriptRun
 }
 
 // transcriptRun is what the attempts of one triple produced.
@@ -115,7 +133,7 @@ type transcriptRun struct {
 	sha256    string
 	candidate string   // pass, fail or error
 	retries   []string // pass, fail or error
-	base      string   // pass, fail, error or timeout
+	base      string   // pass, fail, error, timeout or not_run
 	fromCache bool
 	budgetOK  bool
 	complete  bool
@@ -132,10 +150,77 @@ type transcriptRun struct {
 	origin, originWhy string
 }
 
-// attempts writes the transcript: the retry cap first, then the candidate
-// attempts and the base replay, then complete.
-//
-// The order saves work a label does not need:
+// newTripleRun prepares the run of j: its command and file names.
+func (c *checker) newTripleRun(j *job) (*tripleRun, error) {
+	argv, err := c.argv(j)
+	if err != nil {
+		return nil, err
+	}
+	return &tripleRun{c: c, j: j, argv: argv, stem: j.stem(), reproduce: c.reproduce(j.ps, j.seed)}, nil
+}
+
+// open creates the triple's transcript under a new run id and writes its
+// first event, the retry cap; with prepares, the prepares of the
+// property's trees follow it.
+func (r *tripleRun) open(prepares bool) error {
+	r.t.runID = newRunID(r.c.candSHA)
+	r.t.path = filepath.Join(r.c.outDir, "transcripts", r.t.runID+".jsonl")
+	tr, err := transcript.Create(r.t.path)
+	if err != nil {
+		return err
+	}
+	r.t.tr = tr
+	retryCap := r.c.cfg.RetryCap
+	r.write(transcript.Event{Type: transcript.EventRetryCap, RetryCap: &retryCap})
+	if prepares {
+		r.c.prepareEvents(r.j.ps, r.write)
+	}
+	return nil
+}
+
+// write appends ev to the transcript; a failed write makes it incomplete.
+func (r *tripleRun) write(ev transcript.Event) {
+	if r.t.tr.Write(ev) != nil {
+		r.t.complete = false
+	}
+}
+
+// giveUp labels the triple without running it: a transcript that says
+// the retry cap (and the prepares, with prepares) and ends incomplete,
+// and a record with transcript_complete false and the reason in
+// incomplete_reason, which the decision table labels INCOMPLETE. The
+// lease of a queued triple that expired too often (queue.go, givenUp)
+// and a failed prepare (runTriple) end here.
+func (r *tripleRun) giveUp(ctx context.Context, reason string, prepares bool) (func() (tripleResult, error), error) {
+	r.t = transcriptRun{candidate: runner.Errored, retries: []string{}, base: notRun,
+		budgetOK: true, complete: false, attempts: []flakegate.Attempt{}, reason: reason, givenUp: reason}
+	if err := r.open(prepares); err != nil {
+		return nil, err
+	}
+	return func() (tripleResult, error) { return r.record(ctx, "") }, nil
+}
+
+// run writes the transcript on the worker's trees: the retry cap and the
+// prepares first, then the attempts (attempts), then complete. An error
+// is flakegate's own failure and ends the check.
+func (r *tripleRun) run(ctx context.Context, trees *workerTrees) error {
+	start := time.Now()
+	r.trees = trees
+	r.t = transcriptRun{budgetOK: true, complete: true, retries: []string{}}
+	if err := r.open(true); err != nil {
+		return err
+	}
+	if err := r.attempts(ctx); err != nil {
+		r.t.tr.Close() //nolint:errcheck // the check fails with err
+		return err
+	}
+	r.write(transcript.Event{Type: transcript.EventComplete})
+	r.t.seconds = roundSeconds(time.Since(start))
+	return nil // record closes the transcript (an fsync) off the attempts' path
+}
+
+// attempts runs the attempts of the triple. The order saves work a label
+// does not need:
 //   - when the diff alone makes the triple CONTAMINATED no attempt runs
 //     (unless Options.RunContaminated): the record says candidate_result
 //     "fail", no retries, base_seed_result "not_run" and why in the extra
@@ -150,177 +235,89 @@ type transcriptRun struct {
 //     the first pass) and the base seed is replayed once;
 //   - when that gives SCHEDULER, the flake probe runs the base seed up to
 //     flake_probe_runs more times (probe.go).
-func (c *checker) attempts(ctx context.Context, w int, j *job, argv []string) (*transcriptRun, error) {
-	start := time.Now()
-	ps := j.ps
-	t := &transcriptRun{runID: newRunID(c.candSHA), budgetOK: true, complete: true, retries: []string{}}
-	t.path = filepath.Join(c.outDir, "transcripts", t.runID+".jsonl")
-	tr, err := transcript.Create(t.path)
-	if err != nil {
-		return nil, err
-	}
-	write := func(ev transcript.Event) {
-		if tr.Write(ev) != nil {
-			t.complete = false
-		}
-	}
-	retryCap := c.cfg.RetryCap
-	write(transcript.Event{Type: transcript.EventRetryCap, RetryCap: &retryCap})
-	c.prepareEvents(ps, write)
-	done := func() (*transcriptRun, error) {
-		write(transcript.Event{Type: transcript.EventComplete})
-		t.tr = tr // finish closes it (an fsync) off the attempts' path
-		t.seconds = roundSeconds(time.Since(start))
-		return t, nil
-	}
-
-	if len(ps.contaminated) > 0 && !c.opts.RunContaminated {
-		t.candidate, t.base = runner.Fail, "not_run"
-		t.skippedWhy = "contaminated by diff: " + strings.Join(ps.contaminated, ", ")
-		return done()
-	}
-	if ps.candFixtureSHA256 != ps.baseFixtureSHA256 && !c.opts.RunContaminated {
-		t.candidate, t.base = runner.Fail, "not_run"
-		t.skippedWhy = fmt.Sprintf("fixture differs from base: %s is %s on the candidate, %s on base",
-			ps.prop.Fixture, flakegate.ShortSHA(ps.candFixtureSHA256), flakegate.ShortSHA(ps.baseFixtureSHA256))
-		return done()
-	}
-
-	// run makes one attempt in tr. An error is flakegate's own failure (a
-	// tree it cannot reset or prove clean): it ends the check, exit 3,
-	// and is never recorded as the attempt's result.
-	run := func(side string, index int, tr *tree, check func() (string, error)) (string, error) {
-		defer tr.release(c.resetClean)
-		if err := tr.acquire(); err != nil {
-			return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: tr.dir,
-				Message: "cannot reset the worktree for the " + side + " attempt", Err: err,
-				Hint: "a git process may have died there (look for index.lock under the repository's .git/worktrees); remove what it left and run the check again"}
-		}
-		why, err := check()
-		if err != nil {
-			return "", err
-		}
-		write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index})
-		var out runner.Outcome
-		if why != "" {
-			out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
-		} else {
-			cmd := runner.Command{Argv: argv, Dir: tr.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(tr, ps)}
-			ev := evidence.New(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
-			if ev != nil {
-				cmd.Output = ev
-			}
-			out = runner.Run(ctx, cmd)
-			ev.Judge(&out)
-		}
-		if ctx.Err() != nil {
-			t.complete = false // cancelled: the attempt did not finish
-		}
-		out.Tail, out.Reason = c.redact(out.Tail), c.redact(out.Reason)
-		a := flakegate.Attempt{Side: side, Index: index, Result: out.Result, ExitCode: out.ExitCode, Signal: out.Signal,
-			StartedAt: out.Started.UTC(), WallSeconds: roundSeconds(out.Wall), OutputTail: out.Tail}
-		t.attempts = append(t.attempts, a)
-		write(transcript.Event{Type: transcript.EventAttemptEnd, Side: side, Index: index, Result: out.Result,
-			ExitCode: out.ExitCode, Signal: out.Signal, WallSeconds: a.WallSeconds, Reason: out.Reason})
-		if out.Result == runner.Errored && t.reason == "" {
-			t.reason = side + " attempt " + strconv.Itoa(index) + ": " + out.Reason
-		}
-		if out.Result == runner.Timeout && side == transcript.SideCandidate && t.budgetWhy == "" {
-			t.budgetWhy = fmt.Sprintf("wall budget %s exceeded at %.1fs (candidate attempt %d)", ps.prop.WallBudget, out.Wall.Seconds(), index)
-			if out.Limit != "" {
-				t.budgetWhy = fmt.Sprintf("sandbox %s reached at %.1fs (candidate attempt %d)", out.Limit, out.Wall.Seconds(), index)
-			}
-		}
-		return out.Result, nil
-	}
-	noCheck := func() (string, error) { return "", nil }
-	fail := func(err error) (*transcriptRun, error) {
-		tr.Close() //nolint:errcheck // the check fails with err
-		return nil, err
-	}
-	// base sets t.base: from the replay cache or one base attempt. A store
-	// or git failure there is flakegate's own and ends the check.
-	base := func() error {
-		if ctx.Err() != nil {
-			t.base = "not_run"
-			return nil
-		}
-		if err := c.baseReplay(ctx, w, j, argv, t, run); err != nil {
-			return err
-		}
-		if t.base != "not_run" {
-			write(transcript.Event{Type: transcript.EventBaseReplay, Result: t.base, FromCache: t.fromCache})
-		}
+//
+// Any other first attempt (pass, timeout, error) is followed by the base
+// seed alone.
+func (r *tripleRun) attempts(ctx context.Context) error {
+	if why := r.skipWhy(); why != "" {
+		r.t.candidate, r.t.base = runner.Fail, notRun
+		r.t.skippedWhy = why
 		return nil
 	}
-
-	trees := c.trees.workers[w]
-	r, err := run(transcript.SideCandidate, 0, trees.nextCandidate(), noCheck)
+	first, err := r.candidate(ctx, 0)
 	if err != nil {
-		return fail(err)
-	}
-	switch r {
-	case runner.Pass:
-		t.candidate = runner.Pass
-	case runner.Fail:
-		t.candidate = runner.Fail
-		if err := base(); err != nil {
-			return fail(err)
-		}
-		if t.base == runner.Fail {
-			return done() // PROPERTY: the seed fails on base too
-		}
-		for i := 1; i <= retryCap && ctx.Err() == nil; i++ {
-			rr, err := run(transcript.SideCandidate, i, trees.nextCandidate(), noCheck)
-			if err != nil {
-				return fail(err)
-			}
-			if rr == runner.Timeout {
-				t.budgetOK = false
-				rr = runner.Fail
-			}
-			t.retries = append(t.retries, rr)
-			if rr != runner.Fail {
-				break // a pass ends the retries; an error ends the decision
-			}
-		}
-		if err := c.probe(ctx, w, j, t, run); err != nil {
-			return fail(err)
-		}
-		return done()
-	case runner.Timeout:
-		t.candidate, t.budgetOK = runner.Fail, false
-	default:
-		t.candidate = runner.Errored
-	}
-	if err := base(); err != nil {
-		return fail(err)
-	}
-	return done()
-}
-
-// storeError is a store failure that ends the check: the store's own
-// *flakegate.Error as it is (it names the store and what to try), anything
-// else as EINTERNAL.
-func storeError(op string, err error) error {
-	if _, ok := errors.AsType[*flakegate.Error](err); ok {
 		return err
 	}
-	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot " + op, Err: err}
-}
-
-func joinReason(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
+	switch first {
+	case runner.Pass:
+		r.t.candidate = runner.Pass
+	case runner.Fail:
+		r.t.candidate = runner.Fail
+		return r.afterFailure(ctx)
+	case runner.Timeout:
+		r.t.candidate, r.t.budgetOK = runner.Fail, false
+	default:
+		r.t.candidate = runner.Errored
 	}
-	return a + "; " + b
+	return r.base(ctx)
 }
 
-func roundSeconds(d time.Duration) float64 {
-	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
+// skipWhy says why no attempt of the triple runs: the diff contaminates
+// it, or its fixture differs from base; "" when they run.
+func (r *tripleRun) skipWhy() string {
+	ps := r.j.ps
+	switch {
+	case r.c.opts.RunContaminated:
+		return ""
+	case len(ps.contaminated) > 0:
+		return "contaminated by diff: " + strings.Join(ps.contaminated, ", ")
+	case ps.candFixtureSHA256 != ps.baseFixtureSHA256:
+		return fmt.Sprintf("fixture differs from base: %s is %s on the candidate, %s on base",
+			ps.prop.Fixture, flakegate.ShortSHA(ps.candFixtureSHA256), flakegate.ShortSHA(ps.baseFixtureSHA256))
+	}
+	return ""
+}
+
+// afterFailure follows a failed first candidate attempt: the base seed,
+// then (unless base failed too: PROPERTY) the retries, then the probe.
+func (r *tripleRun) afterFailure(ctx context.Context) error {
+	if err := r.base(ctx); err != nil {
+		return err
+	}
+	if r.t.base == runner.Fail {
+		return nil // PROPERTY: the seed fails on base too
+	}
+	if err := r.retries(ctx); err != nil {
+		return err
+	}
+	return r.probe(ctx)
+}
+
+// retries runs the candidate again, up to retry_cap times, until an
+// attempt does not fail. A timeout counts as a failure and misses the
+// budget.
+func (r *tripleRun) retries(ctx context.Context) error {
+	for i := 1; i <= r.c.cfg.RetryCap && ctx.Err() == nil; i++ {
+		res, err := r.candidate(ctx, i)
+		if err != nil {
+			return err
+		}
+		if res == runner.Timeout {
+			r.t.budgetOK = false
+			res = runner.Fail
+		}
+		r.t.retries = append(r.t.retries, res)
+		if res != runner.Fail {
+			break // a pass ends the retries; an error ends the decision
+		}
+	}
+	return nil
+}
+
+// candidate makes candidate attempt i (0 is the first, then the retries)
+// in the worker's candidate tree.
+func (r *tripleRun) candidate(ctx context.Context, i int) (string, error) {
+	return r.attempt(ctx, transcript.SideCandidate, i, r.trees.nextCandidate(), nil)
 }
 
 // newRunID names one triple's run: the candidate's short hash and 8

@@ -77,7 +77,8 @@ func benchConsume(b *testing.B, lines int, consume consumeFunc) {
 }
 
 // consumeRewrite is Consume as the store wrote it before appends: it reads
-// the whole log under the lock and replaces it with the new line added.
+// the whole log under the lock and replaces it with the new lines added.
+// The freeze changes as in Consume (consume); only the writing differs.
 // Benchmarks only; it expects a log and ledger that agree.
 func (s *Store) consumeRewrite(ctx context.Context, t flakegate.Triple, recordSHA256, by string) (int, error) {
 	unlock, err := s.lock(ctx)
@@ -101,19 +102,9 @@ func (s *Store) consumeRewrite(ctx context.Context, t flakegate.Triple, recordSH
 	if st.head != doc.AuditHead {
 		return 0, fmt.Errorf("log and ledger disagree")
 	}
-	f, ok := st.freezes[t.Key()]
-	if !ok || f.RecordSHA256 != recordSHA256 || f.ExpiresAfterRuns < 1 {
-		return 0, notFound(t)
-	}
-	f.ExpiresAfterRuns--
-	now := s.Now()
-	events := []flakegate.AuditEvent{{Action: flakegate.ActionSkip, At: now, By: by, Triple: t, RunsLeft: f.ExpiresAfterRuns}}
-	if f.ExpiresAfterRuns == 0 {
-		delete(st.freezes, t.Key())
-		events = append(events, flakegate.AuditEvent{Action: flakegate.ActionExpire, At: now, By: by, Triple: t,
-			Reason: "no runs left; the triple needs a new classification"})
-	} else {
-		st.freezes[t.Key()] = f
+	left, events, err := s.consume(st, t, recordSHA256, by)
+	if err != nil {
+		return 0, err
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, len(audit)+512*len(events)))
 	buf.Write(audit)
@@ -132,5 +123,5 @@ func (s *Store) consumeRewrite(ctx context.Context, t flakegate.Triple, recordSH
 	if err := s.writeLedger(st); err != nil {
 		return 0, err
 	}
-	return f.ExpiresAfterRuns, nil
+	return left, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/filestore"
+	"github.com/flakegate/flakegate/internal/golden"
 	"github.com/flakegate/flakegate/storetest"
 )
 
@@ -43,8 +43,6 @@ func TestContract(t *testing.T) {
 }
 
 var ctx = context.Background()
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func sameFiles(t *testing.T, before, after map[string]string) {
 	t.Helper()
@@ -83,19 +81,7 @@ func TestLedgerFileGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden := filepath.Join("testdata", name+".golden")
-		if *update {
-			if err := os.WriteFile(golden, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if string(got) != string(want) {
-			t.Errorf("%s differs from %s:\n%s", name, golden, got)
-		}
+		golden.Assert(t, name+".golden", got)
 	}
 }
 

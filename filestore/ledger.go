@@ -63,9 +63,23 @@ func (s *Store) Consume(ctx context.Context, t flakegate.Triple, recordSHA256, b
 		return 0, err
 	}
 	defer unlock()
+	left, events, err := s.consume(st, t, recordSHA256, by)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.commit(st, events...); err != nil {
+		return 0, err
+	}
+	return left, nil
+}
+
+// consume takes one run off t's freeze in st, which must be bound to
+// recordSHA256, and returns the runs left and the events to log: the
+// skip, and the expiry when that was the last run (the freeze goes).
+func (s *Store) consume(st *state, t flakegate.Triple, recordSHA256, by string) (int, []flakegate.AuditEvent, error) {
 	f, ok := st.freezes[t.Key()]
 	if !ok || f.RecordSHA256 != recordSHA256 || f.ExpiresAfterRuns < 1 {
-		return 0, notFound(t)
+		return 0, nil, notFound(t)
 	}
 	f.ExpiresAfterRuns--
 	now := s.Now()
@@ -77,10 +91,7 @@ func (s *Store) Consume(ctx context.Context, t flakegate.Triple, recordSHA256, b
 	} else {
 		st.freezes[t.Key()] = f
 	}
-	if err := s.commit(st, events...); err != nil {
-		return 0, err
-	}
-	return f.ExpiresAfterRuns, nil
+	return f.ExpiresAfterRuns, events, nil
 }
 
 // Remove deletes t's freeze with a void or revoke event.

@@ -186,6 +186,9 @@ func TestOpenWorktreeMoves(t *testing.T) {
 }
 
 func TestOpenWorktreeSeal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end; run without -short")
+	}
 	ctx := context.Background()
 	type testCase struct {
 		name string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 // chromiumPath finds the browser: $FLAKEGATE_CHROMIUM, Debian's
@@ -248,7 +249,7 @@ func TestHTMLInBrowser(t *testing.T) {
 			}
 		}
 		t.Logf("screenshots in %s", artifacts)
-		if tc.docs && *update {
+		if tc.docs && golden.Update() {
 			if err := os.WriteFile(filepath.Join("..", "docs", "report.png"), top, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -3,9 +3,10 @@ package report
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 // TestDocsExamples keeps docs/example-* in step with the code: the JUnit
@@ -22,20 +23,7 @@ func TestDocsExamples(t *testing.T) {
 		if err := tc.write(&buf); err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("..", "docs", tc.file)
-		if *update {
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test ./report -update writes it)", err)
-		}
-		if !bytes.Equal(buf.Bytes(), want) {
-			t.Errorf("%s is out of date; run go test ./report -update", path)
-		}
+		golden.AssertFile(t, filepath.Join("..", "docs", tc.file), buf.Bytes())
 	}
 	s := loadSummary(t, "summary.json")
 	for _, tc := range []testCase{

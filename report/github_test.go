@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 func TestGitHubAnnotationsGolden(t *testing.T) {
@@ -14,7 +15,7 @@ func TestGitHubAnnotationsGolden(t *testing.T) {
 	if err := GitHubAnnotations(&buf, loadSummary(t, "summary.json")); err != nil {
 		t.Fatal(err)
 	}
-	assertGolden(t, "annotations.golden.txt", buf.Bytes())
+	golden.Assert(t, "annotations.golden.txt", buf.Bytes())
 }
 
 // annotation is a workflow command read back the way the runner reads it.

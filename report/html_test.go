@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 var reportNow = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
@@ -172,7 +173,7 @@ func TestHTMLGolden(t *testing.T) {
 	if err := HTML(&buf, d); err != nil {
 		t.Fatal(err)
 	}
-	assertGolden(t, "report.golden.html", buf.Bytes())
+	golden.Assert(t, "report.golden.html", buf.Bytes())
 }
 
 func TestHTML(t *testing.T) {

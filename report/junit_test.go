@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 // The model below is written from the JUnit/Surefire schema, apart from
@@ -90,7 +91,7 @@ func TestJUnitGolden(t *testing.T) {
 	if err := JUnit(&buf, loadSummary(t, "summary.json")); err != nil {
 		t.Fatal(err)
 	}
-	assertGolden(t, "junit.golden.xml", buf.Bytes())
+	golden.Assert(t, "junit.golden.xml", buf.Bytes())
 }
 
 // junitCases are the summaries the model and schema tests read.

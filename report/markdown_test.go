@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 func TestMarkdownGolden(t *testing.T) {
@@ -14,7 +15,7 @@ func TestMarkdownGolden(t *testing.T) {
 	if err := Markdown(&buf, loadSummary(t, "summary.json")); err != nil {
 		t.Fatal(err)
 	}
-	assertGolden(t, "summary.golden.md", buf.Bytes())
+	golden.Assert(t, "summary.golden.md", buf.Bytes())
 }
 
 func TestMarkdownSections(t *testing.T) {

@@ -28,8 +28,7 @@ const DefaultLockTimeout = 5 * time.Minute
 
 // CheckOptions are the inputs of `flakegate check`.
 type CheckOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Base, Candidate, Config, Out string
 	// Ledger is --ledger, else $FLAKEGATE_LEDGER: a folder, a postgres://
@@ -48,8 +47,8 @@ type CheckOptions struct {
 
 // NewCmdCheck is the failure-class merge check.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdCheck(io *IO, runF func(*CheckOptions) error) *cobra.Command {
-	opts := &CheckOptions{IO: io}
+func NewCmdCheck(ios *IO, runF func(*CheckOptions) error) *cobra.Command {
+	opts := &CheckOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "check --base REV [--candidate REV] [flags]",
 		Short: "Run the failure-class merge check of a candidate against a base",
@@ -62,19 +61,18 @@ Exit status: 0 the check passes (PASS, SCHEDULER or frozen), 1 a reject
 label, 2 usage or configuration error, 3 flakegate itself failed.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
 			if strings.TrimSpace(opts.Base) == "" {
 				return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
 					Hint: "pass the revision the candidate is measured against, e.g. --base origin/main"}
 			}
 			if opts.Ledger == "" {
-				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
+				opts.Ledger = ios.Getenv("FLAKEGATE_LEDGER")
 			}
 			opts.FreezeOwner = strings.TrimSpace(opts.FreezeOwner)
 			if runF != nil {
 				return runF(opts)
 			}
-			return runCheck(opts)
+			return runCheck(c.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -97,11 +95,8 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 	return cmd
 }
 
-func runCheck(opts *CheckOptions) error {
-	ctx, io := opts.ctx, opts.IO
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func runCheck(ctx context.Context, opts *CheckOptions) error {
+	ios := opts.IO
 	spec := opts.Ledger
 	ledgerPath := ""
 	var secrets []string
@@ -114,7 +109,7 @@ func runCheck(opts *CheckOptions) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --lock-timeout", Message: opts.LockTimeout.String() + " is negative",
 			Hint: "pass a duration such as 5m, or 0 to wait until interrupted"}
 	}
-	progress := report.NewProgress(io.ErrOut, io.ErrIsTerminal)
+	progress := report.NewProgress(ios.ErrOut, ios.ErrIsTerminal)
 	copts := check.Options{
 		Dir:           ".",
 		Base:          opts.Base,
@@ -126,8 +121,8 @@ func runCheck(opts *CheckOptions) error {
 		FreezeOwner:   opts.FreezeOwner,
 		By:            "flakegate check",
 		Secrets:       secrets,
-		Env:           io.environ(),
-		NoOverlay:     io.Getenv(runner.NoOverlayEnv) == "1",
+		Env:           ios.environ(),
+		NoOverlay:     ios.Getenv(runner.NoOverlayEnv) == "1",
 		LockTimeout:   opts.LockTimeout,
 		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
 			s, err := store.Open(ctx, spec, commonDir)
@@ -140,9 +135,9 @@ func runCheck(opts *CheckOptions) error {
 		RunContaminated: opts.RunContaminated,
 	}
 	if opts.ExplainWatch {
-		return explainWatch(ctx, io, opts.JSON, copts)
+		return explainWatch(ctx, ios, opts.JSON, copts)
 	}
-	if err := opts.fleet.apply(io, spec, &copts); err != nil {
+	if err := opts.fleet.apply(ios, spec, &copts); err != nil {
 		return err
 	}
 	sum, err := check.Run(ctx, copts)
@@ -197,13 +192,13 @@ func writeSummaryOutputs(ios *IO, cmd string, o summaryOutputs, sum *flakegate.S
 }
 
 // explainWatch prints what each property watches (JSON with --json).
-func explainWatch(ctx context.Context, io *IO, asJSON bool, opts check.Options) error {
+func explainWatch(ctx context.Context, ios *IO, asJSON bool, opts check.Options) error {
 	lists, err := check.ExplainWatch(ctx, opts)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(io.Out)
+		enc := json.NewEncoder(ios.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(lists)
 	}
@@ -212,13 +207,13 @@ func explainWatch(ctx context.Context, io *IO, asJSON bool, opts check.Options) 
 		if wl.Framework != "" {
 			fw = " (" + wl.Framework + ")"
 		}
-		fmt.Fprintf(io.Out, "%s%s\n", termsafe.Line(wl.Property), termsafe.Line(fw))
+		fmt.Fprintf(ios.Out, "%s%s\n", termsafe.Line(wl.Property), termsafe.Line(fw))
 		if len(wl.Prepare) > 0 {
 			b, _ := json.Marshal(wl.Prepare)
-			fmt.Fprintf(io.Out, "  prepare (once per tree, not watched): %s\n", termsafe.Line(string(b)))
+			fmt.Fprintf(ios.Out, "  prepare (once per tree, not watched): %s\n", termsafe.Line(string(b)))
 		}
 		for _, w := range wl.Watch {
-			fmt.Fprintf(io.Out, "  %-40s %s\n", termsafe.Line(w.Glob), termsafe.Line(w.Why))
+			fmt.Fprintf(ios.Out, "  %-40s %s\n", termsafe.Line(w.Glob), termsafe.Line(w.Why))
 		}
 	}
 	return nil

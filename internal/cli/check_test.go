@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 func TestCheckHelpGolden(t *testing.T) {
@@ -10,7 +12,7 @@ func TestCheckHelpGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "check-help.golden", out)
+	golden.Assert(t, "check-help.golden", []byte(out))
 }
 
 // TestCheckUsage: usage errors exit 2 before any git or test runs.

@@ -18,7 +18,6 @@ import (
 // ClassifyOptions are the inputs of `flakegate classify`.
 type ClassifyOptions struct {
 	IO        *IO
-	ctx       context.Context
 	Files     []string
 	Gate      bool
 	JSONL     bool
@@ -27,8 +26,8 @@ type ClassifyOptions struct {
 
 // NewCmdClassify builds `flakegate classify`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdClassify(io *IO, runF func(*ClassifyOptions) error) *cobra.Command {
-	opts := &ClassifyOptions{IO: io}
+func NewCmdClassify(ios *IO, runF func(*ClassifyOptions) error) *cobra.Command {
+	opts := &ClassifyOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "classify [--gate] [--jsonl] [FILE ...|-]",
 		Short: "Label run records with the decision table, one JSON decision per record",
@@ -41,14 +40,13 @@ Exit status is 0 for every label, as in the spec's listing: read the label. With
 SCHEDULER). A file that cannot be read is exit 2.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Files = args
-			opts.ctx = c.Context()
 			if opts.SelfCheck && (len(args) > 0 || opts.JSONL || opts.Gate) {
 				return flakegate.Errorf(flakegate.EINVALID, "--self-check takes no files and no other flags")
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return runClassify(opts)
+			return runClassify(c.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Gate, "gate", false, "exit 1 when any label is a reject")
@@ -57,7 +55,7 @@ SCHEDULER). A file that cannot be read is exit 2.`,
 	return cmd
 }
 
-func runClassify(opts *ClassifyOptions) error {
+func runClassify(ctx context.Context, opts *ClassifyOptions) error {
 	out := opts.IO.Out
 	if opts.SelfCheck {
 		if err := flakegate.SelfCheck(); err != nil {
@@ -91,7 +89,7 @@ func runClassify(opts *ClassifyOptions) error {
 	}
 	bw := bufio.NewWriter(out)
 	for _, f := range files {
-		if err := classifyFile(opts, f, bw, onLabel); err != nil {
+		if err := classifyFile(ctx, opts, f, bw, onLabel); err != nil {
 			return err
 		}
 	}
@@ -104,7 +102,7 @@ func runClassify(opts *ClassifyOptions) error {
 	return nil
 }
 
-func classifyFile(opts *ClassifyOptions, name string, w *bufio.Writer, onLabel func(flakegate.Label)) error {
+func classifyFile(ctx context.Context, opts *ClassifyOptions, name string, w *bufio.Writer, onLabel func(flakegate.Label)) error {
 	var r io.Reader = opts.IO.In
 	if name != "-" {
 		f, err := os.Open(name)
@@ -118,7 +116,7 @@ func classifyFile(opts *ClassifyOptions, name string, w *bufio.Writer, onLabel f
 		// Records are small and short-lived; a larger heap target trades a
 		// few MB for far fewer collections on large streams.
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
-		if err := classifyjsonl.Run(opts.ctx, r, w, onLabel); err != nil {
+		if err := classifyjsonl.Run(ctx, r, w, onLabel); err != nil {
 			return &flakegate.Error{Code: flakegate.EINVALID, Op: "classify", Path: name, Message: "reading records failed", Err: err}
 		}
 		return nil

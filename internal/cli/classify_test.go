@@ -2,14 +2,13 @@ package cli
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/flakegate/flakegate/internal/golden"
+)
 
 // runCLI runs flakegate with args and returns stdout, stderr and the exit code.
 func runCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
@@ -17,23 +16,6 @@ func runCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
 	var out, errOut bytes.Buffer
 	code := Main(args, strings.NewReader(stdin), &out, &errOut)
 	return out.String(), errOut.String(), code
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("%s differs from golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
 }
 
 const schedulerRecord = `{"run_id":"r1","seed":1402,"property_path":"tests/props/test_retry_budget.py","property_sha256":"p","fixture_sha256":"f","base_fixture_sha256":"f","diff_paths":["src/retry.py"],"candidate_result":"fail","base_seed_result":"pass","retry_results":["pass"],"retry_cap":2,"budget_ok":true,"transcript_complete":true}`
@@ -104,7 +86,7 @@ func TestClassifyHelpGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "classify-help.golden", out)
+	golden.Assert(t, "classify-help.golden", []byte(out))
 }
 
 func TestNewCmdClassifyFlags(t *testing.T) {

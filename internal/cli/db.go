@@ -11,27 +11,26 @@ import (
 
 // NewCmdDB builds `flakegate db`, the commands for a shared PostgreSQL
 // ledger.
-func NewCmdDB(io *IO) *cobra.Command {
+func NewCmdDB(ios *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "db",
 		Short: "Manage a shared PostgreSQL ledger",
 		Args:  noArgs,
 	}
-	cmd.AddCommand(NewCmdDBMigrate(io, nil))
+	cmd.AddCommand(NewCmdDBMigrate(ios, nil))
 	return cmd
 }
 
 // DBMigrateOptions are the inputs of `flakegate db migrate`.
 type DBMigrateOptions struct {
 	IO     *IO
-	ctx    context.Context
 	Ledger string
 }
 
 // NewCmdDBMigrate builds `flakegate db migrate`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdDBMigrate(io *IO, runF func(*DBMigrateOptions) error) *cobra.Command {
-	opts := &DBMigrateOptions{IO: io}
+func NewCmdDBMigrate(ios *IO, runF func(*DBMigrateOptions) error) *cobra.Command {
+	opts := &DBMigrateOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "migrate [--ledger postgres://...]",
 		Short: "Create or upgrade the flakegate schema in a PostgreSQL database",
@@ -43,21 +42,20 @@ needs CREATE on the database; runners that only check and skip do not.
 A database whose schema is newer than this flakegate is refused (exit 3).`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
 			if opts.Ledger == "" {
-				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
+				opts.Ledger = ios.Getenv("FLAKEGATE_LEDGER")
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return runDBMigrate(opts)
+			return runDBMigrate(c.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Ledger, "ledger", "", "the database: postgres://USER:PASSWORD@HOST:PORT/DATABASE (default $FLAKEGATE_LEDGER)")
 	return cmd
 }
 
-func runDBMigrate(opts *DBMigrateOptions) error {
+func runDBMigrate(ctx context.Context, opts *DBMigrateOptions) error {
 	const op = "db migrate"
 	switch {
 	case opts.Ledger == "":
@@ -68,7 +66,7 @@ func runDBMigrate(opts *DBMigrateOptions) error {
 			Message: "not a PostgreSQL DSN; a folder ledger needs no migration",
 			Hint:    "pass --ledger postgres://USER:PASSWORD@HOST:PORT/DATABASE"}
 	}
-	before, after, err := postgres.MigrateVersions(opts.ctx, opts.Ledger)
+	before, after, err := postgres.MigrateVersions(ctx, opts.Ledger)
 	if err != nil {
 		return err
 	}

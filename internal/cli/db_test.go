@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -35,7 +36,7 @@ func TestDBMigrateRefusals(t *testing.T) {
 		{"a folder", "/tmp/ledger", "not a PostgreSQL DSN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := runDBMigrate(&DBMigrateOptions{IO: &IO{}, Ledger: tc.ledger})
+			err := runDBMigrate(context.Background(), &DBMigrateOptions{IO: &IO{}, Ledger: tc.ledger})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want %q", err, tc.want)
 			}

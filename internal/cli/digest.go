@@ -13,14 +13,13 @@ import (
 // DigestOptions are the inputs of `flakegate digest`.
 type DigestOptions struct {
 	IO    *IO
-	ctx   context.Context
 	Paths []string
 }
 
 // NewCmdDigest builds `flakegate digest`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdDigest(io *IO, runF func(*DigestOptions) error) *cobra.Command {
-	opts := &DigestOptions{IO: io}
+func NewCmdDigest(ios *IO, runF func(*DigestOptions) error) *cobra.Command {
+	opts := &DigestOptions{IO: ios}
 	return &cobra.Command{
 		Use:   "digest PATH ...",
 		Short: "Print the sha256 digest flakegate pins a fixture or property file with",
@@ -40,20 +39,15 @@ other paths are still printed.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
-			opts.ctx = c.Context()
 			if runF != nil {
 				return runF(opts)
 			}
-			return runDigest(opts)
+			return runDigest(c.Context(), opts)
 		},
 	}
 }
 
-func runDigest(opts *DigestOptions) error {
-	ctx := opts.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func runDigest(ctx context.Context, opts *DigestOptions) error {
 	worst := ExitOK
 	for _, p := range opts.Paths {
 		sum, err := digest.Path(ctx, p)

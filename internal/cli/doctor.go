@@ -15,8 +15,7 @@ import (
 
 // DoctorOptions are the inputs of `flakegate doctor`.
 type DoctorOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Base, Config string
 	// Ledger is --ledger, else $FLAKEGATE_LEDGER, as for check.
@@ -25,8 +24,8 @@ type DoctorOptions struct {
 
 // NewCmdDoctor says what a check would meet on this machine.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdDoctor(io *IO, runF func(*DoctorOptions) error) *cobra.Command {
-	opts := &DoctorOptions{IO: io}
+func NewCmdDoctor(ios *IO, runF func(*DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "doctor [--base REV] [--ledger DIR|postgres://...]",
 		Short: "Say what a check would meet here: config, bwrap, sandbox level, toolchains, env, store",
@@ -49,14 +48,13 @@ Exit status: 0 nothing failed (warnings allowed), 1 a line says fail,
 2 usage error (a bad flag, a --base that does not resolve).`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
 			if opts.Ledger == "" {
-				opts.Ledger = io.Getenv("FLAKEGATE_LEDGER")
+				opts.Ledger = ios.Getenv("FLAKEGATE_LEDGER")
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return runDoctor(opts)
+			return runDoctor(c.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -66,11 +64,7 @@ Exit status: 0 nothing failed (warnings allowed), 1 a line says fail,
 	return cmd
 }
 
-func runDoctor(opts *DoctorOptions) error {
-	ctx := opts.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func runDoctor(ctx context.Context, opts *DoctorOptions) error {
 	var secrets []string
 	if postgres.IsDSN(opts.Ledger) {
 		secrets = append(secrets, opts.Ledger)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/flakegate/flakegate/internal/golden"
 	"net/url"
 	"os"
 	"os/exec"
@@ -203,7 +204,7 @@ func TestDoctorHelpGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "doctor-help.golden", out)
+	golden.Assert(t, "doctor-help.golden", []byte(out))
 }
 
 // TestDoctorPostgres: the store line of a PostgreSQL ledger (pgtest):

@@ -16,7 +16,7 @@ import (
 
 // NewCmdFreeze is the freeze ledger: grant, list, revoke, consume, verify.
 // Each subcommand is in its own file (freeze_*.go).
-func NewCmdFreeze(io *IO) *cobra.Command {
+func NewCmdFreeze(ios *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "freeze",
 		Short: "Keep the freeze ledger: grant, list, revoke, consume and verify freezes",
@@ -31,11 +31,11 @@ The ledger is --ledger DIR|postgres://..., else $FLAKEGATE_LEDGER, else
 	}
 	addLedgerFlag(cmd)
 	cmd.AddCommand(
-		NewCmdFreezeGrant(io, nil),
-		NewCmdFreezeList(io, nil),
-		NewCmdFreezeRevoke(io, nil),
-		NewCmdFreezeConsume(io, nil),
-		NewCmdFreezeVerify(io, nil),
+		NewCmdFreezeGrant(ios, nil),
+		NewCmdFreezeList(ios, nil),
+		NewCmdFreezeRevoke(ios, nil),
+		NewCmdFreezeConsume(ios, nil),
+		NewCmdFreezeVerify(ios, nil),
 	)
 	return cmd
 }
@@ -47,18 +47,18 @@ func addLedgerFlag(cmd *cobra.Command) {
 
 // ledgerFlag returns the --ledger of a freeze subcommand, else
 // $FLAKEGATE_LEDGER; "" is the embedded store of the repository.
-func ledgerFlag(io *IO, c *cobra.Command) string {
+func ledgerFlag(ios *IO, c *cobra.Command) string {
 	if f := c.Flags().Lookup("ledger"); f != nil && f.Value.String() != "" {
 		return f.Value.String()
 	}
-	return io.Getenv("FLAKEGATE_LEDGER")
+	return ios.Getenv("FLAKEGATE_LEDGER")
 }
 
 // openLedger opens the store spec names (--ledger or $FLAKEGATE_LEDGER),
 // or the embedded store of the current repository when spec is "".
-func openLedger(ctx context.Context, io *IO, spec string) (flakegate.Store, error) {
+func openLedger(ctx context.Context, ios *IO, spec string) (flakegate.Store, error) {
 	if spec == "" {
-		spec = io.Getenv("FLAKEGATE_LEDGER")
+		spec = ios.Getenv("FLAKEGATE_LEDGER")
 	}
 	common := ""
 	if spec == "" {
@@ -77,11 +77,11 @@ func openLedger(ctx context.Context, io *IO, spec string) (flakegate.Store, erro
 }
 
 // actor names who runs a command, for the audit log.
-func actor(io *IO, flag, fallback string) string {
+func actor(ios *IO, flag, fallback string) string {
 	if s := strings.TrimSpace(flag); s != "" {
 		return s
 	}
-	if u := io.Getenv("USER"); u != "" {
+	if u := ios.Getenv("USER"); u != "" {
 		return u
 	}
 	return fallback

@@ -14,8 +14,7 @@ import (
 
 // FreezeConsumeOptions are the inputs of `flakegate freeze consume`.
 type FreezeConsumeOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Ledger string
 	Triple flakegate.Triple
@@ -28,8 +27,8 @@ type FreezeConsumeOptions struct {
 
 // NewCmdFreezeConsume builds `flakegate freeze consume`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdFreezeConsume(io *IO, runF func(*FreezeConsumeOptions) error) *cobra.Command {
-	opts := &FreezeConsumeOptions{IO: io}
+func NewCmdFreezeConsume(ios *IO, runF func(*FreezeConsumeOptions) error) *cobra.Command {
+	opts := &FreezeConsumeOptions{IO: ios}
 	var tf tripleFlags
 	cmd := &cobra.Command{
 		Use:   "consume --property P --seed S --fixture-sha256 H [--property-sha256 H2]",
@@ -42,8 +41,7 @@ Without --property-sha256 the property file is digested in the working tree
 of the repository in the current directory.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
-			opts.Ledger = ledgerFlag(io, c)
+			opts.Ledger = ledgerFlag(ios, c)
 			var err error
 			if opts.Triple, err = tf.triple("freeze consume"); err != nil {
 				return err
@@ -51,7 +49,7 @@ of the repository in the current directory.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return runFreezeConsume(opts)
+			return runFreezeConsume(c.Context(), opts)
 		},
 	}
 	tf.add(cmd)
@@ -62,8 +60,8 @@ of the repository in the current directory.`,
 	return cmd
 }
 
-func runFreezeConsume(opts *FreezeConsumeOptions) error {
-	ctx, t := opts.ctx, opts.Triple
+func runFreezeConsume(ctx context.Context, opts *FreezeConsumeOptions) error {
+	t := opts.Triple
 	propertySHA := opts.PropertySHA256
 	if propertySHA == "" {
 		var err error

@@ -20,8 +20,7 @@ import (
 
 // FreezeGrantOptions are the inputs of `flakegate freeze grant`.
 type FreezeGrantOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Ledger string
 	Record string // a file, or "-" for stdin
@@ -41,8 +40,8 @@ type FreezeGrantOptions struct {
 
 // NewCmdFreezeGrant builds `flakegate freeze grant`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdFreezeGrant(io *IO, runF func(*FreezeGrantOptions) error) *cobra.Command {
-	opts := &FreezeGrantOptions{IO: io}
+func NewCmdFreezeGrant(ios *IO, runF func(*FreezeGrantOptions) error) *cobra.Command {
+	opts := &FreezeGrantOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "grant --record FILE --owner NAME [--runs N]",
 		Short: "Freeze the triple of a SCHEDULER record for N runs",
@@ -61,8 +60,7 @@ A base the repository does not have, or a config it cannot read, needs
 of 20 runs, with a note.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
-			opts.Ledger = ledgerFlag(io, c)
+			opts.Ledger = ledgerFlag(ios, c)
 			opts.RunsSet = c.Flags().Changed("runs")
 			if err := opts.validate(); err != nil {
 				return err
@@ -70,7 +68,7 @@ of 20 runs, with a note.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return runFreezeGrant(opts)
+			return runFreezeGrant(c.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -102,9 +100,9 @@ func (opts *FreezeGrantOptions) validate() error {
 	return nil
 }
 
-func runFreezeGrant(opts *FreezeGrantOptions) error {
-	io := opts.IO
-	raw, err := readRecord(io, opts.Record)
+func runFreezeGrant(ctx context.Context, opts *FreezeGrantOptions) error {
+	ios := opts.IO
+	raw, err := readRecord(ios, opts.Record)
 	if err != nil {
 		return err
 	}
@@ -117,16 +115,16 @@ func runFreezeGrant(opts *FreezeGrantOptions) error {
 	// Only a record that may be frozen needs its policy: the table refuses
 	// the others first.
 	if !opts.RunsSet && flakegate.ClassifyBytes(raw).Label == flakegate.Scheduler {
-		if runs, err = baseFreezeRuns(opts.ctx, io, raw, opts.Config); err != nil {
+		if runs, err = baseFreezeRuns(ctx, ios, raw, opts.Config); err != nil {
 			return err
 		}
 	}
-	s, err := openLedger(opts.ctx, io, opts.Ledger)
+	s, err := openLedger(ctx, ios, opts.Ledger)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	f, err := flakegate.GrantRecord(opts.ctx, s, raw, opts.Owner, runs, opts.Replace, actor(io, opts.By, opts.Owner), time.Now())
+	f, err := flakegate.GrantRecord(ctx, s, raw, opts.Owner, runs, opts.Replace, actor(ios, opts.By, opts.Owner), time.Now())
 	if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
 		return &flakegate.Error{Code: flakegate.ECONFLICT, Err: err,
 			Hint: "pass --replace to write the new freeze over it, or remove it with 'flakegate freeze revoke'"}
@@ -135,16 +133,16 @@ func runFreezeGrant(opts *FreezeGrantOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return printJSON(io.Out, f)
+		return printJSON(ios.Out, f)
 	}
-	_, err = fmt.Fprintf(io.Out, "froze %s for %d runs (owner %s, record %s)\n",
+	_, err = fmt.Fprintf(ios.Out, "froze %s for %d runs (owner %s, record %s)\n",
 		termsafe.Line(f.Triple().String()), f.ExpiresAfterRuns, termsafe.Line(f.Owner), flakegate.ShortSHA(f.RecordSHA256))
 	return err
 }
 
 // baseFreezeRuns reads freeze.expires_after_runs from the config at the
 // record's base_sha in the current directory's repository.
-func baseFreezeRuns(ctx context.Context, io *IO, raw []byte, cfgPath string) (int, error) {
+func baseFreezeRuns(ctx context.Context, ios *IO, raw []byte, cfgPath string) (int, error) {
 	fail := func(msg string, err error) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "freeze grant", Message: msg, Err: err,
 			Hint: "pass --runs N, or run inside the repository whose base revision holds the config"}
@@ -153,7 +151,7 @@ func baseFreezeRuns(ctx context.Context, io *IO, raw []byte, cfgPath string) (in
 		BaseSHA string `json:"base_sha"`
 	}
 	if json.Unmarshal(raw, &rec) != nil || rec.BaseSHA == "" {
-		fmt.Fprintf(io.ErrOut, "note: the record names no base_sha; the freeze lasts the default %d runs (pass --runs N to choose)\n", config.DefaultExpiresAfterRuns)
+		fmt.Fprintf(ios.ErrOut, "note: the record names no base_sha; the freeze lasts the default %d runs (pass --runs N to choose)\n", config.DefaultExpiresAfterRuns)
 		return config.DefaultExpiresAfterRuns, nil
 	}
 	clean, err := config.CleanRepoPath(cfgPath)

@@ -15,8 +15,7 @@ import (
 
 // FreezeListOptions are the inputs of `flakegate freeze list`.
 type FreezeListOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Ledger string
 	JSON   bool
@@ -24,32 +23,31 @@ type FreezeListOptions struct {
 
 // NewCmdFreezeList builds `flakegate freeze list`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdFreezeList(io *IO, runF func(*FreezeListOptions) error) *cobra.Command {
-	opts := &FreezeListOptions{IO: io}
+func NewCmdFreezeList(ios *IO, runF func(*FreezeListOptions) error) *cobra.Command {
+	opts := &FreezeListOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List the freezes, sorted by triple",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
-			opts.Ledger = ledgerFlag(io, c)
+			opts.Ledger = ledgerFlag(ios, c)
 			if runF != nil {
 				return runF(opts)
 			}
-			return runFreezeList(opts)
+			return runFreezeList(c.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array of entries")
 	return cmd
 }
 
-func runFreezeList(opts *FreezeListOptions) error {
-	s, err := openLedger(opts.ctx, opts.IO, opts.Ledger)
+func runFreezeList(ctx context.Context, opts *FreezeListOptions) error {
+	s, err := openLedger(ctx, opts.IO, opts.Ledger)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	fs, err := s.ListFreezes(opts.ctx)
+	fs, err := s.ListFreezes(ctx)
 	if err != nil {
 		return err
 	}

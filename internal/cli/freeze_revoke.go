@@ -11,8 +11,7 @@ import (
 
 // FreezeRevokeOptions are the inputs of `flakegate freeze revoke`.
 type FreezeRevokeOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Ledger string
 	Triple flakegate.Triple
@@ -22,16 +21,15 @@ type FreezeRevokeOptions struct {
 
 // NewCmdFreezeRevoke builds `flakegate freeze revoke`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdFreezeRevoke(io *IO, runF func(*FreezeRevokeOptions) error) *cobra.Command {
-	opts := &FreezeRevokeOptions{IO: io}
+func NewCmdFreezeRevoke(ios *IO, runF func(*FreezeRevokeOptions) error) *cobra.Command {
+	opts := &FreezeRevokeOptions{IO: ios}
 	var tf tripleFlags
 	cmd := &cobra.Command{
 		Use:   "revoke --property P --seed S --fixture-sha256 H --by NAME",
 		Short: "Remove a freeze before it runs out",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
-			opts.Ledger = ledgerFlag(io, c)
+			opts.Ledger = ledgerFlag(ios, c)
 			var err error
 			if opts.Triple, err = tf.triple("freeze revoke"); err != nil {
 				return err
@@ -46,7 +44,7 @@ func NewCmdFreezeRevoke(io *IO, runF func(*FreezeRevokeOptions) error) *cobra.Co
 			if runF != nil {
 				return runF(opts)
 			}
-			return runFreezeRevoke(opts)
+			return runFreezeRevoke(c.Context(), opts)
 		},
 	}
 	tf.add(cmd)
@@ -55,13 +53,13 @@ func NewCmdFreezeRevoke(io *IO, runF func(*FreezeRevokeOptions) error) *cobra.Co
 	return cmd
 }
 
-func runFreezeRevoke(opts *FreezeRevokeOptions) error {
-	s, err := openLedger(opts.ctx, opts.IO, opts.Ledger)
+func runFreezeRevoke(ctx context.Context, opts *FreezeRevokeOptions) error {
+	s, err := openLedger(ctx, opts.IO, opts.Ledger)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if err := s.Remove(opts.ctx, opts.Triple, flakegate.ActionRevoke, opts.By, opts.Reason); err != nil {
+	if err := s.Remove(ctx, opts.Triple, flakegate.ActionRevoke, opts.By, opts.Reason); err != nil {
 		if flakegate.ErrorCode(err) == flakegate.ENOTFOUND {
 			return &flakegate.Error{Code: flakegate.ENOTFOUND, Op: "freeze revoke", Message: err.Error(),
 				Hint: "see 'flakegate freeze list' for the frozen triples"}

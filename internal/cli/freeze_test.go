@@ -22,6 +22,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/filestore"
+	"github.com/flakegate/flakegate/internal/golden"
 	"github.com/flakegate/flakegate/storetest"
 )
 
@@ -618,7 +619,7 @@ func TestFreezeListGolden(t *testing.T) {
 		}
 		r := fgIn(t, args...)
 		wantExit(t, r, 0, args...)
-		golden(t, tc.golden, r.out)
+		golden.Assert(t, tc.golden, []byte(r.out))
 	}
 	r := fgIn(t, "freeze", "list", "--ledger", t.TempDir(), "--json")
 	if r.code != 0 || strings.TrimSpace(r.out) != "[]" {

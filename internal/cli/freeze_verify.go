@@ -12,8 +12,7 @@ import (
 
 // FreezeVerifyOptions are the inputs of `flakegate freeze verify`.
 type FreezeVerifyOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	Ledger string
 	By     string
@@ -22,8 +21,8 @@ type FreezeVerifyOptions struct {
 
 // NewCmdFreezeVerify builds `flakegate freeze verify`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdFreezeVerify(io *IO, runF func(*FreezeVerifyOptions) error) *cobra.Command {
-	opts := &FreezeVerifyOptions{IO: io}
+func NewCmdFreezeVerify(ios *IO, runF func(*FreezeVerifyOptions) error) *cobra.Command {
+	opts := &FreezeVerifyOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "verify [--json]",
 		Short: "Check every freeze and the audit log; void what fails (exit 1)",
@@ -34,12 +33,11 @@ by hand differs). It voids every freeze that fails, with an audit event, and
 exits 1 when anything was wrong.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
-			opts.Ledger = ledgerFlag(io, c)
+			opts.Ledger = ledgerFlag(ios, c)
 			if runF != nil {
 				return runF(opts)
 			}
-			return runFreezeVerify(opts)
+			return runFreezeVerify(c.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.By, "by", "", "who verifies, for the audit log (default $USER)")
@@ -47,13 +45,13 @@ exits 1 when anything was wrong.`,
 	return cmd
 }
 
-func runFreezeVerify(opts *FreezeVerifyOptions) error {
-	s, err := openLedger(opts.ctx, opts.IO, opts.Ledger)
+func runFreezeVerify(ctx context.Context, opts *FreezeVerifyOptions) error {
+	s, err := openLedger(ctx, opts.IO, opts.Ledger)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	rep, err := flakegate.VerifyLedger(opts.ctx, s, actor(opts.IO, opts.By, "flakegate freeze verify"))
+	rep, err := flakegate.VerifyLedger(ctx, s, actor(opts.IO, opts.By, "flakegate freeze verify"))
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 // The goldens of what people read: the default (not --json) output of a
@@ -120,8 +122,8 @@ func TestCheckTextGolden(t *testing.T) {
 	n.add(cand, "$CANDIDATE")
 	n.add(base[:12], "$BASE")
 	n.add(cand[:12], "$CANDIDATE")
-	golden(t, "check-text-stdout.golden", n.apply(r.out))
-	golden(t, "check-text-stderr.golden", n.apply(r.errOut))
+	golden.Assert(t, "check-text-stdout.golden", []byte(n.apply(r.out)))
+	golden.Assert(t, "check-text-stderr.golden", []byte(n.apply(r.errOut)))
 }
 
 // TestErrorGolden pins the Error:/Try: lines of representative failures
@@ -162,7 +164,7 @@ func TestErrorGolden(t *testing.T) {
 		b.WriteString(n.apply(r.errOut))
 		fmt.Fprintf(&b, "exit %d\n\n", r.code)
 	}
-	golden(t, "errors.golden", b.String())
+	golden.Assert(t, "errors.golden", []byte(b.String()))
 }
 
 // shellLine writes args as a shell would need them: an empty one quoted.

@@ -46,8 +46,8 @@ type ReplayOptions struct {
 
 // NewCmdReplay builds `flakegate replay`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdReplay(io *IO, runF func(*ReplayOptions) error) *cobra.Command {
-	opts := &ReplayOptions{IO: io}
+func NewCmdReplay(ios *IO, runF func(*ReplayOptions) error) *cobra.Command {
+	opts := &ReplayOptions{IO: ios}
 	cmd := &cobra.Command{
 		DisableFlagsInUseLine: true,
 		Use: "replay --repo DIR --rev SHA [--config-rev SHA] [--config PATH] --property P [--name N] --seed S\n" +

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/internal/golden"
 	"github.com/flakegate/flakegate/runner"
 )
 
@@ -58,6 +59,9 @@ true`
 }
 
 func TestReplayCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end; run without -short")
+	}
 	work := t.TempDir()
 	mustWrite := func(rel, content string) {
 		t.Helper()
@@ -256,7 +260,7 @@ func TestReplayHelpGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "replay-help.golden", out)
+	golden.Assert(t, "replay-help.golden", []byte(out))
 }
 
 func TestNewCmdReplayFlags(t *testing.T) {

@@ -11,6 +11,9 @@ import (
 // TestReplayRepo replays a seed of a named property at a commit, in a
 // checkout of its own, with the command of the config at --config-rev.
 func TestReplayRepo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end; run without -short")
+	}
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()

@@ -17,8 +17,7 @@ import (
 
 // ReportOptions are the inputs of `flakegate report`.
 type ReportOptions struct {
-	IO  *IO
-	ctx context.Context
+	IO *IO
 
 	HTML, Ledger          string
 	From, JUnit, Markdown string
@@ -28,8 +27,8 @@ type ReportOptions struct {
 // NewCmdReport writes the reports people read: the HTML page over the
 // stores, and the JUnit, Markdown and GitHub outputs of a saved summary.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdReport(io *IO, runF func(*ReportOptions) error) *cobra.Command {
-	opts := &ReportOptions{IO: io}
+func NewCmdReport(ios *IO, runF func(*ReportOptions) error) *cobra.Command {
+	opts := &ReportOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "report (--html FILE [--ledger DIR|DSN] | --from SUMMARY.json [--junit FILE] [--markdown FILE] [--github])",
 		Short: "Write the HTML ledger report, or JUnit/Markdown/GitHub reports of a saved check",
@@ -50,14 +49,13 @@ $GITHUB_STEP_SUMMARY). A FILE of "-" is stdout.`,
   flakegate report --from summary.json --junit junit.xml --github`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.ctx = c.Context()
 			if err := opts.validate(); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return runReport(opts)
+			return runReport(c.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -99,11 +97,8 @@ func (opts *ReportOptions) validate() error {
 	return nil
 }
 
-func runReport(opts *ReportOptions) error {
-	ctx, ios := opts.ctx, opts.IO
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func runReport(ctx context.Context, opts *ReportOptions) error {
+	ios := opts.IO
 	if opts.From != "" {
 		sum, err := readSummary(ios, opts.From)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/filestore"
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 // reportGolden reads a golden file of the report package: the command
@@ -165,7 +166,7 @@ func TestReportHelpGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "report-help.golden", out)
+	golden.Assert(t, "report-help.golden", []byte(out))
 }
 
 func TestNewCmdReportFlags(t *testing.T) {

@@ -41,11 +41,11 @@ type IO struct {
 
 // environ is the environment the command was started with (none when
 // the IO was built without one).
-func (io *IO) environ() []string {
-	if io.Environ == nil {
+func (ios *IO) environ() []string {
+	if ios.Environ == nil {
 		return nil
 	}
-	return io.Environ()
+	return ios.Environ()
 }
 
 // ExitError carries an exit code out of a command without printing.
@@ -54,31 +54,31 @@ type ExitError struct{ Code int }
 func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 
 // NewRootCmd builds the command tree.
-func NewRootCmd(io *IO) *cobra.Command {
+func NewRootCmd(ios *IO) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "flakegate",
 		Short:         "The failure-class merge check: only SCHEDULER may enter the freeze ledger",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetOut(io.Out)
-	root.SetErr(io.ErrOut)
-	root.SetIn(io.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	root.SetIn(ios.In)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: c.CommandPath(), Message: err.Error(), Hint: "run '" + c.CommandPath() + " --help'"}
 	})
 	root.AddCommand(
-		NewCmdClassify(io, nil),
-		NewCmdVersion(io, nil),
-		NewCmdDigest(io, nil),
-		NewCmdReplay(io, nil),
-		NewCmdCheck(io, nil),
-		NewCmdVerify(io, nil),
-		NewCmdFreeze(io),
-		NewCmdReport(io, nil),
-		NewCmdDB(io),
-		NewCmdVerdict(io),
-		NewCmdDoctor(io, nil),
+		NewCmdClassify(ios, nil),
+		NewCmdVersion(ios, nil),
+		NewCmdDigest(ios, nil),
+		NewCmdReplay(ios, nil),
+		NewCmdCheck(ios, nil),
+		NewCmdVerify(ios, nil),
+		NewCmdFreeze(ios),
+		NewCmdReport(ios, nil),
+		NewCmdDB(ios),
+		NewCmdVerdict(ios, nil),
+		NewCmdDoctor(ios, nil),
 	)
 	return root
 }
@@ -88,8 +88,8 @@ func NewRootCmd(io *IO) *cobra.Command {
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	io := &IO{In: in, Out: out, ErrOut: errOut, Getenv: os.Getenv, Environ: os.Environ, ErrIsTerminal: isTerminal(errOut)}
-	root := NewRootCmd(io)
+	ios := &IO{In: in, Out: out, ErrOut: errOut, Getenv: os.Getenv, Environ: os.Environ, ErrIsTerminal: isTerminal(errOut)}
+	root := NewRootCmd(ios)
 	started := false
 	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
 	root.SetArgs(args)

@@ -23,7 +23,7 @@ type parseCase[T any] struct {
 	errCode string // "" is EINVALID; "cobra" is an error of cobra's own
 }
 
-// testParse runs each case through build(io, runF) with a runF that
+// testParse runs each case through build(ios, runF) with a runF that
 // captures the options and runs nothing, as cli/cli's tests do.
 func testParse[T any](t *testing.T, build func(*IO, func(*T) error) *cobra.Command, cases []parseCase[T]) {
 	t.Helper()
@@ -84,10 +84,10 @@ func parseWith[T any](build func(*IO, func(*T) error) *cobra.Command, env map[st
 // persistent --ledger flag, as `flakegate freeze` does; the cases' args
 // start with the subcommand's name.
 func underFreeze[T any](sub func(*IO, func(*T) error) *cobra.Command) func(*IO, func(*T) error) *cobra.Command {
-	return func(io *IO, runF func(*T) error) *cobra.Command {
+	return func(ios *IO, runF func(*T) error) *cobra.Command {
 		parent := &cobra.Command{Use: "freeze"}
 		addLedgerFlag(parent)
-		parent.AddCommand(sub(io, runF))
+		parent.AddCommand(sub(ios, runF))
 		return parent
 	}
 }

@@ -15,19 +15,28 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// verdictFlags are the command line of `flakegate verdict`.
-type verdictFlags struct {
-	ledger, checkID, junit, markdown string
-	json, github                     bool
-	wait                             bool
-	poll                             time.Duration
-	startTimeout                     time.Duration
+// VerdictOptions are the inputs of `flakegate verdict`: shard summaries
+// to merge, or a joined check to read from PostgreSQL.
+type VerdictOptions struct {
+	IO *IO
+
+	// Summaries are the shards' summary files; CheckID (with Ledger, else
+	// $FLAKEGATE_LEDGER) names a joined check instead.
+	Summaries       []string
+	Ledger, CheckID string
+	// Wait waits for the joined check, looking every Poll, and for its
+	// first runner at most StartTimeout.
+	Wait               bool
+	Poll, StartTimeout time.Duration
+	JSON, GitHub       bool
+	JUnit, Markdown    string
 }
 
 // NewCmdVerdict gives the verdict of a check run by many runners: the
 // shard summaries merged, or the queued check read from PostgreSQL.
-func NewCmdVerdict(io *IO) *cobra.Command {
-	var f verdictFlags
+// runF, when not nil, replaces the run step (tests of flag parsing).
+func NewCmdVerdict(ios *IO, runF func(*VerdictOptions) error) *cobra.Command {
+	opts := &VerdictOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "verdict (SUMMARY.json ... | --ledger postgres://... --check-id ID [--wait]) [flags]",
 		Short: "Merge the summaries of a sharded check, or read the verdict of a joined one",
@@ -50,50 +59,70 @@ inconsistent shards, 3 flakegate failed or the check is not finished.`,
 		Example: `  flakegate verdict --json shard-1/summary.json shard-2/summary.json shard-3/summary.json
   flakegate verdict --ledger "$FLAKEGATE_LEDGER" --check-id "$GITHUB_RUN_ID" --wait --json --junit junit.xml`,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runVerdict(c.Context(), io, &f, args)
+			opts.Summaries = args
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if opts.CheckID != "" && opts.Ledger == "" {
+				opts.Ledger = ios.Getenv("FLAKEGATE_LEDGER")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runVerdict(c.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.ledger, "ledger", "", "the PostgreSQL `DSN` of a joined check (default $FLAKEGATE_LEDGER)")
-	fl.StringVar(&f.checkID, "check-id", "", "the `ID` the runners of the joined check were started with")
-	fl.BoolVar(&f.wait, "wait", false, "wait until every triple of the joined check is labelled")
-	fl.DurationVar(&f.poll, "poll", time.Second, "with --wait: how often to look")
-	fl.DurationVar(&f.startTimeout, "start-timeout", 5*time.Minute, "with --wait: how long to wait for the first runner to create the check")
-	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object on stdout")
-	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
-	fl.StringVar(&f.markdown, "markdown", "", "also write a Markdown report to `FILE`")
-	fl.BoolVar(&f.github, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
+	fl.StringVar(&opts.Ledger, "ledger", "", "the PostgreSQL `DSN` of a joined check (default $FLAKEGATE_LEDGER)")
+	fl.StringVar(&opts.CheckID, "check-id", "", "the `ID` the runners of the joined check were started with")
+	fl.BoolVar(&opts.Wait, "wait", false, "wait until every triple of the joined check is labelled")
+	fl.DurationVar(&opts.Poll, "poll", time.Second, "with --wait: how often to look")
+	fl.DurationVar(&opts.StartTimeout, "start-timeout", 5*time.Minute, "with --wait: how long to wait for the first runner to create the check")
+	fl.BoolVar(&opts.JSON, "json", false, "print the summary as one JSON object on stdout")
+	fl.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
+	fl.StringVar(&opts.Markdown, "markdown", "", "also write a Markdown report to `FILE`")
+	fl.BoolVar(&opts.GitHub, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
 	return cmd
 }
 
-func runVerdict(ctx context.Context, ios *IO, f *verdictFlags, args []string) error {
+// validate refuses a command line that names both or neither of shard
+// summaries and a joined check.
+func (opts *VerdictOptions) validate() error {
 	usage := func(msg string) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "verdict", Message: msg, Hint: "run 'flakegate verdict --help'"}
 	}
+	switch {
+	case opts.CheckID != "" && len(opts.Summaries) > 0:
+		return usage("give shard summaries or --check-id, not both")
+	case opts.CheckID != "":
+		return nil
+	case opts.Wait || opts.Ledger != "":
+		return usage("--ledger and --wait need --check-id ID")
+	case len(opts.Summaries) == 0:
+		return usage("nothing to merge: give the shard summaries, or --ledger DSN --check-id ID")
+	}
+	return nil
+}
+
+func runVerdict(ctx context.Context, opts *VerdictOptions) error {
 	var sum *flakegate.Summary
 	var err error
-	switch {
-	case f.checkID != "" && len(args) > 0:
-		return usage("give shard summaries or --check-id, not both")
-	case f.checkID != "":
-		sum, err = queuedVerdict(ctx, ios, f)
-	case f.wait || f.ledger != "":
-		return usage("--ledger and --wait need --check-id ID")
-	case len(args) == 0:
-		return usage("nothing to merge: give the shard summaries, or --ledger DSN --check-id ID")
-	default:
-		sums := make([]*flakegate.Summary, len(args))
-		for i, a := range args {
-			if sums[i], err = readSummary(ios, a); err != nil {
+	if opts.CheckID != "" {
+		sum, err = queuedVerdict(ctx, opts)
+	} else {
+		sums := make([]*flakegate.Summary, len(opts.Summaries))
+		for i, a := range opts.Summaries {
+			if sums[i], err = readSummary(opts.IO, a); err != nil {
 				return asVerdictError(err)
 			}
 		}
-		sum, err = check.MergeShards(sums, args)
+		sum, err = check.MergeShards(sums, opts.Summaries)
 	}
 	if err != nil {
 		return err
 	}
-	if err := writeVerdictOutputs(ios, f, sum); err != nil {
+	outs := summaryOutputs{JSON: opts.JSON, GitHub: opts.GitHub, JUnit: opts.JUnit, Markdown: opts.Markdown}
+	if err := writeSummaryOutputs(opts.IO, "verdict", outs, sum); err != nil {
 		return err
 	}
 	if sum.Verdict == flakegate.VerdictReject {
@@ -102,19 +131,10 @@ func runVerdict(ctx context.Context, ios *IO, f *verdictFlags, args []string) er
 	return nil
 }
 
-// writeVerdictOutputs prints the summary and writes the requested
-// reports, as check does.
-func writeVerdictOutputs(ios *IO, f *verdictFlags, sum *flakegate.Summary) error {
-	return writeSummaryOutputs(ios, "verdict", summaryOutputs{JSON: f.json, GitHub: f.github, JUnit: f.junit, Markdown: f.markdown}, sum)
-}
-
 // queuedVerdict reads a joined check's summary from PostgreSQL, waiting
 // for it with --wait.
-func queuedVerdict(ctx context.Context, ios *IO, f *verdictFlags) (*flakegate.Summary, error) {
-	spec := f.ledger
-	if spec == "" {
-		spec = ios.Getenv("FLAKEGATE_LEDGER")
-	}
+func queuedVerdict(ctx context.Context, opts *VerdictOptions) (*flakegate.Summary, error) {
+	ios, spec := opts.IO, opts.Ledger
 	if !postgres.IsDSN(spec) {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "verdict --check-id", Message: "a joined check lives in a PostgreSQL ledger",
 			Hint: "pass --ledger postgres://... (or set FLAKEGATE_LEDGER) as the runners did"}
@@ -128,13 +148,13 @@ func queuedVerdict(ctx context.Context, ios *IO, f *verdictFlags) (*flakegate.Su
 	if !ok {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Message: "the store has no check queue"}
 	}
-	id := strings.TrimSpace(f.checkID)
-	poll := max(f.poll, 50*time.Millisecond)
+	id := strings.TrimSpace(opts.CheckID)
+	poll := max(opts.Poll, 50*time.Millisecond)
 	var shown time.Time
 	started := time.Now()
 	for {
 		sum, p, err := check.QueuedSummary(ctx, q, id)
-		if flakegate.ErrorCode(err) == flakegate.EINVALID && f.wait && time.Since(started) < f.startTimeout {
+		if flakegate.ErrorCode(err) == flakegate.EINVALID && opts.Wait && time.Since(started) < opts.StartTimeout {
 			// The runners may start after the verdict job.
 			if time.Since(shown) >= 10*time.Second {
 				fmt.Fprintf(ios.ErrOut, "queue: no check %s yet; waiting for a runner to create it\n", termsafe.Line(id))
@@ -151,7 +171,7 @@ func queuedVerdict(ctx context.Context, ios *IO, f *verdictFlags) (*flakegate.Su
 		if sum != nil {
 			return sum, nil
 		}
-		if !f.wait {
+		if !opts.Wait {
 			fmt.Fprintf(ios.ErrOut, "queue: %s\n", termsafe.Line(check.ProgressLine(p)))
 			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Path: id,
 				Message: fmt.Sprintf("the check is not finished: %d of %d triples labelled; no verdict yet", p.Done, p.Total),

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 func TestVerdictHelpGolden(t *testing.T) {
@@ -12,7 +15,7 @@ func TestVerdictHelpGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "verdict-help.golden", out)
+	golden.Assert(t, "verdict-help.golden", []byte(out))
 }
 
 // TestFleetUsage: bad combinations of the fleet flags of check and
@@ -54,4 +57,44 @@ func TestFleetUsage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
 	}
+}
+
+func TestVerdictParse(t *testing.T) {
+	testParse(t, NewCmdVerdict, []parseCase[VerdictOptions]{
+		{name: "shard summaries", args: []string{"s1/summary.json", "s2/summary.json"},
+			env: map[string]string{"FLAKEGATE_LEDGER": "postgres://ci@db/fg"},
+			want: func(t *testing.T, o *VerdictOptions) {
+				same(t, "Summaries", o.Summaries, []string{"s1/summary.json", "s2/summary.json"})
+				same(t, "CheckID", o.CheckID, "")
+				same(t, "Ledger", o.Ledger, "") // the environment's ledger is for --check-id only
+				same(t, "Wait", o.Wait, false)
+				same(t, "Poll", o.Poll, time.Second)
+				same(t, "StartTimeout", o.StartTimeout, 5*time.Minute)
+				same(t, "JSON", o.JSON, false)
+			}},
+		{name: "every flag", args: []string{"--ledger", "postgres://ci@db/fg", "--check-id", "run-7", "--wait", "--poll", "2s",
+			"--start-timeout", "1m", "--json", "--junit", "junit.xml", "--markdown", "-", "--github"},
+			want: func(t *testing.T, o *VerdictOptions) {
+				same(t, "Summaries", o.Summaries, []string{})
+				same(t, "Ledger", o.Ledger, "postgres://ci@db/fg")
+				same(t, "CheckID", o.CheckID, "run-7")
+				same(t, "Wait", o.Wait, true)
+				same(t, "Poll", o.Poll, 2*time.Second)
+				same(t, "StartTimeout", o.StartTimeout, time.Minute)
+				same(t, "JSON", o.JSON, true)
+				same(t, "JUnit", o.JUnit, "junit.xml")
+				same(t, "Markdown", o.Markdown, "-")
+				same(t, "GitHub", o.GitHub, true)
+			}},
+		{name: "ledger from the environment", args: []string{"--check-id", "run-7"},
+			env: map[string]string{"FLAKEGATE_LEDGER": "postgres://ci@db/fg"},
+			want: func(t *testing.T, o *VerdictOptions) {
+				same(t, "Ledger", o.Ledger, "postgres://ci@db/fg")
+			}},
+		{name: "nothing", args: []string{}, errText: "nothing to merge"},
+		{name: "both", args: []string{"--check-id", "x", "a.json"}, errText: "not both"},
+		{name: "wait without id", args: []string{"--wait", "a.json"}, errText: "need --check-id"},
+		{name: "ledger without id", args: []string{"--ledger", "postgres://x/y"}, errText: "need --check-id"},
+		{name: "bad poll", args: []string{"--poll", "soon", "a.json"}, errText: "invalid argument", errCode: "cobra"},
+	})
 }

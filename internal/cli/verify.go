@@ -22,8 +22,8 @@ type VerifyOptions struct {
 
 // NewCmdVerify builds `flakegate verify`.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdVerify(io *IO, runF func(*VerifyOptions) error) *cobra.Command {
-	opts := &VerifyOptions{IO: io}
+func NewCmdVerify(ios *IO, runF func(*VerifyOptions) error) *cobra.Command {
+	opts := &VerifyOptions{IO: ios}
 	return &cobra.Command{
 		Use:   "verify RECORD",
 		Short: "Check a run record against the transcript it was written from",

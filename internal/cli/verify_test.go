@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/golden"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
@@ -204,7 +205,7 @@ func TestVerifyHelpGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "verify-help.golden", out)
+	golden.Assert(t, "verify-help.golden", []byte(out))
 }
 
 func TestNewCmdVerifyFlags(t *testing.T) {

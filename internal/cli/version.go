@@ -15,8 +15,8 @@ type VersionOptions struct {
 
 // NewCmdVersion prints the tool version.
 // runF, when not nil, replaces the run step (tests of flag parsing).
-func NewCmdVersion(io *IO, runF func(*VersionOptions) error) *cobra.Command {
-	opts := &VersionOptions{IO: io}
+func NewCmdVersion(ios *IO, runF func(*VersionOptions) error) *cobra.Command {
+	opts := &VersionOptions{IO: ios}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the flakegate version",

@@ -60,10 +60,16 @@ func Main(m *testing.M) {
 // DSN returns the URL of a new, empty database that is dropped when tb
 // ends. It uses $FLAKEGATE_TEST_DSN's server when set, else a cluster
 // started once per test binary.
+//
+// Under go test -short it skips tb unless $FLAKEGATE_TEST_DSN is set:
+// starting a cluster takes seconds.
 func DSN(tb testing.TB) string {
 	tb.Helper()
 	if dsn := os.Getenv(EnvDSN); dsn != "" {
 		return newDatabase(tb, dsn)
+	}
+	if testing.Short() {
+		tb.Skip("starts a PostgreSQL cluster; run without -short, or set " + EnvDSN)
 	}
 	shared.once.Do(func() {
 		shared.cluster, shared.err = startCluster()
@@ -87,9 +93,13 @@ type Cluster struct {
 }
 
 // NewCluster starts a cluster of tb's own (for tests that stop and
-// restart the server) and removes it when tb ends.
+// restart the server) and removes it when tb ends. Under go test -short
+// it skips tb.
 func NewCluster(tb testing.TB) *Cluster {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("starts a PostgreSQL cluster of its own; run without -short")
+	}
 	c, err := startCluster()
 	if err != nil {
 		unavailable(tb, err)
