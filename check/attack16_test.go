@@ -30,7 +30,7 @@ import (
 // a first attempt, and the machine's memory, processes and disk. Each
 // attack runs in every mode it applies to: as root with an overlay per
 // attempt (the default here), as root with FLAKEGATE_NO_OVERLAY=1 (trees
-// reset between attempts) and as a user without privileges (uid 65534
+// reset between attempts) and as a user without privileges (uid 61534
 // through setpriv when the tests run as root). After every check the
 // store, the replay cache, the worktrees and flakegate's binary are as
 // they were, no process of the attempt is alive, and no secret (the
@@ -48,12 +48,16 @@ type mode16 struct {
 	uid  int // not 0: flakegate runs as this uid (through setpriv when the test is root)
 }
 
-const nobodyUID = 65534
+// nonRootUID is the user the non-root mode runs flakegate as: not nobody,
+// whom the root modes' attempts (and their standbys) run as, because
+// without cgroups the pids limit is RLIMIT_NPROC, which counts every
+// process of the user on the machine, and tests run at once.
+const nonRootUID = 61534
 
 var (
 	rootOverlay = mode16{name: "root-overlay"}
 	rootReset   = mode16{name: "root-reset", env: []string{"FLAKEGATE_NO_OVERLAY=1"}}
-	nonRoot     = mode16{name: "nonroot", uid: nobodyUID}
+	nonRoot     = mode16{name: "nonroot", uid: nonRootUID}
 	allModes16  = []mode16{rootOverlay, rootReset, nonRoot}
 )
 
@@ -1255,7 +1259,7 @@ func keys[V any](m map[string]V) []string {
 // the tree's writes land in the real worktree, which flakegate cannot
 // bound: limits.disk is refused with exit 2 naming disk.
 func TestAttack16UnenforceableLimit(t *testing.T) {
-	m := mode16{name: "nonroot-reset", env: []string{"FLAKEGATE_NO_OVERLAY=1"}, uid: nobodyUID}
+	m := mode16{name: "nonroot-reset", env: []string{"FLAKEGATE_NO_OVERLAY=1"}, uid: nonRootUID}
 	needMode(t, m)
 	a := newA16(t, m, config16("", "  limits: {disk: 64MiB}\n"), libOK)
 	a.candidate("docs", map[string]string{"README.md": "docs\n"})

@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"errors"
+	"github.com/flakegate/flakegate/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,13 +62,13 @@ func Inspect(dir string) (Info, error) {
 	return info, nil
 }
 
-// writable reports whether a file can be created in dir.
+// writable reports whether a file can be created in dir: the temporary
+// file of an atomic write that is never committed.
 func writable(dir string) bool {
-	f, err := os.CreateTemp(dir, ".probe-*")
+	f, err := atomicfile.New(filepath.Join(dir, "doctor-probe"), 0o600)
 	if err != nil {
 		return false
 	}
-	f.Close()
-	os.Remove(f.Name())
+	f.Cleanup()
 	return true
 }

@@ -330,6 +330,14 @@ func sandboxed(out *Outcome, status chan bwrapStatus) {
 		out.ExitCode = -1
 		return
 	}
+	// 126 and 127 are a command that could not be run (not found, not
+	// executable), as the shell and env(1) that start it say: the reason
+	// quotes their message.
+	if st.exitCode == 126 || st.exitCode == 127 {
+		out.Result = Errored
+		out.Reason = "the command could not be run (exit " + strconv.Itoa(st.exitCode) + "): " + lastLine(out.Tail)
+		return
+	}
 	// bwrap reports a command killed by signal N as exit 128+N, as a
 	// shell does; a real exit code that high is an error all the same.
 	if n := st.exitCode - 128; n > 0 && n < 65 {

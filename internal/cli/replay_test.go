@@ -156,7 +156,7 @@ func TestReplayCommand(t *testing.T) {
 		{name: "crash", args: replay(sh("kill -ABRT $$")...), code: 3, errOut: "killed by SIGABRT", runs: -1},
 		{name: "timeout", args: replay(append([]string{"--timeout", "200ms"}, sh("sleep 30")...)...), code: 3, errOut: "replay: incomplete: sh was killed after", runs: -1},
 		{name: "timeout reason", args: replay(append([]string{"--timeout", "200ms"}, sh("sleep 30")...)...), code: 3, errOut: "wall budget 200ms exceeded", runs: -1},
-		{name: "missing binary", args: replay("--", "flakegate-no-such-binary-x9"), code: 3, errOut: `flakegate-no-such-binary-x9: No such file`, runs: -1},
+		{name: "missing binary", args: replay("--", "flakegate-no-such-binary-x9"), code: 3, errOut: `flakegate-no-such-binary-x9': No such file or directory`, runs: -1},
 		{name: "missing binary without the sandbox", args: replay("--sandbox", "none", "--", "flakegate-no-such-binary-x9"), code: 3, errOut: `cannot start "flakegate-no-such-binary-x9": not found in PATH`, runs: -1},
 		{name: "the sandbox hides the host's files", args: replay(sh("test ! -e " + outside)...), code: 0, runs: -1},
 		{name: "--sandbox none does not", args: replay(append([]string{"--sandbox", "none"}, sh("test -e "+outside)...)...), code: 0, runs: -1},
