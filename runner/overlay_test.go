@@ -235,8 +235,10 @@ func TestSweepLayers(t *testing.T) {
 		mk("other-4"),
 	}
 	gone := mk(fmt.Sprintf("flakegate-overlay-%d-5", dead.Process.Pid))
-	if n := SweepLayers(); n != 1 {
-		t.Errorf("SweepLayers removed %d folders, want 1", n)
+	// At least the one here: it also sweeps /tmp, where other tests of
+	// a busy machine may have left a dead flakegate's folders.
+	if n := SweepLayers(); n < 1 {
+		t.Errorf("SweepLayers removed %d folders, want at least 1", n)
 	}
 	if _, err := os.Stat(gone); err == nil {
 		t.Errorf("%s (a dead flakegate's) is still there", gone)
