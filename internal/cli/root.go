@@ -66,6 +66,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		NewCmdReport(io, nil),
 		NewCmdDB(io),
 		NewCmdVerdict(io),
+		NewCmdInit(io, nil),
 	)
 	return root
 }
