@@ -200,6 +200,9 @@ func measure(ctx context.Context, root string, pl *initconfig.Plan, w io.Writer)
 			}
 			why = strings.ReplaceAll(why, "\n", " ")
 			fmt.Fprintf(w, "%s; keeping the default\n", termsafe.String(why))
+			if last := lastLine(out.Tail); last != "" {
+				fmt.Fprintf(w, "  its output ended with: %s\n", termsafe.String(oneLine(last, 200)))
+			}
 			e.BudgetNote = "default; the measured run did not pass (" + oneLine(why, 80) + ")"
 			continue
 		}
@@ -221,4 +224,10 @@ func oneLine(s string, n int) string {
 		s = s[:n] + "..."
 	}
 	return s
+}
+
+// lastLine is the last line of s that is not blank.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n\r\t "), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

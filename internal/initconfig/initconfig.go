@@ -84,11 +84,11 @@ func Build(fsys fs.FS, tests []discover.Test) *Plan {
 			e.Run = []string{py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"}
 		case discover.VitestFastCheck:
 			e.Run = []string{"env", discover.SeedEnv + "={seed}", "node_modules/.bin/vitest", "run", "{path}", "-t", nameRegexp(t.Name)}
-			e.PassMarker = `^\s*Tests\s+1 passed\b`
+			e.PassMarker = `^\s*Tests\s.*\b1 passed\b`
 			e.Prepare = nodePrepare(fsys)
 		case discover.JestFastCheck:
 			e.Run = []string{"env", discover.SeedEnv + "={seed}", "node_modules/.bin/jest", "--ci", "{path}", "-t", nameRegexp(t.Name)}
-			e.PassMarker = `^Tests:\s+1 passed\b`
+			e.PassMarker = `^Tests:\s.*\b1 passed\b`
 			e.Prepare = nodePrepare(fsys)
 		default:
 			continue
@@ -147,18 +147,29 @@ func pythonPrepare(fsys fs.FS) *Prepare {
 	}
 }
 
-// nodePrepare is `npm ci` when package-lock.json exists.
+// nodePrepare installs node_modules from the lock file there is: npm ci
+// for package-lock.json, else yarn or pnpm with a frozen lock file.
 func nodePrepare(fsys fs.FS) *Prepare {
-	if fi, err := fs.Stat(fsys, "package-lock.json"); err != nil || !fi.Mode().IsRegular() {
-		return nil
+	for _, c := range []struct {
+		lock string
+		run  []string
+	}{
+		{"package-lock.json", []string{"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"}},
+		{"yarn.lock", []string{"yarn", "install", "--frozen-lockfile", "--ignore-scripts"}},
+		{"pnpm-lock.yaml", []string{"pnpm", "install", "--frozen-lockfile", "--ignore-scripts"}},
+	} {
+		if fi, err := fs.Stat(fsys, c.lock); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		return &Prepare{
+			Run:     c.run,
+			Network: true,
+			Budget:  10 * time.Minute,
+			Why: "a guess: " + c.lock + " is there, so " + c.run[0] + " installs node_modules once per tree (scripts off);\n" +
+				"# attempts see it read-only and stay offline.",
+		}
 	}
-	return &Prepare{
-		Run:     []string{"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"},
-		Network: true,
-		Budget:  10 * time.Minute,
-		Why: "a guess: package-lock.json is there, so npm ci installs node_modules once per tree;\n" +
-			"# attempts see it read-only and stay offline.",
-	}
+	return nil
 }
 
 // Render writes the plan as a commented flakegate.yaml and checks it with
@@ -175,9 +186,6 @@ func Render(pl *Plan, hook bool) ([]byte, error) {
 	w("freeze:\n  expires_after_runs: 20\n")
 	if pl.PrepareTop != nil {
 		writePrepare(&b, "", pl.PrepareTop)
-	} else if !hasPrepare(pl) {
-		w("# No prepare: ")
-		w("Go needs none (every attempt's build cache is the host's, warm and read-only).\n")
 	}
 	w("properties:\n")
 	framework := ""
@@ -185,6 +193,9 @@ func Render(pl *Plan, hook bool) ([]byte, error) {
 		if e.Test.Framework != framework {
 			framework = e.Test.Framework
 			w("\n  # %s\n", framework)
+			if e.Prepare == nil {
+				w("  # %s\n", noPrepareNote[framework])
+			}
 			if (framework == discover.VitestFastCheck || framework == discover.JestFastCheck) && !hook {
 				w("  # WARNING: no file here reads %s; until a setup file passes it to\n", discover.SeedEnv)
 				w("  # fc.configureGlobal (docs/writing-properties.md), every seed draws random inputs.\n")
@@ -214,13 +225,12 @@ func Render(pl *Plan, hook bool) ([]byte, error) {
 	return out, nil
 }
 
-func hasPrepare(pl *Plan) bool {
-	for _, e := range pl.Entries {
-		if e.Prepare != nil {
-			return true
-		}
-	}
-	return false
+// noPrepareNote says why an ecosystem's entries have no prepare.
+var noPrepareNote = map[string]string{
+	discover.GoRapid:          "No prepare: every attempt's Go build cache is the host's, warm and read-only.",
+	discover.PytestHypothesis: "No prepare: no setup.py or installable pyproject.toml; the tests import the tree as it is.",
+	discover.VitestFastCheck:  "No prepare: no package-lock.json, yarn.lock or pnpm-lock.yaml; add one that installs node_modules.",
+	discover.JestFastCheck:    "No prepare: no package-lock.json, yarn.lock or pnpm-lock.yaml; add one that installs node_modules.",
 }
 
 func writePrepare(b *strings.Builder, indent string, p *Prepare) {
