@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -117,7 +118,8 @@ func runInit(opts *InitOptions) error {
 			"init looks for Go tests calling rapid.Check, pytest tests with Hypothesis's @given or a state machine's TestCase, "+
 				"and vitest/jest tests calling fast-check's assert; docs/writing-properties.md shows how to write one, or write flakegate.yaml by hand (docs/configuration.md)")
 	}
-	pl := initconfig.Build(os.DirFS(root), found.Tests)
+	_, lookErr := exec.LookPath("pytest")
+	pl := initconfig.Build(os.DirFS(root), found.Tests, initconfig.Options{PytestOnPath: lookErr == nil})
 	if opts.Measure {
 		measure(ctx, root, pl, report)
 	}

@@ -63,8 +63,17 @@ type Plan struct {
 	PrepareTop *Prepare
 }
 
+// Options are what Build needs to know of the machine.
+type Options struct {
+	// PytestOnPath is true when a pytest program is on PATH: pytest
+	// tests then run [pytest, ...] (the documented recipe; the sandbox
+	// sees the same PATH, tool managers' folders included), else
+	// [python3, -m, pytest, ...].
+	PytestOnPath bool
+}
+
 // Build makes a plan for the tests found in fsys (the repository root).
-func Build(fsys fs.FS, tests []discover.Test) *Plan {
+func Build(fsys fs.FS, tests []discover.Test, opts Options) *Plan {
 	pl := &Plan{}
 	for _, t := range tests {
 		e := Entry{Test: t, WallBudget: DefaultWallBudget, BudgetNote: "default; flakegate init --measure times one run"}
@@ -76,12 +85,15 @@ func Build(fsys fs.FS, tests []discover.Test) *Plan {
 			}
 			e.Run = []string{"go", "test", "-count=1", "-run", "^{name}$", pkg, "-rapid.seed={seed}", "-rapid.nofailfile"}
 		case discover.PytestHypothesis:
-			py := "python3"
+			pytest := []string{"python3", "-m", "pytest"}
+			if opts.PytestOnPath {
+				pytest = []string{"pytest"}
+			}
 			if p := pythonPrepare(fsys); p != nil {
 				e.Prepare = p
-				py = ".venv/bin/python"
+				pytest = []string{".venv/bin/python", "-m", "pytest"}
 			}
-			e.Run = []string{py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"}
+			e.Run = append(pytest, "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}")
 		case discover.VitestFastCheck:
 			e.Run = []string{"env", discover.SeedEnv + "={seed}", "node_modules/.bin/vitest", "run", "{path}", "-t", nameRegexp(t.Name)}
 			e.PassMarker = `^\s*Tests\s.*\b1 passed\b`

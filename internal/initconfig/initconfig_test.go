@@ -31,15 +31,16 @@ var (
 // framework gets its run template, pass marker and prepare guess.
 func TestRender(t *testing.T) {
 	type testCase struct {
-		name  string
-		files map[string]string
-		tests []discover.Test
-		hook  bool
-		want  []string // lines (trimmed) the file must hold
-		not   []string
+		name   string
+		files  map[string]string
+		tests  []discover.Test
+		hook   bool
+		pytest bool     // pytest is on PATH
+		want   []string // lines (trimmed) the file must hold
+		not    []string
 	}
 	run := func(t *testing.T, tc testCase) {
-		raw, err := Render(Build(mapFS(tc.files), tc.tests), tc.hook)
+		raw, err := Render(Build(mapFS(tc.files), tc.tests, Options{PytestOnPath: tc.pytest}), tc.hook)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,6 +76,8 @@ func TestRender(t *testing.T) {
 		{name: "pytest without a package", files: map[string]string{"pyproject.toml": "[tool.pytest.ini_options]\n"}, tests: []discover.Test{pyTest},
 			want: []string{`run: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"]`},
 			not:  []string{"prepare:\n", "derandomize"}},
+		{name: "pytest on PATH", tests: []discover.Test{pyTest}, pytest: true,
+			want: []string{`run: ["pytest", "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"]`}},
 		{name: "pytest with pyproject: pip install -e . at the top", files: map[string]string{"pyproject.toml": "[project]\nname = 'x'\n"}, tests: []discover.Test{pyTest},
 			want: []string{"prepare:", `.venv/bin/pip install -q -e .`, `run: [".venv/bin/python", "-m", "pytest"`, "network: true", "# a guess: the package is installed"}},
 		{name: "pytest with setup.py", files: map[string]string{"setup.py": "from setuptools import setup\nsetup()\n"}, tests: []discover.Test{pyTest},
@@ -82,6 +85,8 @@ func TestRender(t *testing.T) {
 		{name: "vitest with a lock file, no hook", files: map[string]string{"package-lock.json": "{}"}, tests: []discover.Test{vtTest},
 			want: []string{`"env", "FAST_CHECK_SEED={seed}", "node_modules/.bin/vitest", "run", "{path}", "-t", "^sort keeps \\(length\\)$"`,
 				`pass_marker: "^\\s*Tests\\s.*\\b1 passed\\b"`, `run: ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"]`, "WARNING: no file here reads FAST_CHECK_SEED"}},
+		{name: "yarn", files: map[string]string{"yarn.lock": "", "package-lock.json/x": ""}, tests: []discover.Test{vtTest},
+			want: []string{`run: ["yarn", "install", "--frozen-lockfile", "--ignore-scripts"]`, "a guess: yarn.lock is there"}},
 		{name: "jest with the hook, no lock file", hook: true, tests: []discover.Test{jsTest},
 			want: []string{"No prepare: no package-lock.json", `"node_modules/.bin/jest", "--ci", "{path}", "-t", "^{name}$"`, `pass_marker: "^Tests:\\s.*\\b1 passed\\b"`},
 			not:  []string{"prepare:\n", "WARNING", "No prepare: every"}},
@@ -98,7 +103,7 @@ func TestRenderAnyName(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		name := rapid.StringMatching(`[A-Za-z0-9][A-Za-z0-9 _.()\[\]{}*+?|^$\\'"#:-]{0,40}[A-Za-z0-9]`).Draw(t, "name")
 		tc := discover.Test{Framework: discover.VitestFastCheck, Path: "a.test.js", Name: name, Dir: "."}
-		raw, err := Render(Build(mapFS(nil), []discover.Test{tc}), true)
+		raw, err := Render(Build(mapFS(nil), []discover.Test{tc}, Options{}), true)
 		if err != nil {
 			t.Fatal(err)
 		}
