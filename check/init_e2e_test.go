@@ -72,7 +72,7 @@ func initPytestProject() map[string]string {
 		"README.md":   "stack\n",
 		"stack.py":    "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n        self.items.append(x)\n\n    def pop(self):\n        return self.items.pop()\n",
 		"conftest.py": "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n\nfrom hypothesis import settings\nsettings.register_profile(\"ci\", database=None, deadline=None)\nsettings.load_profile(\"ci\")\n",
-		"tests/test_stack.py": `from hypothesis import given, strategies as st
+		"tests/test_stack.py": `from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, invariant
 
 from stack import Stack
@@ -118,6 +118,7 @@ class StackMachine(RuleBasedStateMachine):
 
 
 TestStackMachine = StackMachine.TestCase
+TestStackMachine.settings = settings(max_examples=25, stateful_step_count=10, deadline=None)
 `,
 	}
 }
