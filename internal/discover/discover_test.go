@@ -167,6 +167,11 @@ NotATest = Counter.TestCase
 			VitestFastCheck + " src/sort.test.ts::top",
 			VitestFastCheck + " src/star.test.mjs::star",
 		}},
+		{"jest: the file requires @jest/globals while package.json names both", map[string]string{
+			"package.json": `{"devDependencies": {"jest": "^29.0.0", "vitest": "2"}}`,
+			"a.test.js":    "const { test } = require('@jest/globals')\nconst fc = require('fast-check')\ntest('j', () => fc.assert(p))\n",
+			"b.test.js":    "const fc = require('fast-check')\ntest('neither', () => fc.assert(p))\n",
+		}, []string{JestFastCheck + " a.test.js::j"}},
 		{"jest: from package.json", map[string]string{
 			"package.json":   `{"devDependencies": {"jest": "^29.0.0"}}`,
 			"sum.test.js":    "const fc = require('fast-check')\ntest('sum commutes', () => { fc.assert(fc.property(fc.integer(), fc.integer(), (a, b) => a + b === b + a)) })\n",

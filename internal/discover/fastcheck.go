@@ -137,7 +137,8 @@ func unescapeJS(s string) string {
 	return b.String()
 }
 
-// fcImports reads the file's imports and requires of fast-check:
+// fcImports reads the file's imports and requires of fast-check (and
+// whether it takes its test functions from "vitest" or "@jest/globals"):
 //
 //	import fc from 'fast-check'             import * as fc from 'fast-check'
 //	import fc, { assert as check } from 'fast-check'
@@ -166,6 +167,14 @@ func fcImports(toks []jsToken) fcNames {
 				n.bindImport(toks[i+1 : end-1])
 			}
 			i = end
+		case toks[i].is(jsName, "require") && i+3 < len(toks) && toks[i+1].is(jsPunct, "(") &&
+			toks[i+2].kind == jsString && toks[i+3].is(jsPunct, ")") && toks[i+2].text != FastCheckModule:
+			switch toks[i+2].text {
+			case "vitest":
+				n.runner = "vitest"
+			case "@jest/globals":
+				n.runner = "jest"
+			}
 		case toks[i].is(jsName, "require") && i+3 < len(toks) && toks[i+1].is(jsPunct, "(") &&
 			toks[i+2].is(jsString, FastCheckModule) && toks[i+3].is(jsPunct, ")") && i >= 2 && toks[i-1].is(jsPunct, "="):
 			// const fc = require(...) or const { assert: a } = require(...)
