@@ -120,6 +120,12 @@ func runInit(opts *InitOptions) error {
 	}
 	_, lookErr := exec.LookPath("pytest")
 	pl := initconfig.Build(os.DirFS(root), found.Tests, initconfig.Options{PytestOnPath: lookErr == nil})
+	for _, s := range pl.Skipped {
+		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
+	}
+	if len(pl.Entries) == 0 {
+		return initErr(flakegate.ENOTFOUND, "no property test found in "+root+" that a config can name", "see the skipped lines above; write flakegate.yaml by hand (docs/configuration.md)")
+	}
 	if opts.Measure {
 		measure(ctx, root, pl, report)
 	}

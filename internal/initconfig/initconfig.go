@@ -61,6 +61,27 @@ type Plan struct {
 	// PrepareTop is the prepare shared by every entry (written at the top
 	// level); nil when entries differ, then each carries its own.
 	PrepareTop *Prepare
+	// Skipped are tests a config cannot name (a name with a control
+	// character, a leading '-', or too long; a path starting with '-').
+	Skipped []discover.Skipped
+}
+
+// unnameable says why a config cannot hold t, "" when it can.
+func unnameable(t discover.Test) string {
+	if _, err := config.CleanRepoPath(t.Path); err != nil {
+		return err.Error()
+	}
+	switch {
+	case t.Name == "" || strings.TrimSpace(t.Name) != t.Name:
+		return "its name is empty or starts or ends with a space"
+	case strings.HasPrefix(t.Name, "-"):
+		return "its name starts with '-'"
+	case len(t.Name) > config.MaxNameLength:
+		return fmt.Sprintf("its name is longer than %d bytes", config.MaxNameLength)
+	case strings.ContainsFunc(t.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "its name holds a control character"
+	}
+	return ""
 }
 
 // Options are what Build needs to know of the machine.
@@ -76,6 +97,10 @@ type Options struct {
 func Build(fsys fs.FS, tests []discover.Test, opts Options) *Plan {
 	pl := &Plan{}
 	for _, t := range tests {
+		if why := unnameable(t); why != "" {
+			pl.Skipped = append(pl.Skipped, discover.Skipped{Path: t.Path, Reason: "test " + strconv.Quote(t.Name) + ": " + why + "; add it by hand"})
+			continue
+		}
 		e := Entry{Test: t, WallBudget: DefaultWallBudget, BudgetNote: "default; flakegate init --measure times one run"}
 		switch t.Framework {
 		case discover.GoRapid:

@@ -143,3 +143,27 @@ func TestMeasuredBudget(t *testing.T) {
 		t.Errorf("formatDuration: %s", got)
 	}
 }
+
+// TestBuildSkipsUnnameable: a test whose name no config can hold is
+// skipped with the reason, and the rest is still written.
+func TestBuildSkipsUnnameable(t *testing.T) {
+	tests := []discover.Test{
+		{Framework: discover.VitestFastCheck, Path: "a.test.js", Name: "two\nlines", Dir: "."},
+		{Framework: discover.VitestFastCheck, Path: "a.test.js", Name: "-flag", Dir: "."},
+		{Framework: discover.VitestFastCheck, Path: "a.test.js", Name: strings.Repeat("x", config.MaxNameLength+1), Dir: "."},
+		{Framework: discover.VitestFastCheck, Path: "-a.test.js", Name: "ok", Dir: "."},
+		vtTest,
+	}
+	pl := Build(mapFS(nil), tests, Options{})
+	if len(pl.Entries) != 1 || pl.Entries[0].Test.Name != vtTest.Name || len(pl.Skipped) != 4 {
+		t.Fatalf("entries %v, skipped %v", pl.Entries, pl.Skipped)
+	}
+	for i, want := range []string{"control character", "starts with '-'", "longer than 512 bytes", "could be read as an option"} {
+		if !strings.Contains(pl.Skipped[i].Reason, want) {
+			t.Errorf("skipped %d: %q lacks %q", i, pl.Skipped[i].Reason, want)
+		}
+	}
+	if _, err := Render(pl, true); err != nil {
+		t.Fatal(err)
+	}
+}
