@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -350,5 +351,59 @@ func TestInitVitestFastCheck(t *testing.T) {
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "PASS,PASS,PASS,PASS,PASS,PROPERTY,PROPERTY,PROPERTY,PROPERTY,PROPERTY" &&
 		strings.Join(cr.labels(), ",") != "PROPERTY,PROPERTY,PROPERTY,PROPERTY,PROPERTY,PASS,PASS,PASS,PASS,PASS" {
 		t.Fatalf("a buggy sort: the ordering property fails on every seed, the length one passes\n%s", cr)
+	}
+}
+
+// TestInitRealNodeRunners is TestInitVitestFastCheck with the real vitest,
+// jest and fast-check, installed by the prepare init writes (npm ci, from
+// the lock file npm writes here). It needs the npm registry, so it runs
+// only with FLAKEGATE_NPM_TESTS=1.
+func TestInitRealNodeRunners(t *testing.T) {
+	if os.Getenv("FLAKEGATE_NPM_TESTS") != "1" {
+		t.Skip("needs the npm registry: set FLAKEGATE_NPM_TESTS=1")
+	}
+	needProgram(t, "npm")
+	for _, tc := range []struct {
+		runner, deps, config string
+		want                 []string
+	}{
+		{"vitest", `"vitest": "2.1.9", "fast-check": "3.23.2"`, "",
+			[]string{"src/sort.test.js::keeps the length", "src/sort.test.js::sortNumbers orders its output"}},
+		{"jest", `"jest": "29.7.0", "fast-check": "3.23.2"`, `, "jest": {"setupFilesAfterEnv": ["<rootDir>/jest.setup.js"]}`,
+			[]string{"test/sum.test.js::sum commutes", "test/sum.test.js::sum keeps zero (identity)"}},
+	} {
+		t.Run(tc.runner, func(t *testing.T) {
+			files := map[string]string{
+				"README.md":    "real " + tc.runner + "\n",
+				".gitignore":   "node_modules/\n",
+				"package.json": `{"name": "real", "private": true, "devDependencies": {` + tc.deps + `}` + tc.config + "}\n",
+			}
+			if tc.runner == "vitest" {
+				v := initVitestProject()
+				for _, f := range []string{"src/sort.js", "src/sort.test.js", "vitest.config.js"} {
+					files[f] = v[f]
+				}
+				files["vitest.setup.js"] = seedHook
+			} else {
+				files["jest.setup.js"] = strings.Replace(seedHook, `import fc from "fast-check";`, `const fc = require("fast-check");`, 1)
+				files["test/sum.test.js"] = "const fc = require(\"fast-check\");\ndescribe(\"sum\", () => {\n" +
+					"  test(\"commutes\", () => { fc.assert(fc.property(fc.integer(), fc.integer(), (a, b) => a + b === b + a)); });\n" +
+					"  test(\"keeps zero (identity)\", () => { fc.assert(fc.property(fc.integer(), (a) => a + 0 === a)); });\n});\n"
+			}
+			r := newRepo(t, files)
+			lock := exec.Command("npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund")
+			lock.Dir = r.dir
+			if out, err := lock.CombinedOutput(); err != nil {
+				t.Fatalf("npm install --package-lock-only: %v\n%s", err, out)
+			}
+			r.commit("lock", map[string]string{})
+			r.git("tag", "-f", "base")
+			cfg := initAndCommit(t, r, tc.want)
+			if cfg.Prepare == nil || cfg.Prepare.Run[0] != "npm" {
+				t.Fatalf("prepare %+v", cfg.Prepare)
+			}
+			r.candidate("docs", map[string]string{"README.md": "documented\n"})
+			wantAll(t, r.check("--base", "base", "--candidate", "docs"), 0, "PASS", 10)
+		})
 	}
 }
