@@ -11,8 +11,11 @@ import (
 	fgconfig "github.com/flakegate/flakegate/config"
 )
 
-// These tests run `flakegate init` on real repositories of each framework,
-// commit what it wrote on the base, and run `flakegate check` with it.
+// These tests run `flakegate init` on real repositories of each framework
+// and commit what it wrote on the base. TestDocsGettingStarted runs
+// docs/getting-started.md on the same repositories, which ends in a check
+// of a harmless candidate that passes; a check here is only what that one
+// does not show (a buggy candidate).
 
 // initGoModule: two rapid property tests and a plain test (with a decoy
 // call in a string and a comment) in a Go module.
@@ -306,9 +309,12 @@ func TestInitGoRapid(t *testing.T) {
 	}
 	needProgram(t, "go")
 	r := newRepo(t, initGoModule(t))
-	initAndCommit(t, r, []string{"clamp_test.go::TestClampIdentity", "clamp_test.go::TestClampInRange"})
-	r.candidate("docs", map[string]string{"README.md": "clamp, documented\n"})
-	wantAll(t, r.check("--base", "base", "--candidate", "docs"), 0, "PASS", 10)
+	cfg := initAndCommit(t, r, []string{"clamp_test.go::TestClampIdentity", "clamp_test.go::TestClampInRange"})
+	for _, p := range cfg.Properties {
+		if strings.Join(p.Run, " ") != "go test -count=1 -run ^{name}$ . -rapid.seed={seed} -rapid.nofailfile" || p.Prepare != nil {
+			t.Errorf("%s: run %q, prepare %v", p.ID(), p.Run, p.Prepare)
+		}
+	}
 }
 
 func TestInitPytestHypothesis(t *testing.T) {
@@ -323,8 +329,6 @@ func TestInitPytestHypothesis(t *testing.T) {
 			t.Errorf("%s: run %q, prepare %v", p.ID(), p.Run, p.Prepare)
 		}
 	}
-	r.candidate("docs", map[string]string{"README.md": "stack, documented\n"})
-	wantAll(t, r.check("--base", "base", "--candidate", "docs"), 0, "PASS", 10)
 }
 
 func TestInitVitestFastCheck(t *testing.T) {
@@ -344,8 +348,6 @@ func TestInitVitestFastCheck(t *testing.T) {
 			t.Errorf("%s: run %q, pass marker %v", p.ID(), p.Run, p.PassMarker)
 		}
 	}
-	r.candidate("docs", map[string]string{"README.md": "sort, documented\n"})
-	wantAll(t, r.check("--base", "base", "--candidate", "docs"), 0, "PASS", 10)
 	r.candidate("buggy", map[string]string{"src/sort.js": "export const sortNumbers = (xs) => [...xs].sort();\n"})
 	cr := r.check("--base", "base", "--candidate", "buggy")
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "PASS,PASS,PASS,PASS,PASS,PROPERTY,PROPERTY,PROPERTY,PROPERTY,PROPERTY" &&
