@@ -131,6 +131,11 @@ func TestDocsGettingStarted(t *testing.T) {
 			t.Fatalf("docs/getting-started.md has no %q block", name)
 		}
 	}
+	for _, name := range []string{"go", "pytest", "vitest"} {
+		if shown[name] == "" {
+			t.Errorf("docs/getting-started.md shows no init output (a text block after the first %q block)", name)
+		}
+	}
 	for name := range scripts {
 		switch name {
 		case "install", "go", "pytest", "vitest":
