@@ -249,3 +249,27 @@ func FuzzJSTokenize(f *testing.F) {
 		fcImports(toks)
 	})
 }
+
+// FuzzPythonTests: the Hypothesis finder ends on any input, without a
+// panic, and names only tests pytest would collect.
+func FuzzPythonTests(f *testing.F) {
+	for _, s := range []string{
+		"from hypothesis import given\n@given(x)\ndef test_a(x): pass\n",
+		"import hypothesis.stateful as s\nclass M(s.RuleBasedStateMachine): pass\nTestM = M.TestCase\n",
+		"from hypothesis import (given as g,\n settings)\nclass TestA:\n\t@g()\n\tasync def test_b(self): ...\n",
+		"@", "class", "from hypothesis import", "TestX = .TestCase",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, tc := range pythonTests("test_f.py", src) {
+			parts := strings.Split(tc.Name, "::")
+			for i, p := range parts {
+				ok := strings.HasPrefix(p, "Test") || i == len(parts)-1 && strings.HasPrefix(p, "test")
+				if !ok {
+					t.Fatalf("%q named %q", src, tc.Name)
+				}
+			}
+		}
+	})
+}
