@@ -79,6 +79,7 @@ func NewRootCmd(ios *IO) *cobra.Command {
 		NewCmdDB(ios),
 		NewCmdVerdict(ios, nil),
 		NewCmdDoctor(ios, nil),
+		NewCmdInit(ios, nil),
 	)
 	return root
 }

@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"github.com/flakegate/flakegate/internal/golden"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate/config"
+)
+
+func TestInitHelpGolden(t *testing.T) {
+	out, _, code := runCLI(t, "", "init", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	golden.Assert(t, "init-help.golden", []byte(out))
+}
+
+func TestNewCmdInitFlags(t *testing.T) {
+	testParse(t, NewCmdInit, []parseCase[InitOptions]{
+		{name: "defaults", want: func(t *testing.T, o *InitOptions) {
+			same(t, "DryRun", o.DryRun, false)
+			same(t, "Force", o.Force, false)
+			same(t, "Measure", o.Measure, false)
+		}},
+		{name: "every flag", args: []string{"--dry-run", "--force", "--measure"}, want: func(t *testing.T, o *InitOptions) {
+			same(t, "DryRun", o.DryRun, true)
+			same(t, "Force", o.Force, true)
+			same(t, "Measure", o.Measure, true)
+		}},
+		{name: "positional argument", args: []string{"somewhere"}, errText: `unknown command "somewhere"`, errCode: "cobra"},
+		{name: "unknown flag", args: []string{"--yes"}, errText: "unknown flag: --yes", errCode: "cobra"},
+	})
+}
+
+// initRepo makes a git repository holding files.
+func initRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	for name, body := range files {
+		writeFile(t, filepath.Join(dir, name), []byte(body))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "init", "-q", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// runInitIn runs init with args on dir (a subfolder of a repository is
+// fine: init finds the root) and returns stdout, stderr and the exit code.
+func runInitIn(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	io := &IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: func(string) string { return "" }}
+	var runErr error
+	cmd := NewCmdInit(io, func(o *InitOptions) error {
+		o.Dir = dir
+		runErr = runInit(context.Background(), o)
+		return nil
+	})
+	cmd.SetArgs(append([]string{}, args...)) // never nil: cobra would read os.Args
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	code := exitCode(runErr, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+var rapidModule = map[string]string{
+	"go.mod": "module example.com/sched\n\ngo 1.23\n\nrequire pgregory.net/rapid v1.3.0\n",
+	"sched/sched_test.go": `package sched
+
+import (
+	"context"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestOrder(t *testing.T) { rapid.Check(t, func(t *rapid.T) {}) }
+
+// A decoy: rapid.Check(t, ...) in a comment.
+func TestPlain(t *testing.T) { _ = "rapid.Check(t, nil)" }
+`,
+}
+
+// TestInitWrites: init writes a file the loader accepts, from a subfolder
+// too; then refuses to overwrite it without --force (exit 2).
+func TestInitWrites(t *testing.T) {
+	dir := initRepo(t, rapidModule)
+	out, errOut, code := runInitIn(t, filepath.Join(dir, "sched"))
+	if code != ExitOK || out != "" {
+		t.Fatalf("exit %d\nstdout %q\nstderr %s", code, out, errOut)
+	}
+	for _, want := range []string{"go+rapid: 1 property test", "sched/sched_test.go:9 TestOrder (rapid.Check)", "wrote " + filepath.Join(dir, "flakegate.yaml"),
+		"1. commit it on the base branch", "2. on a candidate branch: flakegate check --base main"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "flakegate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(raw, "flakegate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Properties) != 1 || cfg.Properties[0].Name != "TestOrder" || cfg.Properties[0].Path != "sched/sched_test.go" {
+		t.Errorf("properties %+v", cfg.Properties)
+	}
+
+	// An existing file is refused, and left as it was.
+	writeFile(t, filepath.Join(dir, "flakegate.yaml"), []byte("# mine\n"))
+	_, errOut, code = runInitIn(t, dir)
+	if code != ExitUsage || !strings.Contains(errOut, "flakegate.yaml exists already") || !strings.Contains(errOut, "--force overwrites it") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "flakegate.yaml")); string(b) != "# mine\n" {
+		t.Errorf("the file was changed: %q", b)
+	}
+	// --dry-run prints and still writes nothing.
+	out, _, code = runInitIn(t, dir, "--dry-run")
+	if code != ExitOK || !strings.Contains(out, "name: \"TestOrder\"") {
+		t.Errorf("dry run: exit %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "flakegate.yaml")); string(b) != "# mine\n" {
+		t.Errorf("--dry-run changed the file: %q", b)
+	}
+	// --force overwrites it.
+	if _, errOut, code = runInitIn(t, dir, "--force"); code != ExitOK {
+		t.Fatalf("--force: exit %d\n%s", code, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "flakegate.yaml")); !bytes.Equal(b, raw) {
+		t.Errorf("--force wrote\n%s\nwant\n%s", b, raw)
+	}
+}
+
+// TestInitDryRunWritesNothing: with --dry-run stdout is the file and the
+// repository is unchanged.
+func TestInitDryRunWritesNothing(t *testing.T) {
+	dir := initRepo(t, rapidModule)
+	out, _, code := runInitIn(t, dir, "--dry-run")
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if _, err := config.Load([]byte(out), "flakegate.yaml"); err != nil {
+		t.Errorf("stdout is not a config: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "flakegate.yaml")); !os.IsNotExist(err) {
+		t.Errorf("--dry-run wrote flakegate.yaml: %v", err)
+	}
+}
+
+func TestInitRefuses(t *testing.T) {
+	type testCase struct {
+		name   string
+		dir    func(t *testing.T) string
+		errOut string
+	}
+	run := func(t *testing.T, tc testCase) {
+		_, errOut, code := runInitIn(t, tc.dir(t))
+		if code != ExitUsage || !strings.Contains(errOut, tc.errOut) {
+			t.Errorf("exit %d, want %d, stderr\n%s\nwant %q", code, ExitUsage, errOut, tc.errOut)
+		}
+		if strings.Contains(errOut, "goroutine") || strings.Contains(errOut, "panic") {
+			t.Errorf("a trace:\n%s", errOut)
+		}
+	}
+	for _, tc := range []testCase{
+		{"not a repository", func(t *testing.T) string { return t.TempDir() }, "not inside a git repository"},
+		{"no property test", func(t *testing.T) string {
+			return initRepo(t, map[string]string{"go.mod": "module x\n", "x_test.go": "package x\nimport \"testing\"\nfunc TestX(t *testing.T) {}\n",
+				"test_a.py": "# @given(st.integers())\ndef test_a(): pass\n"})
+		}, "no property test found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+}
+
+// TestInitMeasure: --measure times one bare run and writes the budget,
+// at least the floor; a run that fails keeps the default and says why.
+func TestInitMeasure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not installed")
+	}
+	files := map[string]string{}
+	for k, v := range rapidModule {
+		files[k] = v
+	}
+	files["go.sum"] = readGoSum(t)
+	files["sched/fail_test.go"] = "package sched\nimport (\"testing\"; \"pgregory.net/rapid\")\nfunc TestBroken(t *testing.T) { rapid.Check(t, func(t *rapid.T) { t.Fatal(\"no\") }) }\n"
+	dir := initRepo(t, files)
+	out, errOut, code := runInitIn(t, dir, "--dry-run", "--measure")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	cfg, err := config.Load([]byte(out), "flakegate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	budgets := map[string]string{}
+	for _, p := range cfg.Properties {
+		budgets[p.Name] = p.WallBudget.String()
+	}
+	if budgets["TestOrder"] != "30s" || budgets["TestBroken"] != "5m0s" {
+		t.Errorf("budgets %v\n%s", budgets, out)
+	}
+	if !strings.Contains(out, "# measured: one bare run took") || !strings.Contains(out, "the measured run did not pass (fail, exit 1)") {
+		t.Errorf("the comments do not say how the budgets were chosen:\n%s", out)
+	}
+	if !strings.Contains(errOut, "measuring sched/sched_test.go::TestOrder ... ") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+}
+
+// readGoSum is rapid's go.sum lines from the go-rapid example.
+func readGoSum(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "go-rapid", "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,169 @@
+package initconfig
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/internal/discover"
+	"pgregory.net/rapid"
+)
+
+func mapFS(files map[string]string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for p, body := range files {
+		fsys[p] = &fstest.MapFile{Data: []byte(body), Mode: 0o644}
+	}
+	return fsys
+}
+
+var (
+	goTest = discover.Test{Framework: discover.GoRapid, Path: "sched/sched_test.go", Name: "TestSchedule", Dir: "sched"}
+	pyTest = discover.Test{Framework: discover.PytestHypothesis, Path: "tests/test_p.py", Name: "TestGroup::test_x"}
+	vtTest = discover.Test{Framework: discover.VitestFastCheck, Path: "src/a.test.ts", Name: "sort keeps (length)", Dir: "."}
+	jsTest = discover.Test{Framework: discover.JestFastCheck, Path: "sum.test.js", Name: "sum commutes", Dir: "."}
+)
+
+// TestRender: every generated file loads with config.Load, and each
+// framework gets its run template, pass marker and prepare guess.
+func TestRender(t *testing.T) {
+	type testCase struct {
+		name   string
+		files  map[string]string
+		tests  []discover.Test
+		hook   bool
+		pytest bool     // pytest is on PATH
+		want   []string // lines (trimmed) the file must hold
+		not    []string
+	}
+	run := func(t *testing.T, tc testCase) {
+		raw, err := Render(Build(mapFS(tc.files), tc.tests, Options{PytestOnPath: tc.pytest}), tc.hook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Load(raw, config.DefaultPath)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, raw)
+		}
+		if len(cfg.Properties) != len(tc.tests) {
+			t.Errorf("%d properties, want %d", len(cfg.Properties), len(tc.tests))
+		}
+		for i, p := range cfg.Properties {
+			if p.Path != tc.tests[i].Path || p.Name != tc.tests[i].Name || len(p.Seeds) != 3 || p.RandomSeeds != RandomSeeds || p.WallBudget != DefaultWallBudget {
+				t.Errorf("property %d: %+v", i, p)
+			}
+		}
+		text := string(raw)
+		for _, w := range tc.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("the file lacks %q\n%s", w, text)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(text, w) {
+				t.Errorf("the file holds %q\n%s", w, text)
+			}
+		}
+	}
+	for _, tc := range []testCase{
+		{name: "go: no prepare", tests: []discover.Test{goTest, {Framework: discover.GoRapid, Path: "a_test.go", Name: "TestA", Dir: "."}},
+			want: []string{`run: ["go", "test", "-count=1", "-run", "^{name}$", "./sched", "-rapid.seed={seed}", "-rapid.nofailfile"]`,
+				`run: ["go", "test", "-count=1", "-run", "^{name}$", ".", "-rapid.seed={seed}"`, "# No prepare: every attempt's Go build cache"},
+			not: []string{"prepare:\n"}},
+		{name: "pytest without a package", files: map[string]string{"pyproject.toml": "[tool.pytest.ini_options]\n"}, tests: []discover.Test{pyTest},
+			want: []string{`run: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"]`},
+			not:  []string{"prepare:\n", "derandomize"}},
+		{name: "pytest on PATH", tests: []discover.Test{pyTest}, pytest: true,
+			want: []string{`run: ["pytest", "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"]`}},
+		{name: "pytest with pyproject: pip install -e . at the top", files: map[string]string{"pyproject.toml": "[project]\nname = 'x'\n"}, tests: []discover.Test{pyTest},
+			want: []string{"prepare:", `.venv/bin/pip install -q -e .`, `run: [".venv/bin/python", "-m", "pytest"`, "network: true", "# a guess: the package is installed"}},
+		{name: "pytest with setup.py", files: map[string]string{"setup.py": "from setuptools import setup\nsetup()\n"}, tests: []discover.Test{pyTest},
+			want: []string{`.venv/bin/pip install -q -e .`}},
+		{name: "vitest with a lock file, no hook", files: map[string]string{"package-lock.json": "{}"}, tests: []discover.Test{vtTest},
+			want: []string{`"env", "FAST_CHECK_SEED={seed}", "node_modules/.bin/vitest", "run", "{path}", "-t", "^sort keeps \\(length\\)$"`,
+				`pass_marker: "^\\s*Tests\\s.*\\b1 passed\\b"`, `run: ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"]`, "WARNING: no file here reads FAST_CHECK_SEED"}},
+		{name: "yarn", files: map[string]string{"yarn.lock": "", "package-lock.json/x": ""}, tests: []discover.Test{vtTest},
+			want: []string{`run: ["yarn", "install", "--frozen-lockfile", "--ignore-scripts"]`, "a guess: yarn.lock is there"}},
+		{name: "jest with the hook, no lock file", hook: true, tests: []discover.Test{jsTest},
+			want: []string{"No prepare: no package-lock.json", `"node_modules/.bin/jest", "--ci", "{path}", "-t", "^{name}$"`, `pass_marker: "^Tests:\\s.*\\b1 passed\\b"`},
+			not:  []string{"prepare:\n", "WARNING", "No prepare: every"}},
+		{name: "mixed: each entry its own prepare", files: map[string]string{"setup.py": "x", "package-lock.json": "{}"}, tests: []discover.Test{goTest, pyTest, vtTest},
+			want: []string{"    prepare:\n      run: [\"sh\"", "    prepare:\n      run: [\"npm\""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+}
+
+// TestRenderAnyName: whatever a test is called, the file loads and names
+// it exactly, and the -t pattern matches exactly that name.
+func TestRenderAnyName(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		name := rapid.StringMatching(`[A-Za-z0-9][A-Za-z0-9 _.()\[\]{}*+?|^$\\'"#:-]{0,40}[A-Za-z0-9]`).Draw(t, "name")
+		tc := discover.Test{Framework: discover.VitestFastCheck, Path: "a.test.js", Name: name, Dir: "."}
+		raw, err := Render(Build(mapFS(nil), []discover.Test{tc}, Options{}), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Load(raw, config.DefaultPath)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, raw)
+		}
+		p := cfg.Properties[0]
+		if p.Name != name {
+			t.Fatalf("name %q, want %q", p.Name, name)
+		}
+		pat := strings.ReplaceAll(p.Run[len(p.Run)-1], "{name}", name)
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			t.Fatalf("-t %q: %v", pat, err)
+		}
+		if !re.MatchString(name) || re.MatchString(name+"x") || re.MatchString("x"+name) {
+			t.Fatalf("-t %q does not select exactly %q", pat, name)
+		}
+	})
+}
+
+func TestMeasuredBudget(t *testing.T) {
+	for took, want := range map[time.Duration]time.Duration{
+		0:                       MeasureFloor,
+		2 * time.Second:         MeasureFloor,
+		7 * time.Second:         40 * time.Second,
+		61 * time.Second:        310 * time.Second,
+		10 * time.Hour:          config.MaxWallBudget,
+		1500 * time.Millisecond: MeasureFloor,
+	} {
+		if got := MeasuredBudget(took); got != want {
+			t.Errorf("MeasuredBudget(%s) = %s, want %s", took, got, want)
+		}
+	}
+	if got := formatDuration(310 * time.Second); got != "5m10s" {
+		t.Errorf("formatDuration: %s", got)
+	}
+}
+
+// TestBuildSkipsUnnameable: a test whose name no config can hold is
+// skipped with the reason, and the rest is still written.
+func TestBuildSkipsUnnameable(t *testing.T) {
+	tests := []discover.Test{
+		{Framework: discover.VitestFastCheck, Path: "a.test.js", Name: "two\nlines", Dir: "."},
+		{Framework: discover.VitestFastCheck, Path: "a.test.js", Name: "-flag", Dir: "."},
+		{Framework: discover.VitestFastCheck, Path: "a.test.js", Name: strings.Repeat("x", config.MaxNameLength+1), Dir: "."},
+		{Framework: discover.VitestFastCheck, Path: "-a.test.js", Name: "ok", Dir: "."},
+		vtTest,
+	}
+	pl := Build(mapFS(nil), tests, Options{})
+	if len(pl.Entries) != 1 || pl.Entries[0].Test.Name != vtTest.Name || len(pl.Skipped) != 4 {
+		t.Fatalf("entries %v, skipped %v", pl.Entries, pl.Skipped)
+	}
+	for i, want := range []string{"control character", "starts with '-'", "longer than 512 bytes", "could be read as an option"} {
+		if !strings.Contains(pl.Skipped[i].Reason, want) {
+			t.Errorf("skipped %d: %q lacks %q", i, pl.Skipped[i].Reason, want)
+		}
+	}
+	if _, err := Render(pl, true); err != nil {
+		t.Fatal(err)
+	}
+}
