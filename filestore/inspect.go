@@ -2,12 +2,12 @@ package filestore
 
 import (
 	"errors"
-	"github.com/flakegate/flakegate/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/atomicfile"
 )
 
 // Info is what Inspect finds of a store folder.

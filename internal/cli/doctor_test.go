@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"github.com/flakegate/flakegate/internal/golden"
 	"net/url"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flakegate/flakegate/internal/golden"
 	"github.com/flakegate/flakegate/internal/pgtest"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/jackc/pgx/v5"

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"github.com/flakegate/flakegate/internal/golden"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 func TestInitHelpGolden(t *testing.T) {
@@ -82,7 +82,6 @@ var rapidModule = map[string]string{
 	"sched/sched_test.go": `package sched
 
 import (
-	"context"
 	"testing"
 
 	"pgregory.net/rapid"
