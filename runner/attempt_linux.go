@@ -50,13 +50,13 @@ func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
 	key := s.standbyKey(dir, c.Env)
 	for try := 0; ; try++ {
 		r := takeStandby(key, owner)
-		next := *s
-		next.prefetch(key, dir, c.Env)
 		if r == nil {
 			if r, err = s.spawn(dir, nil, c.Env, true); err != nil {
 				return nil, err
 			}
 		}
+		next := *s
+		next.prefetch(key, dir, c.Env) // after this attempt's own, which goes first
 		_, err = r.specW.Write(msg)
 		r.specW.Close()
 		r.specW = nil

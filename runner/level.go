@@ -97,7 +97,7 @@ func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay b
 	}
 	defer os.RemoveAll(tree)
 	p := *s
-	p.HostGoCache, p.Tree = goCache, tree
+	p.HostGoCache, p.Tree, p.oneShot = goCache, tree, true // no standbys for a probe
 	p.Limits = Limits{Memory: 256 << 20, Pids: 64, Tmp: 16 << 20, Disk: 16 << 20}
 	out := Run(ctx, Command{Argv: []string{"sh", "-c", "test -d " + SandboxGoCache + " && echo x > " + SandboxGoCache + "/.probe"}, Dir: tree, Env: env, Sandbox: &p, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
 	if out.Result == Pass {
