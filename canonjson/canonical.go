@@ -153,9 +153,8 @@ func (e *encoder) append(b []byte, v *Value) []byte {
 		if e.reader != nil {
 			if ks := e.reader.knownOf(v.seq); ks != nil && len(ks.perm) == len(v.Members) {
 				// The keys' canonical text, with the separators, is known.
-				text := ks.keyText()
 				for n, k := range ks.perm {
-					b = append(b, text[n]...)
+					b = append(b, ks.text[n]...)
 					b = e.append(b, &v.Members[k.i].Value)
 				}
 				return append(b, '}')
