@@ -23,9 +23,16 @@ type keyTrie struct {
 
 // trieNode is one key of a sequence.
 type trieNode struct {
-	key   string
-	depth int32   // the number of keys from the root to here
-	kids  []int32 // the nodes one key longer, the newest last
+	key string
+	// quoted is the key as JSON text, between quotes, when the key is
+	// plain (printable ASCII without '"' and '\\'), else "": input that
+	// starts with quoted holds exactly this key.
+	quoted string
+	depth  int32   // the number of keys from the root to here
+	kids   []int32 // the nodes one key longer, the newest last
+	// hot is the kid an object followed last (0: none), the one to try
+	// first.
+	hot int32
 	// sorted is set when an object with exactly these keys closes.
 	sorted *sortedKeys
 }
@@ -59,15 +66,31 @@ func (t *keyTrie) begin() {
 	}
 }
 
-// child returns the node below n for key, or 0 when there is none.
+// child returns the node below n for key, or 0 when there is none, and
+// makes it the one tried first.
 func (t *keyTrie) child(n int32, key string) int32 {
 	kids := t.nodes[n].kids
 	for i := len(kids) - 1; i >= 0; i-- {
 		if k := kids[i]; t.nodes[k].key == key {
+			t.nodes[n].hot = k
 			return k
 		}
 	}
 	return 0
+}
+
+// next returns the node below n whose key s starts with, as quoted JSON
+// text, and that text's length; 0, 0 when the kid tried first is not one.
+func (t *keyTrie) next(n int32, s string) (int32, int) {
+	h := t.nodes[n].hot
+	if h == 0 {
+		return 0, 0
+	}
+	q := t.nodes[h].quoted
+	if len(q) == 0 || len(s) < len(q) || s[:len(q)] != q {
+		return 0, 0
+	}
+	return h, len(q)
 }
 
 // extend adds the keys of ms below n, where they are not yet, and returns
@@ -82,13 +105,28 @@ func (t *keyTrie) extend(n int32, ms []Member) int32 {
 				return 0
 			}
 			c = int32(len(t.nodes))
-			t.nodes = append(t.nodes, trieNode{key: strings.Clone(key), depth: t.nodes[n].depth + 1})
+			node := trieNode{key: strings.Clone(key), depth: t.nodes[n].depth + 1}
+			if isPlain(key) {
+				node.quoted = `"` + key + `"`
+			}
+			t.nodes = append(t.nodes, node)
 			t.nodes[n].kids = append(t.nodes[n].kids, c)
 			t.keyBytes += len(key)
 		}
+		t.nodes[n].hot = c
 		n = c
 	}
 	return n
+}
+
+// isPlain reports whether s is printable ASCII without '"' and '\\'.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // sortedAt returns the sorted keys of node n, whose sequence is the keys
@@ -103,7 +141,7 @@ func (t *keyTrie) sortedAt(n int32, ms []Member) *sortedKeys {
 			if i == 0 {
 				sep = '{'
 			}
-			sk.text[i] = string(append(appendPythonString([]byte{sep}, ms[k.i].Key), ':'))
+			sk.text[i] = string(append(AppendPythonString([]byte{sep}, ms[k.i].Key), ':'))
 		}
 		node.sorted = sk
 	}

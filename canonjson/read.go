@@ -275,39 +275,35 @@ func (rd *Reader) object(depth int) ([]Member, uint32, error) {
 		if rd.i >= len(rd.s) || rd.s[rd.i] != '"' {
 			return nil, 0, rd.fail("want a string key")
 		}
-		keyAt := rd.i
-		key, plain, err := rd.str()
-		if err != nil {
-			return nil, 0, err
-		}
+		var key string
+		plain := true
+		c, n := int32(0), 0
 		if follows {
-			if c := rd.keys.child(node, key); c != 0 {
-				node = c
-			} else {
-				follows = false
-			}
+			c, n = rd.keys.next(node, rd.s[rd.i:])
 		}
-		// Python keeps the last of duplicate keys; a record that says two
-		// things about one key says nothing we can trust.
-		if !follows {
-			members := rd.mstack[base:]
-			if len(members) < bigObject {
-				for i := range members {
-					if members[i].Key == key {
-						return nil, 0, &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
-					}
+		if c != 0 {
+			// The key the last object with these keys had next.
+			rd.i += n
+			key, node = rd.keys.nodes[c].key, c
+		} else {
+			keyAt := rd.i
+			var err error
+			if key, plain, err = rd.str(); err != nil {
+				return nil, 0, err
+			}
+			if follows {
+				if c := rd.keys.child(node, key); c != 0 {
+					node = c
+				} else {
+					follows = false
 				}
-			} else {
-				if seen == nil {
-					seen = rd.keySet(depth)
-					for i := range members {
-						seen[members[i].Key] = struct{}{}
-					}
+			}
+			// Python keeps the last of duplicate keys; a record that
+			// says two things about one key says nothing we can trust.
+			if !follows {
+				if err := rd.duplicate(base, depth, &seen, keyAt, key); err != nil {
+					return nil, 0, err
 				}
-				if _, dup := seen[key]; dup {
-					return nil, 0, &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
-				}
-				seen[key] = struct{}{}
 			}
 		}
 		rd.skipSpace()
@@ -350,6 +346,32 @@ func (rd *Reader) object(depth int) ([]Member, uint32, error) {
 			return nil, 0, rd.fail("want ',' or '}' in object")
 		}
 	}
+}
+
+// duplicate returns the error for key, read at keyAt, when the members
+// of the object open since base hold it already. From bigObject members
+// on it keeps them in a key set, *seen.
+func (rd *Reader) duplicate(base, depth int, seen *map[string]struct{}, keyAt int, key string) error {
+	members := rd.mstack[base:]
+	if len(members) < bigObject {
+		for i := range members {
+			if members[i].Key == key {
+				return &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
+			}
+		}
+		return nil
+	}
+	if *seen == nil {
+		*seen = rd.keySet(depth)
+		for i := range members {
+			(*seen)[members[i].Key] = struct{}{}
+		}
+	}
+	if _, dup := (*seen)[key]; dup {
+		return &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
+	}
+	(*seen)[key] = struct{}{}
+	return nil
 }
 
 // knownOf returns the sorted keys of the trie node that seq (of a Value
