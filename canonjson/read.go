@@ -166,8 +166,13 @@ func (rd *Reader) reset(s string) {
 func (rd *Reader) fail(msg string) error { return &ReadError{rd.i, msg} }
 
 func (rd *Reader) skipSpace() {
-	if rd.i < len(rd.s) && rd.s[rd.i] > ' ' {
+	s, i := rd.s, rd.i
+	if i < len(s) && s[i] > ' ' {
 		return // records are mostly compact
+	}
+	if i+1 < len(s) && s[i] == ' ' && s[i+1] > ' ' {
+		rd.i = i + 1 // or written with json.dumps's ", " and ": "
+		return
 	}
 	rd.skipSpaceSlow()
 }

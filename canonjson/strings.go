@@ -96,12 +96,11 @@ func AppendStrings(b []byte, ss []string) []byte {
 // AppendString keeps as they are.
 func htmlSafe8(x uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	has := func(c byte) uint64 {
-		y := x ^ (ones * uint64(c))
-		return (y - ones) & ^y
-	}
 	below := (x - ones*0x20) & ^x // a byte < 0x20
-	return (below|x|has('"')|has('\\')|has('<')|has('>')|has('&'))&highs == 0
+	quote, slash, amp := x^(ones*'"'), x^(ones*'\\'), x^(ones*'&')
+	angle := (x | ones*2) ^ (ones * '>') // '<' is '>' with bit 1 clear
+	eq := (quote-ones)&^quote | (slash-ones)&^slash | (amp-ones)&^amp | (angle-ones)&^angle
+	return (below|x|eq)&highs == 0
 }
 
 // AppendPythonString appends s as a JSON string in the canonical (hash)
