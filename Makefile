@@ -4,7 +4,7 @@ BIN      ?= bin/flakegate
 DEMO_DIR ?= $(CURDIR)/out/demo
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build demo test
+.PHONY: build demo test bench
 
 build:
 	$(GO) build -ldflags "-X github.com/flakegate/flakegate.Version=$(VERSION)" -o $(BIN) ./cmd/flakegate
@@ -17,3 +17,8 @@ demo: build
 
 test:
 	scripts/test.sh
+
+# bench runs every benchmark whose figure bench/README.md quotes and writes
+# bench/results/DATE.txt; ONLY="classify digest" runs a subset.
+bench:
+	ONLY="$(ONLY)" bench/all.sh
