@@ -65,7 +65,7 @@ trap 'rm -f "$status"' EXIT
 	echo "# nproc: $(nproc)"
 	echo "# cpu: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 	echo "# go: $(go version)"
-	echo "# python3: $(python3 --version 2>&1)"
+	echo "# python3: $(command -v python3) $(python3 --version 2>&1); /usr/bin/python3: $(/usr/bin/python3 --version 2>&1 || echo none)"
 	echo "# commit: $commit"
 	echo "# flakegate: $("$bin" version 2>&1 | head -1)"
 	echo "# benchmarks: ${only[*]}"

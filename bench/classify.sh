@@ -31,7 +31,8 @@
 # time. Environment: FLAKEGATE_SPEC (the path of the spec, required), RECORDS
 # (default 200000), ROUNDS (default 5), CORPORA (default "large small
 # python-spaced"),
-# FLAKEGATE_BIN (a built binary; default: `make build`, bin/flakegate).
+# FLAKEGATE_BIN (a built binary; default: `make build`, bin/flakegate), PYTHON
+# (the peer's interpreter; see below).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -48,12 +49,23 @@ if [[ -z $spec || ! -f $spec ]]; then
 	exit 2
 fi
 
+# The peer's interpreter: PYTHON, else the distribution's /usr/bin/python3
+# when there is one, else python3 on PATH. Distributions build CPython with
+# profile-guided optimization; a plain build (pyenv's, say) ran the
+# listing's loop about 1.5x slower here, which would flatter flakegate.
+python=${PYTHON:-}
+if [[ -z $python ]]; then
+	python=python3
+	[[ -x /usr/bin/python3 ]] && python=/usr/bin/python3
+fi
+
 bin=${FLAKEGATE_BIN:-bin/flakegate}
 if [[ -z ${FLAKEGATE_BIN:-} ]]; then
 	make -s build
 fi
 
 echo "load: $(uptime)"
+echo "peer: $python, Python $("$python" -c 'import platform; print(platform.python_version())')"
 echo "machine: $(nproc) CPUs, $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 for corpus in $corpora; do
 	case $corpus in
@@ -74,7 +86,7 @@ for corpus in $corpora; do
 	# Both sides must agree on what they read: same number of decisions, the
 	# same label and the same hash on every record, before anything is timed.
 	"$bin" classify --jsonl "$data" >"$out/flakegate.decisions"
-	python3 bench/listing_loop.py "$data" --spec "$spec" --out "$out/listing.decisions" >/dev/null
+	"$python" bench/listing_loop.py "$data" --spec "$spec" --out "$out/listing.decisions" >/dev/null
 	python3 - "$out/flakegate.decisions" "$out/listing.decisions" <<'PY'
 import json, sys
 a = open(sys.argv[1], encoding="utf-8").read().splitlines()
@@ -101,9 +113,9 @@ PY
 	for ((i = 1; i <= rounds; i++)); do
 		if ((i % 2)); then
 			read -r fw fu fs < <({ TIMEFORMAT='%R %U %S'; time "$bin" classify --jsonl "$data" >/dev/null; } 2>&1)
-			read -r pw pc _ < <(python3 bench/listing_loop.py "$data" --spec "$spec")
+			read -r pw pc _ < <("$python" bench/listing_loop.py "$data" --spec "$spec")
 		else
-			read -r pw pc _ < <(python3 bench/listing_loop.py "$data" --spec "$spec")
+			read -r pw pc _ < <("$python" bench/listing_loop.py "$data" --spec "$spec")
 			read -r fw fu fs < <({ TIMEFORMAT='%R %U %S'; time "$bin" classify --jsonl "$data" >/dev/null; } 2>&1)
 		fi
 		fc=$(echo "$fu + $fs" | bc -l)
