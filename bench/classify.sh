@@ -52,7 +52,7 @@ fi
 # The peer's interpreter: PYTHON, else the distribution's /usr/bin/python3
 # when there is one, else python3 on PATH. Distributions build CPython with
 # profile-guided optimization; a plain build (pyenv's, say) ran the
-# listing's loop about 1.5x slower here, which would flatter flakegate.
+# listing's loop 1.1x-1.6x slower here, which would flatter flakegate.
 python=${PYTHON:-}
 if [[ -z $python ]]; then
 	python=python3
