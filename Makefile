@@ -4,7 +4,7 @@ BIN      ?= bin/flakegate
 DEMO_DIR ?= $(CURDIR)/out/demo
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build demo test
+.PHONY: build demo test bench
 
 # demo and test first install what they need when it is missing
 # (scripts/setup.sh: apt-get as root, else the one apt-get line and a stop;
@@ -24,3 +24,8 @@ demo:
 test:
 	NO_SETUP='$(NO_SETUP)' scripts/setup.sh test
 	scripts/test.sh
+
+# bench runs every benchmark whose figure bench/README.md quotes and writes
+# bench/results/DATE.txt; ONLY="classify digest" runs a subset.
+bench:
+	ONLY="$(ONLY)" bench/all.sh

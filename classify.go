@@ -1,8 +1,8 @@
 package flakegate
 
 import (
-	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate/canonjson"
@@ -55,7 +55,7 @@ func watchedPathInDiff(r *Record) (string, bool) {
 
 func fixtureDigestDiffers(r *Record) (string, bool) {
 	if r.FixtureSHA256 != r.BaseFixtureSHA256 {
-		return fmt.Sprintf("fixture_sha256 %s differs from base_fixture_sha256 %s", truncate(r.FixtureSHA256, 16), truncate(r.BaseFixtureSHA256, 16)), true
+		return "fixture_sha256 " + truncate(r.FixtureSHA256, 16) + " differs from base_fixture_sha256 " + truncate(r.BaseFixtureSHA256, 16), true
 	}
 	return "", false
 }
@@ -111,7 +111,7 @@ func envsDiffer(r *Record) (string, bool) {
 		c, cok := r.CandidateEnv.Get(k)
 		b, bok := r.BaseEnv.Get(k)
 		if cok != bok || (cok && !sameValue(c, b)) {
-			return fmt.Sprintf("candidate and base differ in %s", k), true
+			return "candidate and base differ in " + k, true
 		}
 	}
 	return "", false
@@ -143,7 +143,7 @@ func always(r *Record) (string, bool) {
 			fails++
 		}
 	}
-	tried := fmt.Sprintf("candidate failed %d of %d attempts", fails, 1+len(r.RetryResults))
+	tried := "candidate failed " + strconv.Itoa(fails) + " of " + strconv.Itoa(1+len(r.RetryResults)) + " attempts"
 	switch {
 	case r.BaseSeedResult.Str == "fail":
 		return tried + "; the same seed fails on base", true

@@ -12,7 +12,13 @@ type that the listing refuses too (diff_paths or retry_results not a list,
 transcript_complete 0 or null, base_seed_result a number or null), so both
 sides label them INCOMPLETE.
 
-Usage: genrecords.py OUT [--count N] [--seed S] [--small]
+With --python-spaced the records are the small ones written as a Python
+producer writes them by default: json.dumps's own separators (", " and
+": "), a seed above 2**53 in most records (up to 30 digits), a big
+integer counter, and extra keys whose value is null (fixture_generator_path,
+watch_paths, candidate_env and base_env null in some, x_* keys in all).
+
+Usage: genrecords.py OUT [--count N] [--seed S] [--small | --python-spaced]
 """
 
 from __future__ import annotations
@@ -155,20 +161,45 @@ def small_record(rnd: random.Random, i: int) -> dict:
     return rec
 
 
+def spaced_record(rnd: random.Random, i: int) -> dict:
+    """A small record as a Python producer writes it; see the module docstring."""
+    rec = small_record(rnd, i)
+    roll = rnd.random()
+    if roll < 0.6:
+        rec["seed"] = rnd.randint(2**53 + 1, 2**64)
+    elif roll < 0.8:
+        rec["seed"] = rnd.randint(2**64, 10**30)
+    rec["x_attempt_nonce"] = rnd.getrandbits(96)
+    rec["x_retry_of"] = None
+    rec["x_ci_job"] = None if rnd.random() < 0.7 else "job-%d" % rnd.randint(1, 999)
+    for key in ("fixture_generator_path", "watch_paths"):
+        if key not in rec and rnd.random() < 0.5:
+            rec[key] = None
+    if "candidate_env" not in rec and rnd.random() < 0.3:
+        rec["candidate_env"], rec["base_env"] = None, None
+    return rec
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description="write realistic run records, one per line")
     ap.add_argument("out")
     ap.add_argument("--count", type=int, default=200_000)
     ap.add_argument("--seed", type=int, default=1402)
-    ap.add_argument("--small", action="store_true", help="records of about 600 bytes, many wrong types")
+    kind = ap.add_mutually_exclusive_group()
+    kind.add_argument("--small", action="store_true", help="records of about 600 bytes, many wrong types")
+    kind.add_argument("--python-spaced", action="store_true",
+                      help="small records with json.dumps's default spacing, big integers and null extras")
     args = ap.parse_args(argv[1:])
     rnd = random.Random(args.seed)
     h = hashlib.sha256()
     with open(args.out, "wb") as f:
         for i in range(args.count):
-            rec = small_record(rnd, i) if args.small else record(rnd, i)
+            if args.python_spaced:
+                rec, separators = spaced_record(rnd, i), (", ", ": ")  # json.dumps's default
+            else:
+                rec, separators = (small_record(rnd, i) if args.small else record(rnd, i)), (",", ":")
             # Half written the way Go's encoder writes (UTF-8 kept), half ASCII-escaped.
-            line = json.dumps(rec, ensure_ascii=(i % 2 == 0), separators=(",", ":")).encode("utf-8") + b"\n"
+            line = json.dumps(rec, ensure_ascii=(i % 2 == 0), separators=separators).encode("utf-8") + b"\n"
             h.update(line)
             f.write(line)
     print(f"genrecords: {args.count} records, sha256 {h.hexdigest()[:16]}, {args.out}", file=sys.stderr)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // Append appends v in canonical form: the bytes of Python's
@@ -139,7 +138,7 @@ func (e *encoder) append(b []byte, v *Value) []byte {
 			b = append(b, v.Str...)
 			return append(b, '"')
 		}
-		return appendPythonString(b, v.Str)
+		return AppendPythonString(b, v.Str)
 	case KindArray:
 		b = append(b, '[')
 		for i := range v.Members {
@@ -153,9 +152,8 @@ func (e *encoder) append(b []byte, v *Value) []byte {
 		if e.reader != nil {
 			if ks := e.reader.knownOf(v.seq); ks != nil && len(ks.perm) == len(v.Members) {
 				// The keys' canonical text, with the separators, is known.
-				text := ks.keyText()
 				for n, k := range ks.perm {
-					b = append(b, text[n]...)
+					b = append(b, ks.text[n]...)
 					b = e.append(b, &v.Members[k.i].Value)
 				}
 				return append(b, '}')
@@ -174,7 +172,7 @@ func (e *encoder) append(b []byte, v *Value) []byte {
 				b = append(b, m.Key...)
 				b = append(b, '"')
 			} else {
-				b = appendPythonString(b, m.Key)
+				b = AppendPythonString(b, m.Key)
 			}
 			b = append(b, ':')
 			b = e.append(b, &m.Value)
@@ -217,80 +215,6 @@ func sortMembers(stack []sortKey, ms []Member) []sortKey {
 		return 0
 	})
 	return stack
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendPythonString writes s as json.dumps does with ensure_ascii=True.
-func appendPythonString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plain8(s[i:i+8]) {
-			i += 8
-			continue
-		}
-		c := s[i]
-		if c >= 0x20 && c < 0x7F && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		b = append(b, s[start:i]...)
-		if c < 0x80 {
-			switch c {
-			case '"':
-				b = append(b, '\\', '"')
-			case '\\':
-				b = append(b, '\\', '\\')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = appendU(b, rune(c))
-			}
-			i++
-			start = i
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x10000 {
-			r -= 0x10000
-			b = appendU(b, 0xD800+(r>>10))
-			b = appendU(b, 0xDC00+(r&0x3FF))
-		} else {
-			b = appendU(b, r)
-		}
-		i += n
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// plain8 reports whether 8 bytes are all printable ASCII other than '"'
-// and '\\': bytes that a canonical string keeps as they are.
-func plain8(s string) bool {
-	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	below := (x - ones*0x20) & ^x & highs // a byte < 0x20
-	above := (x + ones*(0x80-0x7F)) | x   // a byte >= 0x7F sets its high bit
-	quote := x ^ (ones * '"')
-	slash := x ^ (ones * '\\')
-	hasQuote := (quote - ones) & ^quote & highs
-	hasSlash := (slash - ones) & ^slash & highs
-	return (below | above&highs | hasQuote | hasSlash) == 0
-}
-
-func appendU(b []byte, r rune) []byte {
-	return append(b, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
 }
 
 // AppendPythonFloat appends f as Python's repr(float) writes it: the

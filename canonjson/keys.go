@@ -45,7 +45,7 @@ func (ks *Keys) Find(v *Value, slots []int32) {
 // remembers the slots for objects whose keys are a sequence rd knows.
 func (rd *Reader) Find(ks *Keys, v *Value, slots []int32) {
 	seq := rd.knownOf(v.seq)
-	if seq == nil || v.Kind != KindObject || len(seq.keys) != len(v.Members) {
+	if seq == nil || v.Kind != KindObject || len(seq.perm) != len(v.Members) {
 		ks.Find(v, slots)
 		return
 	}

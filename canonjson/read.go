@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -78,11 +77,11 @@ func precheck(s string) error {
 // memory: a value it returns holds until its next Read. Members and
 // elements are collected on a stack and copied into an arena when their
 // object or array closes, so a Reader allocates almost nothing per value.
-// It also remembers the key sequences of large objects (records from one
-// producer repeat them): an object whose keys follow one needs no
-// duplicate check, and its sorted key order and its members' slots for
-// Find are known already. The zero Reader is ready to use; a Reader is not
-// safe for concurrent use.
+// It also remembers the key sequences of objects (records from one
+// producer repeat them) in a trie (keyTrie): an object whose keys follow
+// one needs no duplicate check, and its sorted key order and its members'
+// slots for Find are known already. The zero Reader is ready to use; a
+// Reader is not safe for concurrent use.
 type Reader struct {
 	s      string
 	i      int
@@ -92,37 +91,13 @@ type Reader struct {
 	// seen holds one reusable key set per nesting depth, for objects too
 	// large for a linear duplicate scan.
 	seen []map[string]struct{}
-	// known are the key sequences of large objects read before, each free
-	// of duplicates; nextID is the id the next one gets, and sits in
-	// known[nextID%len(known)].
-	known  [8]knownSeq
-	nextID uint32
+	// keys are the key sequences of objects read before.
+	keys keyTrie
 	// sawHigh is set when a string read since reset may hold a byte of
 	// 0x7F or more.
 	sawHigh bool
 	enc     encoder
 	buf     []byte
-}
-
-// knownSeq is one remembered key sequence. Its slices are never written
-// again once set: an object being read may still follow keys of a
-// sequence that a nested object's read has replaced meanwhile.
-type knownSeq struct {
-	id   uint32
-	keys []string // nil: an empty place
-	// perm is the sorted member order of keys (sortMembers over them),
-	// computed when an object first has the keys whole.
-	perm []sortKey
-	// prefixes caches which known sequence is the first n keys of this
-	// one (-1 for none); emptied whenever a sequence is remembered.
-	prefixes []knownPrefixOf
-	// text[n] is the canonical text before the value of the n-th member
-	// in key order: '{' or ',', the quoted key, ':'.
-	text []string
-	// slots are the slots Find gives for slotsOf in an object with these
-	// keys, found when such an object is first asked about.
-	slots   []int32
-	slotsOf *Keys
 }
 
 // Read reads exactly one JSON value from s, as the package's Read does.
@@ -185,13 +160,19 @@ func (rd *Reader) read() (Value, error) {
 func (rd *Reader) reset(s string) {
 	rd.s, rd.i, rd.sawHigh = s, 0, false
 	rd.mstack, rd.marena = rd.mstack[:0], rd.marena[:0]
+	rd.keys.begin()
 }
 
 func (rd *Reader) fail(msg string) error { return &ReadError{rd.i, msg} }
 
 func (rd *Reader) skipSpace() {
-	if rd.i < len(rd.s) && rd.s[rd.i] > ' ' {
+	s, i := rd.s, rd.i
+	if i < len(s) && s[i] > ' ' {
 		return // records are mostly compact
+	}
+	if i+1 < len(s) && s[i] == ' ' && s[i+1] > ' ' {
+		rd.i = i + 1 // or written with json.dumps's ", " and ": "
+		return
 	}
 	rd.skipSpaceSlow()
 }
@@ -271,8 +252,9 @@ func (rd *Reader) literal(word string) error {
 const bigObject = 16
 
 // rememberObject is the member count from which an object's key sequence
-// is remembered: records have a dozen keys or more, the objects nested in
-// them (envs, attempts) fewer.
+// is added to the trie: records have a dozen keys or more, the objects
+// nested in them (envs, attempts) fewer. A smaller object whose keys
+// follow the trie (the first keys of a record) is known all the same.
 const rememberObject = 10
 
 // object reads an object's members, and the seq its Value gets; the
@@ -288,50 +270,46 @@ func (rd *Reader) object(depth int) ([]Member, uint32, error) {
 		return []Member{}, 0, nil
 	}
 	var seen map[string]struct{}
-	var follow []string // a known key sequence this object's keys follow so far
-	followK := -1       // its place in rd.known
-	var followID uint32 // and its id
+	// node is the trie node of the keys read so far while they follow the
+	// trie: a path of the trie holds no duplicate, so there is nothing to
+	// check. Once a key leaves the trie, node stays where it left.
+	node, follows := int32(0), true
 	base := len(rd.mstack)
 	for {
 		rd.skipSpace()
 		if rd.i >= len(rd.s) || rd.s[rd.i] != '"' {
 			return nil, 0, rd.fail("want a string key")
 		}
-		keyAt := rd.i
-		key, plain, err := rd.str()
-		if err != nil {
-			return nil, 0, err
+		var key string
+		plain := true
+		c, n := int32(0), 0
+		if follows {
+			c, n = rd.keys.next(node, rd.s[rd.i:])
 		}
-		// Python keeps the last of duplicate keys; a record that says two
-		// things about one key says nothing we can trust.
-		members := rd.mstack[base:]
-		n := len(members)
-		// While the keys follow a known duplicate-free sequence there is
-		// nothing to check.
-		if n == 0 {
-			follow, followK, followID = rd.knownPrefix(nil, key)
-		} else if follow != nil && (n >= len(follow) || follow[n] != key) {
-			follow, followK, followID = rd.knownPrefix(members, key)
-		}
-		switch {
-		case follow != nil:
-		case n < bigObject:
-			for i := range members {
-				if members[i].Key == key {
-					return nil, 0, &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
+		if c != 0 {
+			// The key the last object with these keys had next.
+			rd.i += n
+			key, node = rd.keys.nodes[c].key, c
+		} else {
+			keyAt := rd.i
+			var err error
+			if key, plain, err = rd.str(); err != nil {
+				return nil, 0, err
+			}
+			if follows {
+				if c := rd.keys.child(node, key); c != 0 {
+					node = c
+				} else {
+					follows = false
 				}
 			}
-		default:
-			if seen == nil {
-				seen = rd.keySet(depth)
-				for i := range members {
-					seen[members[i].Key] = struct{}{}
+			// Python keeps the last of duplicate keys; a record that
+			// says two things about one key says nothing we can trust.
+			if !follows {
+				if err := rd.duplicate(base, depth, &seen, keyAt, key); err != nil {
+					return nil, 0, err
 				}
 			}
-			if _, dup := seen[key]; dup {
-				return nil, 0, &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
-			}
-			seen[key] = struct{}{}
 		}
 		rd.skipSpace()
 		if rd.i >= len(rd.s) || rd.s[rd.i] != ':' {
@@ -358,127 +336,56 @@ func (rd *Reader) object(depth int) ([]Member, uint32, error) {
 		case '}':
 			rd.i++
 			ms := rd.closeMembers(base)
-			if len(ms) < rememberObject {
-				return ms, 0, nil
-			}
-			// A nested object may have replaced the sequence followed;
-			// its keys, never written again, still held no duplicate.
-			if follow != nil && rd.known[followK].id != followID {
-				follow = nil
-			}
-			switch {
-			case len(follow) == len(ms):
-				return ms, rd.noteSorted(ms, followK), nil
-			case follow != nil:
-				// The keys are a proper prefix of a known sequence:
-				// find them whole, or know them from now on.
-				if k := rd.knownHead(followK, len(ms)); k >= 0 {
-					return ms, rd.noteSorted(ms, k), nil
+			if !follows {
+				if len(ms) < rememberObject {
+					return ms, 0, nil
+				}
+				// The keys past node passed the duplicate check.
+				if node = rd.keys.extend(node, ms[rd.keys.nodes[node].depth:]); node == 0 {
+					return ms, 0, nil
 				}
 			}
-			return ms, rd.noteSorted(ms, rd.remember(ms)), nil
+			rd.keys.sortedAt(node, ms)
+			return ms, uint32(node), nil
 		default:
 			return nil, 0, rd.fail("want ',' or '}' in object")
 		}
 	}
 }
 
-// knownPrefix returns a known key sequence that starts with the keys of
-// members and then key, its place in rd.known and its id, or nil.
-func (rd *Reader) knownPrefix(members []Member, key string) ([]string, int, uint32) {
-search:
-	for n := range rd.known {
-		k := rd.known[n].keys
-		if len(k) <= len(members) || k[len(members)] != key {
-			continue
-		}
+// duplicate returns the error for key, read at keyAt, when the members
+// of the object open since base hold it already. From bigObject members
+// on it keeps them in a key set, *seen.
+func (rd *Reader) duplicate(base, depth int, seen *map[string]struct{}, keyAt int, key string) error {
+	members := rd.mstack[base:]
+	if len(members) < bigObject {
 		for i := range members {
-			if k[i] != members[i].Key {
-				continue search
+			if members[i].Key == key {
+				return &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
 			}
 		}
-		return k, n, rd.known[n].id
-	}
-	return nil, -1, 0
-}
-
-// knownPrefixOf says a known sequence is the first n keys of another
-// known sequence (k is -1 when no known sequence is).
-type knownPrefixOf struct{ n, k int }
-
-// knownHead returns the place of the known sequence that is the first n
-// keys of known[of], or -1.
-func (rd *Reader) knownHead(of, n int) int {
-	ks := &rd.known[of]
-	for _, c := range ks.prefixes {
-		if c.n == n {
-			return c.k
-		}
-	}
-	k := -1
-	for j := range rd.known {
-		if keys := rd.known[j].keys; keys != nil && slices.Equal(keys, ks.keys[:n]) {
-			k = j
-			break
-		}
-	}
-	ks.prefixes = append(ks.prefixes, knownPrefixOf{n, k})
-	return k
-}
-
-// noteSorted returns the seq of an object whose members ms have exactly
-// the keys of known[k], computing their sorted order once.
-func (rd *Reader) noteSorted(ms []Member, k int) uint32 {
-	ks := &rd.known[k]
-	if ks.perm == nil {
-		ks.perm = sortMembers(nil, ms)
-	}
-	return ks.id + 1
-}
-
-// keyText returns ks.text, computing it once; ks.perm must be set.
-func (ks *knownSeq) keyText() []string {
-	if ks.text == nil {
-		ks.text = make([]string, len(ks.perm))
-		for n, k := range ks.perm {
-			sep := byte(',')
-			if n == 0 {
-				sep = '{'
-			}
-			ks.text[n] = string(append(appendPythonString([]byte{sep}, ks.keys[k.i]), ':'))
-		}
-	}
-	return ks.text
-}
-
-// knownOf returns the known sequence that seq (of a Value this Reader
-// read) names, or nil when it names none or one replaced since.
-func (rd *Reader) knownOf(seq uint32) *knownSeq {
-	if seq == 0 {
 		return nil
 	}
-	ks := &rd.known[(seq-1)%uint32(len(rd.known))]
-	if ks.keys == nil || ks.id != seq-1 {
-		return nil
+	if *seen == nil {
+		*seen = rd.keySet(depth)
+		for i := range members {
+			(*seen)[members[i].Key] = struct{}{}
+		}
 	}
-	return ks
+	if _, dup := (*seen)[key]; dup {
+		return &ReadError{keyAt, fmt.Sprintf("duplicate key %q", key)}
+	}
+	(*seen)[key] = struct{}{}
+	return nil
 }
 
-// remember keeps the keys of ms, which hold no duplicates, as a known
-// sequence in place of the oldest one, and returns its place.
-func (rd *Reader) remember(ms []Member) int {
-	keys := make([]string, len(ms))
-	for i := range ms {
-		keys[i] = strings.Clone(ms[i].Key)
+// knownOf returns the sorted keys of the trie node that seq (of a Value
+// this Reader read last) names, or nil when it names none.
+func (rd *Reader) knownOf(seq uint32) *sortedKeys {
+	if seq == 0 || int(seq) >= len(rd.keys.nodes) {
+		return nil
 	}
-	id := rd.nextID
-	rd.nextID++
-	k := int(id % uint32(len(rd.known)))
-	rd.known[k] = knownSeq{id: id, keys: keys}
-	for i := range rd.known {
-		rd.known[i].prefixes = nil
-	}
-	return k
+	return rd.keys.nodes[seq].sorted
 }
 
 // memberValue reads the value of the member in stack slot at. A scalar is

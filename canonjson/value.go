@@ -30,9 +30,9 @@ type Value struct {
 	// hintKeyPlain, hintFloat and hintReprFloat. Only a Reader's own
 	// hash (ReadSum) trusts it: a caller may edit a Value it was given.
 	hint uint8
-	// seq is, on an object a Reader read, the id+1 of the Reader's known
-	// key sequence that its keys are exactly (0: none). Like hint, only
-	// the Reader that set it reads it.
+	// seq is, on an object a Reader read, the node of the Reader's key
+	// trie that its keys are exactly (0: none). Like hint, only the
+	// Reader that set it reads it.
 	seq uint32
 	// Str is the decoded string for KindString and the number's literal
 	// text for KindNumber.

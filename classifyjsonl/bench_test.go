@@ -43,15 +43,24 @@ func benchRun(b *testing.B, data []byte) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*bytes.Count(data, []byte("\n"))), "ns/record")
 }
 
-// BenchmarkRunLarge and BenchmarkRunSmall stream 20,000 of the bench
-// script's records (about 1.5 KB and 600 bytes) through every core.
+// BenchmarkRunLarge, BenchmarkRunSmall and BenchmarkRunPythonSpaced
+// stream 20,000 of the bench script's records (about 1.5 KB, 600 bytes,
+// and 800 bytes with json.dumps's default spacing, big integers and nulls)
+// through every core.
 func BenchmarkRunLarge(b *testing.B) { benchRun(b, loadLines(b, "records.jsonl", 20000)) }
 func BenchmarkRunSmall(b *testing.B) { benchRun(b, loadLines(b, "records-small.jsonl", 20000)) }
+func BenchmarkRunPythonSpaced(b *testing.B) {
+	benchRun(b, loadLines(b, "records-python-spaced.jsonl", 20000))
+}
 
-// BenchmarkClassifierLarge and BenchmarkClassifierSmall are one core's
-// loop over the records, decision JSON included.
+// BenchmarkClassifierLarge, BenchmarkClassifierSmall and
+// BenchmarkClassifierPythonSpaced are one core's loop over the records,
+// decision JSON included.
 func BenchmarkClassifierLarge(b *testing.B) { benchClassifier(b, "records.jsonl") }
 func BenchmarkClassifierSmall(b *testing.B) { benchClassifier(b, "records-small.jsonl") }
+func BenchmarkClassifierPythonSpaced(b *testing.B) {
+	benchClassifier(b, "records-python-spaced.jsonl")
+}
 
 func benchClassifier(b *testing.B, name string) {
 	data := loadLines(b, name, 20000)
