@@ -85,8 +85,13 @@ func (l Level) Describe(lim Limits, overlay bool) string {
 func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay bool) error {
 	goCache := s.HostGoCache
 	s.HostGoCache = ""
-	if err := s.probeLevel(ctx, dir, env, overlay); err != nil {
+	warm, err := s.probeLevel(ctx, dir, env, overlay, goCache)
+	if err != nil {
 		return err
+	}
+	if warm {
+		s.HostGoCache = goCache
+		return nil
 	}
 	if goCache == "" {
 		return nil
@@ -108,9 +113,13 @@ func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay b
 	return nil
 }
 
-func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, overlay bool) error {
+// probeLevel finds the level. Its first try (the highest level) also
+// tries goCache, when there is one, in the same attempt: warm says that
+// it worked, and spares the check a second probe attempt. A first try
+// that fails is tried again without the cache before a lower level is.
+func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, overlay bool, goCache string) (warm bool, err error) {
 	if !selfHelper.Load() {
-		return errors.New("this binary does not run the sandbox helper")
+		return false, errors.New("this binary does not run the sandbox helper")
 	}
 	s.Level = Level{}
 	sweepCgroups()
@@ -125,21 +134,37 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 	}
 	tree, err := os.MkdirTemp(dir, "probe-")
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.RemoveAll(tree)
 	if err := os.WriteFile(filepath.Join(tree, "probe"), []byte("probe\n"), 0o644); err != nil {
-		return err
+		return false, err
 	}
-	try := func(lv Level, ov bool) error {
+	run := func(lv Level, ov bool, cache string) error {
 		p := *s
-		p.Level, p.Overlay, p.Tree, p.oneShot = lv, ov, tree, true
+		p.Level, p.Overlay, p.Tree, p.oneShot, p.HostGoCache = lv, ov, tree, true, cache
 		p.Limits = Limits{Memory: 256 << 20, Pids: 64, Tmp: 16 << 20, Disk: 16 << 20}
-		out := Run(ctx, Command{Argv: []string{"sh", "-c", "echo x > probe && test -w /tmp && read l < probe"}, Dir: tree, Env: env, Sandbox: &p, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
+		script := "echo x > probe && test -w /tmp && read l < probe"
+		if cache != "" {
+			script += " && test -d " + SandboxGoCache + " && echo x > " + SandboxGoCache + "/.probe"
+		}
+		out := Run(ctx, Command{Argv: []string{"sh", "-c", script}, Dir: tree, Env: env, Sandbox: &p, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
 		if out.Result != Pass {
 			return errors.New(strings.TrimSpace(out.Reason + " " + lastLine(out.Tail)))
 		}
 		return nil
+	}
+	first := true
+	try := func(lv Level, ov bool) error {
+		if first && goCache != "" {
+			first = false
+			if run(lv, ov, goCache) == nil {
+				warm = true
+				return nil
+			}
+		}
+		first = false
+		return run(lv, ov, "")
 	}
 	var why []string
 	if uid, gid, ok := dropIdentity(); ok {
@@ -148,7 +173,7 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 		if overlay {
 			if err := try(lv, true); err == nil {
 				s.Level, s.Overlay = lv, true
-				return nil
+				return warm, nil
 			} else {
 				why = append(why, "no overlay: "+err.Error())
 			}
@@ -156,7 +181,7 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 		if err := try(lv, false); err == nil {
 			s.Level, s.Overlay = lv, false
 			s.Level.Missing = append(s.Level.Missing, why...)
-			return nil
+			return warm, nil
 		} else {
 			why = append(why, "cannot run as uid "+strconv.Itoa(uid)+": "+err.Error())
 		}
@@ -165,9 +190,9 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 	}
 	lv := s.Level
 	if err := try(lv, false); err != nil {
-		return errors.New(strings.Join(append(why, err.Error()), "; "))
+		return false, errors.New(strings.Join(append(why, err.Error()), "; "))
 	}
 	s.Level, s.Overlay = lv, false
 	s.Level.Missing = append(s.Level.Missing, why...)
-	return nil
+	return warm, nil
 }
