@@ -27,8 +27,8 @@ type helperSpec struct {
 	// upper layers are Persist/tree and Persist/gocache, kept after it.
 	Persist string `json:"persist,omitempty"`
 	// Standby: build the whole sandbox, join the cgroup and start bwrap
-	// now: its command is the waiting command (exec_linux.go), which
-	// gets the attempt's argv from flakegate on descriptor 6 (passed on
+	// now: its command is the waiting command (exec.go), which gets the
+	// attempt's command line from flakegate on descriptor 6 (passed on
 	// to it as execFD). A standby is started while the attempt before it
 	// runs, so that none of this (the cgroup join alone waits about 11 ms
 	// on cgroup v1, for an RCU grace period) is in the attempt's time.
