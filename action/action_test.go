@@ -332,14 +332,7 @@ func TestActionSteps(t *testing.T) {
 	}
 
 	const pw = "Action-pw-9137"
-	withPassword := func(dsn string) string {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u.User = url.UserPassword(u.User.Username(), pw)
-		return u.String()
-	}
+	withPassword := func(dsn string) string { return pgtest.WithPassword(t, dsn, pw) }
 	live := withPassword(pgtest.DSN(t))
 	if err := postgres.Migrate(context.Background(), live); err != nil {
 		t.Fatal(err)

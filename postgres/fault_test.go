@@ -33,7 +33,7 @@ func TestServerStopped(t *testing.T) {
 		op   func(s *Store) error
 	}
 	run := func(t *testing.T, tc testCase) {
-		dsn := withPassword(t, c.DSN(t), pw)
+		dsn := pgtest.WithPassword(t, c.DSN(t), pw)
 		s := openDSN(t, dsn)
 		s.Now = func() time.Time { return time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC) }
 		if err := s.Grant(ctx, f, false); err != nil {

@@ -44,18 +44,6 @@ func queryInt(t testing.TB, dsn, sql string) int {
 	return n
 }
 
-// withPassword returns dsn with a password added; the test clusters trust
-// local connections, so any password logs in.
-func withPassword(t testing.TB, dsn, pw string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(u.User.Username(), pw)
-	return u.String()
-}
-
 // withParam returns dsn with the URL parameter k set to v.
 func withParam(t testing.TB, dsn, k, v string) string {
 	t.Helper()
@@ -271,7 +259,7 @@ func TestOpenSchemes(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	const pw = "s3cret-Passw0rd"
-	live := withPassword(t, pgtest.DSN(t), pw)
+	live := pgtest.WithPassword(t, pgtest.DSN(t), pw)
 	down := withParam(t, live, "host", t.TempDir()) // a folder with no server socket in it
 	u, _ := url.Parse(live)
 	u.Path = "/no_such_database"

@@ -213,14 +213,7 @@ func TestDoctorHelpGolden(t *testing.T) {
 func TestDoctorPostgres(t *testing.T) {
 	needDoctorBwrap(t)
 	const pw = "Doctor-pw-4242"
-	withPassword := func(dsn string) string {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u.User = url.UserPassword(u.User.Username(), pw)
-		return u.String()
-	}
+	withPassword := func(dsn string) string { return pgtest.WithPassword(t, dsn, pw) }
 	fresh := withPassword(pgtest.DSN(t))
 	migrated := withPassword(pgtest.DSN(t))
 	if err := postgres.Migrate(context.Background(), migrated); err != nil {

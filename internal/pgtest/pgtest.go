@@ -57,6 +57,19 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// WithPassword returns dsn with the password pw: the test clusters trust
+// local connections, so any password logs in, and a test can look for it
+// in what it must never show.
+func WithPassword(tb testing.TB, dsn, pw string) string {
+	tb.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), pw)
+	return u.String()
+}
+
 // DSN returns the URL of a new, empty database that is dropped when tb
 // ends. It uses $FLAKEGATE_TEST_DSN's server when set, else a cluster
 // started once per test binary.
