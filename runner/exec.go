@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -24,8 +25,8 @@ const execFD = 5
 
 // execScript is the waiting command: sh -c execScript. A standby left
 // unused gets no line and exits.
-const execScript = `nl='
-'; IFS= read -r c <&5 || exit 0; exec 5<&-; eval "exec $c"`
+var execScript = `nl='
+'; IFS= read -r c <&` + strconv.Itoa(execFD) + ` || exit 0; exec ` + strconv.Itoa(execFD) + `<&-; eval "exec $c"`
 
 // execArgv is bwrap's command in a standby.
 var execArgv = []string{"/bin/sh", "-c", execScript}

@@ -77,7 +77,7 @@ func helperMain(arg string) int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{os.NewFile(3, "status"), os.NewFile(4, "seccomp")}
 	if spec.Standby {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(helperSpecFD, "attempt")) // execFD
+		cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(helperSpecFD, "attempt")) // execFD in bwrap: 3 + its index
 		cmd.Env = execEnv
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
