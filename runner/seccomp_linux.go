@@ -41,32 +41,112 @@ var newNamespaceFlags = []uint64{
 	unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWCGROUP, unix.CLONE_NEWTIME,
 }
 
+// residencyCalls tell whether a file's pages are in the host's page
+// cache, which every attempt shares (the tree's lower layer, /usr, the
+// shares): denied whole, so that a retry cannot ask whether an earlier
+// attempt read or evicted a file. process_madvise is denied whole too:
+// it takes the advice madvise's rule below refuses.
+var residencyCalls = []string{"mincore", "cachestat", "process_madvise"}
+
+// evictAdvice is the advice that drops a file's pages from the page
+// cache (fadvise64's POSIX_FADV_DONTNEED and NOREUSE, madvise's
+// MADV_COLD and MADV_PAGEOUT): an attempt must not change what the next
+// one finds cached. Loading pages (reading, WILLNEED) is not refused;
+// what an attempt loads is reclaimed with its cgroup (cgroup_linux.go).
+var evictAdvice = []struct {
+	call string
+	arg  uint32
+	vals []uint64
+}{
+	{"fadvise64", 3, []uint64{unix.FADV_DONTNEED, unix.FADV_NOREUSE}},
+	{"madvise", 2, []uint64{unix.MADV_COLD, unix.MADV_PAGEOUT}},
+}
+
+// nowaitCalls take RWF_NOWAIT in their flags (argument 5), which makes a
+// read fail with EAGAIN when the data is not cached: a residency probe.
+var nowaitCalls = []string{"preadv2", "pwritev2"}
+
+// setIDMode lists the calls that take a file mode, with the mode's
+// argument: a mode with S_ISUID or S_ISGID is refused, so nothing an
+// attempt writes is set-id on the host (an idmapped share, or a reset
+// tree). The kernel reads the mode as a umode_t (16 bits): the filter
+// reads the low word, where both bits are. openat2, whose mode is in a
+// struct no filter can read, fails with ENOSYS (libc falls back to
+// openat). File capabilities need CAP_SETFCAP, which no attempt holds.
+var setIDMode = []struct {
+	call string
+	arg  uint32
+}{
+	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2},
+	{"open", 2}, {"openat", 3}, {"creat", 1},
+	{"mkdir", 1}, {"mkdirat", 2}, {"mknod", 1}, {"mknodat", 2},
+}
+
+// lowWordIs is the conditions under which argument arg's low 32 bits
+// are v, whatever its high bits: the kernel reads an int argument (an
+// advice) from the low word only, so a comparison of all 64 bits could
+// be stepped around with a high bit set.
+func lowWordIs(arg uint32, v uint64) seccomp.ArgumentConditions {
+	c := seccomp.ArgumentConditions{{Argument: arg, Operation: seccomp.BitsNotSet, Value: 0xffffffff &^ v}}
+	for bit := uint64(1); bit <= 0x80000000; bit <<= 1 {
+		if v&bit != 0 {
+			c = append(c, seccomp.Condition{Argument: arg, Operation: seccomp.BitsSet, Value: bit})
+		}
+	}
+	return c
+}
+
 // seccompProgram is the attempt's seccomp filter as the raw BPF program
 // bwrap's --seccomp reads (struct sock_filter[], native byte order). It
-// allows everything but deniedSyscalls, clone with a namespace flag, and
-// clone3, whose flags a filter cannot read: it fails with ENOSYS, so
-// libc falls back to clone, which the filter can read. A process of
-// another architecture (32-bit code on a 64-bit kernel) is killed.
+// allows everything but deniedSyscalls, clone with a namespace flag, the
+// page-cache probes and evictions, set-id modes, and clone3 and openat2,
+// whose flags and mode a filter cannot read: they fail with ENOSYS, so
+// libc falls back to clone and openat, which the filter can read (as it
+// does for Linux AIO's io_setup, whose requests can carry RWF_NOWAIT). A
+// process of another architecture (32-bit code on a 64-bit kernel) is
+// killed.
 var seccompProgram = sync.OnceValues(func() ([]byte, error) {
-	group := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: deniedSyscalls}
+	native, err := arch.GetInfo("")
+	if err != nil {
+		return nil, err
+	}
+	known := func(names []string) []string { // the calls this architecture has (arm64 has no open, chmod, ...)
+		var out []string
+		for _, n := range names {
+			if _, ok := native.SyscallNames[n]; ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	group := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: known(append(append([]string(nil), deniedSyscalls...), residencyCalls...))}
+	cond := func(name string, c seccomp.ArgumentConditions) {
+		if len(known([]string{name})) == 1 {
+			group.NamesWithCondtions = append(group.NamesWithCondtions, seccomp.NameWithConditions{Name: name, Conditions: c})
+		}
+	}
 	for _, flag := range newNamespaceFlags {
-		group.NamesWithCondtions = append(group.NamesWithCondtions, seccomp.NameWithConditions{
-			Name:       "clone",
-			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: flag}},
-		})
+		cond("clone", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: flag}})
+	}
+	for _, e := range evictAdvice {
+		for _, v := range e.vals {
+			cond(e.call, lowWordIs(e.arg, v))
+		}
+	}
+	for _, n := range nowaitCalls {
+		cond(n, seccomp.ArgumentConditions{{Argument: 5, Operation: seccomp.BitsSet, Value: unix.RWF_NOWAIT}})
+	}
+	for _, m := range setIDMode {
+		cond(m.call, seccomp.ArgumentConditions{{Argument: m.arg, Operation: seccomp.BitsSet, Value: unix.S_ISUID | unix.S_ISGID}})
 	}
 	policy := seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls: []seccomp.SyscallGroup{
 			group,
-			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
+			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: known([]string{"clone3", "openat2", "io_setup"})},
 		},
 	}
 	insns, err := policy.Assemble()
-	if err != nil {
-		return nil, err
-	}
-	native, err := arch.GetInfo("")
 	if err != nil {
 		return nil, err
 	}
