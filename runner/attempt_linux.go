@@ -165,12 +165,30 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 			return nil, err
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
+		var cacheNS *os.File // descriptor 8, closed when there is none
 		if s.HostGoCache != "" {
 			owner, err := ownerOf(s.HostGoCache)
 			if err != nil {
 				return nil, err
 			}
-			ns, err := idmapUserns(owner[0], owner[1], lv.UID, lv.GID)
+			if cacheNS, err = idmapUserns(owner[0], owner[1], lv.UID, lv.GID); err != nil {
+				return nil, err
+			}
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, cacheNS)
+		if len(s.RW) > 0 {
+			// The shares are idmapped from the share identity, not the
+			// tree's owner: what the attempt writes there is neither
+			// root's nor flakegate's on the host.
+			uid, gid := shareIdentity()
+			for _, p := range s.RW {
+				if _, err := os.Lstat(p); err == nil {
+					if err := handOver(p, r.owner, uid, gid); err != nil {
+						return nil, err
+					}
+				}
+			}
+			ns, err := idmapUserns(uid, gid, lv.UID, lv.GID)
 			if err != nil {
 				return nil, err
 			}
@@ -372,6 +390,9 @@ func (r *sandboxRun) cleanup() {
 	if r.cg != nil {
 		cg := r.cg
 		cg.kill()
+		if r.cmd != nil && r.cmd.ProcessState != nil {
+			cg.reclaim() // before the next attempt can start: what this one read leaves the cache
+		}
 		cgroupsGone.Add(1)
 		go func() {
 			defer cgroupsGone.Done()

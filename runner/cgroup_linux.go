@@ -235,6 +235,27 @@ func (cg *attemptCgroup) kill() {
 	}
 }
 
+// reclaim drops from memory what the attempt's cgroup is charged with
+// once its processes are gone: the page cache (and the dentries and
+// inodes) of every file it was the first to read. Without it a file an
+// attempt read would stay cached, and a retry could tell it is not the
+// first by a page fault that needed no disk read (getrusage's
+// ru_majflt, /proc/self/io) or by how long a read took, none of which a
+// filter can refuse. What was cached before the attempt is charged to
+// whoever read it first and stays; what the attempt could have evicted
+// is refused by the filter (seccomp_linux.go). Best effort: a kernel
+// without the knob (cgroup v2 before Linux 5.19) keeps the pages.
+func (cg *attemptCgroup) reclaim() {
+	if cg.host.v2 {
+		cur, err := os.ReadFile(filepath.Join(cg.dirs[0], "memory.current"))
+		if err == nil && strings.TrimSpace(string(cur)) != "0" {
+			_ = os.WriteFile(filepath.Join(cg.dirs[0], "memory.reclaim"), []byte(strings.TrimSpace(string(cur))), 0)
+		}
+		return
+	}
+	_ = os.WriteFile(filepath.Join(cg.dirs[0], "memory.force_empty"), []byte("0"), 0)
+}
+
 // remove kills whatever is left in the attempt's cgroup and removes it,
 // waiting up to a second for the kernel to let it go.
 func (cg *attemptCgroup) remove() {

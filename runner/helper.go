@@ -59,10 +59,12 @@ type helperReport struct {
 // standby's attempt argv, passed on to bwrap (and its waiting command)
 // as execFD; 7, when present, is the user namespace whose mapping
 // idmaps the tree; 8, when present, the one that idmaps the host's Go
-// build cache.
+// build cache; 9, when present, the one that idmaps the sandbox.rw
+// folders (the share identity's files appear as the attempt's).
 const (
 	helperReportFD      = 5
 	helperSpecFD        = 6
 	helperUsernsFD      = 7
 	helperCacheUsernsFD = 8
+	helperShareUsernsFD = 9
 )

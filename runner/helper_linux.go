@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -411,4 +412,132 @@ func dropIdentity() (uid, gid int, ok bool) {
 		}
 	}
 	return uid, gid, true
+}
+
+// shareIdentity is the host identity that owns what an attempt writes to
+// a sandbox.rw folder when flakegate runs as root: neither root, nor
+// flakegate's user, nor nobody (whom the attempt runs as, and who owns
+// nothing). It is the first uid from 65533 down, and the first gid,
+// that /etc/passwd and /etc/group do not name, so that no account of
+// this host owns the files; the same on every check of the host.
+var shareIdentity = sync.OnceValues(func() (int, int) {
+	return freeID("/etc/passwd", 65533), freeID("/etc/group", 65533)
+})
+
+// freeID is the first id from start down that the file's third field
+// never names (60000 when all are taken).
+func freeID(file string, start int) int {
+	taken := map[int]bool{}
+	if b, err := os.ReadFile(file); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Split(line, ":"); len(f) > 2 {
+				if id, err := strconv.Atoi(f[2]); err == nil {
+					taken[id] = true
+				}
+			}
+		}
+	}
+	for id := start; id > 60000; id-- {
+		if !taken[id] {
+			return id
+		}
+	}
+	return 60000
+}
+
+// handedOver records the sandbox.rw folders given to the share identity
+// by this process.
+var (
+	handedMu   sync.Mutex
+	handedOver = map[string]bool{}
+)
+
+// handOver gives a sandbox.rw folder, and what in it the tree's owner
+// owns, to the share identity, once per process: the attempt, seen as
+// that identity through the folder's idmapped mount, can then write what
+// it could write before, and what it writes is the share identity's on
+// the host. Files of other owners stay theirs (the attempt could not
+// write them before either). The walk opens every folder relative to
+// its parent without following symbolic links, so a link an attempt
+// left (or swaps in while the walk runs) cannot make root change an
+// owner outside the folder.
+func handOver(dir string, owner [2]int, uid, gid int) error {
+	handedMu.Lock()
+	defer handedMu.Unlock()
+	if handedOver[dir] {
+		return nil
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			return handOverEntry(unix.AT_FDCWD, dir, owner, uid, gid)
+		}
+		return err
+	}
+	if err := handOverEntry(fd, "", owner, uid, gid); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	if err := handOverTree(fd, owner, uid, gid); err != nil {
+		return fmt.Errorf("handing %s to the sandbox's share identity: %w", dir, err)
+	}
+	handedOver[dir] = true
+	return nil
+}
+
+// handOverTree hands over every entry under the open folder fd, and
+// closes it.
+func handOverTree(fd int, owner [2]int, uid, gid int) error {
+	f := os.NewFile(uintptr(fd), "")
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := handOverEntry(fd, e.Name(), owner, uid, gid); err != nil {
+			return err
+		}
+		if !e.IsDir() {
+			continue
+		}
+		sub, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOENT) {
+			continue // swapped for a link or removed since it was listed: not followed
+		}
+		if err != nil {
+			return err
+		}
+		if err := handOverTree(sub, owner, uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handOverEntry gives name under fd ("" for fd itself) to uid and gid
+// where the owner owns it, without following a link.
+func handOverEntry(fd int, name string, owner [2]int, uid, gid int) error {
+	flags := unix.AT_SYMLINK_NOFOLLOW
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, name, &st, flags); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	nu, ng := -1, -1
+	if int(st.Uid) == owner[0] {
+		nu = uid
+	}
+	if int(st.Gid) == owner[1] {
+		ng = gid
+	}
+	if nu == -1 && ng == -1 {
+		return nil
+	}
+	return unix.Fchownat(fd, name, nu, ng, flags)
 }

@@ -18,10 +18,14 @@ import (
 //
 // A standby helper builds all of it, the tree and the Go build cache
 // included, while the attempt before runs. Every mount is nosuid; only
-// /dev's device nodes are not nodev.
+// /dev's device nodes (read-only) are not nodev.
 
 // devNodes are the device nodes of the attempt's /dev, bound from the
-// host's, as bwrap's --dev has them.
+// host's, as bwrap's --dev has them, but read-only: a write to a device
+// needs no writable mount, while changing the node's times, mode, owner
+// or xattrs does, so no attempt can leave a mark on a host node (touch
+// /dev/full) for a later one to read. nodev stays off: on a nodev mount
+// the nodes could not be opened at all.
 var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // devLinks are /dev's symlinks, as bwrap's --dev has them.
@@ -81,7 +85,7 @@ func (spec *helperSpec) rootStep(R string, op rootOp) error {
 		if err := mountPoint(dst, !fi.IsDir()); err != nil {
 			return err
 		}
-		if err := idmapBind(op.Src, dst, helperUsernsFD); err != nil {
+		if err := idmapBind(op.Src, dst, helperShareUsernsFD); err != nil {
 			return err
 		}
 		return setAttr(dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
@@ -115,7 +119,8 @@ func (spec *helperSpec) rootStep(R string, op rootOp) error {
 }
 
 // buildDev makes the attempt's /dev at dst: a small tmpfs with the host's
-// harmless device nodes bound in, its own devpts, and the usual links.
+// harmless device nodes bound in read-only, its own devpts, and the usual
+// links.
 func buildDev(dst string) error {
 	if err := mountPoint(dst, false); err != nil {
 		return err
@@ -131,7 +136,7 @@ func buildDev(dst string) error {
 		if err := unix.Mount("/dev/"+n, p, "", unix.MS_BIND, ""); err != nil {
 			return fmt.Errorf("/dev/%s: %w", n, err)
 		}
-		if err := setAttr(p, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
+		if err := setAttr(p, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
 			return err
 		}
 	}
