@@ -31,7 +31,12 @@
 # alternating which side goes first. Prints each round and the medians.
 # Aims: at most 30 ms/attempt at 50,000 files; big at most 1.5x small.
 #
+# With PEER (another built binary, e.g. main's) every round times the
+# peer too, in alternating order with this binary on the same
+# repositories, and the medians are printed for both with their ratio.
+#
 # Environment: FLAKEGATE (a built binary; default: go build ./cmd/flakegate),
+# PEER,
 # ROUNDS, BENCH_CACHE, SKIP_PREP=1 (skip the preparation timing, minutes on
 # the big repository), PREP_ONLY=1 (only the preparation timing; with
 # BENCH_CACHE on a tmpfs such as /dev/shm it leaves out the disk, whose
@@ -56,6 +61,12 @@ if [ -z "$fg" ]; then
 	fg=$PWD/bench/out/flakegate
 fi
 fg=$(cd "$(dirname "$fg")" && pwd)/$(basename "$fg")
+self=$fg
+peer=${PEER:-}
+if [ -n "$peer" ]; then
+	peer=$(cd "$(dirname "$peer")" && pwd)/$(basename "$peer")
+	echo "# peer: $peer"
+fi
 
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
 export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
@@ -159,6 +170,15 @@ for r in $(seq 1 "$rounds"); do
 	[ $((r % 2)) -eq 0 ] && order="big small"
 	line="round $r:"
 	[ "${PREP_ONLY:-}" = 1 ] && order=""
+	whos="self"
+	if [ -n "$peer" ]; then
+		whos="self peer"
+		[ $((r % 2)) -eq 0 ] && whos="peer self"
+	fi
+	for who in $whos; do
+	fg=$self
+	[ "$who" = peer ] && fg=$peer
+	line="$line [$who]"
 	for side in $order; do
 		f=$({ time check "$cache/$side"; } 2>&1)
 		b=$({ time bare "$cache/$side"; } 2>&1)
@@ -170,11 +190,15 @@ for r in $(seq 1 "$rounds"); do
 		grep -q "$seeds PASS" "$cache/check.stderr" || { cat "$cache/check.stderr" >&2; exit 3; }
 		u=$(awk -v f="$fu" -v b="$b" -v n=$seeds 'BEGIN {printf "%.1f", (f - 2 * b) * 1000 / (2 * n)}')
 		check "$cache/$side" base40 cand40 # warm the 40-seed base results again
-		per[$side]="${per[$side]:-} $o"
-		marg[$side]="${marg[$side]:-} $m"
-		unc[$side]="${unc[$side]:-} $u"
+		key=$side
+		[ "$who" = peer ] && key=peer-$side
+		per[$key]="${per[$key]:-} $o"
+		marg[$key]="${marg[$key]:-} $m"
+		unc[$key]="${unc[$key]:-} $u"
 		line="$line $side check ${f}s bare ${b}s -> ${o} ms/attempt, 40 seeds ${f40}s -> marginal ${m} ms/attempt, uncached base ${fu}s -> ${u} ms/attempt;"
 	done
+	done
+	fg=$self
 	if [ "${SKIP_PREP:-}" = 1 ]; then
 		echo "$line"
 		continue
@@ -232,6 +256,17 @@ if [ "${PREP_ONLY:-}" != 1 ]; then
 	# shellcheck disable=SC2086
 	ub=$(median ${unc[big]})
 	echo "median overhead per attempt with the base replayed (40 attempts): small ${us} ms, big ${ub} ms; big/small $(awk -v a="$ub" -v b="$us" 'BEGIN {printf "%.2f", a / b}') (same aims)"
+	if [ -n "$peer" ]; then
+		for k in small big; do
+			# shellcheck disable=SC2086
+			a=$(median ${per[$k]}) b=$(median ${per[peer-$k]})
+			# shellcheck disable=SC2086
+			c=$(median ${marg[$k]}) d=$(median ${marg[peer-$k]})
+			# shellcheck disable=SC2086
+			e=$(median ${unc[$k]}) g=$(median ${unc[peer-$k]})
+			echo "peer, $k: overhead ${b} ms (this binary ${a} ms, $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a / b}')x), marginal ${d} ms (this ${c} ms), with the base replayed ${g} ms (this ${e} ms)"
+		done
+	fi
 	echo "attempt trees: $(grep -h 'attempt trees' "$cache/check.stderr" | sed 's/^attempt trees: //')"
 fi
 if [ "${#prep[@]}" -gt 0 ]; then
