@@ -290,6 +290,9 @@ func TestAttack24PageCacheLoad(t *testing.T) {
 		}
 		evictHost(t, cold)
 		if frac := residentFraction(t, cold); frac > 0.1 {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("the harness cannot evict %s from the page cache (%.0f%% cached): posix_fadvise DONTNEED does not work here", cold, 100*frac)
+			}
 			t.Skipf("the harness cannot evict %s from the page cache (%.0f%% cached)", cold, 100*frac)
 		}
 		a := newA16(t, m, config16("", "  ro: [\""+ro+"\"]\n"), libOK)
