@@ -273,11 +273,25 @@ PY
 // sandbox.ro folder is not in the page cache when the check starts (the
 // harness evicted it); attempt 0 finds it cold by its page faults (which
 // no filter can refuse), loads it by reading it, and fails; a retry that
-// finds it warm passes. Each attempt's cgroup is reclaimed before the
-// next attempt starts, so every attempt finds it cold: PROPERTY, and the
-// file is as cold after the check as before. Without a memory cgroup
+// finds it warm passes. Each failed attempt's cgroup is reclaimed before
+// the next attempt starts, so every attempt finds it cold: PROPERTY, and
+// the file is as cold after the check as before. Without a memory cgroup
 // (the non-root mode here) nothing reclaims the pages: a known gap.
 func TestAttack24PageCacheLoad(t *testing.T) {
+	pageCacheLoad(t, false)
+}
+
+// TestAttack24PageCacheLoadByBase: the same, but the candidate never
+// reads the file: the base's own test does (it passes), in the base
+// replay between attempt 0 and the retries. A base attempt's cgroup is
+// reclaimed whatever it did (only a candidate attempt that exits 0, which
+// ends its triple, keeps what it read cached), so the retries find the
+// file cold too: PROPERTY.
+func TestAttack24PageCacheLoadByBase(t *testing.T) {
+	pageCacheLoad(t, true)
+}
+
+func pageCacheLoad(t *testing.T, byBase bool) {
 	forModes(t, allModes16, func(t *testing.T, m mode16) {
 		ro := filepath.Join(t.TempDir(), "ro")
 		if err := os.Mkdir(ro, 0o755); err != nil {
@@ -295,7 +309,11 @@ func TestAttack24PageCacheLoad(t *testing.T) {
 			}
 			t.Skipf("the harness cannot evict %s from the page cache (%.0f%% cached)", cold, 100*frac)
 		}
-		a := newA16(t, m, config16("", "  ro: [\""+ro+"\"]\n"), libOK)
+		baseLib, load := libOK, "os.pread(fd, size, 0)"
+		if byBase {
+			baseLib, load = "ok() { cat \""+cold+"\" > /dev/null; return 0; }\n", "pass"
+		}
+		a := newA16(t, m, config16("", "  ro: [\""+ro+"\"]\n"), baseLib)
 		a.candidate("evil", map[string]string{"src/lib.sh": `ok() {
 	py=/usr/bin/python3; [ -x "$py" ] || py=python3
 	"$py" - <<'PY'
@@ -305,7 +323,7 @@ print("RESIDENT", how, "%.2f" % frac)
 if frac > 0.5:
     print("WARM-SEEN: a retry")
     sys.exit(0)
-os.pread(fd, size, 0)
+` + load + `
 sys.exit(1)
 PY
 }

@@ -41,7 +41,8 @@ func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *tre
 	if why != "" {
 		out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 	} else {
-		cmd := runner.Command{Argv: r.argv, Dir: at.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(at, ps)}
+		cmd := runner.Command{Argv: r.argv, Dir: at.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(at, ps),
+			KeepCacheOnPass: side == transcript.SideCandidate}
 		ev := evidence.New(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
 		if ev != nil {
 			cmd.Output = ev

@@ -28,6 +28,8 @@ type sandboxRun struct {
 	specW  *os.File // a standby's attempt descriptor
 	owner  [2]int   // the tree owner its idmapped mounts map
 	spent  bool     // cleaned up
+	ran    bool     // it ran an attempt's command (not a standby never used)
+	keep   bool     // Command.KeepCacheOnPass
 }
 
 // start starts the attempt's sandbox around c in dir. As root it takes
@@ -36,7 +38,11 @@ type sandboxRun struct {
 // the next standby.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
 	if !s.Level.Root || s.oneShot || s.Persist != "" {
-		return s.spawn(dir, c.Argv, c.Env, false)
+		r, err := s.spawn(dir, c.Argv, c.Env, false)
+		if r != nil {
+			r.ran, r.keep = true, c.KeepCacheOnPass
+		}
+		return r, err
 	}
 	owner, err := ownerOf(s.Tree)
 	if err != nil {
@@ -68,6 +74,7 @@ func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
 			}
 			return nil, err
 		}
+		r.ran, r.keep = true, c.KeepCacheOnPass
 		return r, nil
 	}
 }
@@ -390,7 +397,7 @@ func (r *sandboxRun) cleanup() {
 	if r.cg != nil {
 		cg := r.cg
 		cg.kill()
-		if r.cmd != nil && r.cmd.ProcessState != nil {
+		if r.ran && r.cmd != nil && r.cmd.ProcessState != nil && !(r.keep && r.cmd.ProcessState.ExitCode() == 0) {
 			cg.reclaim() // before the next attempt can start: what this one read leaves the cache
 		}
 		cgroupsGone.Add(1)

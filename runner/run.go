@@ -71,6 +71,14 @@ type Command struct {
 	// then looked up in Env's PATH inside the sandbox, and a relative Dir
 	// is refused.
 	Sandbox *Sandbox
+	// KeepCacheOnPass leaves what the attempt read in the page cache when
+	// it exits 0. Otherwise its memory cgroup is reclaimed before Run
+	// returns (cgroup_linux.go), so that an attempt that follows cannot
+	// tell it ran by what it left cached. The check sets it for candidate
+	// attempts: an exit 0 (a pass, or an error) ends its triple, so no
+	// retry follows that could tell, and a harmless candidate keeps its
+	// warm caches.
+	KeepCacheOnPass bool
 }
 
 // Outcome is what an attempt did.
