@@ -380,6 +380,11 @@ func (s *Sandbox) bwrapArgs(ops []rootOp) []string {
 		case "proc":
 			a = append(a, "--proc", op.Dst)
 		case "dev":
+			// bwrap's nodes are the host's, bound writable: bwrap 0.8 makes
+			// a bind read-only only together with nodev. An attempt can
+			// set their times to now (it owns none of them, so not their
+			// mode); the helper's root binds them read-only
+			// (root_linux.go). docs/sandbox.md lists it as a gap.
 			a = append(a, "--dev", op.Dst)
 		case "layer": // private tmpfs: bwrap's, of the tmp limit
 			if s.Limits.Tmp > 0 {
