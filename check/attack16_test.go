@@ -56,7 +56,7 @@ const nonRootUID = 61534
 
 var (
 	rootOverlay = mode16{name: "root-overlay"}
-	rootReset   = mode16{name: "root-reset", env: []string{"FLAKEGATE_NO_OVERLAY=1"}}
+	rootReset   = mode16{name: "root-copy", env: []string{"FLAKEGATE_NO_OVERLAY=1"}} // a fresh copy per attempt
 	nonRoot     = mode16{name: "nonroot", uid: nonRootUID}
 	allModes16  = []mode16{rootOverlay, rootReset, nonRoot}
 )
@@ -336,9 +336,13 @@ func (a *a16) run(t *testing.T, tag, marker string, args ...string) *checkRun {
 			if !strings.Contains(cr.stderr, overlayLine) {
 				t.Errorf("[%s] the check did not run on overlays (stderr lacks %q): the mode is not what the test says\n%s", a.m.name, overlayLine, cr)
 			}
-		case rootReset.name:
-			if !strings.Contains(cr.stderr, resetLine) {
-				t.Errorf("[%s] the check did not reset its trees (stderr lacks %q): the mode is not what the test says\n%s", a.m.name, resetLine, cr)
+		case rootReset.name, nonRootCopy.name:
+			if !strings.Contains(cr.stderr, copyLine) {
+				t.Errorf("[%s] the check did not run on fresh copies (stderr lacks %q): the mode is not what the test says\n%s", a.m.name, copyLine, cr)
+			}
+		case nonRoot.name:
+			if !strings.Contains(cr.stderr, overlayLine+" in the helper's user namespace") {
+				t.Errorf("[%s] the check did not run on overlays in the helper's user namespace (stderr lacks %q): the mode is not what the test says\n%s", a.m.name, overlayLine, cr)
 			}
 		}
 	}

@@ -137,6 +137,9 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Fresh copies (where no overlay can be mounted) beside the
+	// worktrees: on their file system, where a reflink can share blocks.
+	iso.sandbox.CopyDir = filepath.Join(c.common, "flakegate", "copies")
 	c.iso = iso
 	return nil
 }
@@ -271,7 +274,8 @@ func (iso *isolation) probe(ctx context.Context, root string) error {
 // probeSandbox finds the isolation this host gives the attempts (in trees
 // under root), says it on stderr ("sandbox: ..."), and refuses a limit
 // the config asks for that the host cannot enforce. It reports whether
-// the attempts run on overlays, and why not.
+// the attempts leave their worktrees unwritten (each runs on a throwaway
+// overlay or a fresh copy of its tree), and why not, or why a copy.
 func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, why string, err error) {
 	if err := c.iso.probe(ctx, root); err != nil {
 		return false, "", err
@@ -285,17 +289,20 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 	if n := runner.SweepLayers(); n > 0 {
 		c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
 	}
-	if !sb.Overlay {
-		why = "no overlay"
-		if c.iso.noOverlay {
-			why += ": " + runner.NoOverlayEnv + "=1"
-		}
-		for _, m := range sb.Level.Missing {
-			if strings.HasPrefix(m, "no overlay") {
-				why = m
-			}
-		}
-		return false, why, nil
+	if n := runner.SweepCopies(sb.CopyDir); n > 0 {
+		c.say(fmt.Sprintf("removed %d attempt copies that a killed check left in %s", n, sb.CopyDir))
 	}
-	return true, "", nil
+	if sb.Overlay {
+		return true, "", nil
+	}
+	why = "no overlay"
+	if c.iso.noOverlay {
+		why += ": " + runner.NoOverlayEnv + "=1"
+	}
+	for _, m := range sb.Level.Missing {
+		if strings.HasPrefix(m, "no overlay") || strings.HasPrefix(m, "no fresh copy") {
+			why = m
+		}
+	}
+	return sb.Level.Copy, why, nil
 }

@@ -26,6 +26,7 @@ type sandboxRun struct {
 	child  []*os.File // the child's ends, closed once it started
 	lim    Limits
 	specW  *os.File // a standby's attempt descriptor
+	copy   string   // the attempt's fresh copy of its tree (Level.Copy)
 	owner  [2]int   // the tree owner its idmapped mounts map
 	spent  bool     // cleaned up
 }
@@ -35,7 +36,7 @@ type sandboxRun struct {
 // before ran (or makes one now), hands it the attempt's argv, and makes
 // the next standby.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
-	if !s.Level.Root || s.oneShot || s.Persist != "" {
+	if !s.Level.Root || s.Level.Copy || s.oneShot || s.Persist != "" {
 		return s.spawn(dir, c.Argv, c.Env, false)
 	}
 	owner, err := ownerOf(s.Tree)
@@ -84,17 +85,28 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		}
 	}()
 	lv := s.Level
-	if lv.Root {
+	if lv.Root || lv.Userns {
 		layer, err := newLayer()
 		if err != nil {
 			return nil, err
 		}
 		r.layer = layer
 	}
+	tree := s.Tree
+	if lv.Copy {
+		tree = s.copyPath()
+		r.copy = tree // removed by cleanup, even when the copy failed halfway
+		if err := freshCopy(s.Tree, tree); err != nil {
+			return nil, err
+		}
+	}
 	if standby {
 		argv = execArgv
 	}
-	v := s.view(dir, argv, env, r.layer)
+	v, err := s.view(dir, argv, env, r.layer, tree)
+	if err != nil {
+		return nil, err
+	}
 	spec := v.helper
 	spec.Standby = standby
 	spec.Argv = append([]string{s.Bwrap}, v.args...)
@@ -118,7 +130,7 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		return nil, err
 	}
 	cmd.Dir, cmd.Env = dir, env
-	if lv.Root {
+	if lv.Root || lv.Copy {
 		cmd.Dir = "/"
 	}
 	prog, err := seccompProgram()
@@ -380,6 +392,9 @@ func (r *sandboxRun) cleanup() {
 	}
 	if r.layer != "" {
 		os.RemoveAll(r.layer) // an empty folder: its tmpfs went with the helper's namespace
+	}
+	if r.copy != "" {
+		_ = RemoveTree(r.copy) // whatever modes the attempt left on its folders
 	}
 }
 
