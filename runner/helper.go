@@ -12,10 +12,10 @@ type helperSpec struct {
 	// bwrap, which builds the rest of the root itself, to bind.
 	Userns bool   `json:"userns,omitempty"`
 	TreeAt string `json:"tree_at,omitempty"`
-	UID     int    `json:"uid"` // the identity bwrap runs as; -1 keeps flakegate's
-	GID     int    `json:"gid"`
-	Disk    int64  `json:"disk,omitempty"`
-	Tmp     int64  `json:"tmp,omitempty"`
+	UID    int    `json:"uid"` // the identity bwrap runs as; -1 keeps flakegate's
+	GID    int    `json:"gid"`
+	Disk   int64  `json:"disk,omitempty"`
+	Tmp    int64  `json:"tmp,omitempty"`
 	// Root is the attempt's root, built under Layer/root (rootOps) and
 	// put at RootAt (fixedRoot) for bwrap to bind at /.
 	Root    []rootOp `json:"root,omitempty"`
