@@ -188,6 +188,11 @@ func (w *worktrees) checkout(ctx context.Context, t *tree) error {
 			err = open()
 		}
 	}
+	if err == nil && (!w.overlay || t.how == git.Reset) {
+		// Reset in full: an attempt may have written it (an older
+		// flakegate's reset mode, or sandbox mode none).
+		err = normalizeTree(dir)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return interrupted(ctx)
