@@ -258,7 +258,7 @@ func (iso *isolation) probe(ctx context.Context, root string) error {
 	set := spec.block.Limits.Set
 	var refuse []string
 	if set["disk"] && !sb.Overlay {
-		refuse = append(refuse, "disk (what an attempt writes to its tree is bounded only on overlays, which need flakegate to run as root with overlayfs)")
+		refuse = append(refuse, "disk (what an attempt writes to its tree is bounded only on overlays, which need overlayfs: as root, or in a user namespace on Linux 5.11 and later; a fresh copy per attempt is not bounded)")
 	}
 	if (set["memory"] || set["pids"]) && sb.Level.Cgroup == "" {
 		refuse = append(refuse, "memory and pids (they are bounded per attempt only by a writable cgroup: run flakegate as root, or in a cgroup v2 that delegates memory and pids)")
