@@ -91,8 +91,8 @@ type Options struct {
 	// passes flakegate's own, and the check reads no other (nil is an
 	// empty one). No secret in it ever reaches a test command.
 	Env []string
-	// NoOverlay runs the attempts on trees reset after each attempt
-	// instead of overlays (the CLI sets it from FLAKEGATE_NO_OVERLAY=1).
+	// NoOverlay runs each attempt on a fresh copy of its tree instead of
+	// an overlay (the CLI sets it from FLAKEGATE_NO_OVERLAY=1).
 	NoOverlay bool
 	// Secrets are more values never passed to a test command nor written
 	// (the ledger DSN); secret-named variables of Env are added.

@@ -27,7 +27,7 @@ type isolation struct {
 	sandbox   runner.Sandbox // the sandbox without its Tree (bwrap only)
 	env       []string       // every command's environment
 	secrets   []string       // values never written anywhere
-	noOverlay bool           // FLAKEGATE_NO_OVERLAY=1: the reset path
+	noOverlay bool           // FLAKEGATE_NO_OVERLAY=1: a fresh copy per attempt
 	probed    bool           // sandbox.Level is the host's (chooseTrees)
 	spec      sandboxSpec    // what it was built from
 }
@@ -50,8 +50,8 @@ type sandboxSpec struct {
 	block   *config.Sandbox // mode, ro, rw, network, env names, limits
 	env     []string        // flakegate's environment, the only source of values
 	secrets []string        // more values never passed nor written
-	// noOverlay is FLAKEGATE_NO_OVERLAY=1, as the CLI read it: the reset
-	// path instead of overlays.
+	// noOverlay is FLAKEGATE_NO_OVERLAY=1, as the CLI read it: a fresh
+	// copy per attempt instead of overlays.
 	noOverlay bool
 	bwrap     string   // the bubblewrap binary; "" looks it up on PATH
 	optOut    string   // how the user opts out of the sandbox, for the hint

@@ -17,18 +17,19 @@ import (
 // command (started), its output, bwrap's status, the helper's report, the
 // cgroup and the layer folder.
 type sandboxRun struct {
-	cmd    *exec.Cmd
-	pr     *os.File // the attempt's output, stdout and stderr in order
-	status chan bwrapStatus
-	report chan helperReport
-	cg     *attemptCgroup
-	layer  string
-	child  []*os.File // the child's ends, closed once it started
-	lim    Limits
-	specW  *os.File // a standby's attempt descriptor
-	copy   string   // the attempt's fresh copy of its tree (Level.Copy)
-	owner  [2]int   // the tree owner its idmapped mounts map
-	spent  bool     // cleaned up
+	cmd     *exec.Cmd
+	pr      *os.File // the attempt's output, stdout and stderr in order
+	status  chan bwrapStatus
+	report  chan helperReport
+	cg      *attemptCgroup
+	layer   string
+	child   []*os.File // the child's ends, closed once it started
+	lim     Limits
+	specW   *os.File // a standby's attempt descriptor
+	copy    string   // the attempt's fresh copy of its tree (Level.Copy)
+	copyDir string   // Sandbox.CopyDir, removed once empty
+	owner   [2]int   // the tree owner its idmapped mounts map
+	spent   bool     // cleaned up
 }
 
 // start starts the attempt's sandbox around c in dir. As root it takes
@@ -95,7 +96,7 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	tree := s.Tree
 	if lv.Copy {
 		tree = s.copyPath()
-		r.copy = tree // removed by cleanup, even when the copy failed halfway
+		r.copy, r.copyDir = tree, s.CopyDir // removed by cleanup, even when the copy failed halfway
 		if err := freshCopy(s.Tree, tree); err != nil {
 			return nil, err
 		}
@@ -395,6 +396,9 @@ func (r *sandboxRun) cleanup() {
 	}
 	if r.copy != "" {
 		_ = RemoveTree(r.copy) // whatever modes the attempt left on its folders
+		if r.copyDir != "" {
+			_ = os.Remove(r.copyDir) // the check's copies folder, once empty: a doctor leaves nothing behind
+		}
 	}
 }
 
