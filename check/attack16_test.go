@@ -29,9 +29,10 @@ import (
 // keyring, host files outside the sandbox's list, what tells a retry from
 // a first attempt, and the machine's memory, processes and disk. Each
 // attack runs in every mode it applies to: as root with an overlay per
-// attempt (the default here), as root with FLAKEGATE_NO_OVERLAY=1 (trees
-// reset between attempts) and as a user without privileges (uid 61534
-// through setpriv when the tests run as root). After every check the
+// attempt (the default here), as root with FLAKEGATE_NO_OVERLAY=1 (a
+// fresh copy of the tree per attempt) and as a user without privileges
+// (uid 61534 through setpriv when the tests run as root; overlays in the
+// sandbox helper's user namespace). After every check the
 // store, the replay cache, the worktrees and flakegate's binary are as
 // they were, no process of the attempt is alive, and no secret (the
 // environment's, or the host files' the attack reads) is in any output,
@@ -1260,10 +1261,11 @@ func keys[V any](m map[string]V) []string {
 }
 
 // TestAttack16UnenforceableLimit: without privileges and without overlays
-// the tree's writes land in the real worktree, which flakegate cannot
-// bound: limits.disk is refused with exit 2 naming disk.
+// the tree's writes land in a fresh copy of the tree on the worktrees'
+// disk, which flakegate cannot bound: limits.disk is refused with exit 2
+// naming disk.
 func TestAttack16UnenforceableLimit(t *testing.T) {
-	m := mode16{name: "nonroot-reset", env: []string{"FLAKEGATE_NO_OVERLAY=1"}, uid: nonRootUID}
+	m := nonRootCopy
 	needMode(t, m)
 	a := newA16(t, m, config16("", "  limits: {disk: 64MiB}\n"), libOK)
 	a.candidate("docs", map[string]string{"README.md": "docs\n"})

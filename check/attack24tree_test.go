@@ -253,3 +253,31 @@ func (a *a16) noMarks(t *testing.T, attack string) {
 		t.Errorf("[%s/%s] TREE: attempt copies left after the check: %v", a.m.name, attack, left)
 	}
 }
+
+// TestAttack24NonRootDisk: without root the tree's overlay lies in the
+// helper's user namespace, on a tmpfs of the disk limit, so limits.disk
+// is enforced there too (it was refused, exit 2): the attempt that fills
+// its tree is BUDGET naming disk, the honest one passes, and the host's
+// free space falls by about the limit at most.
+func TestAttack24NonRootDisk(t *testing.T) {
+	needMode(t, nonRoot)
+	needUsernsOverlay(t, nonRoot)
+	marker := "fg24disk" + nonce(t)
+	a := newA16(t, nonRoot, config16("[6, 7]", "  limits: {disk: 64MiB}\n"), libOK)
+	a.candidate("evil", map[string]string{"src/lib.sh": limitLib(marker)})
+	cr := a.run(t, "evil", marker)
+	if cr.code != 1 {
+		t.Fatalf("[%s] DISK: exit %d, want 1 (a BUDGET reject)\n%s", nonRoot.name, cr.code, cr)
+	}
+	for _, res := range cr.summary.Results {
+		want := limitWant[res.Seed.String()]
+		if string(res.Label) != want.label || !strings.Contains(res.Reason, want.why) {
+			t.Errorf("[%s] DISK: seed %s (%s) is %s (%q), want %s naming %q", nonRoot.name, res.Seed, limitWhat(res.Seed.String()), res.Label, res.Reason, want.label, want.why)
+		}
+	}
+	for _, p := range []string{a.tmp, a.dir} {
+		if drop := a.watch.dropMiB(p); drop > 64+96 {
+			t.Errorf("[%s] HOST: the free space of %s's file system fell by %d MiB during the check, over the 64MiB disk limit", nonRoot.name, p, drop)
+		}
+	}
+}

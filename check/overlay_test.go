@@ -12,8 +12,10 @@ import (
 )
 
 // The attempt trees: a throwaway overlay per attempt where the kernel
-// allows it (as root here and in CI), else a reset and clean after each
-// attempt (FLAKEGATE_NO_OVERLAY=1 forces it).
+// allows it (as root here and in CI, and without root in the helper's
+// user namespace), else a fresh copy per attempt (FLAKEGATE_NO_OVERLAY=1
+// forces it); a reset and clean after each attempt only with sandbox mode
+// none.
 
 const overlayLine = "attempt trees: a throwaway overlay per attempt"
 const resetLine = "attempt trees: reset and cleaned after each attempt"
