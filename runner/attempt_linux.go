@@ -32,12 +32,14 @@ type sandboxRun struct {
 	spent   bool     // cleaned up
 }
 
-// start starts the attempt's sandbox around c in dir. As root it takes
-// the standby made for this sandbox, tree and folder while the attempt
-// before ran (or makes one now), hands it the attempt's argv, and makes
-// the next standby.
+// start starts the attempt's sandbox around c in dir. On overlays (as
+// root, or in the helper's user namespace) it takes the standby made for
+// this sandbox, tree and folder while the attempt before ran (or makes
+// one now), hands it the attempt's argv, and makes the next standby. On
+// fresh copies it makes none: each copy is made for the attempt that
+// runs on it, at the one path every attempt of the tree sees.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
-	if !s.Level.Root || s.Level.Copy || s.oneShot || s.Persist != "" {
+	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" {
 		return s.spawn(dir, c.Argv, c.Env, false)
 	}
 	owner, err := ownerOf(s.Tree)
