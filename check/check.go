@@ -16,7 +16,9 @@
 //
 //	check.go      Options, Run, the checker: revisions, config, output folder
 //	props.go      per-property digests of both sides, watched paths (preflight)
-//	worktrees.go  the clean worktrees each worker runs in, and their lock
+//	worktrees.go  the clean worktrees each worker runs in, and their lock;
+//	              clean.go resets one, normalize_linux.go undoes what git leaves
+//	              in a tree reset in full (modes, user.* xattrs)
 //	sandbox.go    isolation: bwrap or none, and the attempts' environment (one
 //	              builder, for check and replay alike)
 //	pool.go       the worker pool and where it takes triples from
