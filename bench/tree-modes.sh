@@ -36,6 +36,7 @@ echo "# bench/tree-modes.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) at $(git rev-parse --
 echo "# uptime: $(uptime)"
 echo "# nproc: $(nproc)"
 echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "# $(go version)"
 echo "# file system of the caches: $(stat -f -c %T /tmp)"
 [ "$(id -u)" = 0 ] || { echo "tree-modes.sh needs root (its non-root modes run through setpriv)" >&2; exit 2; }
 rounds=${ROUNDS:-3}
