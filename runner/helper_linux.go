@@ -32,8 +32,8 @@ import (
 //     identity, so bwrap and the attempt hold no capability and own
 //     nothing of the host's;
 //   - without root, in a user and mount namespace of its own (the user
-//     namespace maps flakegate's uid and gid to themselves, so it holds
-//     no privilege on the host): a tmpfs of the disk limit for the layer
+//     namespace maps its uid and gid 0 to flakegate's and nothing else,
+//     so its capabilities reach only what the namespace owns): a tmpfs of the disk limit for the layer
 //     and the tree's overlay on it (overlayfs with userxattr), or a bind
 //     of the attempt's fresh copy, put at a fixed folder (TreeAt) that
 //     bwrap binds at the tree's mount point; bwrap builds the rest;
