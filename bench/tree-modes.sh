@@ -21,7 +21,8 @@
 # but the copies, whose cost this script measures too (a copy of 50,000
 # files is not free on a file system without reflinks, such as ext4).
 #
-# Environment: PEER (a built peer binary; default: `git archive
+# Environment: SIDES (default "this peer"; "this" measures this checkout
+# alone, e.g. the copies, whose peer may take long), PEER (a built peer binary; default: `git archive
 # ${PEER_REV:-main}` built in a temporary folder), FLAKEGATE (this
 # checkout's binary; default: go build), MODES (default "root nonroot
 # root-copy nonroot-copy"), ROUNDS (default 3), BENCH_UID (default 61536:
@@ -101,8 +102,8 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) 
 declare -A big small marg
 for mode in $modes; do
 	for r in $(seq 1 "$rounds"); do
-		order="this peer"
-		[ $((r % 2)) -eq 0 ] && order="peer this"
+		order=${SIDES:-this peer}
+		[ $((r % 2)) -eq 0 ] && order=$(echo "$order" | awk '{for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "")}')
 		line="$mode round $r:"
 		for bin in $order; do
 			read -r b s m < <(one "$mode" "$bin")
@@ -116,11 +117,11 @@ for mode in $modes; do
 done
 for mode in $modes; do
 	# shellcheck disable=SC2086
-	tb=$(median ${big[$mode.this]}) pb=$(median ${big[$mode.peer]})
+	tb=$(median ${big[$mode.this]:-0}) pb=$(median ${big[$mode.peer]:-0})
 	# shellcheck disable=SC2086
-	ts=$(median ${small[$mode.this]}) ps=$(median ${small[$mode.peer]})
+	ts=$(median ${small[$mode.this]:-0}) ps=$(median ${small[$mode.peer]:-0})
 	# shellcheck disable=SC2086
-	tm=$(median ${marg[$mode.this]}) pm=$(median ${marg[$mode.peer]})
+	tm=$(median ${marg[$mode.this]:-0}) pm=$(median ${marg[$mode.peer]:-0})
 	echo "median $mode: this big ${tb} ms/attempt (small ${ts}, marginal big ${tm}); peer big ${pb} ms/attempt (small ${ps}, marginal big ${pm}); this/peer big $(awk -v a="$tb" -v b="$pb" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}')"
 done
 echo "load: $(uptime)"

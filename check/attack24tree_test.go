@@ -281,3 +281,44 @@ func TestAttack24NonRootDisk(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack24Immutable: an attempt cannot set the immutable or
+// append-only flag on a file or folder of its tree (it would stop every
+// later remove, reset or copy): chattr is refused in every mode, the
+// regression stays PROPERTY, and a later check of another commit passes.
+func TestAttack24Immutable(t *testing.T) {
+	if _, err := exec.LookPath("chattr"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chattr (e2fsprogs) is required under CI=true")
+		}
+		t.Skip("chattr not installed")
+	}
+	forModes(t, treeModes24, func(t *testing.T, m mode16) {
+		needUsernsOverlay(t, m)
+		a := newA16(t, m, config16("", ""), libOK)
+		a.candidate("evil", map[string]string{"src/lib.sh": `ok() {
+	for f in README.md src fixtures/data.txt; do
+		if chattr +i "$f" 2>/dev/null || chattr +a "$f" 2>/dev/null; then echo "CHATTR-SET $f"; else echo "CHATTR-REFUSED $f"; fi
+	done
+	return 1
+}
+`})
+		a.candidate("later", map[string]string{"src/lib.sh": detectLib24(), "README.md": "another commit\n"})
+		cr := a.run(t, "evil", "")
+		if cr.code > 1 {
+			t.Fatalf("[%s] IMMUTABLE: the check did not run to a label (exit %d)\n%s", m.name, cr.code, cr)
+		}
+		for _, att := range cr.record(t, 0).Attempts {
+			if att.Side != "candidate" {
+				continue
+			}
+			if strings.Contains(att.OutputTail, "CHATTR-SET") || !strings.Contains(att.OutputTail, "CHATTR-REFUSED") {
+				t.Errorf("[%s] IMMUTABLE: candidate attempt %d set a flag, or did not try:\n%s", m.name, att.Index, att.OutputTail)
+			}
+		}
+		labelsAre(t, cr, 1, "PROPERTY")
+		later := a.run(t, "later", "")
+		labelsAre(t, later, 0, "PASS")
+		a.noMarks(t, "immutable")
+	})
+}
