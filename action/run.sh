@@ -10,13 +10,15 @@
 #                    action's own ref (ACTION_REF); from the action's own
 #                    folder when neither names one (a local `uses: ./`)
 #   run.sh check     flakegate doctor (in a collapsed group), then
-#                    flakegate check --github --junit FILE --json; sets the
+#                    flakegate check --github --junit FILE --json, both as
+#                    root where the runner allows it (passwordless sudo, as
+#                    on hosted runners: the strongest sandbox); sets the
 #                    outputs verdict, junit and summary; fails on exit 1, 2, 3
 #
 # Inputs come as environment variables (action.yml maps each input to its
 # INPUT_* variable with env:, never inline in a script): INPUT_BASE,
 # INPUT_ARGS, INPUT_FREEZE_OWNER, INPUT_LEDGER (a DSN: never printed),
-# INPUT_VERSION. GitHub's own: GITHUB_ACTION_PATH, GITHUB_WORKSPACE,
+# INPUT_VERSION, INPUT_SUDO (auto or never). GitHub's own: GITHUB_ACTION_PATH, GITHUB_WORKSPACE,
 # GITHUB_EVENT_PATH, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_PATH,
 # RUNNER_TEMP.
 set -euo pipefail
@@ -35,6 +37,42 @@ as_root() {
 	else
 		return 1
 	fi
+}
+
+# strongest sets as (the words that run flakegate as root where the runner
+# allows it) and mode (what the log says about it). As root every attempt
+# runs as nobody, on an overlay with idmapped mounts and cgroup limits; as
+# the job's user it runs on an overlay in the sandbox helper's own user
+# namespace, with rlimits only. sudo keeps the job's environment (-E:
+# PATH with the toolchains, FLAKEGATE_LEDGER, the GITHUB_* files) and
+# sets SUDO_UID, by which git trusts the job user's checkout.
+strongest() {
+	as=()
+	if [ "$(id -u)" = 0 ]; then
+		mode="as root (the job's user)"
+	elif [ "${INPUT_SUDO:-auto}" = never ]; then
+		mode="as uid $(id -u), the job's user (the sudo input is never)"
+	elif ! command -v sudo >/dev/null 2>&1; then
+		mode="as uid $(id -u), the job's user (no sudo on this runner)"
+	elif ! sudo -n true 2>/dev/null; then
+		mode="as uid $(id -u), the job's user (sudo asks for a password here)"
+	else
+		as=(sudo -n -E -- env "PATH=$PATH")
+		mode="as root through sudo (passwordless sudo: the strongest sandbox)"
+	fi
+}
+
+# give_back hands what flakegate wrote as root through sudo back to the
+# job's user, so that later steps (and a self-hosted runner's cleanup)
+# may read and remove it.
+give_back() {
+	[ ${#as[@]} -gt 0 ] || return 0
+	local p owned=()
+	for p in "$@"; do
+		[ -e "$p" ] && owned+=("$p")
+	done
+	[ ${#owned[@]} -gt 0 ] || return 0
+	sudo -n chown -R "$(id -u):$(id -g)" "${owned[@]}" || echo "::warning title=flakegate::could not give ${owned[*]} back to the job's user"
 }
 
 output() { # name value
@@ -132,13 +170,20 @@ check() {
 	local -a extra=()
 	read -r -a extra <<<"${INPUT_ARGS:-}" || true
 
+	local -a as=()
+	local mode
+	strongest
+	echo "flakegate runs $mode"
 	echo "::group::flakegate doctor"
-	"$fg" doctor --base "$base" || true
+	"${as[@]}" "$fg" doctor --base "$base" || true
 	echo "::endgroup::"
 
 	local rc=0
 	echo "flakegate check ${args[*]} ${extra[*]}"
-	"$fg" check "${args[@]}" "${extra[@]}" >"$json" || rc=$?
+	"${as[@]}" "$fg" check "${args[@]}" "${extra[@]}" >"$json" || rc=$?
+	local common
+	common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || common=
+	give_back "$out" ${common:+"$common/flakegate" "$common/worktrees"}
 	local verdict
 	verdict=error
 	case $rc in

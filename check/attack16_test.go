@@ -29,9 +29,10 @@ import (
 // keyring, host files outside the sandbox's list, what tells a retry from
 // a first attempt, and the machine's memory, processes and disk. Each
 // attack runs in every mode it applies to: as root with an overlay per
-// attempt (the default here), as root with FLAKEGATE_NO_OVERLAY=1 (trees
-// reset between attempts) and as a user without privileges (uid 61534
-// through setpriv when the tests run as root). After every check the
+// attempt (the default here), as root with FLAKEGATE_NO_OVERLAY=1 (a
+// fresh copy of the tree per attempt) and as a user without privileges
+// (uid 61534 through setpriv when the tests run as root; overlays in the
+// sandbox helper's user namespace). After every check the
 // store, the replay cache, the worktrees and flakegate's binary are as
 // they were, no process of the attempt is alive, and no secret (the
 // environment's, or the host files' the attack reads) is in any output,
@@ -56,7 +57,7 @@ const nonRootUID = 61534
 
 var (
 	rootOverlay = mode16{name: "root-overlay"}
-	rootReset   = mode16{name: "root-reset", env: []string{"FLAKEGATE_NO_OVERLAY=1"}}
+	rootReset   = mode16{name: "root-copy", env: []string{"FLAKEGATE_NO_OVERLAY=1"}} // a fresh copy per attempt
 	nonRoot     = mode16{name: "nonroot", uid: nonRootUID}
 	allModes16  = []mode16{rootOverlay, rootReset, nonRoot}
 )
@@ -336,9 +337,13 @@ func (a *a16) run(t *testing.T, tag, marker string, args ...string) *checkRun {
 			if !strings.Contains(cr.stderr, overlayLine) {
 				t.Errorf("[%s] the check did not run on overlays (stderr lacks %q): the mode is not what the test says\n%s", a.m.name, overlayLine, cr)
 			}
-		case rootReset.name:
-			if !strings.Contains(cr.stderr, resetLine) {
-				t.Errorf("[%s] the check did not reset its trees (stderr lacks %q): the mode is not what the test says\n%s", a.m.name, resetLine, cr)
+		case rootReset.name, nonRootCopy.name:
+			if !strings.Contains(cr.stderr, copyLine) {
+				t.Errorf("[%s] the check did not run on fresh copies (stderr lacks %q): the mode is not what the test says\n%s", a.m.name, copyLine, cr)
+			}
+		case nonRoot.name:
+			if !strings.Contains(cr.stderr, overlayLine+" in the helper's user namespace") {
+				t.Errorf("[%s] the check did not run on overlays in the helper's user namespace (stderr lacks %q): the mode is not what the test says\n%s", a.m.name, overlayLine, cr)
 			}
 		}
 	}
@@ -1256,10 +1261,11 @@ func keys[V any](m map[string]V) []string {
 }
 
 // TestAttack16UnenforceableLimit: without privileges and without overlays
-// the tree's writes land in the real worktree, which flakegate cannot
-// bound: limits.disk is refused with exit 2 naming disk.
+// the tree's writes land in a fresh copy of the tree on the worktrees'
+// disk, which flakegate cannot bound: limits.disk is refused with exit 2
+// naming disk.
 func TestAttack16UnenforceableLimit(t *testing.T) {
-	m := mode16{name: "nonroot-reset", env: []string{"FLAKEGATE_NO_OVERLAY=1"}, uid: nonRootUID}
+	m := nonRootCopy
 	needMode(t, m)
 	a := newA16(t, m, config16("", "  limits: {disk: 64MiB}\n"), libOK)
 	a.candidate("docs", map[string]string{"README.md": "docs\n"})

@@ -16,7 +16,9 @@
 //
 //	check.go      Options, Run, the checker: revisions, config, output folder
 //	props.go      per-property digests of both sides, watched paths (preflight)
-//	worktrees.go  the clean worktrees each worker runs in, and their lock
+//	worktrees.go  the clean worktrees each worker runs in, and their lock;
+//	              clean.go resets one, normalize_linux.go undoes what git leaves
+//	              in a tree reset in full (modes, user.* xattrs)
 //	sandbox.go    isolation: bwrap or none, and the attempts' environment (one
 //	              builder, for check and replay alike)
 //	pool.go       the worker pool and where it takes triples from
@@ -91,8 +93,8 @@ type Options struct {
 	// passes flakegate's own, and the check reads no other (nil is an
 	// empty one). No secret in it ever reaches a test command.
 	Env []string
-	// NoOverlay runs the attempts on trees reset after each attempt
-	// instead of overlays (the CLI sets it from FLAKEGATE_NO_OVERLAY=1).
+	// NoOverlay runs each attempt on a fresh copy of its tree instead of
+	// an overlay (the CLI sets it from FLAKEGATE_NO_OVERLAY=1).
 	NoOverlay bool
 	// Secrets are more values never passed to a test command nor written
 	// (the ledger DSN); secret-named variables of Env are added.

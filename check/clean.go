@@ -1,6 +1,10 @@
 package check
 
-import "context"
+import (
+	"context"
+
+	"github.com/flakegate/flakegate/runner"
+)
 
 // resetClean resets a worktree of this check to its revision and removes
 // every untracked and ignored file (`git reset --hard`, `git clean -ffdx`)
@@ -9,6 +13,15 @@ import "context"
 // when it prepared the tree, and the worktree lock keeps any other check
 // out until this one ends. Two git processes per attempt instead of five
 // keep the overhead of a check small next to the test commands it runs.
+//
+// An attempt that left a folder it may not read (mode 000: only sandbox
+// mode none writes the worktree itself now) would stop git, and with it
+// every later check: the folders are unlocked (runner.Unlock) and the
+// reset tried once more.
 func (c *checker) resetClean(ctx context.Context, t *tree) error {
-	return c.git.ResetClean(ctx, t.gitDir, t.dir, t.sha)
+	err := c.git.ResetClean(ctx, t.gitDir, t.dir, t.sha)
+	if err != nil && ctx.Err() == nil && runner.Unlock(t.dir) == nil {
+		err = c.git.ResetClean(ctx, t.gitDir, t.dir, t.sha)
+	}
+	return err
 }

@@ -61,7 +61,7 @@ type DoctorOptions struct {
 	// Env is the environment a check would have (nil: none); the CLI
 	// passes its own.
 	Env []string
-	// NoOverlay: the check would reset its trees (FLAKEGATE_NO_OVERLAY).
+	// NoOverlay: the check would copy its trees (FLAKEGATE_NO_OVERLAY).
 	NoOverlay  bool
 	Git, Bwrap string
 	// Secrets are values never shown (the ledger DSN).

@@ -12,11 +12,14 @@ import (
 )
 
 // The attempt trees: a throwaway overlay per attempt where the kernel
-// allows it (as root here and in CI), else a reset and clean after each
-// attempt (FLAKEGATE_NO_OVERLAY=1 forces it).
+// allows it (as root here and in CI, and without root in the helper's
+// user namespace), else a fresh copy per attempt (FLAKEGATE_NO_OVERLAY=1
+// forces it); a reset and clean after each attempt only with sandbox mode
+// none.
 
 const overlayLine = "attempt trees: a throwaway overlay per attempt"
 const resetLine = "attempt trees: reset and cleaned after each attempt"
+const copyLine = "attempt trees: a fresh copy per attempt"
 
 // dirtyProp checks that its tree is pristine (else it exits 3: an error),
 // then writes, deletes and modifies files in it; it passes on base and
@@ -132,10 +135,10 @@ func TestCheckOverlayAttempts(t *testing.T) {
 	checkDirty(t, nil, overlayLine, 2)
 }
 
-// TestCheckResetAttempts: the same with the overlay turned off: the reset
-// and clean path.
-func TestCheckResetAttempts(t *testing.T) {
-	checkDirty(t, []string{"FLAKEGATE_NO_OVERLAY=1"}, resetLine, 2)
+// TestCheckCopyAttempts: the same with the overlay turned off: a fresh
+// copy of the tree per attempt, removed after it.
+func TestCheckCopyAttempts(t *testing.T) {
+	checkDirty(t, []string{"FLAKEGATE_NO_OVERLAY=1"}, copyLine, 2)
 }
 
 // TestCheckOverlayKilled: flakegate killed with SIGKILL in the middle of

@@ -107,7 +107,7 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 	if side == transcript.SideCandidate {
 		t = wt.cand[0]
 	}
-	if c.iso.mode != IsolationBwrap || !c.trees.overlay {
+	if c.iso.mode != IsolationBwrap || !c.iso.sandbox.Overlay || !c.iso.sandbox.Level.Root {
 		pt.reason = "prepare failed: a prepare needs attempts on overlays (flakegate as root, with overlayfs), so that its layer can lie under them"
 		return pt, nil
 	}

@@ -47,7 +47,7 @@ type ReplayOptions struct {
 	// Env is flakegate's environment, the only source of the command's
 	// (an allow-list, never a secret); nil is an empty one.
 	Env []string
-	// NoOverlay replays on the tree itself, reset, instead of on an
+	// NoOverlay replays on a fresh copy of the tree instead of on an
 	// overlay (FLAKEGATE_NO_OVERLAY=1).
 	NoOverlay bool
 	// Bwrap is the bubblewrap binary; "" looks up bwrap on PATH.

@@ -27,7 +27,7 @@ type isolation struct {
 	sandbox   runner.Sandbox // the sandbox without its Tree (bwrap only)
 	env       []string       // every command's environment
 	secrets   []string       // values never written anywhere
-	noOverlay bool           // FLAKEGATE_NO_OVERLAY=1: the reset path
+	noOverlay bool           // FLAKEGATE_NO_OVERLAY=1: a fresh copy per attempt
 	probed    bool           // sandbox.Level is the host's (chooseTrees)
 	spec      sandboxSpec    // what it was built from
 }
@@ -50,8 +50,8 @@ type sandboxSpec struct {
 	block   *config.Sandbox // mode, ro, rw, network, env names, limits
 	env     []string        // flakegate's environment, the only source of values
 	secrets []string        // more values never passed nor written
-	// noOverlay is FLAKEGATE_NO_OVERLAY=1, as the CLI read it: the reset
-	// path instead of overlays.
+	// noOverlay is FLAKEGATE_NO_OVERLAY=1, as the CLI read it: a fresh
+	// copy per attempt instead of overlays.
 	noOverlay bool
 	bwrap     string   // the bubblewrap binary; "" looks it up on PATH
 	optOut    string   // how the user opts out of the sandbox, for the hint
@@ -137,6 +137,9 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Fresh copies (where no overlay can be mounted) beside the
+	// worktrees: on their file system, where a reflink can share blocks.
+	iso.sandbox.CopyDir = filepath.Join(c.common, "flakegate", "copies")
 	c.iso = iso
 	return nil
 }
@@ -255,7 +258,7 @@ func (iso *isolation) probe(ctx context.Context, root string) error {
 	set := spec.block.Limits.Set
 	var refuse []string
 	if set["disk"] && !sb.Overlay {
-		refuse = append(refuse, "disk (what an attempt writes to its tree is bounded only on overlays, which need flakegate to run as root with overlayfs)")
+		refuse = append(refuse, "disk (what an attempt writes to its tree is bounded only on overlays, which need overlayfs: as root, or in a user namespace on Linux 5.11 and later; a fresh copy per attempt is not bounded)")
 	}
 	if (set["memory"] || set["pids"]) && sb.Level.Cgroup == "" {
 		refuse = append(refuse, "memory and pids (they are bounded per attempt only by a writable cgroup: run flakegate as root, or in a cgroup v2 that delegates memory and pids)")
@@ -271,7 +274,8 @@ func (iso *isolation) probe(ctx context.Context, root string) error {
 // probeSandbox finds the isolation this host gives the attempts (in trees
 // under root), says it on stderr ("sandbox: ..."), and refuses a limit
 // the config asks for that the host cannot enforce. It reports whether
-// the attempts run on overlays, and why not.
+// the attempts leave their worktrees unwritten (each runs on a throwaway
+// overlay or a fresh copy of its tree), and why not, or why a copy.
 func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, why string, err error) {
 	if err := c.iso.probe(ctx, root); err != nil {
 		return false, "", err
@@ -285,17 +289,20 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 	if n := runner.SweepLayers(); n > 0 {
 		c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
 	}
-	if !sb.Overlay {
-		why = "no overlay"
-		if c.iso.noOverlay {
-			why += ": " + runner.NoOverlayEnv + "=1"
-		}
-		for _, m := range sb.Level.Missing {
-			if strings.HasPrefix(m, "no overlay") {
-				why = m
-			}
-		}
-		return false, why, nil
+	if n := runner.SweepCopies(sb.CopyDir); n > 0 {
+		c.say(fmt.Sprintf("removed %d attempt copies that a killed check left in %s", n, sb.CopyDir))
 	}
-	return true, "", nil
+	if sb.Overlay {
+		return true, "", nil
+	}
+	why = "no overlay"
+	if c.iso.noOverlay {
+		why += ": " + runner.NoOverlayEnv + "=1"
+	}
+	for _, m := range sb.Level.Missing {
+		if strings.HasPrefix(m, "no overlay") || strings.HasPrefix(m, "no fresh copy") {
+			why = m
+		}
+	}
+	return sb.Level.Copy, why, nil
 }

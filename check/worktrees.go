@@ -11,6 +11,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/flock"
+	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -166,14 +167,31 @@ func (w *worktrees) prepare(ctx context.Context, t *tree) error {
 
 func (w *worktrees) checkout(ctx context.Context, t *tree) error {
 	dir := t.dir
-	var err error
-	if w.overlay {
-		t.how, err = w.git.OpenWorktree(ctx, dir, t.sha)
-	} else {
-		err = w.git.PrepareWorktree(ctx, dir, t.sha)
+	open := func() (err error) {
+		if w.overlay {
+			t.how, err = w.git.OpenWorktree(ctx, dir, t.sha)
+		} else {
+			err = w.git.PrepareWorktree(ctx, dir, t.sha)
+		}
+		if err == nil {
+			t.gitDir, err = w.git.WorktreeGitDir(ctx, dir)
+		}
+		return err
 	}
-	if err == nil {
-		t.gitDir, err = w.git.WorktreeGitDir(ctx, dir)
+	err := open()
+	if err != nil && ctx.Err() == nil && flakegate.ErrorCode(err) != flakegate.EINVALID {
+		// A tree an attempt wrote (an older flakegate's reset mode, or
+		// sandbox mode none) may hold a folder it left unreadable
+		// (mode 000), which git can neither reset nor clean: unlock
+		// every folder and open it once more.
+		if runner.Unlock(dir) == nil {
+			err = open()
+		}
+	}
+	if err == nil && (!w.overlay || t.how == git.Reset) {
+		// Reset in full: an attempt may have written it (an older
+		// flakegate's reset mode, or sandbox mode none).
+		err = normalizeTree(dir)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -315,7 +333,16 @@ func (c *checker) sayTrees(why string) {
 			hows = append(hows, filepath.Base(t.dir)+" "+t.how.String())
 		}
 	}
-	c.say("attempt trees: a throwaway overlay per attempt (the worktrees are never written; " + strings.Join(hows, ", ") + ")")
+	lv := c.iso.sandbox.Level
+	where := ""
+	if !lv.Root {
+		where = " in the helper's user namespace (flakegate is not root)"
+	}
+	if !c.iso.sandbox.Overlay {
+		c.say("attempt trees: a fresh copy per attempt" + where + ", removed after it (" + c.redact(why) + "; the worktrees are never written; " + strings.Join(hows, ", ") + ")")
+		return
+	}
+	c.say("attempt trees: a throwaway overlay per attempt" + where + " (the worktrees are never written; " + strings.Join(hows, ", ") + ")")
 }
 
 // say writes one line to the check's progress, as a note.

@@ -17,27 +17,31 @@ import (
 // command (started), its output, bwrap's status, the helper's report, the
 // cgroup and the layer folder.
 type sandboxRun struct {
-	cmd    *exec.Cmd
-	pr     *os.File // the attempt's output, stdout and stderr in order
-	status chan bwrapStatus
-	report chan helperReport
-	cg     *attemptCgroup
-	layer  string
-	child  []*os.File // the child's ends, closed once it started
-	lim    Limits
-	specW  *os.File // a standby's attempt descriptor
-	owner  [2]int   // the tree owner its idmapped mounts map
-	spent  bool     // cleaned up
-	ran    bool     // it ran an attempt's command (not a standby never used)
-	keep   bool     // Command.KeepCacheOnPass
+	cmd     *exec.Cmd
+	pr      *os.File // the attempt's output, stdout and stderr in order
+	status  chan bwrapStatus
+	report  chan helperReport
+	cg      *attemptCgroup
+	layer   string
+	child   []*os.File // the child's ends, closed once it started
+	lim     Limits
+	specW   *os.File // a standby's attempt descriptor
+	copy    string   // the attempt's fresh copy of its tree (Level.Copy)
+	copyDir string   // Sandbox.CopyDir, removed once empty
+	owner   [2]int   // the tree owner its idmapped mounts map
+	spent   bool     // cleaned up
+	ran     bool     // it ran an attempt's command (not a standby never used)
+	keep    bool     // Command.KeepCacheOnPass
 }
 
-// start starts the attempt's sandbox around c in dir. As root it takes
-// the standby made for this sandbox, tree and folder while the attempt
-// before ran (or makes one now), hands it the attempt's argv, and makes
-// the next standby.
+// start starts the attempt's sandbox around c in dir. On overlays (as
+// root, or in the helper's user namespace) it takes the standby made for
+// this sandbox, tree and folder while the attempt before ran (or makes
+// one now), hands it the attempt's argv, and makes the next standby. On
+// fresh copies it makes none: each copy is made for the attempt that
+// runs on it, at the one path every attempt of the tree sees.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
-	if !s.Level.Root || s.oneShot || s.Persist != "" {
+	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" {
 		r, err := s.spawn(dir, c.Argv, c.Env, false)
 		if r != nil {
 			r.ran, r.keep = true, c.KeepCacheOnPass
@@ -91,17 +95,28 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		}
 	}()
 	lv := s.Level
-	if lv.Root {
+	if lv.Root || lv.Userns {
 		layer, err := newLayer()
 		if err != nil {
 			return nil, err
 		}
 		r.layer = layer
 	}
+	tree := s.Tree
+	if lv.Copy {
+		tree = s.copyPath()
+		r.copy, r.copyDir = tree, s.CopyDir // removed by cleanup, even when the copy failed halfway
+		if err := freshCopy(s.Tree, tree); err != nil {
+			return nil, err
+		}
+	}
 	if standby {
 		argv = execArgv
 	}
-	v := s.view(dir, argv, env, r.layer)
+	v, err := s.view(dir, argv, env, r.layer, tree)
+	if err != nil {
+		return nil, err
+	}
 	spec := v.helper
 	spec.Standby = standby
 	spec.Argv = append([]string{s.Bwrap}, v.args...)
@@ -125,7 +140,7 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		return nil, err
 	}
 	cmd.Dir, cmd.Env = dir, env
-	if lv.Root {
+	if lv.Root || lv.Copy {
 		cmd.Dir = "/"
 	}
 	prog, err := seccompProgram()
@@ -408,6 +423,12 @@ func (r *sandboxRun) cleanup() {
 	}
 	if r.layer != "" {
 		os.RemoveAll(r.layer) // an empty folder: its tmpfs went with the helper's namespace
+	}
+	if r.copy != "" {
+		_ = RemoveTree(r.copy) // whatever modes the attempt left on its folders
+		if r.copyDir != "" {
+			_ = os.Remove(r.copyDir) // the check's copies folder, once empty: a doctor leaves nothing behind
+		}
 	}
 }
 

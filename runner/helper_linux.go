@@ -32,6 +32,12 @@ import (
 //     can write what the tree's owner could; then it drops to that
 //     identity, so bwrap and the attempt hold no capability and own
 //     nothing of the host's;
+//   - without root, in a user and mount namespace of its own (the user
+//     namespace maps its uid and gid 0 to flakegate's and nothing else,
+//     so its capabilities reach only what the namespace owns): a tmpfs of the disk limit for the layer
+//     and the tree's overlay on it (overlayfs with userxattr), or a bind
+//     of the attempt's fresh copy, put at a fixed folder (TreeAt) that
+//     bwrap binds at the tree's mount point; bwrap builds the rest;
 //   - always: it joins the attempt's cgroup (or sets rlimits where there
 //     is none) before bwrap starts, and leaves it once bwrap has;
 //   - after bwrap: it reports on descriptor 5 which size-limited tmpfs the
@@ -113,7 +119,11 @@ func (spec *helperSpec) report() {
 	}
 	defer f.Close()
 	var rep helperReport
-	for _, m := range []struct{ dir, name string }{{"tmp", "tmp"}, {"shm", "tmp"}, {"home", "tmp"}, {"upper", "disk"}} {
+	dirs := []struct{ dir, name string }{{"tmp", "tmp"}, {"shm", "tmp"}, {"home", "tmp"}, {"upper", "disk"}}
+	if spec.Userns {
+		dirs = dirs[3:] // bwrap's own tmpfs, not the helper's
+	}
+	for _, m := range dirs {
 		var st unix.Statfs_t
 		if unix.Statfs(filepath.Join(spec.Layer, m.dir), &st) == nil && st.Bavail == 0 && !slices.Contains(rep.Full, m.name) {
 			rep.Full = append(rep.Full, m.name)
@@ -128,10 +138,18 @@ func (spec *helperSpec) mount() error {
 	if spec.Layer == "" {
 		return nil
 	}
-	self, err1 := os.Readlink("/proc/self/ns/mnt")
-	parent, err2 := os.Readlink("/proc/" + strconv.Itoa(os.Getppid()) + "/ns/mnt")
-	if err1 != nil || err2 != nil || self == parent {
-		return errors.New("not in a private mount namespace")
+	if spec.Userns {
+		// The parent's namespaces are out of reach from here: a mount
+		// namespace owned by the helper's own user namespace is a new one.
+		if !ownMountNamespace() {
+			return errors.New("not in a mount namespace of its own user namespace")
+		}
+	} else {
+		self, err1 := os.Readlink("/proc/self/ns/mnt")
+		parent, err2 := os.Readlink("/proc/" + strconv.Itoa(os.Getppid()) + "/ns/mnt")
+		if err1 != nil || err2 != nil || self == parent {
+			return errors.New("not in a private mount namespace")
+		}
 	}
 	L := spec.Layer
 	if err := unix.Mount("tmpfs", L, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0711,size="+strconv.FormatInt(spec.Disk, 10)); err != nil {
@@ -141,6 +159,15 @@ func (spec *helperSpec) mount() error {
 		if err := os.Mkdir(filepath.Join(L, d), 0o711); err != nil {
 			return err
 		}
+	}
+	if spec.Userns {
+		if err := spec.mountAttempt(); err != nil {
+			return err
+		}
+		if err := unix.Mount(filepath.Join(L, "tree"), spec.TreeAt, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("the tree at %s: %w", spec.TreeAt, err)
+		}
+		return nil
 	}
 	owner := "uid=" + strconv.Itoa(spec.UID) + ",gid=" + strconv.Itoa(spec.GID)
 	size := "size=" + strconv.FormatInt(spec.Tmp, 10)
@@ -192,10 +219,16 @@ func (spec *helperSpec) mountAttempt() error {
 // same in every attempt.
 func (spec *helperSpec) mountTree() error {
 	L := spec.Layer
-	if !spec.Overlay {
-		return idmapBind(spec.Tree, filepath.Join(L, "tree"), helperUsernsFD)
+	bind := func(src, dst string) error {
+		if spec.Userns { // the tree is flakegate's user's already
+			return unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, "")
+		}
+		return idmapBind(src, dst, helperUsernsFD)
 	}
-	if err := idmapBind(spec.Tree, filepath.Join(L, "lower"), helperUsernsFD); err != nil {
+	if !spec.Overlay {
+		return bind(spec.Tree, filepath.Join(L, "tree"))
+	}
+	if err := bind(spec.Tree, filepath.Join(L, "lower")); err != nil {
 		return err
 	}
 	var st unix.Stat_t
@@ -212,7 +245,11 @@ func (spec *helperSpec) mountTree() error {
 	if err := spec.ownUpper(filepath.Join(L, upper), os.FileMode(st.Mode&0o7777)); err != nil {
 		return err
 	}
-	return overlayAt(L, "tree", "lowerdir="+lower+",upperdir="+upper+",workdir="+work)
+	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work
+	if spec.Userns {
+		opts += ",userxattr" // the only overlay a user namespace may mount
+	}
+	return overlayAt(L, "tree", opts)
 }
 
 // ownUpper gives an upper layer's root to the identity, with mode.
@@ -318,6 +355,29 @@ func idmapBind(src, dst string, usernsFD int) error {
 	return nil
 }
 
+// ownMountNamespace reports whether this process's mount namespace is
+// owned by its user namespace, one that is not the initial one.
+func ownMountNamespace() bool {
+	mnt, err := unix.Open("/proc/self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(mnt)
+	owner, err := unix.IoctlRetInt(mnt, unix.NS_GET_USERNS)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(owner)
+	var a, b unix.Stat_t
+	if unix.Fstat(owner, &a) != nil || unix.Stat("/proc/self/ns/user", &b) != nil {
+		return false
+	}
+	m, err := os.ReadFile("/proc/self/uid_map")
+	f := strings.Fields(string(m))
+	initial := err != nil || len(f) < 3 || f[2] == "4294967295"
+	return a.Ino == b.Ino && a.Dev == b.Dev && !initial
+}
+
 // newLayer makes an attempt's layer folder under layerBase(): 0711, so
 // that the unprivileged identity can reach into it but not list it.
 func newLayer() (string, error) {
@@ -343,6 +403,17 @@ func helperCommand(spec *helperSpec) (*exec.Cmd, error) {
 	attr := sandboxAttr()
 	if spec.Layer != "" {
 		attr.Unshareflags = syscall.CLONE_NEWNS // Go makes it private: no mount propagates back
+	}
+	if spec.Userns {
+		// A user namespace of its own, made before the mount namespace
+		// (Go unshares that after writing the maps), which it then owns.
+		// Its uid 0 is flakegate's user and nothing else is mapped: the
+		// helper keeps its capabilities across exec there (for its
+		// mounts), and they reach nothing the namespace does not own.
+		// bwrap, run by it, maps the attempt back to flakegate's uid.
+		attr.Cloneflags = syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
 	}
 	cmd.SysProcAttr = attr
 	return cmd, nil

@@ -20,6 +20,14 @@ type Level struct {
 	// Idmap: the tree and the RW paths are shared through idmapped
 	// mounts, so that UID can write what their owner can (Root only).
 	Idmap bool
+	// Userns: flakegate is not root, and the helper mounts each attempt's
+	// tree (its overlay, or its fresh copy) in a user and mount namespace
+	// of its own, where bwrap then runs (Linux 5.11+ for overlayfs).
+	Userns bool
+	// Copy: each attempt runs on a fresh copy of its tree, removed after
+	// it, instead of an overlay (no overlay could be mounted, or
+	// FLAKEGATE_NO_OVERLAY=1).
+	Copy bool
 	// Cgroup is "v1" or "v2" when memory and pids are bounded by a
 	// per-attempt cgroup, "" when by rlimits.
 	Cgroup string
@@ -43,8 +51,11 @@ func (l Level) String(overlay bool) string {
 	if l.Root {
 		parts = append(parts, "tmpfs")
 	}
-	if overlay {
+	switch {
+	case overlay:
 		parts = append(parts, "overlay")
+	case l.Copy:
+		parts = append(parts, "copy")
 	}
 	return strings.Join(parts, "+")
 }
@@ -62,15 +73,34 @@ func (l Level) Describe(lim Limits, overlay bool) string {
 		b.WriteString("; memory " + sizeText(lim.Memory) + " per process and pids " + strconv.Itoa(lim.Pids) + " (rlimits: no cgroup)")
 	}
 	b.WriteString("; /tmp, /dev/shm, $HOME " + sizeText(lim.Tmp) + " each")
+	b.WriteString("; tree: " + l.TreeMode(overlay))
 	if overlay {
-		b.WriteString("; tree writes " + sizeText(lim.Disk))
+		b.WriteString(", its writes " + sizeText(lim.Disk))
 	} else {
-		b.WriteString("; tree writes not bounded (no overlay)")
+		b.WriteString(", its writes not bounded (no overlay)")
 	}
 	if len(l.Missing) > 0 {
 		b.WriteString(" [" + strings.Join(l.Missing, "; ") + "]")
 	}
 	return b.String()
+}
+
+// TreeMode says in words how each attempt gets a fresh tree: a throwaway
+// overlay (mounted by the helper as root, or in its own user namespace),
+// a fresh copy, or (no sandbox helper can mount) the worktree itself,
+// reset and cleaned after the attempt.
+func (l Level) TreeMode(overlay bool) string {
+	by := "as root"
+	if !l.Root {
+		by = "in the helper's user namespace"
+	}
+	switch {
+	case overlay:
+		return "a throwaway overlay per attempt (" + by + ")"
+	case l.Copy:
+		return "a fresh copy per attempt (" + by + ")"
+	}
+	return "the worktree itself, reset and cleaned after each attempt"
 }
 
 // Probe finds the isolation this host allows for attempts of s in trees
@@ -167,6 +197,9 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 		return run(lv, ov, "")
 	}
 	var why []string
+	if !overlay {
+		why = append(why, "no overlay: "+NoOverlayEnv+"=1 asks for a fresh copy per attempt")
+	}
 	if uid, gid, ok := dropIdentity(); ok {
 		lv := s.Level
 		lv.Root, lv.UID, lv.GID, lv.Idmap = true, uid, gid, true
@@ -178,6 +211,7 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 				why = append(why, "no overlay: "+err.Error())
 			}
 		}
+		lv.Copy = true
 		if err := try(lv, false); err == nil {
 			s.Level, s.Overlay = lv, false
 			s.Level.Missing = append(s.Level.Missing, why...)
@@ -185,8 +219,26 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 		} else {
 			why = append(why, "cannot run as uid "+strconv.Itoa(uid)+": "+err.Error())
 		}
-	} else if overlay {
-		why = append(why, "no overlay: flakegate is not root")
+	} else {
+		// Without root the helper mounts in a user namespace of its own.
+		lv := s.Level
+		lv.Userns = true
+		if overlay {
+			if err := try(lv, true); err == nil {
+				s.Level, s.Overlay = lv, true
+				return warm, nil
+			} else {
+				why = append(why, "no overlay in the helper's user namespace: "+err.Error())
+			}
+		}
+		lv.Copy = true
+		if err := try(lv, false); err == nil {
+			s.Level, s.Overlay = lv, false
+			s.Level.Missing = append(s.Level.Missing, why...)
+			return warm, nil
+		} else {
+			why = append(why, "no fresh copy in the helper's user namespace: "+err.Error())
+		}
 	}
 	lv := s.Level
 	if err := try(lv, false); err != nil {

@@ -21,7 +21,8 @@ const (
 const helperExit = 125
 
 // NoOverlayEnv names the environment variable that, set to 1 in
-// flakegate's environment, forces the reset path (tests use it). Only the
+// flakegate's environment, forces a fresh copy of the tree per attempt
+// instead of an overlay (tests use it). Only the
 // CLI reads it (Options.NoOverlay and friends pass it on).
 const NoOverlayEnv = "FLAKEGATE_NO_OVERLAY"
 

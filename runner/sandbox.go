@@ -68,6 +68,10 @@ type Sandbox struct {
 	// read-only over the tree) and gocache/ (over the host's Go cache),
 	// written by a prepare (Persist). Overlay mode only.
 	Prepared string
+	// CopyDir is where the attempts' fresh copies of Tree are made when
+	// Level.Copy (see copyPath): best on Tree's own file system, where a
+	// reflink can share its blocks; "" is os.TempDir().
+	CopyDir string
 	// Persist makes this attempt a prepare: what it writes to its tree and
 	// to its Go cache goes to Persist/tree and Persist/gocache (their work
 	// folders beside them) and is kept. Overlay mode only.
@@ -195,22 +199,32 @@ func isSystemFolder(p string) bool {
 }
 
 // view builds the attempt's sandbox for argv in dir (a host path inside
-// Tree), with its layer folder when the helper mounts (Level.Root).
+// Tree), with its layer folder when the helper mounts (Level.Root or
+// Level.Userns), on tree: Tree itself, or the attempt's fresh copy of it
+// (Level.Copy).
 //
 // As root the helper builds the whole root (rootOps), as a standby
 // while the attempt before runs, and bwrap binds it at / in one step:
 // bwrap reads the mount table once for it instead of once for every
 // folder it would bind. Without root bwrap builds the same root itself,
 // one bind at a time.
-func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptView {
+func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*attemptView, error) {
 	v := &attemptView{}
 	lv := s.Level
+	bindTree := tree // what bwrap binds at TreeMount without root
 	if lv.Root {
-		v.helper = &helperSpec{Layer: layer, Tree: s.Tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp,
+		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp,
 			Prepared: s.Prepared, Persist: s.Persist}
 		if s.HostGoCache != "" {
 			v.helper.GoCache = []cacheLayer{{Src: s.HostGoCache, Idmap: lv.Idmap}}
 		}
+	} else if lv.Userns {
+		at, err := fixedTree()
+		if err != nil {
+			return nil, err
+		}
+		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: -1, GID: -1, Disk: s.Limits.Disk, Userns: true, TreeAt: at}
+		bindTree = at
 	} else {
 		v.helper = &helperSpec{UID: -1, GID: -1}
 	}
@@ -223,6 +237,8 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 	}
 	if lv.Root {
 		a = append(a, "--uid", strconv.Itoa(lv.UID), "--gid", strconv.Itoa(lv.GID))
+	} else if lv.Userns { // the helper runs bwrap as its namespace's uid 0: the attempt sees flakegate's uid, as without the helper
+		a = append(a, "--uid", strconv.Itoa(os.Geteuid()), "--gid", strconv.Itoa(os.Getegid()))
 	}
 	if !s.Network {
 		a = append(a, "--unshare-net")
@@ -236,11 +252,11 @@ func (s *Sandbox) view(dir string, argv, env []string, layer string) *attemptVie
 		}
 		a = append(a, "--dev-bind", v.helper.RootAt, "/", "--proc", "/proc")
 	} else {
-		a = append(a, s.bwrapArgs(ops)...)
+		a = append(a, s.bwrapArgs(ops, bindTree)...)
 	}
 	a = append(a, "--chdir", s.inside(dir), "--")
 	v.args = append(a, argv...)
-	return v
+	return v, nil
 }
 
 // inside is where dir (a host path inside Tree) is seen in the sandbox.
@@ -364,8 +380,9 @@ func (s *Sandbox) rootOps(env []string) []rootOp {
 }
 
 // bwrapArgs is the root as bwrap's own arguments, for a caller without
-// root (no layer: the tree and the Go cache are bound from the host).
-func (s *Sandbox) bwrapArgs(ops []rootOp) []string {
+// root: tree (the helper's fixed folder, or the tree itself) is bound at
+// TreeMount, the Go cache from the host.
+func (s *Sandbox) bwrapArgs(ops []rootOp, tree string) []string {
 	var a []string
 	for _, op := range ops {
 		switch op.Op {
@@ -401,7 +418,7 @@ func (s *Sandbox) bwrapArgs(ops []rootOp) []string {
 				a = append(a, "--tmpfs", op.Dst)
 			}
 		case "tree":
-			a = append(a, "--bind", s.Tree, op.Dst)
+			a = append(a, "--bind", tree, op.Dst)
 		case "gocache":
 			a = append(a, "--overlay-src", op.Src, "--tmp-overlay", op.Dst)
 		}
