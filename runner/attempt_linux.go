@@ -165,17 +165,6 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 			return nil, err
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
-		if s.HostGoCache != "" {
-			owner, err := ownerOf(s.HostGoCache)
-			if err != nil {
-				return nil, err
-			}
-			ns, err := idmapUserns(owner[0], owner[1], lv.UID, lv.GID)
-			if err != nil {
-				return nil, err
-			}
-			cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
-		}
 	}
 	r.cmd = cmd
 	if err := cmd.Start(); err != nil {
@@ -219,7 +208,7 @@ const maxStandbys = 4
 // sandbox, its tree, the working folder and the environment; everything
 // but the command.
 func (s *Sandbox) standbyKey(dir string, env []string) string {
-	b, _ := json.Marshal([]any{s.Bwrap, s.Tree, s.Overlay, s.Prepared, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.HostGoCache, dir, env})
+	b, _ := json.Marshal([]any{s.Bwrap, s.Tree, s.Overlay, s.Prepared, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.GoCache, s.FillGoCache, s.GoModCache, dir, env})
 	return string(b)
 }
 
