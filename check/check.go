@@ -32,6 +32,7 @@
 //	pyimports.go  the Python import statements of a file, read with a tokenizer
 //	replay.go     the base replay, the replay cache and the replay lock
 //	replaycmd.go  flakegate replay: one command once, in the sandbox sandbox.go builds
+//	replayprepare.go  the replay's prepared layer: the check's own, or built the same way
 //	record.go     the run record, its label from the table, the summary line
 //	seeds.go      seeds drawn for the candidate with the store's secret
 //	output.go     files written and the reproduce command line
