@@ -66,8 +66,12 @@ func AttemptEnv(spec EnvSpec) []string {
 		env["GOCACHE"] = SandboxGoCache
 		env["GOMODCACHE"] = SandboxGoModCache
 		for _, dir := range []string{HostGoCache(get), HostGoModCache(get)} {
-			if dir != "" {
-				sb.Hide = append(sb.Hide, dir)
+			if dir == "" {
+				continue
+			}
+			sb.Hide = append(sb.Hide, dir)
+			if r, err := filepath.EvalSymlinks(dir); err == nil && r != dir {
+				sb.Hide = append(sb.Hide, r) // a shared folder may hold it by its real path
 			}
 		}
 	} else {
