@@ -540,8 +540,8 @@ func (gc *goCaches) describe() string {
 		flakegate.ShortSHA(gc.base), gc.found, gc.named)
 }
 
-// fillGoCache fills the repository's Go build cache from the base tree,
-// once per base commit, before any prepare or attempt.
+// fillGoCache fills the repository's Go build cache from the base tree
+// (proven pristine), once per base commit, before any prepare or attempt.
 func (c *checker) fillGoCache(ctx context.Context) error {
 	if c.goc == nil || c.iso.sandbox.GoCache == "" || c.goc.filled(c.baseSHA) {
 		return nil
@@ -551,6 +551,11 @@ func (c *checker) fillGoCache(ctx context.Context) error {
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot fill the Go build cache", Err: err}
 	}
 	defer t.release(c.resetClean)
+	// Only the base's own code fills it: the tree is proven to be the base
+	// commit first, as before a base replay.
+	if err := c.trees.prove(ctx, t); err != nil {
+		return err
+	}
 	line, err := c.goc.fill(ctx, *c.sandboxFor(t.dir), c.iso.env, t.dir, "check")
 	if ctx.Err() != nil {
 		return interrupted(ctx)
