@@ -42,8 +42,8 @@ type EnvSpec struct {
 // repository's cache under a throwaway layer, see Sandbox.GoCache) and
 // GOMODCACHE its module cache (Sandbox.GoModCache). The host's own Go
 // caches hold other projects' builds, test output and private modules:
-// they are hidden wherever a shared folder holds them. Python writes no
-// bytecode.
+// they are hidden wherever a shared folder holds them, unless the
+// config's RO or RW paths name them. Python writes no bytecode.
 func AttemptEnv(spec EnvSpec) []string {
 	get := func(name string) (string, bool) {
 		for i := len(spec.Src) - 1; i >= 0; i-- {
@@ -65,9 +65,10 @@ func AttemptEnv(spec EnvSpec) []string {
 		env["TMPDIR"] = SandboxTmp
 		env["GOCACHE"] = SandboxGoCache
 		env["GOMODCACHE"] = SandboxGoModCache
+		shared := append(append([]string(nil), sb.RO...), sb.RW...)
 		for _, dir := range []string{HostGoCache(get), HostGoModCache(get)} {
-			if dir == "" {
-				continue
+			if dir == "" || overlapsAny(dir, shared) {
+				continue // shared by name in the config: the user's explicit choice
 			}
 			sb.Hide = append(sb.Hide, dir)
 			if r, err := filepath.EvalSymlinks(dir); err == nil && r != dir {
@@ -152,6 +153,17 @@ func HostGoModCache(get func(string) (string, bool)) string {
 		return ""
 	}
 	return filepath.Clean(dir)
+}
+
+// overlapsAny reports whether p is one of paths, inside one, or holds one.
+func overlapsAny(p string, paths []string) bool {
+	for _, q := range paths {
+		q = filepath.Clean(q)
+		if under(p, []string{q}) || under(q, []string{p}) {
+			return true
+		}
+	}
+	return false
 }
 
 // ContainsAny reports whether s holds one of values.
