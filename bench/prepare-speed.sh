@@ -18,6 +18,7 @@
 #         how many times the base's and the candidates' prepares ran.
 #
 # ROUNDS rounds (default 3), medians; ratios = check / bare. Aim: <= 1.3x.
+# ONLY=go runs the go part alone.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -84,6 +85,7 @@ gf=$(printf '%s\n' "${gfirst[@]}" | median); gs=$(printf '%s\n' "${gsecond[@]}" 
 gb=$(printf '%s\n' "${gbare[@]}" | median); gc=$(printf '%s\n' "${gcold[@]}" | median)
 echo "go medians: second check $gs s vs bare $gb s: $(echo "scale=2; $gs / $gb" | bc)x (aim <= 1.3x)"
 echo "go medians: first check $gf s vs bare + one cold build $(echo "$gb + $gc" | bc) s: $(echo "scale=2; $gf / ($gb + $gc)" | bc)x"
+[ "${ONLY:-}" != go ] || exit 0
 
 # --- python -----------------------------------------------------------------
 pyinit() { # $1: folder, $2: state folder

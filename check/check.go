@@ -27,12 +27,14 @@
 //	triple.go     one triple: the ledger lookup, its run (tripleRun) and the order of its attempts
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
 //	prepare.go    the prepared layer of each tree, and its cache
+//	gocache.go    the repository's Go caches: a build cache filled from the base, go.sum's modules
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history
 //	infra.go      test infrastructure found: pytest helpers, vitest and jest files
 //	pyimports.go  the Python import statements of a file, read with a tokenizer
 //	replay.go     the base replay, the replay cache and the replay lock
 //	replaycmd.go  flakegate replay: one command once, in the sandbox sandbox.go builds
+//	replayprepare.go  the replay's prepared layer: the check's own, or built the same way
 //	record.go     the run record, its label from the table, the summary line
 //	seeds.go      seeds drawn for the candidate with the store's secret
 //	output.go     files written and the reproduce command line
@@ -159,6 +161,7 @@ type checker struct {
 	histMu      sync.Mutex
 	hist        map[string]history       // base results of earlier records, by triple (probe.go)
 	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
+	goc         *goCaches                // the attempts' Go caches (gocache.go), nil for none
 	prepareRuns []flakegate.PrepareRun
 }
 
@@ -230,6 +233,7 @@ func (c *checker) close() {
 	if c.store != nil {
 		c.store.Close()
 	}
+	c.goc.release()
 }
 
 func (c *checker) resolve(ctx context.Context, flag, rev string) (string, error) {
@@ -367,6 +371,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	c.sayTrees(why)
+	if err := c.fillGoCache(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.preflight(ctx); err != nil {
 		return nil, err
 	}

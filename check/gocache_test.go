@@ -36,7 +36,7 @@ exit "$FAIL"
 `
 
 // TestCheckNoLeakMarkers: a marker an attempt writes into its Go build
-// cache (warm: the host's, read-only, under a throwaway layer), its
+// cache (warm: the repository's, read-only, under a throwaway layer), its
 // module cache, $HOME, /tmp, /dev/shm or its tree is seen by no retry,
 // not by the base, and never lands on the host.
 func TestCheckNoLeakMarkers(t *testing.T) {
@@ -49,14 +49,16 @@ func TestCheckNoLeakMarkers(t *testing.T) {
 		"props/marker.sh": markerProp,
 		"src/lib.sh":      "FAIL=0\n",
 		"sub/keep":        "x\n",
+		"go.mod":          "module example.com/marker\n\ngo 1.21\n",
+		"marker_test.go":  "package marker\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n",
 	})
 	r.candidate("bad", map[string]string{"src/lib.sh": "FAIL=1\n"})
 	cr := r.check("--base", "base", "--candidate", "bad")
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY" {
 		t.Fatalf("%s", cr)
 	}
-	if !strings.Contains(cr.stderr, "Go build cache: "+hostCache+" read-only") {
-		t.Errorf("the sandbox line does not name the warm Go cache:\n%s", cr.stderr)
+	if !strings.Contains(cr.stderr, "Go caches: the repository's, built from the base") {
+		t.Errorf("the sandbox line does not name the repository's Go caches:\n%s", cr.stderr)
 	}
 	rec := cr.record(t, 0)
 	if len(rec.Attempts) != 4 {
@@ -73,11 +75,12 @@ func TestCheckNoLeakMarkers(t *testing.T) {
 				t.Errorf("%s attempt %d could not write %s:\n%s", a.Side, a.Index, d, a.OutputTail)
 			}
 		}
-		if strings.Contains(a.OutputTail, modCache) && strings.Contains(a.OutputTail, "wrote:") && strings.Contains(strings.SplitN(a.OutputTail, "wrote:", 2)[1], modCache+" ") {
+		if strings.Contains(strings.SplitN(a.OutputTail+"wrote:", "wrote:", 2)[1], "/sandbox/gomod ") {
 			t.Errorf("%s attempt %d wrote the module cache:\n%s", a.Side, a.Index, a.OutputTail)
 		}
 	}
-	for _, p := range []string{hostCache, filepath.Join(hostCache, "00"), modCache, filepath.Join(r.dir, "sub")} {
+	caches, _ := filepath.Glob(filepath.Join(r.dir, ".git", "flakegate", "go*", "*"))
+	for _, p := range append([]string{hostCache, filepath.Join(hostCache, "00"), modCache, filepath.Join(r.dir, "sub")}, caches...) {
 		if _, err := os.Stat(filepath.Join(p, "fg-marker")); err == nil {
 			t.Errorf("a marker landed on the host in %s", p)
 		}
@@ -87,11 +90,12 @@ func TestCheckNoLeakMarkers(t *testing.T) {
 // compiledRe finds the package a `go build -x` compile line compiles.
 var compiledRe = regexp.MustCompile(`/compile .* -p (\S+) `)
 
-// TestCheckGoWarmCache: with the host's warm build cache under every
-// attempt, an attempt compiles only the package the candidate changed
-// (read from `go test -x`): neither the standard library, nor a
-// dependency, nor (on the base) anything the host built. And it compiles
-// that package in every attempt: no attempt reads another's build.
+// TestCheckGoWarmCache: with the repository's build cache, filled from
+// the base, under every attempt, an attempt compiles only the package the
+// candidate changed (read from `go test -x`): neither the standard
+// library, nor a dependency, nor (on the base) anything at all. And it
+// compiles that package in every attempt: no attempt reads another's
+// build. The runner's own cache plays no part: it is not warmed here.
 func TestCheckGoWarmCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end; run without -short")
@@ -100,19 +104,6 @@ func TestCheckGoWarmCache(t *testing.T) {
 		t.Skip("go is not installed")
 	}
 	files := exampleFiles(t, "go-rapid")
-	// Warm the host's cache with what the module needs, as any host that
-	// builds Go has (the module cache already holds rapid).
-	warm := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(warm, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(body), 0o644)
-	}
-	cmd := exec.Command("go", "test", "-count=1", "-run", "^$", ".")
-	cmd.Dir = warm
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("warming the host's cache: %v\n%s", err, out)
-	}
 	files["props/gox.sh"] = `go test -x -count=1 -run '^TestScheduleProperties$' . -rapid.seed="$1" -rapid.checks=50 -fixture=testdata/limits.json > out.log 2>&1
 st=$?
 grep -E '/compile .* -p ' out.log | sed -E 's/.* -p ([^ ]+) .*/compiled \1/' | sort -u
@@ -125,6 +116,9 @@ exit $st
 	cr := r.check("--base", "base", "--candidate", "edit")
 	if cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS,PASS" {
 		t.Fatalf("%s", cr)
+	}
+	if !strings.Contains(cr.stderr, "Go build cache filled from the base") {
+		t.Errorf("the first check did not fill the repository's build cache:\n%s", cr.stderr)
 	}
 	for i := range cr.summary.Results {
 		for _, a := range cr.record(t, i).Attempts {
@@ -142,8 +136,8 @@ exit $st
 				t.Errorf("candidate attempt of seed %d did not compile the changed package:\n%s", i, a.OutputTail)
 			}
 			for _, p := range pkgs {
-				if p != "example.com/backoff" && p != "main" {
-					t.Errorf("%s attempt %d compiled %s, which the host's cache holds:\n%s", a.Side, a.Index, p, a.OutputTail)
+				if p != "example.com/backoff" && p != "main" || a.Side == "base" {
+					t.Errorf("%s attempt %d compiled %s, which the base's fill built:\n%s", a.Side, a.Index, p, a.OutputTail)
 				}
 			}
 		}

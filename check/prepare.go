@@ -112,12 +112,7 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 		return pt, nil
 	}
 	sb := c.sandboxFor(t.dir)
-	kb, _ := json.Marshal(struct {
-		Tree, Prepare, Isolation, GoCache, Version string
-		UID                                        int
-		Budget                                     float64
-	}{t.sha, sha, c.iso.label(), sb.HostGoCache, flakegate.Version, sb.Level.UID, p.Budget.Seconds()})
-	key := sha256Hex(kb)
+	key := preparedLayerKey(t.sha, sha, c.iso.label(), sb.GoCache, sb.Level.UID, p.Budget)
 	root := filepath.Join(c.common, "flakegate", "prepared")
 	final := filepath.Join(root, key)
 	if m, ok := readPrepareMeta(final); ok {
@@ -186,6 +181,17 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 	keep = true
 	pt.dir, pt.ok = final, true
 	return pt, nil
+}
+
+// preparedLayerKey names the prepared layer of a tree's commit for one
+// prepare (check and replay alike: the replay finds the check's layer).
+func preparedLayerKey(treeSHA, prepareSHA, isolation, goCache string, uid int, budget time.Duration) string {
+	kb, _ := json.Marshal(struct {
+		Tree, Prepare, Isolation, GoCache, Version string
+		UID                                        int
+		Budget                                     float64
+	}{treeSHA, prepareSHA, isolation, goCache, flakegate.Version, uid, budget.Seconds()})
+	return sha256Hex(kb)
 }
 
 func readPrepareMeta(dir string) (prepareMeta, bool) {

@@ -63,6 +63,17 @@ type ReplayOptions struct {
 	// keeps an exit 0 a pass and an exit 1 a failure.
 	Framework, Name        string
 	PassMarker, FailMarker *regexp.Regexp
+	// GoBase is the commit whose Go caches the command gets (gocache.go):
+	// the base the check ran against, as CheckoutReplay sets it; "" is
+	// the HEAD of the repository of Repo (or Dir). Outside a repository
+	// there are none, as in a check of a base without a Go module.
+	GoBase string
+	// Prepare, when set, is the property's prepare: the command runs over
+	// its prepared layer of the commit PrepareTree (the commit Dir holds),
+	// the check's own layer when it is kept, else one the replay builds
+	// the same way, in the same sandbox.
+	Prepare     *config.Prepare
+	PrepareTree string
 }
 
 // Replay is a replay whose sandbox is built and probed: Run runs its
@@ -70,7 +81,10 @@ type ReplayOptions struct {
 type Replay struct {
 	opts    ReplayOptions
 	iso     *isolation
-	fixture string // the fixture's digest, "" without a fixture
+	fixture string    // the fixture's digest, "" without a fixture
+	common  string    // the repository's git common dir, "" outside one
+	goc     *goCaches // the repository's Go caches, nil for none
+	notes   []string  // what the replay did besides the command (Notes)
 }
 
 // ReplayIncomplete is a replay that can be no result: its fixture is
@@ -118,6 +132,11 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 	if common, err := (&git.Client{Dir: dir}).CommonDir(ctx); err == nil {
 		guarded = append(guarded, common)
 	}
+	repo := &git.Client{Dir: dir}
+	if opts.Repo != "" {
+		repo = &git.Client{Dir: opts.Repo}
+	}
+	common, _ := repo.CommonDir(ctx)
 	if opts.LedgerPath != "" {
 		if abs, err := filepath.Abs(opts.LedgerPath); err == nil {
 			guarded = append(guarded, abs)
@@ -134,15 +153,70 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 	if err != nil {
 		return nil, err
 	}
+	r := &Replay{opts: opts, iso: iso, fixture: fixture, common: common}
 	if iso.mode == IsolationBwrap {
+		// The check's Go caches: the repository's, built from the base.
+		if common != "" {
+			base := opts.GoBase
+			if base == "" {
+				base = "HEAD"
+			}
+			if sha, err := repo.RevParse(ctx, base); err == nil {
+				if r.goc, err = setupGoCaches(ctx, repo, common, sha, iso, runner.HostGoModCache(envGetter(opts.Env))); err != nil {
+					return nil, err
+				}
+			}
+		}
 		// The same hardening as check: no privilege, as nobody when run
 		// as root, on a throwaway overlay where the kernel allows it, so
 		// the command never writes the tree it replays in.
 		if err := iso.probe(ctx, ""); err != nil {
+			r.Close()
+			return nil, err
+		}
+		if err := r.fillGoCache(ctx, repo); err != nil {
+			r.Close()
 			return nil, err
 		}
 	}
-	return &Replay{opts: opts, iso: iso, fixture: fixture}, nil
+	return r, nil
+}
+
+// Close lets go of the replay's hold on the repository's Go caches.
+func (r *Replay) Close() { r.goc.release() }
+
+// Notes say what the replay did besides the command: the Go build cache
+// it filled, the prepared layer it used or built.
+func (r *Replay) Notes() []string { return r.notes }
+
+// fillGoCache fills the repository's Go build cache from the base, as
+// the check does, when no check has filled it from that base yet: in a
+// checkout of the base of its own, removed after.
+func (r *Replay) fillGoCache(ctx context.Context, repo *git.Client) error {
+	gc := r.goc
+	if gc == nil || r.iso.sandbox.GoCache == "" || gc.filled(gc.base) {
+		return nil
+	}
+	tmp, err := os.MkdirTemp("", "flakegate-replay-base-")
+	if err != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot create a temporary folder", Err: err}
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "checkout")
+	if err := repo.PrepareWorktree(ctx, dir, gc.base); err != nil {
+		return err
+	}
+	defer repo.RemoveWorktree(context.WithoutCancel(ctx), dir) //nolint:errcheck // the folder goes with tmp
+	sb := r.iso.sandbox
+	sb.Tree = dir
+	line, err := gc.fill(ctx, sb, r.iso.env, dir, "replay")
+	if err != nil {
+		return err
+	}
+	if line != "" {
+		r.notes = append(r.notes, r.iso.redact(line))
+	}
+	return nil
 }
 
 // FixtureSHA256 is the digest of the replay's fixture, "" without one.
@@ -168,6 +242,14 @@ func (r *Replay) Run(ctx context.Context, output io.Writer) runner.Outcome {
 		sb := r.iso.sandbox
 		sb.Tree = r.opts.Dir
 		cmd.Sandbox = &sb
+		done, why := r.prepare(ctx, &sb)
+		defer done()
+		if why != "" {
+			return runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
+		}
+	} else if r.opts.Prepare != nil {
+		return runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(),
+			Reason: "prepare failed: a prepare needs the sandbox on overlays, so that its layer can lie under the command"}
 	}
 	ev := evidence.New(r.opts.Framework, r.opts.Name, r.opts.PassMarker, r.opts.FailMarker)
 	if ev != nil {
@@ -285,7 +367,8 @@ func CheckoutReplay(ctx context.Context, o ReplayAtOptions) (*ReplayAt, error) {
 	r := &ReplayAt{SHA: sha, ConfigSHA: cfgSHA, ConfigPath: cfgPath, Property: p, git: g, tmp: tmp,
 		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), Argv: argv, WallBudget: p.WallBudget,
 			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Fixture: p.Fixture,
-			Framework: evidence.DetectFramework(p.Run), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker}}
+			Framework: evidence.DetectFramework(p.Run), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker,
+			GoBase: cfgSHA, Prepare: p.Prepare, PrepareTree: sha}}
 	if err := g.PrepareWorktree(ctx, r.Options.Dir, sha); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err

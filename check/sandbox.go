@@ -102,13 +102,6 @@ func buildIsolation(spec sandboxSpec) (*isolation, error) {
 		envSpec.Sandbox = &iso.sandbox
 	}
 	iso.env = runner.AttemptEnv(envSpec)
-	if hc := iso.sandbox.HostGoCache; hc != "" {
-		for _, g := range spec.guarded {
-			if overlaps(hc, g) {
-				iso.sandbox.HostGoCache = "" // the gate's own state is never a layer: a cold cache
-			}
-		}
-	}
 	return iso, nil
 }
 
@@ -141,7 +134,22 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	// worktrees: on their file system, where a reflink can share blocks.
 	iso.sandbox.CopyDir = filepath.Join(c.common, "flakegate", "copies")
 	c.iso = iso
-	return nil
+	// The attempts' Go caches are the repository's, built from the base
+	// (gocache.go); the runner's own are hidden.
+	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, runner.HostGoModCache(envGetter(c.opts.Env)))
+	return err
+}
+
+// envGetter looks a variable up in env, the last one winning.
+func envGetter(env []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
 }
 
 // checkSharedPaths refuses sandbox.ro and sandbox.rw paths that would
@@ -282,8 +290,8 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 	}
 	sb := &c.iso.sandbox
 	line := sb.Level.Describe(sb.Limits, sb.Overlay)
-	if sb.HostGoCache != "" {
-		line += "; Go build cache: " + sb.HostGoCache + " read-only under a throwaway layer"
+	if c.iso.mode == IsolationBwrap {
+		line += c.goc.describe()
 	}
 	c.say("sandbox: " + c.redact(line))
 	if n := runner.SweepLayers(); n > 0 {

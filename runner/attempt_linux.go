@@ -187,17 +187,10 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 			return nil, err
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
-		var cacheNS *os.File // descriptor 8, closed when there is none
-		if s.HostGoCache != "" {
-			owner, err := ownerOf(s.HostGoCache)
-			if err != nil {
-				return nil, err
-			}
-			if cacheNS, err = idmapUserns(owner[0], owner[1], lv.UID, lv.GID); err != nil {
-				return nil, err
-			}
-		}
-		cmd.ExtraFiles = append(cmd.ExtraFiles, cacheNS)
+		// Descriptor 8 (helperCacheUsernsFD) is empty: no host Go cache
+		// is idmapped since the attempts' caches are the repository's
+		// (gocache.go). The shares' user namespace stays descriptor 9.
+		cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
 		if len(s.RW) > 0 {
 			// The shares are idmapped from the share identity, not the
 			// tree's owner: what the attempt writes there is neither
@@ -259,7 +252,7 @@ const maxStandbys = 4
 // sandbox, its tree, the working folder and the environment; everything
 // but the command.
 func (s *Sandbox) standbyKey(dir string, env []string) string {
-	b, _ := json.Marshal([]any{s.Bwrap, s.Tree, s.Overlay, s.Prepared, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.HostGoCache, dir, env})
+	b, _ := json.Marshal([]any{s.Bwrap, s.Tree, s.Overlay, s.Prepared, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.GoCache, s.FillGoCache, s.GoModCache, dir, env})
 	return string(b)
 }
 

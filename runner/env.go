@@ -13,11 +13,12 @@ var PassedEnv = []string{"PATH", "LANG", "LC_ALL", "TZ"}
 
 // Paths inside a sandbox: the attempt's private /tmp, its Go build cache
 // (inside it, so that no attempt leaves a poisoned build or test result
-// for the next one) and the default $HOME.
+// for the next one), its Go module cache and the default $HOME.
 const (
-	SandboxTmp     = "/tmp"
-	SandboxGoCache = "/tmp/go-build"
-	SandboxHome    = "/tmp/home"
+	SandboxTmp        = "/tmp"
+	SandboxGoCache    = "/tmp/go-build"
+	SandboxGoModCache = "/sandbox/gomod"
+	SandboxHome       = "/tmp/home"
 )
 
 // EnvSpec says how to build an attempt's environment.
@@ -27,7 +28,7 @@ type EnvSpec struct {
 	// Names are more variables to pass (the config's sandbox.env).
 	Names []string
 	// Sandbox is the attempt's sandbox, nil for none. Its Home is $HOME,
-	// and GOMODCACHE is added to its RO paths when the host has one.
+	// and the host's own Go caches are added to its hidden paths.
 	Sandbox *Sandbox
 	// Refuse reports names never passed, whatever Names says.
 	Refuse func(name string) bool
@@ -37,9 +38,12 @@ type EnvSpec struct {
 
 // AttemptEnv returns the environment of an attempt: an allow-list, never
 // a secret. In a sandbox, HOME is the sandbox's private home, TMPDIR its
-// private /tmp, GOCACHE the sandbox's Go build cache (warm: the host's
-// cache under a throwaway layer, see Sandbox.HostGoCache) and GOMODCACHE
-// the host's module cache, bound read-only. Python writes no bytecode.
+// private /tmp, GOCACHE the sandbox's Go build cache (warm: the
+// repository's cache under a throwaway layer, see Sandbox.GoCache) and
+// GOMODCACHE its module cache (Sandbox.GoModCache). The host's own Go
+// caches hold other projects' builds, test output and private modules:
+// they are hidden wherever a shared folder holds them, unless the
+// config's RO or RW paths name them. Python writes no bytecode.
 func AttemptEnv(spec EnvSpec) []string {
 	get := func(name string) (string, bool) {
 		for i := len(spec.Src) - 1; i >= 0; i-- {
@@ -60,10 +64,16 @@ func AttemptEnv(spec EnvSpec) []string {
 		env["HOME"] = sb.Home
 		env["TMPDIR"] = SandboxTmp
 		env["GOCACHE"] = SandboxGoCache
-		sb.HostGoCache = HostGoCache(get)
-		if mod := goModCache(get); mod != "" {
-			env["GOMODCACHE"] = mod
-			sb.RO = append(sb.RO, mod)
+		env["GOMODCACHE"] = SandboxGoModCache
+		shared := append(append([]string(nil), sb.RO...), sb.RW...)
+		for _, dir := range []string{HostGoCache(get), HostGoModCache(get)} {
+			if dir == "" || overlapsAny(dir, shared) {
+				continue // shared by name in the config: the user's explicit choice
+			}
+			sb.Hide = append(sb.Hide, dir)
+			if r, err := filepath.EvalSymlinks(dir); err == nil && r != dir {
+				sb.Hide = append(sb.Hide, r) // a shared folder may hold it by its real path
+			}
 		}
 	} else {
 		for _, name := range []string{"HOME", "TMPDIR"} {
@@ -124,8 +134,10 @@ func HostGoCache(get func(string) (string, bool)) string {
 	return filepath.Clean(dir)
 }
 
-// goModCache is the host's Go module cache, shared read-only, or "".
-func goModCache(get func(string) (string, bool)) string {
+// HostGoModCache is the host's own Go module cache as `go env
+// GOMODCACHE` finds it from an environment, or "" when it is not an
+// existing folder.
+func HostGoModCache(get func(string) (string, bool)) string {
 	dir, _ := get("GOMODCACHE")
 	if dir == "" {
 		if gp, _ := get("GOPATH"); gp != "" {
@@ -141,6 +153,17 @@ func goModCache(get func(string) (string, bool)) string {
 		return ""
 	}
 	return filepath.Clean(dir)
+}
+
+// overlapsAny reports whether p is one of paths, inside one, or holds one.
+func overlapsAny(p string, paths []string) bool {
+	for _, q := range paths {
+		q = filepath.Clean(q)
+		if under(p, []string{q}) || under(q, []string{p}) {
+			return true
+		}
+	}
+	return false
 }
 
 // ContainsAny reports whether s holds one of values.

@@ -27,6 +27,10 @@ type helperSpec struct {
 	// GoCache are the lower layers of the attempt's Go build cache, top
 	// first, mounted as an overlay at layer/gocache; none mounts nothing.
 	GoCache []cacheLayer `json:"gocache,omitempty"`
+	// FillGoCache is a Go build cache mounted read-write at layer/gocache
+	// (the fill of the repository's cache from the base), instead of an
+	// overlay.
+	FillGoCache string `json:"fill_gocache,omitempty"`
 	// Prepared is a prepared layer (a folder holding tree/ and gocache/)
 	// laid read-only over the tree and under the Go cache.
 	Prepared string `json:"prepared,omitempty"`
@@ -42,10 +46,10 @@ type helperSpec struct {
 	Standby bool `json:"standby,omitempty"`
 }
 
-// cacheLayer is one lower layer of the Go build cache: the host's own
-// cache is idmapped (its owner's files appear as the identity's, through
-// the user namespace on descriptor 8); a prepared layer is the
-// identity's already.
+// cacheLayer is one lower layer of the Go build cache. Idmap shows its
+// owner's files as the identity's (through the user namespace on
+// descriptor 8); the repository's cache and a prepared layer are the
+// identity's already, written by it.
 type cacheLayer struct {
 	Src   string `json:"src"`
 	Idmap bool   `json:"idmap,omitempty"`

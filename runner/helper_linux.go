@@ -283,15 +283,29 @@ func overlayAt(L, dst, opts string) error {
 
 // mountGoCache puts the attempt's Go build cache at L/gocache: an
 // overlay whose lower layers are the prepared layer's cache and the
-// host's own cache (idmapped, read-only: the overlay never writes a
-// lower layer), and whose upper layer is on the attempt's tmpfs (a
-// prepare's: its persistent layer). Metadata-only copy-ups (Go touches
+// repository's cache (read-only: the overlay never writes a lower
+// layer), and whose upper layer is on the attempt's tmpfs (a prepare's:
+// its persistent layer); for the fill, the repository's cache itself. Metadata-only copy-ups (Go touches
 // the entries it uses) copy no data where the kernel allows metacopy.
 func (spec *helperSpec) mountGoCache() error {
+	L := spec.Layer
+	if spec.FillGoCache != "" { // the fill: the cache itself, the identity's
+		if spec.UID >= 0 {
+			if err := os.Chown(spec.FillGoCache, spec.UID, spec.GID); err != nil {
+				return err
+			}
+		}
+		if err := os.Mkdir(filepath.Join(L, "gocache"), 0o711); err != nil {
+			return err
+		}
+		if err := unix.Mount(spec.FillGoCache, filepath.Join(L, "gocache"), "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("the Go build cache %s: %w", spec.FillGoCache, err)
+		}
+		return nil
+	}
 	if len(spec.GoCache) == 0 && spec.Prepared == "" {
 		return nil
 	}
-	L := spec.Layer
 	var lowers []string
 	if spec.Prepared != "" {
 		lowers = append(lowers, "prepared/gocache")

@@ -109,18 +109,18 @@ func (l Level) TreeMode(overlay bool) string {
 // way it tries. s.Level is set to the result, s.Overlay to whether
 // overlays work; err is non-nil only when no sandbox runs at all.
 //
-// With a HostGoCache, a last attempt tries the warm Go build cache at the
-// level found; where it fails, HostGoCache is cleared (the attempts build
+// With a GoCache, a last attempt tries the warm Go build cache at the
+// level found; where it fails, GoCache is cleared (the attempts build
 // in a cold cache) and Level.Missing says why.
 func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay bool) error {
-	goCache := s.HostGoCache
-	s.HostGoCache = ""
+	goCache := s.GoCache
+	s.GoCache = ""
 	warm, err := s.probeLevel(ctx, dir, env, overlay, goCache)
 	if err != nil {
 		return err
 	}
 	if warm {
-		s.HostGoCache = goCache
+		s.GoCache = goCache
 		return nil
 	}
 	if goCache == "" {
@@ -132,11 +132,11 @@ func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay b
 	}
 	defer os.RemoveAll(tree)
 	p := *s
-	p.HostGoCache, p.Tree, p.oneShot = goCache, tree, true // no standbys for a probe
+	p.GoCache, p.Tree, p.oneShot = goCache, tree, true // no standbys for a probe
 	p.Limits = Limits{Memory: 256 << 20, Pids: 64, Tmp: 16 << 20, Disk: 16 << 20}
 	out := Run(ctx, Command{Argv: []string{"sh", "-c", "test -d " + SandboxGoCache + " && echo x > " + SandboxGoCache + "/.probe"}, Dir: tree, Env: env, Sandbox: &p, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
 	if out.Result == Pass {
-		s.HostGoCache = goCache
+		s.GoCache = goCache
 		return nil
 	}
 	s.Level.Missing = append(s.Level.Missing, "no warm Go build cache: "+strings.TrimSpace(out.Result+" "+out.Reason+" "+lastLine(out.Tail)))
@@ -172,7 +172,7 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 	}
 	run := func(lv Level, ov bool, cache string) error {
 		p := *s
-		p.Level, p.Overlay, p.Tree, p.oneShot, p.HostGoCache = lv, ov, tree, true, cache
+		p.Level, p.Overlay, p.Tree, p.oneShot, p.GoCache = lv, ov, tree, true, cache
 		p.Limits = Limits{Memory: 256 << 20, Pids: 64, Tmp: 16 << 20, Disk: 16 << 20}
 		script := "echo x > probe && test -w /tmp && read l < probe"
 		if cache != "" {

@@ -19,8 +19,9 @@ import (
 //     identity that owns nothing (nobody), reached through the sandbox
 //     helper (helper_linux.go);
 //   - a minimal root: /usr and the system folders, a curated /etc, the
-//     toolchains the command's PATH names, the Go module cache and the
-//     config's RO and RW paths, and nothing else of the host;
+//     toolchains the command's PATH names (never the host's Go caches),
+//     the repository's Go caches and the config's RO and RW paths, and
+//     nothing else of the host;
 //   - its tree at one fixed path, TreeMount, the same for every attempt
 //     and every retry; a fixed host name; private /tmp, /dev/shm and
 //     $HOME; its own pid, IPC, UTS and cgroup namespaces, and no network
@@ -57,13 +58,22 @@ type Sandbox struct {
 	// Level is what Probe found this host allows; the zero Level runs
 	// bwrap alone, as an unprivileged caller would.
 	Level Level
-	// HostGoCache is the host's own Go build cache (flakegate's `go env
-	// GOCACHE`), "" for none. The attempt's cache, at SandboxGoCache, is
-	// an overlay whose lower layers are Prepared's cache and this folder,
-	// read-only, and whose upper layer is thrown away with the attempt:
-	// warm, and nothing an attempt writes there is seen by another one.
-	// Without root it is bwrap's --tmp-overlay of the same lower layers.
-	HostGoCache string
+	// GoCache is the repository's Go build cache, filled by flakegate from
+	// the base (FillGoCache), "" for none; never the host's own cache. The
+	// attempt's cache, at SandboxGoCache, is an overlay whose lower layers
+	// are Prepared's cache and this folder, read-only, and whose upper
+	// layer is thrown away with the attempt: warm, and nothing an attempt
+	// writes there is seen by another one. Without root it is bwrap's
+	// --tmp-overlay of the same lower layers.
+	GoCache string
+	// FillGoCache makes this attempt the fill of GoCache: the folder
+	// itself is its Go build cache, read-write. Only for trusted code
+	// (the base), never a candidate's attempt.
+	FillGoCache bool
+	// GoModCache is the attempt's Go module cache, a host folder bound
+	// read-only at SandboxGoModCache ("" for none): only the modules the
+	// base's go.sum names, never the host's whole module cache.
+	GoModCache string
 	// Prepared is a prepared layer: a folder holding tree/ (laid
 	// read-only over the tree) and gocache/ (over the host's Go cache),
 	// written by a prepare (Persist). Overlay mode only.
@@ -215,8 +225,11 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 	if lv.Root {
 		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp,
 			Prepared: s.Prepared, Persist: s.Persist}
-		if s.HostGoCache != "" {
-			v.helper.GoCache = []cacheLayer{{Src: s.HostGoCache, Idmap: lv.Idmap}}
+		switch {
+		case s.GoCache != "" && s.FillGoCache:
+			v.helper.FillGoCache = s.GoCache
+		case s.GoCache != "":
+			v.helper.GoCache = []cacheLayer{{Src: s.GoCache}} // the identity's already: no idmap
 		}
 	} else if lv.Userns {
 		at, err := fixedTree()
@@ -369,12 +382,15 @@ func (s *Sandbox) rootOps(env []string) []rootOp {
 			ops = append(ops, rootOp{Op: "hide", Dst: p, File: true})
 		}
 	}
-	// The Go build cache last: a hidden path (flakegate's folder may be
-	// /tmp) must not cover it.
-	// As root its mount point is always made (a standby does not know
-	// whether the attempt it serves has a prepared layer).
-	if s.HostGoCache != "" || s.Level.Root {
-		ops = append(ops, rootOp{Op: "gocache", Src: s.HostGoCache, Dst: SandboxGoCache})
+	// The Go caches last: a hidden path (the repository's git folder
+	// holds them, flakegate's folder may be /tmp) must not cover them.
+	// As root the build cache's mount point is always made (a standby does
+	// not know whether the attempt it serves has a prepared layer).
+	if s.GoModCache != "" {
+		ops = append(ops, rootOp{Op: "ro", Src: s.GoModCache, Dst: SandboxGoModCache})
+	}
+	if s.GoCache != "" || s.Level.Root {
+		ops = append(ops, rootOp{Op: "gocache", Src: s.GoCache, Dst: SandboxGoCache})
 	}
 	return ops
 }
@@ -420,7 +436,11 @@ func (s *Sandbox) bwrapArgs(ops []rootOp, tree string) []string {
 		case "tree":
 			a = append(a, "--bind", tree, op.Dst)
 		case "gocache":
-			a = append(a, "--overlay-src", op.Src, "--tmp-overlay", op.Dst)
+			if s.FillGoCache {
+				a = append(a, "--bind", op.Src, op.Dst)
+			} else {
+				a = append(a, "--overlay-src", op.Src, "--tmp-overlay", op.Dst)
+			}
 		}
 	}
 	return a

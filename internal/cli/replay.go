@@ -159,6 +159,7 @@ func replayRun(ctx context.Context, opts *ReplayOptions, ro check.ReplayOptions,
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	if opts.repoMode() && ro.Fixture != "" {
 		fmt.Fprintf(opts.IO.ErrOut, "replay: fixture %s sha256 %s\n", termsafe.Line(ro.Fixture), r.FixtureSHA256())
 	}
@@ -168,6 +169,9 @@ func replayRun(ctx context.Context, opts *ReplayOptions, ro check.ReplayOptions,
 	out := startOutput(opts.IO.Out, ro.Argv)
 	o := r.Run(ctx, out)
 	endOutput(opts.IO.Out, out, o)
+	for _, n := range r.Notes() { // the Go cache filled, the prepared layer used
+		fmt.Fprintf(opts.IO.ErrOut, "replay: %s\n", termsafe.Line(n))
+	}
 	if before != nil {
 		before()
 	}

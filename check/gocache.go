@@ -1,0 +1,570 @@
+// The Go caches of a repository's attempts: a build cache flakegate
+// fills from the base, and a module cache of only what the base's go.sum
+// names, both under <git common dir>/flakegate (which no attempt can
+// see). Never the runner's own GOCACHE or GOMODCACHE: on a shared runner
+// they hold other projects' builds, cached test output and private
+// modules.
+
+package check
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/atomicfile"
+	"github.com/flakegate/flakegate/internal/flock"
+	"github.com/flakegate/flakegate/runner"
+)
+
+// goCaches are the Go caches of one check's (or replay's) attempts.
+type goCaches struct {
+	base    string   // the commit they are built from
+	modules []string // the base's Go modules: folders holding a go.mod ("." for the root)
+	dir     string   // <common>/flakegate/gocache/KEY: cache/, filled, locks
+	modView string   // <common>/flakegate/gomod/DIGEST: the module cache
+	named   int      // modules (with a version) the base's go.sum names
+	found   int      // of those, verified into modView
+	held    []*os.File
+}
+
+// Bounds of the Go caches kept per repository: the newest few by last
+// use, and none unused for longer than goCacheMaxAge.
+const (
+	goCacheKeep   = 3
+	goCacheMaxAge = 14 * 24 * time.Hour
+	goFillBudget  = 10 * time.Minute
+)
+
+// baseGoModules are the folders of the base's go.mod files, skipping
+// those go itself skips in ./... (testdata, vendor, _ and . folders).
+func baseGoModules(ctx context.Context, g *git.Client, base string) ([]string, error) {
+	files, err := g.ListFiles(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	var mods []string
+	for _, f := range files {
+		if path.Base(f) != "go.mod" {
+			continue
+		}
+		dir := path.Dir(f)
+		skip := false
+		for _, seg := range strings.Split(dir, "/") {
+			if seg == "testdata" || seg == "vendor" || (seg != "." && (strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, "."))) {
+				skip = true
+			}
+		}
+		if !skip {
+			mods = append(mods, dir)
+		}
+	}
+	return mods, nil
+}
+
+// goTool is the `go` the attempts' PATH (in env) finds, and what
+// identifies it: a new toolchain is another cache.
+func goTool(env []string) (string, string) {
+	for _, kv := range env {
+		v, ok := strings.CutPrefix(kv, "PATH=")
+		if !ok {
+			continue
+		}
+		for _, d := range filepath.SplitList(v) {
+			p := filepath.Join(d, "go")
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				r, _ := filepath.EvalSymlinks(p)
+				if ri, err := os.Stat(r); err == nil {
+					fi = ri
+				}
+				return p, fmt.Sprintf("%s %s %d %d", p, r, fi.Size(), fi.ModTime().UnixNano())
+			}
+		}
+	}
+	return "", ""
+}
+
+// setupGoCaches gives iso's sandbox the repository's Go caches for the
+// base commit: the build cache's folder (filled later, by fill) and the
+// module cache of the base's go.sum, copied from hostModCache (the
+// runner's, "" for none) after verifying each module against its go.sum
+// hash. Without a Go module at the base, or without go on the attempts'
+// PATH, there are none (nil). Old caches are collected.
+func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso *isolation, hostModCache string) (*goCaches, error) {
+	if iso.mode != IsolationBwrap {
+		return nil, nil
+	}
+	mods, err := baseGoModules(ctx, g, base)
+	if err != nil || len(mods) == 0 {
+		return nil, err
+	}
+	_, tool := goTool(iso.env)
+	if tool == "" {
+		return nil, nil
+	}
+	gc := &goCaches{base: base, modules: mods}
+	internal := func(p string, err error) error {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: iso.spec.op, Path: p, Message: "cannot set up the repository's Go caches", Err: err}
+	}
+	// The build cache: one per toolchain, environment and user (the
+	// attempts' identity owns its files), whatever the base.
+	kb, _ := json.Marshal(struct {
+		Tool    string
+		Env     []string
+		UID     int
+		Version string
+	}{tool, iso.env, os.Geteuid(), flakegate.Version})
+	root := filepath.Join(common, "flakegate", "gocache")
+	if err := os.MkdirAll(root, 0o700); err != nil { // flakegate's user only: no one else walks in
+		return nil, internal(root, err)
+	}
+	gc.dir = filepath.Join(root, sha256Hex(kb)[:32])
+	if err := os.MkdirAll(filepath.Join(gc.dir, "cache"), 0o755); err != nil {
+		return nil, internal(gc.dir, err)
+	}
+	// The module cache: the base's go.sum lines, nothing else.
+	var sums [][]byte
+	for _, m := range mods {
+		b, err := g.Show(ctx, base, path.Join(m, "go.sum"))
+		if err == nil {
+			sums = append(sums, b)
+		} else if flakegate.ErrorCode(err) != flakegate.ENOTFOUND {
+			return nil, err
+		}
+	}
+	lines := goSumLines(sums)
+	mroot := filepath.Join(common, "flakegate", "gomod")
+	if err := os.MkdirAll(mroot, 0o700); err != nil {
+		return nil, internal(mroot, err)
+	}
+	gc.modView = filepath.Join(mroot, sha256Hex([]byte(strings.Join(lines, "\n")))[:32])
+	for _, d := range []string{gc.dir, gc.modView} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, internal(d, err)
+		}
+		f, err := holdShared(d + ".lock")
+		if err != nil {
+			gc.release()
+			return nil, internal(d, err)
+		}
+		gc.held = append(gc.held, f)
+		now := time.Now()
+		os.Chtimes(d, now, now) // last used: what collection goes by
+	}
+	lock, err := flock.Lock(ctx, gc.modView+".fill", flock.Options{What: "the Go module cache's lock", Op: iso.spec.op})
+	if err != nil {
+		gc.release()
+		return nil, err
+	}
+	gc.named, gc.found, err = fillModView(gc.modView, hostModCache, lines)
+	lock.Close()
+	if err != nil {
+		gc.release()
+		return nil, internal(gc.modView, err)
+	}
+	collectGoCaches(root, gc.dir)
+	collectGoCaches(mroot, gc.modView)
+	iso.sandbox.GoCache = filepath.Join(gc.dir, "cache")
+	iso.sandbox.GoModCache = gc.modView
+	return gc, nil
+}
+
+// release lets go of the caches' shared locks (collection skips a held one).
+func (gc *goCaches) release() {
+	if gc == nil {
+		return
+	}
+	for _, f := range gc.held {
+		f.Close()
+	}
+	gc.held = nil
+}
+
+// holdShared opens path and takes a shared flock on it: a cache in use.
+func holdShared(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// collectGoCaches removes the caches under root beyond the goCacheKeep
+// newest by last use, and those unused for goCacheMaxAge, but never keep
+// nor one another check holds (its lock is shared-locked).
+func collectGoCaches(root, keep string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	type cache struct {
+		dir  string
+		used time.Time
+	}
+	var all []cache
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			all = append(all, cache{filepath.Join(root, e.Name()), fi.ModTime()})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].used.After(all[j].used) })
+	for i, c := range all {
+		if c.dir == keep || (i < goCacheKeep && time.Since(c.used) < goCacheMaxAge) {
+			continue
+		}
+		f, err := os.OpenFile(c.dir+".lock", os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			makeRemovable(c.dir)
+			os.RemoveAll(c.dir)
+			os.Remove(c.dir + ".fill")
+			os.Remove(c.dir + ".lock")
+		}
+		f.Close()
+	}
+}
+
+// makeRemovable makes every folder under dir writable by its owner (Go
+// leaves module folders read-only).
+func makeRemovable(dir string) {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+}
+
+// goSumLines are the distinct well-formed lines of the go.sum files:
+// "MODULE VERSION h1:HASH" or "MODULE VERSION/go.mod h1:HASH".
+func goSumLines(sums [][]byte) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, b := range sums {
+		for _, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			if len(f) != 3 || !strings.HasPrefix(f[2], "h1:") {
+				continue
+			}
+			l = strings.Join(f, " ")
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fillModView adds to view every module of lines that the runner's
+// module cache host holds with exactly the go.sum hash: its go.mod (in
+// cache/download/M/@v/V.mod) and its files (M@V/, with the .ziphash go
+// reads). Each is copied into view first and verified there, so what an
+// attempt reads is what go.sum names, whatever happens to the runner's
+// cache meanwhile. A module the runner lacks, or holds with other bytes,
+// is left out: go fails to find it (no network) and says so. It returns
+// how many modules the lines name and how many view holds.
+func fillModView(view, host string, lines []string) (named, found int, err error) {
+	for _, l := range lines {
+		f := strings.Fields(l)
+		mod, ver, sum := f[0], f[1], f[2]
+		goMod := strings.HasSuffix(ver, "/go.mod")
+		ver = strings.TrimSuffix(ver, "/go.mod")
+		emod, ok1 := escapeModule(mod)
+		ever, ok2 := escapeModule(ver)
+		if !ok1 || !ok2 {
+			continue // not a module path go could use: never a path of ours
+		}
+		dl := filepath.Join("cache", "download", filepath.FromSlash(emod), "@v")
+		if goMod {
+			dst := filepath.Join(view, dl, ever+".mod")
+			if _, err := os.Stat(dst); err == nil || host == "" {
+				continue
+			}
+			if err := addModFile(filepath.Join(host, dl, ever+".mod"), dst, sum); err != nil {
+				return named, found, err
+			}
+			continue
+		}
+		named++
+		dir := filepath.Join(view, filepath.FromSlash(emod)+"@"+ever)
+		if _, err := os.Stat(dir); err == nil {
+			found++
+			continue
+		}
+		if host == "" {
+			continue
+		}
+		ok, err := addModDir(filepath.Join(host, filepath.FromSlash(emod)+"@"+ever), dir, mod+"@"+ver, sum)
+		if err != nil {
+			return named, found, err
+		}
+		if !ok {
+			continue
+		}
+		zh := filepath.Join(view, dl, ever+".ziphash")
+		if err := os.MkdirAll(filepath.Dir(zh), 0o755); err != nil {
+			return named, found, err
+		}
+		if err := atomicfile.WriteFile(zh, []byte(sum), 0o444); err != nil {
+			return named, found, err
+		}
+		tmp := dir + ".verified"
+		if err := os.Rename(tmp, dir); err != nil {
+			return named, found, err
+		}
+		found++
+	}
+	return named, found, nil
+}
+
+// addModFile copies a go.mod from the runner's cache to dst when its
+// hash is sum (go.sum's "/go.mod" line: go hashes it as the one file
+// "go.mod"); a missing or other file is left out.
+func addModFile(src, dst, sum string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return nil
+	}
+	if hash1([]string{"go.mod"}, [][]byte{b}) != sum {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(dst, b, 0o444)
+}
+
+// addModDir copies the module folder src to dst+".verified" and reports
+// whether the copy's hash (go's dirhash h1 with prefix MODULE@VERSION) is
+// sum; a copy that is not is removed. Only regular files and folders are
+// copied: a module zip holds nothing else.
+func addModDir(src, dst, prefix, sum string) (bool, error) {
+	if fi, err := os.Lstat(src); err != nil || !fi.IsDir() {
+		return false, nil
+	}
+	tmp := dst + ".verified"
+	makeRemovable(tmp)
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
+		return false, err
+	}
+	var names []string
+	var datas [][]byte
+	bad := false
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			bad = true
+			return filepath.SkipAll
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(tmp, rel)
+		switch {
+		case d.IsDir():
+			return os.Mkdir(out, 0o755)
+		case !d.Type().IsRegular():
+			bad = true
+			return filepath.SkipAll
+		}
+		b, err := copyRegular(p, out)
+		if err != nil {
+			bad = true
+			return filepath.SkipAll
+		}
+		names = append(names, prefix+"/"+filepath.ToSlash(rel))
+		datas = append(datas, b)
+		return nil
+	})
+	if err == nil && !bad && hash1(names, datas) == sum {
+		return true, nil
+	}
+	makeRemovable(tmp)
+	os.RemoveAll(tmp)
+	return false, err
+}
+
+// copyRegular copies the regular file src to dst (mode 0444, as go
+// leaves module files) and returns the bytes written.
+func copyRegular(src, dst string) ([]byte, error) {
+	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), os.WriteFile(dst, buf.Bytes(), 0o444)
+}
+
+// hash1 is go's module hash "h1:": the sha256 of the lines "SHA256HEX
+// NAME\n" of the files, sorted by name, in base64.
+func hash1(names []string, datas [][]byte) string {
+	idx := make([]int, len(names))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return names[idx[a]] < names[idx[b]] })
+	h := sha256.New()
+	for _, i := range idx {
+		if strings.Contains(names[i], "\n") {
+			return ""
+		}
+		fmt.Fprintf(h, "%x  %s\n", sha256.Sum256(datas[i]), names[i])
+	}
+	return "h1:" + base64.StdEncoding.EncodeToString(h.Sum(nil))
+}
+
+// escapeModule is a module path or version as the module cache spells
+// it on disk (an upper-case letter is "!" and the letter), and whether
+// it is a plain relative path: letters, digits and -._~+/ only, no empty,
+// "." or ".." segment.
+func escapeModule(s string) (string, bool) {
+	if s == "" || strings.HasPrefix(s, "/") {
+		return "", false
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			b.WriteByte('!')
+			b.WriteRune(r + ('a' - 'A'))
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', strings.ContainsRune("-._~+/", r):
+			b.WriteRune(r)
+		default:
+			return "", false
+		}
+	}
+	for _, seg := range strings.Split(s, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// filled reports whether the build cache was filled from base already.
+func (gc *goCaches) filled(base string) bool {
+	b, _ := os.ReadFile(filepath.Join(gc.dir, "filled"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == base {
+			return true
+		}
+	}
+	return false
+}
+
+// fill builds the base's test binaries once in tree (a checkout of the
+// base), in sb with the build cache writable: `go test -count=1 -exec
+// /bin/true ./...` in every module of the base, so the compiled
+// packages and vet results land in the cache and no test runs (no test
+// output is cached). Only the base fills it: trusted code, never a
+// candidate's. A fill that fails keeps what it built (each entry is the
+// base's own) and says why; the attempts then compile the rest. It runs
+// once per base commit (the folder's "filled" list) under the cache's
+// fill lock.
+func (gc *goCaches) fill(ctx context.Context, sb runner.Sandbox, env []string, tree string, op string) (string, error) {
+	if gc == nil || gc.filled(gc.base) {
+		return "", nil
+	}
+	lock, err := flock.Lock(ctx, gc.dir+".fill", flock.Options{What: "the Go build cache's fill lock", Op: op})
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if gc.filled(gc.base) {
+		return "", nil
+	}
+	sb.GoCache, sb.FillGoCache, sb.Tree, sb.Prepared, sb.Persist = filepath.Join(gc.dir, "cache"), true, tree, "", ""
+	sb.Network = false
+	started := time.Now()
+	var why []string
+	for _, m := range gc.modules {
+		dir := filepath.Join(tree, filepath.FromSlash(m))
+		out := runner.Run(ctx, runner.Command{Argv: []string{"go", "test", "-count=1", "-exec", "/bin/true", "./..."}, Dir: dir, Env: env,
+			WallBudget: goFillBudget, Sandbox: &sb, NoTestMarkers: []string{}})
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if out.Result != runner.Pass {
+			why = append(why, fmt.Sprintf("%s: %s %s: %s", m, out.Result, out.Reason, shortTail(out.Tail)))
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(gc.dir, "filled"))
+	list := strings.Fields(string(b))
+	if len(list) > 100 {
+		list = list[len(list)-100:]
+	}
+	list = append(list, gc.base)
+	if err := atomicfile.WriteFile(filepath.Join(gc.dir, "filled"), []byte(strings.Join(list, "\n")+"\n"), 0o600); err != nil {
+		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.dir, Message: "cannot record the Go build cache's fill", Err: err}
+	}
+	line := fmt.Sprintf("Go build cache filled from the base %s in %.1f s", flakegate.ShortSHA(gc.base), time.Since(started).Seconds())
+	if len(why) > 0 {
+		line += " (what built is kept; " + strings.Join(why, "; ") + ")"
+	}
+	return line, nil
+}
+
+// describe is the caches in words, for the "sandbox:" line.
+func (gc *goCaches) describe() string {
+	if gc == nil {
+		return "; Go caches: none (no Go module at the base, or no go on PATH)"
+	}
+	return fmt.Sprintf("; Go caches: the repository's, built from the base %s under a throwaway layer, and %d of the %d modules the base's go.sum names (never the runner's own)",
+		flakegate.ShortSHA(gc.base), gc.found, gc.named)
+}
+
+// fillGoCache fills the repository's Go build cache from the base tree
+// (proven pristine), once per base commit, before any prepare or attempt.
+func (c *checker) fillGoCache(ctx context.Context) error {
+	if c.goc == nil || c.iso.sandbox.GoCache == "" || c.goc.filled(c.baseSHA) {
+		return nil
+	}
+	t := c.trees.workers[0].base
+	if err := t.acquire(); err != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot fill the Go build cache", Err: err}
+	}
+	defer t.release(c.resetClean)
+	// Only the base's own code fills it: the tree is proven to be the base
+	// commit first, as before a base replay.
+	if err := c.trees.prove(ctx, t); err != nil {
+		return err
+	}
+	line, err := c.goc.fill(ctx, *c.sandboxFor(t.dir), c.iso.env, t.dir, "check")
+	if ctx.Err() != nil {
+		return interrupted(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if line != "" {
+		c.say(c.redact(line))
+	}
+	return nil
+}

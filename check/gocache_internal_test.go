@@ -1,0 +1,85 @@
+package check
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// modFixture writes module mod@ver into the module cache host (its
+// files and its go.mod in cache/download) and returns its go.sum lines.
+func modFixture(t *testing.T, host, mod, ver string, files map[string]string) []string {
+	t.Helper()
+	emod, _ := escapeModule(mod)
+	dir := filepath.Join(host, filepath.FromSlash(emod)+"@"+ver)
+	var names []string
+	var datas [][]byte
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, mod+"@"+ver+"/"+name)
+		datas = append(datas, []byte(body))
+	}
+	dl := filepath.Join(host, "cache", "download", filepath.FromSlash(emod), "@v")
+	os.MkdirAll(dl, 0o755)
+	os.WriteFile(filepath.Join(dl, ver+".mod"), []byte(files["go.mod"]), 0o444)
+	return []string{
+		mod + " " + ver + " " + hash1(names, datas),
+		mod + " " + ver + "/go.mod " + hash1([]string{"go.mod"}, [][]byte{[]byte(files["go.mod"])}),
+	}
+}
+
+// TestFillModView: the view holds exactly the modules go.sum names whose
+// bytes match their hashes; a module the runner's cache holds with other
+// bytes, with a symlink, or that go.sum does not name is left out.
+func TestFillModView(t *testing.T) {
+	host, view := t.TempDir(), t.TempDir()
+	good := modFixture(t, host, "example.com/Good", "v1.2.0", map[string]string{"go.mod": "module example.com/Good\n", "a.go": "package good\n", "sub/b.go": "package sub\n"})
+	tampered := modFixture(t, host, "example.com/tampered", "v1.0.0", map[string]string{"go.mod": "module example.com/tampered\n", "a.go": "package tampered\n"})
+	os.Chmod(filepath.Join(host, "example.com/tampered@v1.0.0/a.go"), 0o644)
+	os.WriteFile(filepath.Join(host, "example.com/tampered@v1.0.0/a.go"), []byte("package tampered // changed\n"), 0o644)
+	linked := modFixture(t, host, "example.com/linked", "v1.0.0", map[string]string{"go.mod": "module example.com/linked\n"})
+	os.Symlink("/etc/passwd", filepath.Join(host, "example.com/linked@v1.0.0/passwd"))
+	modFixture(t, host, "private.example/unnamed", "v1.0.0", map[string]string{"go.mod": "module private.example/unnamed\n", "token.go": "package unnamed\n"})
+	bogus := []string{"../escape v1.0.0 h1:AAAA", "example.com/x ../../v1 h1:AAAA"}
+
+	lines := goSumLines([][]byte{[]byte(strings.Join(append(append(append(good, tampered...), linked...), bogus...), "\n"))})
+	named, found, err := fillModView(view, host, lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if named != 3 || found != 1 {
+		t.Errorf("named %d, found %d; want 3 and 1", named, found)
+	}
+	var got []string
+	filepath.Walk(view, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			rel, _ := filepath.Rel(view, p)
+			got = append(got, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	want := strings.Join([]string{
+		"cache/download/example.com/!good/@v/v1.2.0.mod",
+		"cache/download/example.com/!good/@v/v1.2.0.ziphash",
+		"cache/download/example.com/linked/@v/v1.0.0.mod",
+		"cache/download/example.com/tampered/@v/v1.0.0.mod",
+		"example.com/!good@v1.2.0/a.go",
+		"example.com/!good@v1.2.0/go.mod",
+		"example.com/!good@v1.2.0/sub/b.go",
+	}, "\n")
+	if strings.Join(got, "\n") != want {
+		t.Errorf("the view holds\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(view, "cache/download/example.com/!good/@v/v1.2.0.ziphash")); string(b) != strings.Fields(good[0])[2] {
+		t.Errorf("ziphash %q", b)
+	}
+	// A second fill finds the module there and copies nothing again.
+	if named, found, err := fillModView(view, "", lines); err != nil || named != 3 || found != 1 {
+		t.Errorf("again: %d %d %v", named, found, err)
+	}
+}

@@ -1,0 +1,73 @@
+// The prepared layer of a replay: the check's own, found by the key the
+// check gave it, or one built the same way in the replay's sandbox.
+
+package check
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/runner"
+)
+
+// prepare lays the property's prepared layer under sb (nothing without a
+// prepare). It uses the check's layer of the same commit, prepare,
+// sandbox and Go cache when the repository keeps it, else runs the
+// prepare once in sb with the tree writable into a layer of its own,
+// removed by done. why says why the command cannot run: the prepare
+// failed, or there is no overlay to lay a layer under (as in a check,
+// whose triples are then INCOMPLETE).
+func (r *Replay) prepare(ctx context.Context, sb *runner.Sandbox) (done func(), why string) {
+	done = func() {}
+	p := r.opts.Prepare
+	if p == nil {
+		return done, ""
+	}
+	if !sb.Overlay {
+		return done, "prepare failed: a prepare needs attempts on overlays (flakegate as root, with overlayfs), so that its layer can lie under them"
+	}
+	sha := prepareSHA256(p, r.iso.env)
+	if r.common != "" && r.opts.PrepareTree != "" {
+		key := preparedLayerKey(r.opts.PrepareTree, sha, r.iso.label(), sb.GoCache, sb.Level.UID, p.Budget)
+		layer := filepath.Join(r.common, "flakegate", "prepared", key)
+		if m, ok := readPrepareMeta(layer); ok {
+			sb.Prepared = layer
+			r.notes = append(r.notes, fmt.Sprintf("prepare: the check's prepared layer of %s (%.1f s when it ran)", flakegate.ShortSHA(r.opts.PrepareTree), m.Seconds))
+			return done, ""
+		}
+	}
+	layer, err := os.MkdirTemp("", "flakegate-replay-layer-")
+	if err != nil {
+		return done, "prepare failed: cannot create a layer folder: " + err.Error()
+	}
+	done = func() { os.RemoveAll(layer) }
+	for _, d := range []string{"tree", "tree.work", "gocache", "gocache.work"} {
+		if err := os.Mkdir(filepath.Join(layer, d), 0o755); err != nil {
+			return done, "prepare failed: cannot create a layer folder: " + err.Error()
+		}
+	}
+	psb := *sb
+	psb.Persist, psb.Network = layer, p.Network
+	out := runner.Run(ctx, runner.Command{Argv: p.Run, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: p.Budget, Sandbox: &psb, NoTestMarkers: []string{}})
+	tail := r.iso.redact(out.Tail)
+	switch out.Result {
+	case runner.Pass:
+	case runner.Timeout:
+		return done, fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, shortTail(tail))
+	default:
+		what := fmt.Sprintf("exit %d", out.ExitCode)
+		if out.ExitCode < 0 {
+			what = r.iso.redact(out.Reason)
+		}
+		return done, "prepare failed: " + what + ": " + shortTail(tail)
+	}
+	for _, d := range []string{"tree.work", "gocache.work"} {
+		os.RemoveAll(filepath.Join(layer, d))
+	}
+	sb.Prepared = layer
+	r.notes = append(r.notes, fmt.Sprintf("prepare: ran in %.1f s (no prepared layer of the check's was kept for %s)", out.Wall.Seconds(), flakegate.ShortSHA(r.opts.PrepareTree)))
+	return done, ""
+}
