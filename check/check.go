@@ -156,8 +156,12 @@ type checker struct {
 	baseFiles   map[string]bool // the files of the base revision (infra.go), read once
 	histMu      sync.Mutex
 	hist        map[string]history       // base results of earlier records, by triple (probe.go)
+	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)
+	preparedMu  sync.Mutex               // guards prepared
 	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
-	prepareRuns []flakegate.PrepareRun
+	prepareRuns []flakegate.PrepareRun   // under prepareMu
+	prepWatchMu sync.Mutex
+	prepWatch   map[int]*prepWatch // what the prepares of a property wrote, by its index (preparewatch.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -371,9 +375,8 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err := c.seedSecret(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.runPrepares(ctx); err != nil {
-		return nil, err
-	}
+	c.initPrepares()
+	defer c.releasePrepares()
 	jobs := c.jobs()
 	src, mine, shard, err := c.source(ctx, jobs)
 	if err != nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,9 +26,12 @@ type sandboxRun struct {
 	layer  string
 	child  []*os.File // the child's ends, closed once it started
 	lim    Limits
-	specW  *os.File // a standby's attempt descriptor
-	owner  [2]int   // the tree owner its idmapped mounts map
-	spent  bool     // cleaned up
+	specW  *os.File     // a standby's attempt descriptor
+	owner  [2]int       // the tree owner its idmapped mounts map
+	rep    helperReport // the helper's report, once finish read it
+	pid    chan int     // the sandbox's first process, once bwrap says
+	proxy  *proxy       // a prepare's outbound proxy (outbound_linux.go)
+	spent  bool         // cleaned up
 }
 
 // start starts the attempt's sandbox around c in dir. As root it takes
@@ -35,6 +39,9 @@ type sandboxRun struct {
 // before ran (or makes one now), hands it the attempt's argv, and makes
 // the next standby.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
+	if s.Outbound != nil {
+		return s.startOutbound(dir, c)
+	}
 	if !s.Level.Root || s.oneShot || s.Persist != "" {
 		return s.spawn(dir, c.Argv, c.Env, false)
 	}
@@ -183,9 +190,10 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	}
 	r.started()
 	r.status = make(chan bwrapStatus, 1)
+	r.pid = make(chan int, 1)
 	go func() {
 		defer statusR.Close()
-		r.status <- readStatus(statusR)
+		r.status <- readStatus(statusR, r.pid)
 	}()
 	r.report = make(chan helperReport, 1)
 	go func() {
@@ -348,6 +356,7 @@ func (r *sandboxRun) finish() string {
 	case rep = <-r.report:
 	case <-time.After(drainGrace):
 	}
+	r.rep = rep
 	for _, f := range rep.Full {
 		switch f {
 		case "tmp":
@@ -369,6 +378,9 @@ func (r *sandboxRun) cleanup() {
 		return
 	}
 	r.spent = true
+	if r.proxy != nil {
+		r.proxy.Close()
+	}
 	if r.cg != nil {
 		cg := r.cg
 		cg.kill()
@@ -391,3 +403,15 @@ func WaitCgroups() { cgroupsGone.Wait() }
 
 // sizeText writes a size in binary units.
 func sizeText(n int64) string { return bytesize.Format(n) }
+
+// keepErr says why a prepare's layers could not be kept, nil when they
+// were (or for any other attempt); a full disk wraps ENOSPC.
+func (r *sandboxRun) keepErr() error {
+	switch {
+	case r.rep.KeepErr == "":
+		return nil
+	case r.rep.NoSpace:
+		return fmt.Errorf("%s: %w", r.rep.KeepErr, unix.ENOSPC)
+	}
+	return errors.New(r.rep.KeepErr)
+}
