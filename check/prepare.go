@@ -216,7 +216,7 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 			return nil, diskError(err, final, "cannot create a prepared layer")
 		}
 	}
-	sb.Persist = final
+	sb.Persist, sb.Network = final, false // never the host's network, whatever sandbox.network says
 	if p.Network {
 		sb.Outbound = &runner.Outbound{Allow: p.Allow}
 	}

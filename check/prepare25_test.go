@@ -533,4 +533,13 @@ func TestCheckPrepareRewritesWatched(t *testing.T) {
 		t.Errorf("record: diff %v watch %v, %d attempts, attempts_skipped %q", rec.DiffPaths, rec.WatchPaths, len(rec.Attempts), rec.AttemptsSkipped)
 	}
 	sameState(t, "ledger", before, folderLedger(t, ledger))
+
+	// A base whose prepare rewrites the property file: no candidate can be
+	// judged on it (INCOMPLETE), however harmless.
+	b := newRepo(t, prep25Files("", "printf '#!/bin/sh\\nexit 0\\n' > props/prop.sh\n"))
+	b.candidate("docs", map[string]string{"README.md": "docs\n"})
+	cr = b.checkEnv([]string{"FLAKEGATE_LEDGER=" + filepath.Join(t.TempDir(), "ledger")}, "--base", "base", "--candidate", "docs")
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != "INCOMPLETE,INCOMPLETE" || !strings.Contains(cr.summary.Results[0].Reason, "base prepare wrote watched test infrastructure (props/prop.sh)") {
+		t.Fatalf("a base prepare that rewrites the property file\n%s", cr)
+	}
 }

@@ -102,7 +102,7 @@ func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleR
 
 	// The prepares run after the lookup, and only for a triple whose
 	// attempts run: the diff or the digests alone decide the others.
-	if r.skipWhy() == "" {
+	if r.decidedByDiff() == "" {
 		if err := c.ensurePrepared(ctx, w, j.ps); err != nil {
 			return nil, err
 		}
@@ -267,6 +267,21 @@ func (r *tripleRun) attempts(ctx context.Context) error {
 		r.t.candidate = runner.Errored
 	}
 	return r.base(ctx)
+}
+
+// decidedByDiff says why the diff or the committed digests alone decide
+// the triple (no prepare, no attempt runs), "" when they do not.
+func (r *tripleRun) decidedByDiff() string {
+	ps := r.j.ps
+	switch {
+	case r.c.opts.RunContaminated:
+		return ""
+	case len(ps.contaminated) > 0:
+		return "contaminated by diff: " + strings.Join(ps.contaminated, ", ")
+	case ps.candFixtureSHA256 != ps.baseFixtureSHA256:
+		return r.skipWhy()
+	}
+	return ""
 }
 
 // skipWhy says why no attempt of the triple runs: the diff contaminates
