@@ -24,7 +24,9 @@
 //	queue.go      --join: the queue shared with other runners
 //	triple.go     one triple: the ledger lookup, its run (tripleRun) and the order of its attempts
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
-//	prepare.go    the prepared layer of each tree, and its cache
+//	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
+//	preparegc.go  the kept layers: their bound, locks and collection; a full disk
+//	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history
 //	infra.go      test infrastructure found: pytest helpers, vitest and jest files
