@@ -157,7 +157,10 @@ func TestCheckPrepareNetworkOutboundOnly(t *testing.T) {
 		}
 	}
 	if hostAddr == "" {
-		t.Fatal("this host has no non-loopback IPv4 address to test")
+		if os.Getenv("CI") == "true" {
+			t.Fatal("this host has no non-loopback IPv4 address to test")
+		}
+		t.Skip("this host has no non-loopback IPv4 address to test")
 	}
 	pgPort := pg.Addr().(*net.TCPAddr).Port
 	regHostPort := strings.TrimPrefix(registry.URL, "http://")
