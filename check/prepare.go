@@ -68,6 +68,7 @@ func preparedKey(side, sha string) string { return side + "\x00" + sha }
 // needs them (ensurePrepared), after that triple's ledger lookup.
 func (c *checker) initPrepares() {
 	c.prepared = map[string]*preparedTree{}
+	c.prepWatch = map[int]*prepWatch{}
 	for _, ps := range c.props {
 		if p := ps.prop.Prepare; p != nil {
 			ps.prepareSHA256 = prepareSHA256(p, c.iso.env)
@@ -124,7 +125,7 @@ func (c *checker) ensurePrepared(ctx context.Context, w int, ps *propState) erro
 	if err := c.collectLayers(); err != nil {
 		return err
 	}
-	return c.watchPrepares(ctx, w, ps)
+	return c.watchPrepares(ctx, ps)
 }
 
 // releasePrepares lets go of the layers this check used: a later

@@ -96,11 +96,8 @@ type prepWatch struct {
 
 // watchPrepares compares what the prepares of ps wrote with what ps is
 // graded on, once per property (under prepareMu).
-func (c *checker) watchPrepares(ctx context.Context, w int, ps *propState) error {
-	if c.prepWatch == nil {
-		c.prepWatch = map[int]*prepWatch{}
-	}
-	if c.prepWatch[ps.index] != nil {
+func (c *checker) watchPrepares(ctx context.Context, ps *propState) error {
+	if c.preparedWatch(ps) != nil {
 		return nil
 	}
 	pw := &prepWatch{}
