@@ -26,8 +26,10 @@
 //	queue.go      --join: the queue shared with other runners
 //	triple.go     one triple: the ledger lookup, its run (tripleRun) and the order of its attempts
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
-//	prepare.go    the prepared layer of each tree, and its cache
+//	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocache.go    the repository's Go caches: a build cache filled from the base, go.sum's modules
+//	preparegc.go  the kept layers: their bound, locks and collection; a full disk
+//	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history
 //	infra.go      test infrastructure found: pytest helpers, vitest and jest files
@@ -160,9 +162,13 @@ type checker struct {
 	baseFiles   map[string]bool // the files of the base revision (infra.go), read once
 	histMu      sync.Mutex
 	hist        map[string]history       // base results of earlier records, by triple (probe.go)
+	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)
+	preparedMu  sync.Mutex               // guards prepared
 	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
 	goc         *goCaches                // the attempts' Go caches (gocache.go), nil for none
-	prepareRuns []flakegate.PrepareRun
+	prepareRuns []flakegate.PrepareRun   // under prepareMu
+	prepWatchMu sync.Mutex
+	prepWatch   map[int]*prepWatch // what the prepares of a property wrote, by its index (preparewatch.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -380,9 +386,8 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err := c.seedSecret(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.runPrepares(ctx); err != nil {
-		return nil, err
-	}
+	c.initPrepares()
+	defer c.releasePrepares()
 	jobs := c.jobs()
 	src, mine, shard, err := c.source(ctx, jobs)
 	if err != nil {

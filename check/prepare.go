@@ -18,6 +18,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/atomicfile"
+	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
@@ -32,6 +33,9 @@ type preparedTree struct {
 	seconds float64
 	cached  bool
 	exit    int
+	lock    *os.File // a shared lock on dir while the check uses it
+	// wrote lists what the prepare wrote to the tree (preparewatch.go).
+	wrote []layerEntry
 }
 
 // prepareMeta is what a cached layer says about the prepare that built it.
@@ -41,6 +45,8 @@ type prepareMeta struct {
 	ExitCode int       `json:"exit_code"`
 	At       time.Time `json:"at"`
 	Tail     string    `json:"tail"`
+	Side     string    `json:"side,omitempty"`
+	Tree     string    `json:"tree,omitempty"` // the commit of the tree it prepared
 }
 
 // prepareSHA256 is the digest of a prepare's command and environment
@@ -50,59 +56,97 @@ func prepareSHA256(p *config.Prepare, env []string) string {
 		Run     []string `json:"run"`
 		Network bool     `json:"network"`
 		Env     []string `json:"env"`
-	}{p.Run, p.Network, env})
+		Allow   []string `json:"allow,omitempty"`
+	}{p.Run, p.Network, env, p.Allow})
 	return sha256Hex(b)
 }
 
 func preparedKey(side, sha string) string { return side + "\x00" + sha }
 
-// runPrepares prepares the trees the properties need, before any
-// attempt: per side and per distinct prepare, once. It says one line per
-// tree ("prepare candidate: 38.2 s (cached: no)").
-func (c *checker) runPrepares(ctx context.Context) error {
+// initPrepares names the prepare of every property; nothing runs yet.
+// A property's prepares run when its first triple that runs attempts
+// needs them (ensurePrepared), after that triple's ledger lookup.
+func (c *checker) initPrepares() {
 	c.prepared = map[string]*preparedTree{}
+	c.prepWatch = map[int]*prepWatch{}
 	for _, ps := range c.props {
-		p := ps.prop.Prepare
-		if p == nil {
-			continue
-		}
-		ps.prepareSHA256 = prepareSHA256(p, c.iso.env)
-		if len(ps.contaminated) > 0 && !c.opts.RunContaminated {
-			continue // no attempt runs
-		}
-		for _, side := range []string{transcript.SideCandidate, transcript.SideBase} {
-			k := preparedKey(side, ps.prepareSHA256)
-			if c.prepared[k] != nil {
-				continue
-			}
-			pt, err := c.prepareTree(ctx, side, p, ps.prepareSHA256)
-			if err != nil {
-				return err
-			}
-			c.prepared[k] = pt
-			cached := "no"
-			if pt.cached {
-				cached = "yes"
-			}
-			line := fmt.Sprintf("prepare %s: %.1f s (cached: %s)", side, pt.seconds, cached)
-			if !pt.ok {
-				line += ": " + pt.reason
-			}
-			c.say(line)
-			c.prepareRuns = append(c.prepareRuns, flakegate.PrepareRun{Side: side, PrepareSHA256: pt.sha256, Command: p.Run,
-				Seconds: pt.seconds, Cached: pt.cached, ExitCode: pt.exit, OK: pt.ok, Reason: pt.reason})
+		if p := ps.prop.Prepare; p != nil {
+			ps.prepareSHA256 = prepareSHA256(p, c.iso.env)
 		}
 	}
-	return nil
+}
+
+// ensurePrepared prepares the trees of ps, per side, once per check: on
+// the trees of worker w, which is about to run a triple of ps whose
+// ledger lookup did not skip it. So a triple the ledger skips never waits
+// for a prepare, and no prepare runs before the check has read the
+// ledger for a triple that needs it. One prepare runs at a time; it says
+// one line per tree ("prepare candidate: 38.2 s (cached: no)"). Then the
+// kept layers are collected down to their bound (preparegc.go), and what
+// the prepares wrote is held against what ps is graded on
+// (preparewatch.go).
+func (c *checker) ensurePrepared(ctx context.Context, w int, ps *propState) error {
+	p := ps.prop.Prepare
+	if p == nil {
+		return nil
+	}
+	c.prepareMu.Lock()
+	defer c.prepareMu.Unlock()
+	if c.preparedWatch(ps) != nil {
+		return nil // prepared for an earlier triple
+	}
+	for _, side := range []string{transcript.SideCandidate, transcript.SideBase} {
+		k := preparedKey(side, ps.prepareSHA256)
+		if c.preparedFor(ps, side) != nil {
+			continue
+		}
+		if cand := c.preparedFor(ps, transcript.SideCandidate); side == transcript.SideBase && cand != nil && !cand.ok {
+			break // its triples are INCOMPLETE whatever the base's prepare does
+		}
+		pt, err := c.prepareTree(ctx, side, p, ps.prepareSHA256, c.trees.workers[w])
+		if err != nil {
+			return err
+		}
+		c.preparedMu.Lock()
+		c.prepared[k] = pt
+		c.preparedMu.Unlock()
+		cached := "no"
+		if pt.cached {
+			cached = "yes"
+		}
+		line := fmt.Sprintf("prepare %s: %.1f s (cached: %s)", side, pt.seconds, cached)
+		if !pt.ok {
+			line += ": " + pt.reason
+		}
+		c.say(line)
+		c.prepareRuns = append(c.prepareRuns, flakegate.PrepareRun{Side: side, PrepareSHA256: pt.sha256, Command: p.Run,
+			Seconds: pt.seconds, Cached: pt.cached, ExitCode: pt.exit, OK: pt.ok, Reason: pt.reason})
+	}
+	if err := c.collectLayers(); err != nil {
+		return err
+	}
+	return c.watchPrepares(ctx, ps)
+}
+
+// releasePrepares lets go of the layers this check used: a later
+// collection may remove them.
+func (c *checker) releasePrepares() {
+	c.preparedMu.Lock()
+	defer c.preparedMu.Unlock()
+	for _, pt := range c.prepared {
+		if pt.lock != nil {
+			pt.lock.Close()
+			pt.lock = nil
+		}
+	}
 }
 
 // prepareTree returns the side's prepared layer for p: cached, or built
-// now. A prepare that fails is not an error of the check: the layer says
-// why, and every triple of that tree is INCOMPLETE. Nothing of a failed
-// prepare is kept.
-func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepare, sha string) (*preparedTree, error) {
+// now in trees. A prepare that fails is not an error of the check: the
+// layer says why, and every triple of that tree is INCOMPLETE. Nothing of
+// a failed prepare is kept. A full disk is (exit 3, "no space left on").
+func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepare, sha string, wt *workerTrees) (*preparedTree, error) {
 	pt := &preparedTree{side: side, sha256: sha, exit: -1}
-	wt := c.trees.workers[0]
 	t := wt.base
 	if side == transcript.SideCandidate {
 		t = wt.cand[0]
@@ -113,14 +157,20 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 	}
 	sb := c.sandboxFor(t.dir)
 	key := preparedLayerKey(t.sha, sha, c.iso.label(), sb.GoCache, sb.Level.UID, p.Budget)
-	root := filepath.Join(c.common, "flakegate", "prepared")
+	root := c.preparedRoot()
 	final := filepath.Join(root, key)
-	if m, ok := readPrepareMeta(final); ok {
-		pt.dir, pt.ok, pt.cached, pt.seconds, pt.exit = final, true, true, m.Seconds, m.ExitCode
-		return pt, nil
-	}
 	if err := os.MkdirAll(root, 0o700); err != nil { // root only: no attempt walks into it
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: root, Message: "cannot create the prepared layers' folder", Err: err}
+		return nil, diskError(err, root, "cannot create the prepared layers' folder")
+	}
+	if lock, err := flock.Share(ctx, final); err == nil {
+		if m, ok := readPrepareMeta(final); ok {
+			pt.dir, pt.ok, pt.cached, pt.seconds, pt.exit, pt.lock = final, true, true, m.Seconds, m.ExitCode, lock
+			touchLayer(final)
+			return pt, c.layerWrites(pt)
+		}
+		lock.Close()
+	} else if ctx.Err() != nil {
+		return nil, interrupted(ctx)
 	}
 	if err := t.acquire(); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot prepare the worktree", Err: err}
@@ -134,33 +184,55 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 	// this repository out, and a layer without meta.json (a check killed
 	// while preparing, or a failed prepare) is never used and is removed.
 	if err := os.RemoveAll(final); err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: final, Message: "cannot remove an unfinished prepared layer", Err: err}
+		return nil, diskError(err, final, "cannot remove an unfinished prepared layer")
 	}
 	keep := false
 	defer func() {
 		if !keep {
 			os.RemoveAll(final)
+			if pt.lock != nil {
+				pt.lock.Close()
+				pt.lock = nil
+			}
 		}
 	}()
-	for _, d := range []string{"", "tree", "tree.work", "gocache", "gocache.work"} {
+	if err := os.Mkdir(final, 0o755); err != nil {
+		return nil, diskError(err, final, "cannot create a prepared layer")
+	}
+	lock, err := flock.Share(ctx, final)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, interrupted(ctx)
+		}
+		return nil, diskError(err, final, "cannot lock a prepared layer")
+	}
+	pt.lock = lock
+	for _, d := range []string{"tree", "gocache"} {
 		if err := os.Mkdir(filepath.Join(final, d), 0o755); err != nil {
-			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: final, Message: "cannot create a prepared layer", Err: err}
+			return nil, diskError(err, final, "cannot create a prepared layer")
 		}
 	}
-	sb.Persist, sb.Network = final, p.Network
+	sb.Persist, sb.Network = final, false // never the host's network, whatever sandbox.network says
+	if p.Network {
+		sb.Outbound = &runner.Outbound{Allow: p.Allow}
+	}
+	if p.Disk > 0 {
+		sb.Limits.Disk = p.Disk
+	}
 	out := runner.Run(ctx, runner.Command{Argv: p.Run, Dir: t.dir, Env: c.iso.env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
 	if ctx.Err() != nil {
 		return nil, interrupted(ctx)
 	}
 	pt.seconds, pt.exit = roundSeconds(out.Wall), out.ExitCode
 	tail := c.redact(out.Tail)
+	if out.Limit != "" {
+		pt.reason = fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, shortTail(tail))
+		return pt, nil
+	}
 	switch out.Result {
 	case runner.Pass:
 	case runner.Timeout:
 		pt.reason = fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, shortTail(tail))
-		if out.Limit != "" {
-			pt.reason = fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, shortTail(tail))
-		}
 		return pt, nil
 	default:
 		why := fmt.Sprintf("exit %d", out.ExitCode)
@@ -170,17 +242,17 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 		pt.reason = "prepare failed: " + why + ": " + shortTail(tail)
 		return pt, nil
 	}
-	for _, d := range []string{"tree.work", "gocache.work"} {
-		os.RemoveAll(filepath.Join(final, d))
+	if out.KeepErr != nil {
+		return nil, diskError(out.KeepErr, root, "cannot keep the prepared layer")
 	}
-	m := prepareMeta{Command: p.Run, Seconds: pt.seconds, ExitCode: out.ExitCode, At: time.Now().UTC(), Tail: tail}
+	m := prepareMeta{Command: p.Run, Seconds: pt.seconds, ExitCode: out.ExitCode, At: time.Now().UTC(), Tail: tail, Side: side, Tree: t.sha}
 	b, _ := json.Marshal(m)
 	if err := atomicfile.WriteFile(filepath.Join(final, "meta.json"), b, 0o644); err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: final, Message: "cannot keep the prepared layer", Err: err}
+		return nil, diskError(err, final, "cannot keep the prepared layer")
 	}
 	keep = true
 	pt.dir, pt.ok = final, true
-	return pt, nil
+	return pt, c.layerWrites(pt)
 }
 
 // preparedLayerKey names the prepared layer of a tree's commit for one
@@ -193,6 +265,9 @@ func preparedLayerKey(treeSHA, prepareSHA, isolation, goCache string, uid int, b
 	}{treeSHA, prepareSHA, isolation, goCache, flakegate.Version, uid, budget.Seconds()})
 	return sha256Hex(kb)
 }
+
+// preparedRoot is the folder of the repository's prepared layers.
+func (c *checker) preparedRoot() string { return filepath.Join(c.common, "flakegate", "prepared") }
 
 func readPrepareMeta(dir string) (prepareMeta, bool) {
 	var m prepareMeta
@@ -217,11 +292,14 @@ func shortTail(tail string) string {
 	return tail
 }
 
-// preparedFor returns the side's prepared layer of ps, nil without prepare.
+// preparedFor returns the side's prepared layer of ps, nil without
+// prepare or before it ran.
 func (c *checker) preparedFor(ps *propState, side string) *preparedTree {
-	if ps.prop.Prepare == nil || c.prepared == nil {
+	if ps.prop.Prepare == nil {
 		return nil
 	}
+	c.preparedMu.Lock()
+	defer c.preparedMu.Unlock()
 	return c.prepared[preparedKey(side, ps.prepareSHA256)]
 }
 
@@ -233,6 +311,9 @@ func (c *checker) prepareFailure(ps *propState) string {
 		if pt := c.preparedFor(ps, side); pt != nil && !pt.ok {
 			why = append(why, side+" "+pt.reason)
 		}
+	}
+	if w := c.basePrepareWrote(ps); w != "" {
+		why = append(why, w)
 	}
 	return strings.Join(why, "; ")
 }

@@ -47,15 +47,24 @@ func (r *tripleRun) closeTranscript() {
 func (r *tripleRun) runRecord() *flakegate.RunRecord {
 	c, ps, t := r.c, r.j.ps, &r.t
 	p := ps.prop
+	// What the candidate's prepare wrote of the watched paths is part of
+	// the patch's change (preparewatch.go), and the fixture digests are
+	// those of the trees the attempts see.
+	diff, watch := c.diff, ps.watch
+	if wrote := c.prepareWrote(ps); len(wrote) > 0 {
+		diff = append(append([]string(nil), c.diff...), wrote...)
+		watch = append(append([]string(nil), ps.watch...), wrote...)
+	}
+	candFixture, baseFixture := c.fixtureDigests(ps)
 	rec := &flakegate.RunRecord{
 		Schema:               flakegate.Schema,
 		RunID:                t.runID,
 		Seed:                 r.j.seed,
 		PropertyPath:         p.Path,
 		PropertySHA256:       ps.candPropertySHA256,
-		FixtureSHA256:        ps.candFixtureSHA256,
-		BaseFixtureSHA256:    ps.baseFixtureSHA256,
-		DiffPaths:            c.diff,
+		FixtureSHA256:        candFixture,
+		BaseFixtureSHA256:    baseFixture,
+		DiffPaths:            diff,
 		CandidateResult:      t.candidate,
 		BaseSeedResult:       t.base,
 		RetryResults:         t.retries,
@@ -63,7 +72,7 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 		BudgetOK:             t.budgetOK,
 		TranscriptComplete:   t.complete,
 		FixtureGeneratorPath: p.Generator,
-		WatchPaths:           ps.watch,
+		WatchPaths:           watch,
 		CandidateEnv:         &ps.candEnv,
 		BaseEnv:              &ps.baseEnv,
 		BaseSHA:              c.baseSHA,

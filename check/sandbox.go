@@ -258,6 +258,9 @@ func (iso *isolation) redact(s string) string {
 func (iso *isolation) probe(ctx context.Context, root string) error {
 	sb, spec := &iso.sandbox, iso.spec
 	if err := sb.Probe(ctx, root, iso.env, !iso.noOverlay); err != nil {
+		if full := fullDisk(err, root); full != nil {
+			return full // the disk, not the sandbox: exit 3, "no space left on"
+		}
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: spec.op, Path: spec.cfgPath,
 			Message: "the sandbox cannot run a test command on this machine: " + iso.redact(err.Error()),
 			Hint:    "run 'bwrap --unshare-user --ro-bind / / true' to see why (user namespaces may be disabled: sysctl user.max_user_namespaces, or AppArmor's restriction of unprivileged user namespaces), or " + spec.optOut}

@@ -100,8 +100,15 @@ func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleR
 		}
 	}
 
-	if why := c.prepareFailure(j.ps); why != "" && (len(j.ps.contaminated) == 0 || c.opts.RunContaminated) {
-		return r.giveUp(ctx, why, true)
+	// The prepares run after the lookup, and only for a triple whose
+	// attempts run: the diff or the digests alone decide the others.
+	if r.decidedByDiff() == "" {
+		if err := c.ensurePrepared(ctx, w, j.ps); err != nil {
+			return nil, err
+		}
+		if why := c.prepareFailure(j.ps); why != "" {
+			return r.giveUp(ctx, why, true)
+		}
 	}
 	if err := r.run(ctx, c.trees.workers[w]); err != nil {
 		return nil, err
@@ -262,9 +269,9 @@ func (r *tripleRun) attempts(ctx context.Context) error {
 	return r.base(ctx)
 }
 
-// skipWhy says why no attempt of the triple runs: the diff contaminates
-// it, or its fixture differs from base; "" when they run.
-func (r *tripleRun) skipWhy() string {
+// decidedByDiff says why the diff or the committed digests alone decide
+// the triple (no prepare, no attempt runs), "" when they do not.
+func (r *tripleRun) decidedByDiff() string {
 	ps := r.j.ps
 	switch {
 	case r.c.opts.RunContaminated:
@@ -272,8 +279,31 @@ func (r *tripleRun) skipWhy() string {
 	case len(ps.contaminated) > 0:
 		return "contaminated by diff: " + strings.Join(ps.contaminated, ", ")
 	case ps.candFixtureSHA256 != ps.baseFixtureSHA256:
-		return fmt.Sprintf("fixture differs from base: %s is %s on the candidate, %s on base",
-			ps.prop.Fixture, flakegate.ShortSHA(ps.candFixtureSHA256), flakegate.ShortSHA(ps.baseFixtureSHA256))
+		return r.skipWhy()
+	}
+	return ""
+}
+
+// skipWhy says why no attempt of the triple runs: the diff contaminates
+// it, the candidate's prepare wrote a watched path, or the fixture the
+// attempts would see differs from base's; "" when they run.
+func (r *tripleRun) skipWhy() string {
+	ps := r.j.ps
+	candFixture, baseFixture := r.c.fixtureDigests(ps)
+	switch {
+	case r.c.opts.RunContaminated:
+		return ""
+	case len(ps.contaminated) > 0:
+		return "contaminated by diff: " + strings.Join(ps.contaminated, ", ")
+	case len(r.c.prepareWrote(ps)) > 0:
+		return "contaminated by the candidate's prepare, which wrote " + strings.Join(r.c.prepareWrote(ps), ", ")
+	case candFixture != baseFixture:
+		why := ""
+		if pw := r.c.preparedWatch(ps); pw != nil && pw.fixtureWhy != "" {
+			why = " (" + pw.fixtureWhy + ")"
+		}
+		return fmt.Sprintf("fixture differs from base: %s is %s on the candidate, %s on base%s",
+			ps.prop.Fixture, flakegate.ShortSHA(candFixture), flakegate.ShortSHA(baseFixture), why)
 	}
 	return ""
 }

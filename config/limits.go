@@ -58,23 +58,9 @@ func (l *loader) limits(n ast.Node) (Limits, error) {
 		if !ok {
 			continue
 		}
-		k := "sandbox.limits." + key
-		v, err := l.node(k, v)
+		size, err := l.size("sandbox.limits."+key, v)
 		if err != nil {
 			return lim, err
-		}
-		var text string
-		if in, isInt := v.(*ast.IntegerNode); isInt {
-			text = in.String() // bytes
-		} else if text, err = l.str(k, v); err != nil {
-			return lim, err
-		}
-		size, err := bytesize.Parse(text)
-		if err != nil {
-			return lim, l.errf(k, v, "%v", err)
-		}
-		if size < minSize {
-			return lim, l.errf(k, v, "%s is below the smallest limit, 1MiB", text)
 		}
 		switch key {
 		case "memory":
@@ -93,4 +79,27 @@ func (l *loader) limits(n ast.Node) (Limits, error) {
 		lim.Set["pids"] = true
 	}
 	return lim, nil
+}
+
+// size reads a size limit: bytes as an integer, or a string with a
+// binary or decimal unit ("4GiB"), at least 1MiB.
+func (l *loader) size(k string, n ast.Node) (int64, error) {
+	v, err := l.node(k, n)
+	if err != nil {
+		return 0, err
+	}
+	var text string
+	if in, isInt := v.(*ast.IntegerNode); isInt {
+		text = in.String() // bytes
+	} else if text, err = l.str(k, v); err != nil {
+		return 0, err
+	}
+	size, err := bytesize.Parse(text)
+	if err != nil {
+		return 0, l.errf(k, v, "%v", err)
+	}
+	if size < minSize {
+		return 0, l.errf(k, v, "%s is below the smallest limit, 1MiB", text)
+	}
+	return size, nil
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,13 +26,16 @@ type sandboxRun struct {
 	layer   string
 	child   []*os.File // the child's ends, closed once it started
 	lim     Limits
-	specW   *os.File // a standby's attempt descriptor
-	copy    string   // the attempt's fresh copy of its tree (Level.Copy)
-	copyDir string   // Sandbox.CopyDir, removed once empty
-	owner   [2]int   // the tree owner its idmapped mounts map
-	spent   bool     // cleaned up
-	ran     bool     // it ran an attempt's command (not a standby never used)
-	keep    bool     // Command.KeepCacheOnPass
+	specW   *os.File     // a standby's attempt descriptor
+	copy    string       // the attempt's fresh copy of its tree (Level.Copy)
+	copyDir string       // Sandbox.CopyDir, removed once empty
+	owner   [2]int       // the tree owner its idmapped mounts map
+	spent   bool         // cleaned up
+	ran     bool         // it ran an attempt's command (not a standby never used)
+	keep    bool         // Command.KeepCacheOnPass
+	rep     helperReport // the helper's report, once finish read it
+	pid     chan int     // the sandbox's first process, once bwrap says
+	proxy   *proxy       // a prepare's outbound proxy (outbound_linux.go)
 }
 
 // start starts the attempt's sandbox around c in dir. On overlays (as
@@ -41,6 +45,9 @@ type sandboxRun struct {
 // fresh copies it makes none: each copy is made for the attempt that
 // runs on it, at the one path every attempt of the tree sees.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
+	if s.Outbound != nil {
+		return s.startOutbound(dir, c)
+	}
 	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" {
 		r, err := s.spawn(dir, c.Argv, c.Env, false)
 		if r != nil {
@@ -216,9 +223,10 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	}
 	r.started()
 	r.status = make(chan bwrapStatus, 1)
+	r.pid = make(chan int, 1)
 	go func() {
 		defer statusR.Close()
-		r.status <- readStatus(statusR)
+		r.status <- readStatus(statusR, r.pid)
 	}()
 	r.report = make(chan helperReport, 1)
 	go func() {
@@ -381,6 +389,7 @@ func (r *sandboxRun) finish() string {
 	case rep = <-r.report:
 	case <-time.After(drainGrace):
 	}
+	r.rep = rep
 	for _, f := range rep.Full {
 		switch f {
 		case "tmp":
@@ -402,6 +411,9 @@ func (r *sandboxRun) cleanup() {
 		return
 	}
 	r.spent = true
+	if r.proxy != nil {
+		r.proxy.Close()
+	}
 	if r.cg != nil {
 		cg := r.cg
 		cg.kill()
@@ -433,3 +445,15 @@ func WaitCgroups() { cgroupsGone.Wait() }
 
 // sizeText writes a size in binary units.
 func sizeText(n int64) string { return bytesize.Format(n) }
+
+// keepErr says why a prepare's layers could not be kept, nil when they
+// were (or for any other attempt); a full disk wraps ENOSPC.
+func (r *sandboxRun) keepErr() error {
+	switch {
+	case r.rep.KeepErr == "":
+		return nil
+	case r.rep.NoSpace:
+		return fmt.Errorf("%s: %w", r.rep.KeepErr, unix.ENOSPC)
+	}
+	return errors.New(r.rep.KeepErr)
+}

@@ -22,6 +22,7 @@ func (s *Sandbox) start(string, *Command) (*sandboxRun, error) {
 func (r *sandboxRun) started()       {}
 func (r *sandboxRun) hit() string    { return "" }
 func (r *sandboxRun) finish() string { return "" }
+func (r *sandboxRun) keepErr() error { return nil }
 func (r *sandboxRun) cleanup()       {}
 func helperMain(string) int          { return helperExit }
 func holderMain() int                { return helperExit }

@@ -35,7 +35,8 @@ type helperSpec struct {
 	// laid read-only over the tree and under the Go cache.
 	Prepared string `json:"prepared,omitempty"`
 	// Persist makes the attempt a prepare: the tree's and the Go cache's
-	// upper layers are Persist/tree and Persist/gocache, kept after it.
+	// upper layers, on the attempt's tmpfs, are copied into Persist/tree
+	// and Persist/gocache when it exits 0 within its bounds.
 	Persist string `json:"persist,omitempty"`
 	// Standby: build the whole sandbox, join the cgroup and start bwrap
 	// now: its command is the waiting command (exec.go), which gets the
@@ -63,6 +64,10 @@ type rlimit struct {
 // helperReport is what the helper says on descriptor 5 after bwrap.
 type helperReport struct {
 	Full []string `json:"full,omitempty"` // "tmp", "disk"
+	// KeepErr says why a prepare's layers could not be kept; NoSpace
+	// that the disk holding them is full.
+	KeepErr string `json:"keep_err,omitempty"`
+	NoSpace bool   `json:"no_space,omitempty"`
 }
 
 // Descriptors of the helper: bwrap's status and seccomp descriptors are

@@ -100,7 +100,7 @@ func helperMain(arg string) int {
 		_ = os.WriteFile(filepath.Join(d, "cgroup.procs"), self, 0) // only the helper's own memory stays counted otherwise
 	}
 	_ = cmd.Wait()
-	spec.report()
+	spec.report(cmd.ProcessState.ExitCode() == 0)
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		// Die the way bwrap did, so the caller reads the same status.
@@ -111,8 +111,10 @@ func helperMain(arg string) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-// report writes which of the attempt's tmpfs are full on descriptor 5.
-func (spec *helperSpec) report() {
+// report writes which of the attempt's tmpfs are full on descriptor 5;
+// a prepare that exited 0 (ok) within its bounds has its layers kept
+// first (keepLayers), and the report says why they could not be.
+func (spec *helperSpec) report(ok bool) {
 	f := os.NewFile(helperReportFD, "report")
 	if f == nil || spec.Layer == "" {
 		return
@@ -127,6 +129,11 @@ func (spec *helperSpec) report() {
 		var st unix.Statfs_t
 		if unix.Statfs(filepath.Join(spec.Layer, m.dir), &st) == nil && st.Bavail == 0 && !slices.Contains(rep.Full, m.name) {
 			rep.Full = append(rep.Full, m.name)
+		}
+	}
+	if spec.Persist != "" && ok && len(rep.Full) == 0 {
+		if err := spec.keepLayers(); err != nil {
+			rep.KeepErr, rep.NoSpace = err.Error(), errors.Is(err, unix.ENOSPC)
 		}
 	}
 	_ = json.NewEncoder(f).Encode(rep)
@@ -182,18 +189,12 @@ func (spec *helperSpec) mount() error {
 	return spec.mountAttempt()
 }
 
-// mountAttempt mounts what belongs to one attempt: a prepare's
-// persistent layer, the prepared layer, the tree and the Go build cache.
+// mountAttempt mounts what belongs to one attempt: the prepared layer,
+// the tree and the Go build cache. A prepare's upper layers are on the
+// attempt's tmpfs like any attempt's; the helper keeps them after it
+// (keepLayers).
 func (spec *helperSpec) mountAttempt() error {
 	L := spec.Layer
-	if spec.Persist != "" {
-		if err := os.Mkdir(filepath.Join(L, "persist"), 0o711); err != nil {
-			return err
-		}
-		if err := unix.Mount(spec.Persist, filepath.Join(L, "persist"), "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("the prepare's layer: %w", err)
-		}
-	}
 	if spec.Prepared != "" {
 		if err := os.Mkdir(filepath.Join(L, "prepared"), 0o711); err != nil {
 			return err
@@ -239,9 +240,6 @@ func (spec *helperSpec) mountTree() error {
 	if spec.Prepared != "" {
 		lower = "prepared/tree:lower"
 	}
-	if spec.Persist != "" {
-		upper, work = "persist/tree", "persist/tree.work"
-	}
 	if err := spec.ownUpper(filepath.Join(L, upper), os.FileMode(st.Mode&0o7777)); err != nil {
 		return err
 	}
@@ -284,8 +282,10 @@ func overlayAt(L, dst, opts string) error {
 // mountGoCache puts the attempt's Go build cache at L/gocache: an
 // overlay whose lower layers are the prepared layer's cache and the
 // repository's cache (read-only: the overlay never writes a lower
-// layer), and whose upper layer is on the attempt's tmpfs (a prepare's:
-// its persistent layer); for the fill, the repository's cache itself. Metadata-only copy-ups (Go touches
+// layer), and whose upper layer is on the attempt's tmpfs (a prepare's
+// too: the helper copies it into the layer folder when the prepare
+// succeeds); for the fill, the repository's cache itself. Metadata-only
+// copy-ups (Go touches
 // the entries it uses) copy no data where the kernel allows metacopy.
 func (spec *helperSpec) mountGoCache() error {
 	L := spec.Layer
@@ -328,9 +328,6 @@ func (spec *helperSpec) mountGoCache() error {
 		lowers = append(lowers, rel)
 	}
 	upper, work := "gocache-upper", "gocache-work"
-	if spec.Persist != "" {
-		upper, work = "persist/gocache", "persist/gocache.work"
-	}
 	if err := os.MkdirAll(filepath.Join(L, work), 0o700); err != nil {
 		return err
 	}

@@ -98,6 +98,9 @@ type Outcome struct {
 	// 4GiB"), "" if none; its Result is then Timeout, as for the wall
 	// budget.
 	Limit string
+	// KeepErr says why a prepare's (Sandbox.Persist) layers could not be
+	// kept after it exited 0; it wraps ENOSPC when the disk is full.
+	KeepErr error
 }
 
 // limitPoll is how often a running attempt's cgroup counters are read.
@@ -312,6 +315,7 @@ func (a *attempt) collect(ctx context.Context) Outcome {
 			out.Result, out.Limit, out.Reason = Timeout, lim, lim+" reached"
 			out.ExitCode = -1
 		}
+		out.KeepErr = a.sr.keepErr()
 	}
 	return out
 }

@@ -83,9 +83,13 @@ type Sandbox struct {
 	// reflink can share its blocks; "" is os.TempDir().
 	CopyDir string
 	// Persist makes this attempt a prepare: what it writes to its tree and
-	// to its Go cache goes to Persist/tree and Persist/gocache (their work
-	// folders beside them) and is kept. Overlay mode only.
+	// to its Go cache, bounded by Limits.Disk, is kept in Persist/tree and
+	// Persist/gocache when it exits 0. Overlay mode only.
 	Persist string
+	// Outbound gives the attempt (a prepare) outbound access through
+	// flakegate's proxy, in its own network namespace (see Outbound);
+	// Network must be false. As root only.
+	Outbound *Outbound
 
 	oneShot bool // no standby (the probe's attempts)
 }
@@ -489,14 +493,19 @@ type bwrapStatus struct {
 	exitCode int
 }
 
-// readStatus reads bwrap's JSON status objects until EOF.
-func readStatus(r io.Reader) bwrapStatus {
+// readStatus reads bwrap's JSON status objects until EOF; the sandbox's
+// first process (its pid on the host) goes to child, when not nil.
+func readStatus(r io.Reader, child chan<- int) bwrapStatus {
 	var st bwrapStatus
 	dec := json.NewDecoder(bufio.NewReader(r))
 	for {
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {
 			return st
+		}
+		if v, ok := m["child-pid"].(float64); ok && child != nil {
+			child <- int(v)
+			child = nil
 		}
 		if v, ok := m["exit-code"].(float64); ok {
 			st.exited, st.exitCode = true, int(v)

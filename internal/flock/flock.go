@@ -155,3 +155,50 @@ func sameDev(major, minor string, dev uint64) bool {
 	gotMi := dev&0xff | (dev>>12)&^0xff
 	return ma == gotMa && mi == gotMi
 }
+
+// Share takes a shared flock on path, a file or folder that must exist,
+// waiting while an exclusive one is held (a collector removing it) until
+// ctx ends. Closing the returned file releases it.
+func Share(ctx context.Context, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+			f.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, context.Cause(ctx)
+		case <-tick.C:
+		}
+	}
+}
+
+// TryExclusive takes an exclusive flock on path, a file or folder that
+// must exist, if no one holds a lock on it: ok is false when someone does.
+func TryExclusive(path string) (f *os.File, ok bool, err error) {
+	f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err {
+	case nil:
+		return f, true, nil
+	case syscall.EWOULDBLOCK:
+		f.Close()
+		return nil, false, nil
+	default:
+		f.Close()
+		return nil, false, err
+	}
+}

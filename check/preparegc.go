@@ -1,0 +1,183 @@
+// The prepared layers a repository keeps, under <git common dir>/
+// flakegate/prepared: bounded in bytes by the config (prepare.keep,
+// config.PrepareKeep), collected least recently used first, never one a
+// running check holds. A check holds a shared lock on every layer it
+// uses (flock on the layer's folder) until it ends; the collector takes
+// an exclusive one, without waiting, before it removes a layer, and
+// passes over a layer it cannot lock. A layer's last use is its
+// meta.json's modification time, which every check that uses it
+// touches.
+
+package check
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/bytesize"
+	"github.com/flakegate/flakegate/internal/flock"
+)
+
+// unfinishedAge is how old a layer without meta.json (a prepare killed
+// with its check) must be before the collector removes it: a check that
+// builds a layer locks it a moment after creating it.
+const unfinishedAge = time.Minute
+
+// touchLayer marks the layer at dir used now.
+func touchLayer(dir string) {
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(dir, "meta.json"), now, now) // a layer that cannot be touched is collected sooner, no worse
+}
+
+// collectLayers removes the least recently used layers until those kept
+// fit the config's bound, passing over the ones a check holds. It says
+// what it removed.
+func (c *checker) collectLayers() error {
+	root := c.preparedRoot()
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return diskError(err, root, "cannot list the prepared layers")
+	}
+	type layer struct {
+		dir  string
+		used time.Time
+		size int64
+		done bool
+	}
+	var layers []layer
+	var total int64
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		l := layer{dir: filepath.Join(root, e.Name())}
+		if fi, err := os.Stat(filepath.Join(l.dir, "meta.json")); err == nil {
+			l.used, l.done = fi.ModTime(), true
+		} else if fi, err := os.Stat(l.dir); err == nil {
+			l.used = fi.ModTime()
+		}
+		l.size = diskUsage(l.dir)
+		total += l.size
+		layers = append(layers, l)
+	}
+	keep := c.cfg.PrepareKeep()
+	sort.Slice(layers, func(i, j int) bool { return layers[i].used.Before(layers[j].used) })
+	var removed int
+	var freed int64
+	for _, l := range layers {
+		unfinished := !l.done && time.Since(l.used) > unfinishedAge
+		if total <= keep && !unfinished {
+			continue
+		}
+		if !l.done && !unfinished {
+			continue // being built
+		}
+		f, ok, err := flock.TryExclusive(l.dir)
+		if err != nil || !ok {
+			continue // held by a running check (or gone)
+		}
+		err = os.RemoveAll(l.dir)
+		f.Close()
+		if err != nil {
+			return diskError(err, l.dir, "cannot remove a prepared layer")
+		}
+		total -= l.size
+		freed += l.size
+		removed++
+	}
+	if removed > 0 {
+		c.say(fmt.Sprintf("prepared layers: removed %d least recently used (%s), %s kept of at most %s (prepare.keep)",
+			removed, bytesize.Format(freed), bytesize.Format(total), bytesize.Format(keep)))
+	}
+	return nil
+}
+
+// diskUsage is the space the files below dir take, in bytes.
+func diskUsage(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error { //nolint:errcheck // a file that went away takes no space
+		if err != nil {
+			return nil
+		}
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil {
+			n += st.Blocks * 512
+		}
+		return nil
+	})
+	return n
+}
+
+// diskError is flakegate's own failure to use the disk at p (exit 3); a
+// full disk says "no space left on" and where (noSpace).
+func diskError(err error, p, message string) error {
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return noSpace(err, p, message)
+	}
+	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: p, Message: message, Err: err}
+}
+
+// noSpace is the error of a full disk at p: exit 3, "no space left on"
+// the folder and its file system, and what to free; never a hint about
+// the sandbox or the configuration.
+func noSpace(err error, p, message string) error {
+	where := p
+	if mnt := mountOf(p); mnt != "" && mnt != p {
+		where += " (the file system at " + mnt + ")"
+	}
+	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: p,
+		Message: message + ": no space left on " + where, Err: err,
+		Hint: "free space there and run the check again (old prepared layers are under " + filepath.Join(".git", "flakegate", "prepared") + "; prepare.keep bounds them)"}
+}
+
+// mountOf is the mount point of the file system that holds p, "" if
+// unknown: the deepest /proc/self/mountinfo entry above p.
+func mountOf(p string) string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	best := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := strings.ReplaceAll(f[4], "\\040", " ")
+		if (p == mp || strings.HasPrefix(p, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > len(best) {
+			best = mp
+		}
+	}
+	return best
+}
+
+// fullDisk is the error of a probe that failed for want of space (its
+// error wraps ENOSPC, or the attempt's output says so), nil for any other
+// failure: it names the first of the folders it used that is full.
+func fullDisk(err error, root string) error {
+	if !errors.Is(err, unix.ENOSPC) && !strings.Contains(err.Error(), "no space left on device") {
+		return nil
+	}
+	where := root
+	if where == "" {
+		where = os.TempDir()
+	}
+	for _, p := range []string{root, os.TempDir()} {
+		var st unix.Statfs_t
+		if p != "" && unix.Statfs(p, &st) == nil && st.Bavail == 0 {
+			where = p
+			break
+		}
+	}
+	return noSpace(err, where, "the sandbox probe cannot write its files")
+}
