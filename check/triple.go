@@ -47,7 +47,7 @@ func (c *checker) jobs() []job {
 		for _, s := range ps.prop.Seeds {
 			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s})
 		}
-		for _, s := range DrawSeeds(c.secret, c.candSHA, ps.prop, ps.prop.RandomSeeds) {
+		for _, s := range c.drawnFor(ps) {
 			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s, drawn: true})
 		}
 	}
