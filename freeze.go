@@ -2,6 +2,7 @@ package flakegate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -262,6 +263,20 @@ type ReplayCache interface {
 	// goroutine, and never leaves the lock held (a holder whose process
 	// or connection dies loses the lock too).
 	LockReplay(ctx context.Context, key string) (release func(), err error)
+}
+
+// ErrUnauthenticated is wrapped by a store's error for a row whose
+// authenticator does not match the ledger key: a row written by someone
+// who could write the database but does not hold the key. Skip refuses
+// what such a row says.
+var ErrUnauthenticated = errors.New("the row is not authenticated by the ledger key")
+
+// Vouching is implemented by a store that may be unable to vouch for
+// its rows (PostgreSQL without a ledger key).
+type Vouching interface {
+	// Unvouched says why no freeze of the store may let a triple skip,
+	// or "" when its rows are authenticated.
+	Unvouched() string
 }
 
 // SeedSecretSize is the length in bytes of a store's seed secret.

@@ -185,8 +185,8 @@ func (s *Store) Complete(ctx context.Context, checkID string, l flakegate.Triple
 		if raw == nil {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO flakegate.records (record_sha256, raw) VALUES ($1, $2)
-			ON CONFLICT (record_sha256) DO NOTHING`, res.RecordSHA256, raw)
+		_, err = tx.Exec(ctx, `INSERT INTO flakegate.records (record_sha256, raw, mac) VALUES ($1, $2, $3)
+			ON CONFLICT (record_sha256) DO NOTHING`, res.RecordSHA256, raw, s.mac("records", res.RecordSHA256, string(raw)))
 		return err
 	})
 }

@@ -1,0 +1,97 @@
+package postgres
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/pgtest"
+	"github.com/flakegate/flakegate/storetest"
+)
+
+// TestKeyRefusesForgedRows: with the ledger key, every row that decides
+// a label and was written or edited by a client that can only write the
+// database is refused when read, and the error names it; the store's own
+// rows read back. A store without the key vouches for nothing.
+func TestKeyRefusesForgedRows(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	s := openDSN(t, dsn)
+	f := storetest.Freeze("1402", 3)
+	if err := s.PutRecord(ctx, f.RecordSHA256, []byte(`{"seed":1402}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Grant(ctx, f, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutReplay(ctx, "k", flakegate.BaseReplay{Result: "fail", At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetFreeze(ctx, f.Triple()); err != nil {
+		t.Fatalf("the store's own freeze: %v", err)
+	}
+	if _, err := s.AuditLines(ctx); err != nil {
+		t.Fatalf("the store's own audit lines: %v", err)
+	}
+	if got, ok, err := s.GetReplay(ctx, "k"); err != nil || !ok || got.Result != "fail" {
+		t.Fatalf("the store's own replay: %+v %v %v", got, ok, err)
+	}
+	if s.Unvouched() != "" || openUnkeyed(t, dsn).Unvouched() == "" {
+		t.Fatal("Unvouched: want \"\" with the key, a reason without")
+	}
+
+	refused := func(what string, err error, row string) {
+		t.Helper()
+		if !errors.Is(err, flakegate.ErrUnauthenticated) || !strings.Contains(err.Error(), row) {
+			t.Errorf("%s: %v, want a refusal naming %q", what, err, row)
+		}
+	}
+	for _, sql := range []string{
+		`UPDATE flakegate.freezes SET runs_left = 50`,
+		`UPDATE flakegate.records SET raw = '{"seed":1403}'`,
+		`UPDATE flakegate.replays SET result = 'pass'`,
+		`INSERT INTO flakegate.replays (replay_key, result, wall_seconds, run_id, at) VALUES ('forged', 'pass', 1, 'r', '2026-01-01T00:00:00Z')`,
+	} {
+		if err := exec(t, dsn, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := s.GetFreeze(ctx, f.Triple())
+	refused("an edited freeze", err, "flakegate.freezes row of "+f.Triple().String())
+	_, err = s.Consume(ctx, f.Triple(), f.RecordSHA256, "run")
+	refused("consuming an edited freeze", err, "flakegate.freezes row")
+	_, err = s.GetRecord(ctx, f.RecordSHA256)
+	refused("an edited record", err, "flakegate.records row "+f.RecordSHA256)
+	n := 0
+	if err := s.EachRecord(ctx, func(string, []byte) error { n++; return nil }); err != nil || n != 0 {
+		t.Errorf("EachRecord gave %d forged records (%v)", n, err)
+	}
+	for _, key := range []string{"k", "forged"} {
+		if got, ok, err := s.GetReplay(ctx, key); err != nil || ok {
+			t.Errorf("a forged replay %q read as %+v %v %v", key, got, ok, err)
+		}
+		// The base runs again; its result replaces the forged row.
+		got, err := s.PutReplay(ctx, key, flakegate.BaseReplay{Result: "fail", At: time.Now()})
+		if err != nil || got.Result != "fail" {
+			t.Errorf("PutReplay over a forged %q: %+v %v", key, got, err)
+		}
+	}
+	if err := exec(t, dsn, `INSERT INTO flakegate.audit (seq, line, sha256, prev_sha256)
+		SELECT seq + 1, line, sha256, sha256 FROM flakegate.audit ORDER BY seq DESC LIMIT 1`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.AuditLines(ctx)
+	refused("an inserted audit line", err, "flakegate.audit row seq 2")
+
+	// The key keeps the seed secret out of the database.
+	if _, err := s.SeedSecret(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, dsn, `SELECT count(*) FROM flakegate.seed_secret`); n != 0 {
+		t.Errorf("a keyed store wrote %d seed secrets into the database", n)
+	}
+	if err := s.UseKey([]byte("short")); flakegate.ErrorCode(err) != flakegate.EINVALID {
+		t.Errorf("a 5-byte key: %v", err)
+	}
+}
