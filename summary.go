@@ -83,7 +83,8 @@ type Summary struct {
 	Prepares []PrepareRun `json:"prepares,omitempty"`
 	Results  []Result     `json:"results"`
 	// RejectNewFlakes is the config's reject_new_flakes: a result whose
-	// flake_origin is "new" makes the verdict reject (SetVerdict).
+	// flake_origin is "new" or "unknown" makes the verdict reject
+	// (SetVerdict).
 	RejectNewFlakes bool `json:"reject_new_flakes,omitempty"`
 }
 
@@ -100,11 +101,12 @@ type PrepareRun struct {
 	Reason        string   `json:"reason,omitempty"`
 }
 
-// NewFlakes counts the results whose flake origin is "new".
+// NewFlakes counts the results whose flake origin is "new" or "unknown"
+// (NotBaseFlake): flakes not known to be the base's.
 func (s *Summary) NewFlakes() int {
 	n := 0
 	for i := range s.Results {
-		if s.Results[i].FlakeOrigin == FlakeOriginNew {
+		if NotBaseFlake(s.Results[i].FlakeOrigin) {
 			n++
 		}
 	}

@@ -188,3 +188,31 @@ func TestCheckPostgresForgedFreezeRefused(t *testing.T) {
 		t.Errorf("the database holds %s seed secret(s)", n)
 	}
 }
+
+// TestWeakPasswordRedactsOnlyTheDSN: with the DSN password "flakegate"
+// (a word, as docs once showed), only the DSN's own "user:password@" is
+// a secret: a test's output that says "flakegate" keeps the word in the
+// record, and the check's output shows no "[redacted]" for it.
+func TestWeakPasswordRedactsOnlyTheDSN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: PostgreSQL, git and a flakegate process")
+	}
+	dsn := pgtest.WithPassword(t, pgtest.DSN(t), "flakegate")
+	r := newRepo(t, baseFiles(libOK))
+	r.candidate("red", map[string]string{"src/lib.sh": "ok() { echo \"flakegate says: seed $1 fails; dsn postgres://postgres:flakegate@db/x\"; return 1; }\n"})
+	cr := r.check("--base", "base", "--candidate", "red", "--ledger", dsn)
+	if cr.code != 1 {
+		t.Fatalf("want exit 1\n%s", cr)
+	}
+	raw, err := os.ReadFile(cr.summary.Results[0].Record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := string(raw)
+	if !strings.Contains(rec, "flakegate says: seed 11 fails") || strings.Contains(cr.stdout+cr.stderr, "[redacted] says") {
+		t.Errorf("the word flakegate was redacted:\n%s\n%s", rec, cr)
+	}
+	if strings.Contains(rec, "postgres:flakegate@") || !strings.Contains(rec, "dsn postgres://[redacted]db/x") {
+		t.Errorf("the DSN's user:password@ token was not redacted:\n%s", rec)
+	}
+}

@@ -139,10 +139,12 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 			r.result.Reason = joinReason(r.result.Reason, why)
 			continue
 		}
-		if r.result.FlakeOrigin == flakegate.FlakeOriginNew {
-			// A flake base never showed may be the patch's own: a freeze
-			// would let it hide a later regression of the same triple.
-			why := "no freeze granted: a new flake (base never failed this seed); grant one by hand with 'flakegate freeze grant --allow-new-flake' if it is not the patch's"
+		if r.result.FlakeOrigin != flakegate.FlakeOriginBase {
+			// A flake this base was never seen failing may be the patch's
+			// own: a freeze would let it hide a later regression of the
+			// same triple. Only a person grants it.
+			origin := cmp.Or(r.result.FlakeOrigin, flakegate.FlakeOriginUnknown)
+			why := fmt.Sprintf("no freeze granted: a %s flake (this base was never seen failing this seed); look at it, and grant one by hand with 'flakegate freeze grant --allow-new-flake' if it is not the patch's", origin)
 			r.result.Reason = joinReason(r.result.Reason, why)
 			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
 			continue
