@@ -381,6 +381,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err := c.seedSecret(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.readCorpus(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.runPrepares(ctx); err != nil {
 		return nil, err
 	}

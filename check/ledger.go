@@ -20,11 +20,8 @@ import (
 
 // binding is what a freeze of j's triple must match.
 func (c *checker) binding(j *job) flakegate.Binding {
-	b := flakegate.Binding{PropertySHA256: j.ps.candPropertySHA256, RunSHA256: j.ps.runSHA256, PropertyEntrySHA256: j.ps.entrySHA256}
-	if j.drawn {
-		b.SeedOrigin = SeedDrawn
-	}
-	return b
+	return flakegate.Binding{PropertySHA256: j.ps.candPropertySHA256, RunSHA256: j.ps.runSHA256, PropertyEntrySHA256: j.ps.entrySHA256,
+		SeedOrigin: j.seedOrigin()}
 }
 
 // ledgerKey is the runner's ledger key: the value of the variable the
@@ -111,9 +108,7 @@ func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d fla
 		CandidateSHA:    c.candSHA,
 		At:              d.Freeze.GrantedAt.UTC().Format(time.RFC3339),
 	}
-	if j.drawn {
-		res.SeedOrigin = SeedDrawn
-	}
+	res.SeedOrigin = j.seedOrigin()
 	return tripleResult{result: res}, nil
 }
 
@@ -144,7 +139,7 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 			// own: a freeze would let it hide a later regression of the
 			// same triple. Only a person grants it.
 			origin := cmp.Or(r.result.FlakeOrigin, flakegate.FlakeOriginUnknown)
-			why := fmt.Sprintf("no freeze granted: a %s flake (this base was never seen failing this seed); look at it, and grant one by hand with 'flakegate freeze grant --allow-new-flake' if it is not the patch's", origin)
+			why := fmt.Sprintf("no freeze granted: flake origin %s (this base was never seen failing this seed); look at it, and grant one by hand with 'flakegate freeze grant --allow-new-flake' if it is not the patch's", origin)
 			r.result.Reason = joinReason(r.result.Reason, why)
 			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
 			continue

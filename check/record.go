@@ -29,6 +29,9 @@ func (r *tripleRun) record(ctx context.Context, voided string) (tripleResult, er
 	if err != nil {
 		return tripleResult{}, err
 	}
+	if err := r.c.addFailure(ctx, r.j, r.t.candidate); err != nil {
+		return tripleResult{}, err
+	}
 	res := r.result(rec, d, sha, recPath, voided)
 	return tripleResult{result: res, raw: raw}, nil
 }
@@ -91,9 +94,7 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 		BaseProbeResults:     t.probes,
 		FlakeOrigin:          t.origin,
 	}
-	if r.j.drawn {
-		rec.SeedOrigin = SeedDrawn
-	}
+	rec.SeedOrigin = r.j.seedOrigin()
 	return rec
 }
 

@@ -29,7 +29,20 @@ type job struct {
 	index int // position in the summary
 	ps    *propState
 	seed  flakegate.Seed
-	drawn bool // drawn for the candidate (DrawSeeds), not listed in the config
+	drawn  bool // drawn for the base (DrawSeeds), not listed in the config
+	corpus bool // from the failure corpus (corpus.go)
+}
+
+// seedOrigin is the record's "seed_origin": "" for a listed seed, else
+// SeedDrawn or SeedCorpus.
+func (j *job) seedOrigin() string {
+	switch {
+	case j.drawn:
+		return SeedDrawn
+	case j.corpus:
+		return SeedCorpus
+	}
+	return ""
 }
 
 // tripleResult is a finished triple: its summary line and the record bytes
@@ -40,15 +53,25 @@ type tripleResult struct {
 }
 
 // jobs lists the triples in config order, after preflight: each
-// property's listed seeds, then its drawn seeds.
+// property's listed seeds, then its drawn seeds, then the seeds of its
+// failure corpus that are neither.
 func (c *checker) jobs() []job {
 	var jobs []job
 	for _, ps := range c.props {
+		seen := map[flakegate.Seed]bool{}
 		for _, s := range ps.prop.Seeds {
+			seen[s] = true
 			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s})
 		}
 		for _, s := range c.drawnFor(ps) {
+			seen[s] = true
 			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s, drawn: true})
+		}
+		for _, s := range ps.corpus {
+			if !seen[s] {
+				seen[s] = true
+				jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s, corpus: true})
+			}
 		}
 	}
 	return jobs

@@ -11,12 +11,15 @@ ALTER TABLE flakegate.replays ADD COLUMN mac bytea;
 
 -- The failure corpus: every seed that failed a candidate of a property
 -- (corpus_key names the property: path, name and run template digest),
--- newest first, run again for every later candidate of that property.
+-- run again for every later candidate of that property on another base.
+-- first_base_sha is the base of its first failure (kept), candidate_sha
+-- and failed_at those of its newest (fixed-width UTC text, so it sorts).
 -- A forged row only adds a seed to run; it needs no authenticator.
 CREATE TABLE flakegate.failure_corpus (
-    corpus_key    text COLLATE "C" NOT NULL,
-    seed          text COLLATE "C" NOT NULL,
-    candidate_sha text NOT NULL,
-    failed_at     text NOT NULL,
+    corpus_key     text COLLATE "C" NOT NULL,
+    seed           text COLLATE "C" NOT NULL,
+    first_base_sha text NOT NULL,
+    candidate_sha  text NOT NULL,
+    failed_at      text COLLATE "C" NOT NULL,
     PRIMARY KEY (corpus_key, seed)
 );
