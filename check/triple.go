@@ -26,9 +26,9 @@ const notRun = "not_run"
 
 // job is one triple of the config: a property and one of its seeds.
 type job struct {
-	index int // position in the summary
-	ps    *propState
-	seed  flakegate.Seed
+	index  int // position in the summary
+	ps     *propState
+	seed   flakegate.Seed
 	drawn  bool // drawn for the base (DrawSeeds), not listed in the config
 	corpus bool // from the failure corpus (corpus.go)
 }
