@@ -448,6 +448,23 @@ func (r VerifyReport) OK() bool { return len(r.Problems) == 0 }
 // the two agree again. by names who verifies.
 func VerifyLedger(ctx context.Context, s Store, by string) (VerifyReport, error) {
 	lines, freezes, err := snapshot(ctx, s)
+	if errors.Is(err, ErrUnauthenticated) {
+		// An audit line the store refuses: the log vouches for nothing.
+		refusal := err.Error()
+		if freezes, err = s.ListFreezes(ctx); err != nil {
+			return VerifyReport{}, err
+		}
+		rep := VerifyReport{Freezes: len(freezes), Problems: []VerifyProblem{{Reason: refusal}}}
+		for _, f := range freezes {
+			t := f.Triple()
+			reason := "the audit log cannot vouch for it: a line of it is refused"
+			if err := void(ctx, s, t, by, reason); err != nil {
+				return rep, err
+			}
+			rep.Problems = append(rep.Problems, VerifyProblem{Triple: &t, Reason: reason, Voided: true})
+		}
+		return rep, nil
+	}
 	if err != nil {
 		return VerifyReport{}, err
 	}

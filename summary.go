@@ -43,11 +43,15 @@ type Result struct {
 	// Isolation is how the attempts ran: "bwrap" or "none" ("" for a
 	// skipped triple, whose attempts ran in an earlier check).
 	Isolation string `json:"isolation,omitempty"`
-	// FlakeOrigin is "base" or "new" for a SCHEDULER result whose base
-	// seed was probed (flake_probe_runs); BaseProbeResults are the probe's
+	// FlakeOrigin is "base", "new" or "unknown" for a SCHEDULER result
+	// (NotBaseFlake); BaseProbeResults are the probe's
 	// results.
 	FlakeOrigin      string   `json:"flake_origin,omitempty"`
 	BaseProbeResults []string `json:"base_probe_results,omitempty"`
+	// FlakeCounts says what the origin rests on: "base passed 4 of 4; a
+	// 1-in-2 flake would show in 4 runs with 94% probability", or how
+	// often this base failed the seed.
+	FlakeCounts string `json:"flake_counts,omitempty"`
 	// FrozenCandidate is the candidate sha of the record that earned the
 	// freeze a skipped triple used.
 	FrozenCandidate string `json:"frozen_candidate,omitempty"`

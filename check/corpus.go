@@ -14,14 +14,15 @@ import (
 // corpus.
 const SeedCorpus = "corpus"
 
-// CorpusKey names a property in the failure corpus: its path, its test
-// name and the digest of its argv template. Not the base: a seed that
+// CorpusKey names a property in the failure corpus: the hex sha256 of
+// its path, its test name and the digest of its argv template, NUL
+// separated (a key any store can hold). Not the base: a seed that
 // caught a regression keeps running as the base moves on, on every
 // branch of the store, as Hypothesis's example database keeps a test's
 // failing examples. (A seed of another lineage only costs a run; a seed
 // forgotten would let a re-roll through.)
 func CorpusKey(path, name, runSHA256 string) string {
-	return path + "\x00" + name + "\x00" + runSHA256
+	return sha256Hex([]byte(path + "\x00" + name + "\x00" + runSHA256))
 }
 
 func (ps *propState) corpusKey() string { return CorpusKey(ps.prop.Path, ps.prop.Name, ps.runSHA256) }

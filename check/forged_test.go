@@ -216,3 +216,46 @@ func TestWeakPasswordRedactsOnlyTheDSN(t *testing.T) {
 		t.Errorf("the DSN's user:password@ token was not redacted:\n%s", rec)
 	}
 }
+
+// TestCheckPostgresNoKey: a PostgreSQL ledger without the ledger key
+// cannot vouch for its rows: a good freeze (granted with the key) lets no
+// triple skip, and is kept, not voided; --freeze-owner grants none; a
+// config that draws seeds is refused (exit 2) rather than drawing them
+// from a secret any client of the database can read.
+func TestCheckPostgresNoKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: PostgreSQL, git and flakegate processes")
+	}
+	dsn := pgtest.DSN(t)
+	noKey := []string{pgtest.EnvLedgerKey + "="}
+	r := newRepo(t, probeFiles(libBaseFlaky))
+	r.candidate("flaky", map[string]string{"src/lib.sh": libFlaky})
+	keyed := r.check("--base", "base", "--candidate", "flaky", "--ledger", dsn, "--freeze-owner", "alice")
+	if keyed.code != 0 || strings.Join(keyed.labels(), ",") != "SCHEDULER,SCHEDULER" || keyed.summary.Results[0].Owner != "alice" {
+		t.Fatalf("with the key, a base flake is frozen\n%s", keyed)
+	}
+	cr := r.checkEnv(noKey, "--base", "base", "--candidate", "flaky", "--ledger", dsn)
+	if cr.code != 0 || strings.Contains(strings.Join(cr.labels(), ","), "skipped") || !strings.Contains(cr.stderr, "the PostgreSQL ledger has no key") {
+		t.Fatalf("without the key: want no skip and a note\n%s", cr)
+	}
+	if n := queryString(t, dsn, `SELECT count(*)::text FROM flakegate.freezes`); n != "2" {
+		t.Errorf("without the key the good freezes were removed: %s left", n)
+	}
+	r.clearState()
+	r.rebase("base", "base-grant", map[string]string{"README.md": "another base\n"})
+	r.rebase("base-grant", "flaky-grant", map[string]string{"src/lib.sh": libFlaky})
+	grant := r.checkEnv(noKey, "--base", "base-grant", "--candidate", "flaky-grant", "--ledger", dsn, "--freeze-owner", "alice")
+	if grant.code != 0 || strings.Join(grant.labels(), ",") != "SCHEDULER,SCHEDULER" {
+		t.Fatalf("without the key\n%s", grant)
+	}
+	for _, res := range grant.summary.Results {
+		if res.Owner != "" || !strings.Contains(res.Reason, "no freeze granted: the PostgreSQL ledger has no key") {
+			t.Errorf("seed %s: owner %q, reason %q", res.Seed, res.Owner, res.Reason)
+		}
+	}
+	r.rebase("base", "base-drawn", map[string]string{"flakegate.yaml": probeConfig("random_seeds: 1\n")})
+	drawn := r.checkEnv(noKey, "--base", "base-drawn", "--candidate", "base-drawn", "--ledger", dsn)
+	if drawn.code != 2 || !strings.Contains(drawn.stderr, "random_seeds") || !strings.Contains(drawn.stderr, "FLAKEGATE_LEDGER_KEY") {
+		t.Fatalf("drawn seeds without the key: want exit 2 naming the key\n%s", drawn)
+	}
+}

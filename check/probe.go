@@ -64,7 +64,7 @@ func (r *tripleRun) probe(ctx context.Context) error {
 			cand.fails++
 		}
 	}
-	t.origin, t.originWhy = flakeOrigin(k > 0, !t.fromCache, t.probes, h, cand)
+	t.origin, t.originWhy, t.originCounts = flakeOrigin(k > 0, !t.fromCache, t.probes, h, cand)
 	return nil
 }
 
@@ -87,7 +87,8 @@ type candidateRuns struct{ runs, fails int }
 // (cand) would have failed at least once with NewFlakeConfidence; with
 // fewer passes, or without a probe (flake_probe_runs: 0), it is
 // "unknown": nothing says whose flake it is.
-func flakeOrigin(probed, countReplay bool, probes []string, h history, cand candidateRuns) (string, string) {
+// The third result is the counts alone, for reports.
+func flakeOrigin(probed, countReplay bool, probes []string, h history, cand candidateRuns) (origin, why, counts string) {
 	passes, fails := h.passes, h.fails
 	if countReplay {
 		passes++
@@ -103,21 +104,21 @@ func flakeOrigin(probed, countReplay bool, probes []string, h history, cand cand
 		}
 	}
 	if fails > 0 {
-		why := fmt.Sprintf("flake on base: this base failed the seed %d of %d times (%d in %d probe runs, %d in %d earlier records of this base)",
+		counts := fmt.Sprintf("this base failed the seed %d of %d times (%d in %d probe runs, %d in %d earlier records of this base)",
 			fails, fails+passes, probeFails, len(probes), h.fails, h.records)
-		return flakegate.FlakeOriginBase, why
+		return flakegate.FlakeOriginBase, "flake on base: " + counts, counts
 	}
 	rate := float64(cand.fails) / float64(max(cand.runs, 1))
 	show := 1 - math.Pow(1-rate, float64(passes))
-	counts := fmt.Sprintf("base passed %d of %d; a 1-in-%s flake would show in %d runs with %.0f%% probability",
+	counts = fmt.Sprintf("base passed %d of %d; a 1-in-%s flake would show in %d runs with %.0f%% probability",
 		passes, passes, oneIn(cand), passes, 100*show)
 	if !probed {
-		return flakegate.FlakeOriginUnknown, "unknown flake origin: flake_probe_runs is 0, the base seed was not probed; " + counts
+		return flakegate.FlakeOriginUnknown, "unknown flake origin: flake_probe_runs is 0, the base seed was not probed; " + counts, counts
 	}
 	if show >= flakegate.NewFlakeConfidence {
-		return flakegate.FlakeOriginNew, "new flake: " + counts + "; this patch may have introduced it"
+		return flakegate.FlakeOriginNew, "new flake: " + counts + "; this patch may have introduced it", counts
 	}
-	return flakegate.FlakeOriginUnknown, fmt.Sprintf("unknown flake origin: %s, less than the %.0f%% that would tell a new flake", counts, 100*flakegate.NewFlakeConfidence)
+	return flakegate.FlakeOriginUnknown, fmt.Sprintf("unknown flake origin: %s, less than the %.0f%% that would tell a new flake", counts, 100*flakegate.NewFlakeConfidence), counts
 }
 
 // oneIn writes the candidate's failure rate as "2" (1 in 2) or "1.5".

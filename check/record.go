@@ -163,9 +163,9 @@ func (r *tripleRun) reason(d flakegate.Decision, voided string) string {
 // sha and written at recPath.
 func (r *tripleRun) result(rec *flakegate.RunRecord, d flakegate.Decision, sha, recPath, voided string) flakegate.Result {
 	c, ps, t := r.c, r.j.ps, &r.t
-	origin := ""
+	origin, counts := "", ""
 	if d.Label == flakegate.Scheduler {
-		origin = t.origin
+		origin, counts = t.origin, t.originCounts
 	}
 	res := flakegate.Result{
 		PropertyPath:     ps.prop.Path,
@@ -189,6 +189,7 @@ func (r *tripleRun) result(rec *flakegate.RunRecord, d flakegate.Decision, sha, 
 		Isolation:        c.iso.label(),
 		FlakeOrigin:      origin,
 		BaseProbeResults: t.probes,
+		FlakeCounts:      counts,
 		BaseSHA:          c.baseSHA,
 		CandidateSHA:     c.candSHA,
 		At:               c.now().UTC().Format(time.RFC3339),

@@ -168,9 +168,10 @@ type transcriptRun struct {
 	// skippedWhy says why no attempt ran ("" when they ran).
 	skippedWhy string
 	// probes are the flake probe's results (probe.go), nil when none ran;
-	// origin is "base" or "new" after a probe, and originWhy says why.
+	// origin is "base", "new" or "unknown" for a SCHEDULER run, originWhy
+	// says why and originCounts gives the counts alone.
 	probes            []string
-	origin, originWhy string
+	origin, originWhy, originCounts string
 }
 
 // newTripleRun prepares the run of j: its command and file names.

@@ -78,11 +78,20 @@ func TestKeyRefusesForgedRows(t *testing.T) {
 		}
 	}
 	if err := exec(t, dsn, `INSERT INTO flakegate.audit (seq, line, sha256, prev_sha256)
-		SELECT seq + 1, line, sha256, sha256 FROM flakegate.audit ORDER BY seq DESC LIMIT 1`); err != nil {
+		SELECT seq + 1, line, sha256, sha256 FROM flakegate.audit ORDER BY seq DESC LIMIT 1;
+		UPDATE flakegate.audit_head SET seq = seq + 1`); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.AuditLines(ctx)
 	refused("an inserted audit line", err, "flakegate.audit row seq 2")
+	// freeze verify: the log vouches for nothing, every freeze is voided.
+	rep, err := flakegate.VerifyLedger(ctx, s, "lead")
+	if err != nil || rep.OK() || len(rep.Problems) != 2 || !strings.Contains(rep.Problems[0].Reason, "seq 2") || !rep.Problems[1].Voided {
+		t.Errorf("VerifyLedger with a refused audit line: %+v, %v", rep, err)
+	}
+	if _, err := s.GetFreeze(ctx, f.Triple()); flakegate.ErrorCode(err) != flakegate.ENOTFOUND {
+		t.Errorf("the freeze after verify: %v", err)
+	}
 
 	// The key keeps the seed secret out of the database.
 	if _, err := s.SeedSecret(ctx); err != nil {
@@ -93,5 +102,20 @@ func TestKeyRefusesForgedRows(t *testing.T) {
 	}
 	if err := s.UseKey([]byte("short")); flakegate.ErrorCode(err) != flakegate.EINVALID {
 		t.Errorf("a 5-byte key: %v", err)
+	}
+}
+
+// TestScrubWeakPassword: a weak password (a word, or under 8 bytes) is
+// scrubbed only as a token of a DSN; a strong one wherever it appears.
+func TestScrubWeakPassword(t *testing.T) {
+	for _, tc := range []struct{ in, pw, want string }{
+		{`database "flakegate" does not exist (postgres://u:flakegate@h/flakegate?password=flakegate)`, "flakegate",
+			`database "flakegate" does not exist (postgres://u:xxxxx@h/flakegate?password=xxxxx)`},
+		{"user ab1 failed: ab1", "ab1", "user ab1 failed: ab1"},
+		{"auth Zk9-long-pw failed for postgres://u:Zk9-long-pw@h", "Zk9-long-pw", "auth xxxxx failed for postgres://u:xxxxx@h"},
+	} {
+		if got := scrub(tc.in, tc.pw); got != tc.want {
+			t.Errorf("scrub(%q, %q) = %q, want %q", tc.in, tc.pw, got, tc.want)
+		}
 	}
 }
