@@ -170,7 +170,7 @@ type transcriptRun struct {
 	// probes are the flake probe's results (probe.go), nil when none ran;
 	// origin is "base", "new" or "unknown" for a SCHEDULER run, originWhy
 	// says why and originCounts gives the counts alone.
-	probes            []string
+	probes                          []string
 	origin, originWhy, originCounts string
 }
 
