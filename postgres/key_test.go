@@ -119,3 +119,26 @@ func TestScrubWeakPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyRefusesForgedLabel: a client that can only write the database
+// labels a queued triple of a shared check PASS; with the key, reading
+// the check's state refuses the row by name.
+func TestKeyRefusesForgedLabel(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	s := openDSN(t, dsn)
+	c, ts := queuedCheck("forged", 2)
+	if _, err := s.Enqueue(ctx, c, ts); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CheckState(ctx, "forged"); err != nil {
+		t.Fatalf("the store's own queue: %v", err)
+	}
+	if err := exec(t, dsn, `UPDATE flakegate.check_triples SET state = 'done', label = 'PASS', record_sha256 = '', result = '{"label":"PASS"}'
+		WHERE check_id = 'forged' AND position = 0`); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := s.CheckState(ctx, "forged")
+	if !errors.Is(err, flakegate.ErrUnauthenticated) || !strings.Contains(err.Error(), "flakegate.check_triples row of check forged") {
+		t.Fatalf("a forged label: %v", err)
+	}
+}
