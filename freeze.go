@@ -2,6 +2,7 @@ package flakegate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -264,6 +265,20 @@ type ReplayCache interface {
 	LockReplay(ctx context.Context, key string) (release func(), err error)
 }
 
+// ErrUnauthenticated is wrapped by a store's error for a row whose
+// authenticator does not match the ledger key: a row written by someone
+// who could write the database but does not hold the key. Skip refuses
+// what such a row says.
+var ErrUnauthenticated = errors.New("the row is not authenticated by the ledger key")
+
+// Vouching is implemented by a store that may be unable to vouch for
+// its rows (PostgreSQL without a ledger key).
+type Vouching interface {
+	// Unvouched says why no freeze of the store may let a triple skip,
+	// or "" when its rows are authenticated.
+	Unvouched() string
+}
+
 // SeedSecretSize is the length in bytes of a store's seed secret.
 const SeedSecretSize = 32
 
@@ -281,6 +296,57 @@ type SeedSecretStore interface {
 	SeedSecret(ctx context.Context) ([]byte, error)
 }
 
+// MaxCorpusSeeds bounds a property's failure corpus: the seeds that
+// failed most recently are kept.
+const MaxCorpusSeeds = 32
+
+// CorpusEntry is one seed of a property's failure corpus.
+type CorpusEntry struct {
+	Seed Seed `json:"seed"`
+	// FirstBaseSHA is the base of the seed's first failure. A check on
+	// that base runs the seed anyway (drawn seeds are the base's), so the
+	// corpus adds it only to checks of other bases.
+	FirstBaseSHA string `json:"first_base_sha"`
+	// CandidateSHA and FailedAt are those of the newest failure.
+	CandidateSHA string    `json:"candidate_sha"`
+	FailedAt     time.Time `json:"failed_at"`
+}
+
+// FailureCorpus keeps, per property, the seeds that failed a candidate,
+// like Hypothesis's example database: a check runs them again for every
+// later candidate, so a seed that caught a regression once keeps
+// catching it, whatever seeds are drawn.
+type FailureCorpus interface {
+	// AddFailure records that e.Seed failed e.CandidateSHA, a candidate
+	// of the property key, at e.FailedAt. For a seed the corpus holds,
+	// CandidateSHA and FailedAt move to e's when e is newer, and
+	// FirstBaseSHA stays. At most MaxCorpusSeeds seeds per key are kept:
+	// the least recently failed go. An empty key, an invalid seed or a
+	// zero time is EINVALID.
+	AddFailure(ctx context.Context, key string, e CorpusEntry) error
+
+	// Failures returns key's entries, the most recently failed first
+	// (ties by seed text), none for an unknown key.
+	Failures(ctx context.Context, key string) ([]CorpusEntry, error)
+}
+
+// ValidateCorpusEntry checks what AddFailure requires.
+func ValidateCorpusEntry(key string, e CorpusEntry) error {
+	switch {
+	case key == "":
+		return Errorf(EINVALID, "failure corpus: empty key")
+	case !e.Seed.Valid():
+		return Errorf(EINVALID, "failure corpus: seed %q is not a seed", string(e.Seed))
+	case e.FailedAt.IsZero():
+		return Errorf(EINVALID, "failure corpus: the failure has no time")
+	}
+	return nil
+}
+
+// CorpusTime is the fixed-width UTC form of a corpus time, which sorts
+// as text.
+const CorpusTime = "2006-01-02T15:04:05.000000000Z"
+
 // Store is everything the check needs from a backend.
 type Store interface {
 	Ledger
@@ -288,5 +354,6 @@ type Store interface {
 	RecordStore
 	ReplayCache
 	SeedSecretStore
+	FailureCorpus
 	Close() error
 }

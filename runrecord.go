@@ -93,16 +93,33 @@ type RunRecord struct {
 	// looking for a base failure; nil when no probe ran.
 	BaseProbeResults []string `json:"base_probe_results,omitempty"`
 	// FlakeOrigin says where a SCHEDULER flake comes from (extra key):
-	// "base" when a base failure was seen (probe or the store's history of
-	// the triple), "new" when none was; "" when no probe ran.
+	// "base" when this base failed the seed (in a probe, or in an earlier
+	// record of the same base and argv template), "new" when the base
+	// passed often enough that a flake at the candidate's rate would have
+	// shown (NewFlakeConfidence), "unknown" otherwise (flake_probe_runs: 0
+	// included).
 	FlakeOrigin string `json:"flake_origin,omitempty"`
 }
 
 // Flake origins.
 const (
-	FlakeOriginBase = "base"
-	FlakeOriginNew  = "new"
+	FlakeOriginBase    = "base"
+	FlakeOriginNew     = "new"
+	FlakeOriginUnknown = "unknown"
 )
+
+// NewFlakeConfidence is how likely a flake at the candidate's observed
+// rate must have been to show in the base's passes for its origin to be
+// "new" rather than "unknown".
+const NewFlakeConfidence = 0.9
+
+// NotBaseFlake reports whether a SCHEDULER flake of this origin is not
+// known to be the base's: "new" or "unknown". Only a "base" flake is
+// frozen by check --freeze-owner; the others need a person's
+// 'freeze grant --allow-new-flake', and reject_new_flakes rejects them.
+func NotBaseFlake(origin string) bool {
+	return origin == FlakeOriginNew || origin == FlakeOriginUnknown
+}
 
 // Marshal returns the record's bytes as flakegate stores them.
 func (r *RunRecord) Marshal() ([]byte, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,15 +82,25 @@ func skip(ctx context.Context, s Store, t Triple, b Binding, bound bool, by stri
 	if propertySHA256 == "" {
 		return SkipDecision{}, Errorf(EINVALID, "skip %s: the property file's digest is required", t)
 	}
-	f, err := s.GetFreeze(ctx, t)
+	f, lines, reason, err := readFreeze(ctx, s, t)
 	if ErrorCode(err) == ENOTFOUND {
 		return SkipDecision{Reason: "no freeze for this triple"}, nil
 	} else if err != nil {
 		return SkipDecision{}, err
 	}
-	reason, err := checkFreeze(ctx, s, f)
-	if err != nil {
-		return SkipDecision{}, err
+	if reason == "" {
+		if v, ok := s.(Vouching); ok {
+			if why := v.Unvouched(); why != "" {
+				// Not voided: the freeze may be good, the store cannot say.
+				return SkipDecision{Freeze: f, Reason: "not skipped: " + why}, nil
+			}
+		}
+		if reason, err = checkFreeze(ctx, s, f); err != nil {
+			return SkipDecision{}, err
+		}
+	}
+	if reason == "" {
+		reason = auditPlace(lines, f)
 	}
 	if reason == "" && propertySHA256 != f.PropertySHA256 {
 		reason = fmt.Sprintf("the property file changed: its digest is %s, the frozen record's is %s", ShortSHA(propertySHA256), ShortSHA(f.PropertySHA256))
@@ -107,6 +118,12 @@ func skip(ctx context.Context, s Store, t Triple, b Binding, bound bool, by stri
 		return SkipDecision{Freeze: f, Voided: true, Reason: "freeze voided: " + reason}, nil
 	}
 	n, err := s.Consume(ctx, t, f.RecordSHA256, by)
+	if errors.Is(err, ErrUnauthenticated) {
+		if err := void(ctx, s, t, by, err.Error()); err != nil {
+			return SkipDecision{}, err
+		}
+		return SkipDecision{Freeze: f, Voided: true, Reason: "freeze voided: " + err.Error()}, nil
+	}
 	if ErrorCode(err) == ENOTFOUND {
 		return SkipDecision{Freeze: f, Reason: "the freeze was used up or removed meanwhile"}, nil
 	} else if err != nil {
@@ -114,6 +131,62 @@ func skip(ctx context.Context, s Store, t Triple, b Binding, bound bool, by stri
 	}
 	return SkipDecision{Skipped: true, RunsLeft: n, Freeze: f,
 		Reason: fmt.Sprintf("frozen SCHEDULER (owner %s); runs left: %d", f.Owner, n)}, nil
+}
+
+// readFreeze reads t's freeze and the audit log at one moment (the log
+// the same before and after the freeze is read: every change appends to
+// it). A freeze or audit line the store refuses (ErrUnauthenticated) is
+// no error: reason says why the freeze must be voided. ENOTFOUND when
+// there is no freeze.
+func readFreeze(ctx context.Context, s Store, t Triple) (f Freeze, lines [][]byte, reason string, err error) {
+	for range 20 {
+		before, lerr := s.AuditLines(ctx)
+		if lerr != nil && !errors.Is(lerr, ErrUnauthenticated) {
+			return Freeze{}, nil, "", lerr
+		}
+		f, err = s.GetFreeze(ctx, t)
+		if errors.Is(err, ErrUnauthenticated) {
+			return Freeze{Label: Scheduler, PropertyPath: t.PropertyPath, Name: t.Name, Seed: t.Seed, FixtureSHA256: t.FixtureSHA256},
+				nil, err.Error(), nil
+		} else if err != nil {
+			return Freeze{}, nil, "", err
+		}
+		if lerr != nil {
+			return f, nil, "the audit log cannot vouch for it: " + lerr.Error(), nil
+		}
+		after, lerr := s.AuditLines(ctx)
+		if lerr != nil {
+			return Freeze{}, nil, "", lerr
+		}
+		if len(before) == len(after) && (len(after) == 0 || bytes.Equal(before[len(before)-1], after[len(after)-1])) {
+			return f, after, "", nil
+		}
+		if err := ctx.Err(); err != nil {
+			return Freeze{}, nil, "", err
+		}
+	}
+	return Freeze{}, nil, "", &Error{Code: EINTERNAL, Op: "skip", Message: "the ledger kept changing while the freeze of " + t.String() + " was read",
+		Hint: "run the check again when fewer checks are running"}
+}
+
+// auditPlace returns "" when the audit log vouches for f: its chain is
+// intact and replaying it gives exactly f for f's triple; else why not.
+func auditPlace(lines [][]byte, f Freeze) string {
+	if err := VerifyAuditChain(lines); err != nil {
+		return "the audit log cannot vouch for it: " + err.Error()
+	}
+	logged, err := ReplayAudit(lines)
+	if err != nil {
+		return "the audit log cannot vouch for it: " + err.Error()
+	}
+	want, ok := logged[f.Triple().Key()]
+	switch {
+	case !ok:
+		return "the audit log never granted it (added by hand, or by a client that can only write the ledger)"
+	case !SameFreeze(f, want):
+		return "it is not the freeze the audit log granted: " + FreezeDiff(f, want)
+	}
+	return ""
 }
 
 // checkFreeze returns "" when f's stored record still vouches for it, else
@@ -125,6 +198,8 @@ func checkFreeze(ctx context.Context, s RecordStore, f Freeze) (string, error) {
 	raw, err := s.GetRecord(ctx, f.RecordSHA256)
 	if ErrorCode(err) == ENOTFOUND {
 		return fmt.Sprintf("the stored record %s is missing", ShortSHA(f.RecordSHA256)), nil
+	} else if errors.Is(err, ErrUnauthenticated) {
+		return err.Error(), nil
 	} else if err != nil {
 		return "", err
 	}
@@ -289,6 +364,10 @@ func GrantRecord(ctx context.Context, s Store, raw []byte, owner string, runs in
 		return Freeze{}, &Error{Code: EINVALID, Op: "freeze grant", Message: `the record's "name" is not a non-empty string`,
 			Hint: "grant a record written by flakegate check"}
 	}
+	if v, ok := s.(Vouching); ok && v.Unvouched() != "" {
+		return Freeze{}, &Error{Code: EINVALID, Op: "freeze grant", Message: "refused: " + v.Unvouched(),
+			Hint: "set FLAKEGATE_LEDGER_KEY to the runner's ledger key (see docs/postgres.md)"}
+	}
 	if by == "" {
 		by = owner
 	}
@@ -369,6 +448,23 @@ func (r VerifyReport) OK() bool { return len(r.Problems) == 0 }
 // the two agree again. by names who verifies.
 func VerifyLedger(ctx context.Context, s Store, by string) (VerifyReport, error) {
 	lines, freezes, err := snapshot(ctx, s)
+	if errors.Is(err, ErrUnauthenticated) {
+		// An audit line the store refuses: the log vouches for nothing.
+		refusal := err.Error()
+		if freezes, err = s.ListFreezes(ctx); err != nil {
+			return VerifyReport{}, err
+		}
+		rep := VerifyReport{Freezes: len(freezes), Problems: []VerifyProblem{{Reason: refusal}}}
+		for _, f := range freezes {
+			t := f.Triple()
+			reason := "the audit log cannot vouch for it: a line of it is refused"
+			if err := void(ctx, s, t, by, reason); err != nil {
+				return rep, err
+			}
+			rep.Problems = append(rep.Problems, VerifyProblem{Triple: &t, Reason: reason, Voided: true})
+		}
+		return rep, nil
+	}
 	if err != nil {
 		return VerifyReport{}, err
 	}

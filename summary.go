@@ -43,11 +43,15 @@ type Result struct {
 	// Isolation is how the attempts ran: "bwrap" or "none" ("" for a
 	// skipped triple, whose attempts ran in an earlier check).
 	Isolation string `json:"isolation,omitempty"`
-	// FlakeOrigin is "base" or "new" for a SCHEDULER result whose base
-	// seed was probed (flake_probe_runs); BaseProbeResults are the probe's
+	// FlakeOrigin is "base", "new" or "unknown" for a SCHEDULER result
+	// (NotBaseFlake); BaseProbeResults are the probe's
 	// results.
 	FlakeOrigin      string   `json:"flake_origin,omitempty"`
 	BaseProbeResults []string `json:"base_probe_results,omitempty"`
+	// FlakeCounts says what the origin rests on: "base passed 4 of 4; a
+	// 1-in-2 flake would show in 4 runs with 94% probability", or how
+	// often this base failed the seed.
+	FlakeCounts string `json:"flake_counts,omitempty"`
 	// FrozenCandidate is the candidate sha of the record that earned the
 	// freeze a skipped triple used.
 	FrozenCandidate string `json:"frozen_candidate,omitempty"`
@@ -83,7 +87,8 @@ type Summary struct {
 	Prepares []PrepareRun `json:"prepares,omitempty"`
 	Results  []Result     `json:"results"`
 	// RejectNewFlakes is the config's reject_new_flakes: a result whose
-	// flake_origin is "new" makes the verdict reject (SetVerdict).
+	// flake_origin is "new" or "unknown" makes the verdict reject
+	// (SetVerdict).
 	RejectNewFlakes bool `json:"reject_new_flakes,omitempty"`
 }
 
@@ -100,11 +105,12 @@ type PrepareRun struct {
 	Reason        string   `json:"reason,omitempty"`
 }
 
-// NewFlakes counts the results whose flake origin is "new".
+// NewFlakes counts the results whose flake origin is "new" or "unknown"
+// (NotBaseFlake): flakes not known to be the base's.
 func (s *Summary) NewFlakes() int {
 	n := 0
 	for i := range s.Results {
-		if s.Results[i].FlakeOrigin == FlakeOriginNew {
+		if NotBaseFlake(s.Results[i].FlakeOrigin) {
 			n++
 		}
 	}

@@ -223,10 +223,20 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 	if err := c.makeOutDir(); err != nil {
 		return nil, err
 	}
+	key := c.ledgerKey()
+	if key != "" {
+		// Whatever its name, the key never reaches a test command.
+		c.opts.Secrets = append(append([]string(nil), c.opts.Secrets...), key)
+	}
 	if err := c.setupIsolation(ctx); err != nil {
 		return nil, err
 	}
 	if c.store, err = opts.OpenStore(ctx, c.common); err != nil {
+		return nil, err
+	}
+	if err := c.useLedgerKey(key); err != nil {
+		c.store.Close()
+		c.store = nil
 		return nil, err
 	}
 	return c, nil
@@ -384,6 +394,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	if err := c.seedSecret(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.readCorpus(ctx); err != nil {
 		return nil, err
 	}
 	c.initPrepares()

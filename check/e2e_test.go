@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/pgtest"
 )
 
 // flakegateBin is the binary the end-to-end tests run, built once.
@@ -191,7 +192,9 @@ func cleanEnv() []string {
 		}
 		env = append(env, kv)
 	}
-	return env
+	// PostgreSQL ledgers authenticate their rows with this key; a test
+	// of a ledger without one sets it to "".
+	return append(env, pgtest.EnvLedgerKey+"="+pgtest.LedgerKey)
 }
 
 func (cr *checkRun) labels() []string {

@@ -34,6 +34,16 @@ alpha() { flaky alpha "$1"; }
 beta() { flaky beta "$1"; }
 `
 	multiOK = "alpha() { echo ok alpha; }\nbeta() { echo ok beta; }\n"
+	// multiBaseFlaky fails the second run of each test and seed (a flake
+	// the base has: the base replay passes, the first probe run fails).
+	multiBaseFlaky = `flaky() {
+	n=$(cat "$FG_STATE/base-$1-$2" 2>/dev/null || echo 0)
+	echo $((n + 1)) > "$FG_STATE/base-$1-$2"
+	[ "$n" -ne 1 ] && echo "ok $1"
+}
+alpha() { flaky alpha "$1"; }
+beta() { flaky beta "$1"; }
+`
 	// multiBetaRed breaks beta only.
 	multiBetaRed = "alpha() { echo ok alpha; }\nbeta() { echo 'beta: falsified'; return 1; }\n"
 )
@@ -178,14 +188,19 @@ func TestCheckFreezeVoidedByCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	r := newRepo(t, multiFiles(multiOK))
+	// The flake is the base's (the probe sees it fail): --freeze-owner
+	// freezes only such a flake.
+	probed := func(run string) string { return strings.Replace(multiConfig(run), "flake_probe_runs: 0\n", "", 1) }
+	files := multiFiles(multiBaseFlaky)
+	files["flakegate.yaml"] = probed(multiRun)
+	r := newRepo(t, files)
 	r.candidate("flaky", map[string]string{"src/lib.sh": multiFlaky})
 	first := r.check("--base", "base", "--candidate", "flaky", "--freeze-owner", "alice")
 	if first.code != 0 || strings.Join(first.labels(), ",") != "SCHEDULER,SCHEDULER" {
 		t.Fatalf("first check\n%s", first)
 	}
 	// Same base code, same property file; only the command changes.
-	r.rebase("base", "base2", map[string]string{"flakegate.yaml": multiConfig(`[sh, "-e", "{path}", "{name}", "{seed}"]`)})
+	r.rebase("base", "base2", map[string]string{"flakegate.yaml": probed(`[sh, "-e", "{path}", "{name}", "{seed}"]`)})
 	r.rebase("base2", "flaky2", map[string]string{"src/lib.sh": multiFlaky})
 	cr := r.check("--base", "base2", "--candidate", "flaky2")
 	if cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS,PASS" {
@@ -209,9 +224,9 @@ func TestCheckFreezeVoidedByCommand(t *testing.T) {
 	}
 }
 
-// TestCheckDrawnSeeds: random_seeds draws the same seeds for the same
-// candidate and other seeds for another; each is recorded, reported and
-// reproducible like a listed seed.
+// TestCheckDrawnSeeds: random_seeds draws the same seeds for every
+// candidate of one base; each is recorded, reported and reproducible like
+// a listed seed.
 func TestCheckDrawnSeeds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -248,8 +263,10 @@ func TestCheckDrawnSeeds(t *testing.T) {
 	if strings.Join(a1, ",") != strings.Join(a2, ",") || a1[0] == a1[1] {
 		t.Errorf("candidate a drew %v, then %v", a1, a2)
 	}
-	if a1[0] == b[0] || a1[1] == b[1] {
-		t.Errorf("candidates a and b drew %v and %v", a1, b)
+	// Seeds are drawn for the base, not the candidate: another commit
+	// on the same base (a reworded one too) draws the same seeds.
+	if strings.Join(a1, ",") != strings.Join(b, ",") {
+		t.Errorf("candidates a and b of one base drew %v and %v", a1, b)
 	}
 	// A drawn seed replays from its reproduce line.
 	cr := r.check("--base", "base", "--candidate", "b")

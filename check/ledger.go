@@ -11,18 +11,55 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
 )
 
 // binding is what a freeze of j's triple must match.
 func (c *checker) binding(j *job) flakegate.Binding {
-	b := flakegate.Binding{PropertySHA256: j.ps.candPropertySHA256, RunSHA256: j.ps.runSHA256, PropertyEntrySHA256: j.ps.entrySHA256}
-	if j.drawn {
-		b.SeedOrigin = SeedDrawn
+	return flakegate.Binding{PropertySHA256: j.ps.candPropertySHA256, RunSHA256: j.ps.runSHA256, PropertyEntrySHA256: j.ps.entrySHA256,
+		SeedOrigin: j.seedOrigin()}
+}
+
+// ledgerKey is the runner's ledger key: the value of the variable the
+// base config's ledger.key_env names (default FLAKEGATE_LEDGER_KEY), ""
+// when it is unset.
+func (c *checker) ledgerKey() string {
+	name := cmp.Or(c.cfg.Ledger.KeyEnv, config.DefaultLedgerKeyEnv)
+	v := ""
+	for _, kv := range c.opts.Env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
 	}
-	return b
+	return v
+}
+
+// useLedgerKey gives a store that authenticates its rows (PostgreSQL) the
+// runner's key. A store without one cannot vouch for a freeze: every
+// skip is refused (flakegate.Vouching), and drawn seeds are refused too,
+// since their secret would be one that any database client can read.
+func (c *checker) useLedgerKey(key string) error {
+	k, ok := c.store.(interface{ UseKey([]byte) error })
+	if !ok {
+		return nil
+	}
+	if key != "" {
+		return k.UseKey([]byte(key))
+	}
+	name := cmp.Or(c.cfg.Ledger.KeyEnv, config.DefaultLedgerKeyEnv)
+	for _, p := range c.cfg.Properties {
+		if p.RandomSeeds > 0 {
+			return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: c.cfgPath,
+				Message: fmt.Sprintf("%s draws seeds (random_seeds), but the PostgreSQL ledger has no key: $%s is not set, and the seed secret would be one any client of the database can read", p.ID(), name),
+				Hint:    fmt.Sprintf("set %s from the runner's secret store (openssl rand -hex 32); see docs/postgres.md", name)}
+		}
+	}
+	c.progress.Note(NoteTopic, fmt.Sprintf("the PostgreSQL ledger has no key ($%s is not set): no freeze in it lets a triple skip, and this check grants none; see docs/postgres.md", name))
+	return nil
 }
 
 // mayConsultLedger is false when a freeze must not hide what the patch
@@ -71,9 +108,7 @@ func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d fla
 		CandidateSHA:    c.candSHA,
 		At:              d.Freeze.GrantedAt.UTC().Format(time.RFC3339),
 	}
-	if j.drawn {
-		res.SeedOrigin = SeedDrawn
-	}
+	res.SeedOrigin = j.seedOrigin()
 	return tripleResult{result: res}, nil
 }
 
@@ -94,10 +129,17 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
 			continue
 		}
-		if r.result.FlakeOrigin == flakegate.FlakeOriginNew {
-			// A flake base never showed may be the patch's own: a freeze
-			// would let it hide a later regression of the same triple.
-			why := "no freeze granted: a new flake (base never failed this seed); grant one by hand with 'flakegate freeze grant --allow-new-flake' if it is not the patch's"
+		if v, ok := c.store.(flakegate.Vouching); ok && v.Unvouched() != "" {
+			why := "no freeze granted: " + v.Unvouched()
+			r.result.Reason = joinReason(r.result.Reason, why)
+			continue
+		}
+		if r.result.FlakeOrigin != flakegate.FlakeOriginBase {
+			// A flake this base was never seen failing may be the patch's
+			// own: a freeze would let it hide a later regression of the
+			// same triple. Only a person grants it.
+			origin := cmp.Or(r.result.FlakeOrigin, flakegate.FlakeOriginUnknown)
+			why := fmt.Sprintf("no freeze granted: flake origin %s (this base was never seen failing this seed); look at it, and grant one by hand with 'flakegate freeze grant --allow-new-flake' if it is not the patch's", origin)
 			r.result.Reason = joinReason(r.result.Reason, why)
 			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
 			continue

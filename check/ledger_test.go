@@ -11,14 +11,16 @@ import (
 )
 
 // TestCheckFreezeAndSkip: --freeze-owner grants a freeze for each
-// SCHEDULER result; the next check skips exactly those triples, counts the
+// SCHEDULER result whose flake is the base's; the next check skips exactly those triples, counts the
 // runs down and runs them again when the freeze is used up.
 func TestCheckFreezeAndSkip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	files := baseFiles(libOK)
-	files["flakegate.yaml"] = strings.Replace(config(""), "expires_after_runs: 3", "expires_after_runs: 2", 1)
+	// The flake is the base's (the probe sees it fail): --freeze-owner
+	// freezes only such a flake.
+	files := baseFiles(libBaseFlaky)
+	files["flakegate.yaml"] = strings.Replace(probeConfig(""), "expires_after_runs: 3", "expires_after_runs: 2", 1)
 	r := newRepo(t, files)
 	r.candidate("cand", map[string]string{"src/lib.sh": libFlaky})
 

@@ -109,10 +109,11 @@ func MergeShards(sums []*flakegate.Summary, names []string) (*flakegate.Summary,
 	return out, nil
 }
 
-// hasDrawn reports whether a summary has a result of a drawn seed.
+// hasDrawn reports whether a summary has a result of a drawn or corpus
+// seed (both depend on the store).
 func hasDrawn(s *flakegate.Summary) bool {
 	for i := range s.Results {
-		if s.Results[i].SeedOrigin == SeedDrawn {
+		if o := s.Results[i].SeedOrigin; o == SeedDrawn || o == SeedCorpus {
 			return true
 		}
 	}

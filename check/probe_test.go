@@ -74,7 +74,7 @@ func TestCheckNewFlake(t *testing.T) {
 			strings.Join(rec.BaseProbeResults, ",") != "pass,pass,pass" {
 			t.Errorf("result %d: origin %q probes %v; record origin %q probes %v", i, res.FlakeOrigin, res.BaseProbeResults, rec.FlakeOrigin, rec.BaseProbeResults)
 		}
-		if !strings.Contains(res.Reason, "new flake: base passed 4 of 4 times; this patch may have introduced it") || !strings.Contains(res.Reason, "no freeze granted") ||
+		if !strings.Contains(res.Reason, "new flake: base passed 4 of 4; a 1-in-2 flake would show in 4 runs with 94% probability; this patch may have introduced it") || !strings.Contains(res.Reason, "no freeze granted") ||
 			res.Owner != "" || res.RunsLeft != nil {
 			t.Errorf("result %d: reason %q, owner %q", i, res.Reason, res.Owner)
 		}
@@ -122,7 +122,7 @@ func TestCheckBaseFlake(t *testing.T) {
 	}
 	for i, res := range cr.summary.Results {
 		if res.FlakeOrigin != "base" || strings.Join(res.BaseProbeResults, ",") != "fail" || res.Owner != "alice" ||
-			!strings.Contains(res.Reason, "flake on base: base failed 1 of 2 times (1 in 1 probe runs, 0 in 0 earlier records)") {
+			!strings.Contains(res.Reason, "flake on base: this base failed the seed 1 of 2 times (1 in 1 probe runs, 0 in 0 earlier records of this base)") {
 			t.Errorf("result %d: origin %q, probes %v, owner %q, reason %q", i, res.FlakeOrigin, res.BaseProbeResults, res.Owner, res.Reason)
 		}
 		verifyTranscript(t, res.Record, cr.record(t, i))
@@ -163,7 +163,7 @@ func historyFlake(t *testing.T, ledger ...string) {
 	}
 	for i, res := range cr.summary.Results {
 		if res.FlakeOrigin != "base" || strings.Join(res.BaseProbeResults, ",") != "pass,pass,pass" || res.Owner != "alice" ||
-			!strings.Contains(res.Reason, "flake on base: base failed 1 of 5 times (0 in 3 probe runs, 1 in 1 earlier records)") {
+			!strings.Contains(res.Reason, "flake on base: this base failed the seed 1 of 5 times (0 in 3 probe runs, 1 in 1 earlier records of this base)") {
 			t.Errorf("result %d: origin %q, probes %v, owner %q, reason %q", i, res.FlakeOrigin, res.BaseProbeResults, res.Owner, res.Reason)
 		}
 	}

@@ -47,9 +47,10 @@ type propState struct {
 
 	prepareSHA256 string // digest of its prepare's command and environment ("" for none)
 
-	framework   string // evidence.DetectFramework of its argv
-	runSHA256   string // digest of the argv template
-	entrySHA256 string // digest of the config entry
+	framework   string           // evidence.DetectFramework of its argv
+	runSHA256   string           // digest of the argv template
+	corpus      []flakegate.Seed // the failure corpus's seeds for this base (corpus.go)
+	entrySHA256 string           // digest of the config entry
 }
 
 // preflight checks every property against the base worktree and digests

@@ -29,6 +29,9 @@ func (r *tripleRun) record(ctx context.Context, voided string) (tripleResult, er
 	if err != nil {
 		return tripleResult{}, err
 	}
+	if err := r.c.addFailure(ctx, r.j, r.t.candidate); err != nil {
+		return tripleResult{}, err
+	}
 	res := r.result(rec, d, sha, recPath, voided)
 	return tripleResult{result: res, raw: raw}, nil
 }
@@ -100,9 +103,7 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 		BaseProbeResults:     t.probes,
 		FlakeOrigin:          t.origin,
 	}
-	if r.j.drawn {
-		rec.SeedOrigin = SeedDrawn
-	}
+	rec.SeedOrigin = r.j.seedOrigin()
 	return rec
 }
 
@@ -171,9 +172,9 @@ func (r *tripleRun) reason(d flakegate.Decision, voided string) string {
 // sha and written at recPath.
 func (r *tripleRun) result(rec *flakegate.RunRecord, d flakegate.Decision, sha, recPath, voided string) flakegate.Result {
 	c, ps, t := r.c, r.j.ps, &r.t
-	origin := ""
+	origin, counts := "", ""
 	if d.Label == flakegate.Scheduler {
-		origin = t.origin
+		origin, counts = t.origin, t.originCounts
 	}
 	res := flakegate.Result{
 		PropertyPath:     ps.prop.Path,
@@ -197,6 +198,7 @@ func (r *tripleRun) result(rec *flakegate.RunRecord, d flakegate.Decision, sha, 
 		Isolation:        c.iso.label(),
 		FlakeOrigin:      origin,
 		BaseProbeResults: t.probes,
+		FlakeCounts:      counts,
 		BaseSHA:          c.baseSHA,
 		CandidateSHA:     c.candSHA,
 		At:               c.now().UTC().Format(time.RFC3339),

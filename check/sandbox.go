@@ -208,16 +208,31 @@ func (c *checker) sandboxFor(tree string) *runner.Sandbox {
 
 // SecretValues are the values flakegate must never pass on or write: those
 // of secret-named variables (PGPASSWORD, FLAKEGATE_LEDGER, *_TOKEN...) and
-// the passwords of URLs among them, plus extra.
+// the passwords of URLs among them, plus extra. A weak value
+// (flakegate.WeakSecret: under 8 bytes, or a word) is left out: it
+// would blank every occurrence of an ordinary word; a weak DSN password
+// is kept only as the DSN's whole "user:password@" token.
 func SecretValues(src, extra []string) []string {
 	var out []string
 	add := func(v string) {
-		if len(v) >= 4 {
+		if !flakegate.WeakSecret(v) {
 			out = append(out, v)
 		}
-		if u, err := url.Parse(v); err == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok && len(pw) >= 4 {
-				out = append(out, pw)
+		u, err := url.Parse(v)
+		if err != nil || u.User == nil {
+			return
+		}
+		pw, ok := u.User.Password()
+		switch {
+		case !ok || pw == "":
+		case !flakegate.WeakSecret(pw):
+			out = append(out, pw)
+		default:
+			// A weak password goes only as the DSN's own "user:password@".
+			if i := strings.Index(v, "://"); i >= 0 {
+				if info, _, ok := strings.Cut(v[i+3:], "@"); ok {
+					out = append(out, info+"@")
+				}
 			}
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/config"
 )
 
 // MaxDrawnSeed bounds drawn seeds: 1 to 2^53-1, integers every JSON
@@ -19,31 +18,49 @@ import (
 // reads as "pick a random seed").
 const MaxDrawnSeed = 1<<53 - 1
 
-// DrawSeeds returns n seeds for property p drawn for the candidate sha
-// with the store's secret (flakegate.SeedSecretStore): on one store the
-// same candidate gets the same seeds, another candidate other ones, and
-// another store (another secret) other ones too. Without the secret
-// nobody can tell which seeds a commit will draw, so a patch author who
-// rewords the commit (and so chooses its sha) cannot steer them.
+// DrawSeeds returns n seeds drawn for the base commit and the argv
+// template digest (RunSHA256) with the store's secret
+// (flakegate.SeedSecretStore). The candidate's sha is not an input: a
+// patch author who amends, rewords or pushes the commit again gets the
+// same seeds, so re-rolling a commit until its drawn seeds miss a
+// regression draws nothing new. Nor is the property: every property with
+// the same run template on the same base draws the same seeds, so one
+// process per seed can run them all (batches). Another base, template or
+// store (another secret) draws other seeds. Without the secret nobody can
+// tell which seeds a base will draw.
 //
 // Seed i is the first 8 bytes of HMAC-SHA256(secret, "flakegate drawn
-// seed\x00" + candidate sha + "\x00" + path + "\x00" + name + "\x00" +
-// i), as a big-endian integer, mod 2^53-1, plus 1; a value that repeats a
-// listed or earlier seed is skipped.
-func DrawSeeds(secret []byte, candSHA string, p *config.Property, n int) []flakegate.Seed {
+// seed v2\x00" + base sha + "\x00" + run template digest + "\x00" + i),
+// as a big-endian integer, mod 2^53-1, plus 1; a value that repeats an
+// earlier one is skipped. The caller drops a drawn seed that a property
+// lists already (drawnFor).
+func DrawSeeds(secret []byte, baseSHA, runSHA256 string, n int) []flakegate.Seed {
 	seen := map[flakegate.Seed]bool{}
-	for _, s := range p.Seeds {
-		seen[s] = true
-	}
 	var out []flakegate.Seed
 	for i := 0; len(out) < n; i++ {
 		mac := hmac.New(sha256.New, secret)
-		mac.Write([]byte("flakegate drawn seed\x00" + candSHA + "\x00" + p.Path + "\x00" + p.Name + "\x00" + strconv.Itoa(i)))
+		mac.Write([]byte("flakegate drawn seed v2\x00" + baseSHA + "\x00" + runSHA256 + "\x00" + strconv.Itoa(i)))
 		sum := mac.Sum(nil)
 		v := binary.BigEndian.Uint64(sum[:8])%MaxDrawnSeed + 1
 		s := flakegate.Seed(strconv.FormatUint(v, 10))
 		if !seen[s] {
 			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// drawnFor is the drawn seeds of property ps on this check's base, less
+// those the property lists (they run as listed seeds).
+func (c *checker) drawnFor(ps *propState) []flakegate.Seed {
+	listed := map[flakegate.Seed]bool{}
+	for _, s := range ps.prop.Seeds {
+		listed[s] = true
+	}
+	var out []flakegate.Seed
+	for _, s := range DrawSeeds(c.secret, c.baseSHA, ps.runSHA256, ps.prop.RandomSeeds) {
+		if !listed[s] {
 			out = append(out, s)
 		}
 	}

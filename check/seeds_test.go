@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/pgtest"
+	"github.com/flakegate/flakegate/postgres"
 	"github.com/flakegate/flakegate/storetest"
 )
 
@@ -360,9 +362,22 @@ func TestDrawnSeedsFleetPostgres(t *testing.T) {
 		t.Fatalf("shards on two file stores: want exit 2 naming drawn seeds\n%s", apart)
 	}
 
-	secret, err := hex.DecodeString(queryString(t, dsn, `SELECT encode(secret, 'hex') FROM flakegate.seed_secret`))
+	// The secret is derived from the runners' ledger key; the database
+	// holds none.
+	if n := queryString(t, dsn, `SELECT count(*)::text FROM flakegate.seed_secret`); n != "0" {
+		t.Fatalf("the database holds %s seed secret(s)", n)
+	}
+	keyed, err := postgres.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keyed.Close()
+	if err := keyed.UseKey([]byte(pgtest.LedgerKey)); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := keyed.SeedSecret(context.Background())
 	if err != nil || len(secret) != flakegate.SeedSecretSize {
-		t.Fatalf("the database's secret: %v", err)
+		t.Fatalf("the runners' secret: %v", err)
 	}
 	outputs := []string{whole.stdout, whole.stderr}
 	for _, p := range all {

@@ -26,10 +26,23 @@ const notRun = "not_run"
 
 // job is one triple of the config: a property and one of its seeds.
 type job struct {
-	index int // position in the summary
-	ps    *propState
-	seed  flakegate.Seed
-	drawn bool // drawn for the candidate (DrawSeeds), not listed in the config
+	index  int // position in the summary
+	ps     *propState
+	seed   flakegate.Seed
+	drawn  bool // drawn for the base (DrawSeeds), not listed in the config
+	corpus bool // from the failure corpus (corpus.go)
+}
+
+// seedOrigin is the record's "seed_origin": "" for a listed seed, else
+// SeedDrawn or SeedCorpus.
+func (j *job) seedOrigin() string {
+	switch {
+	case j.drawn:
+		return SeedDrawn
+	case j.corpus:
+		return SeedCorpus
+	}
+	return ""
 }
 
 // tripleResult is a finished triple: its summary line and the record bytes
@@ -40,15 +53,25 @@ type tripleResult struct {
 }
 
 // jobs lists the triples in config order, after preflight: each
-// property's listed seeds, then its drawn seeds.
+// property's listed seeds, then its drawn seeds, then the seeds of its
+// failure corpus that are neither.
 func (c *checker) jobs() []job {
 	var jobs []job
 	for _, ps := range c.props {
+		seen := map[flakegate.Seed]bool{}
 		for _, s := range ps.prop.Seeds {
+			seen[s] = true
 			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s})
 		}
-		for _, s := range DrawSeeds(c.secret, c.candSHA, ps.prop, ps.prop.RandomSeeds) {
+		for _, s := range c.drawnFor(ps) {
+			seen[s] = true
 			jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s, drawn: true})
+		}
+		for _, s := range ps.corpus {
+			if !seen[s] {
+				seen[s] = true
+				jobs = append(jobs, job{index: len(jobs), ps: ps, seed: s, corpus: true})
+			}
 		}
 	}
 	return jobs
@@ -152,9 +175,10 @@ type transcriptRun struct {
 	// skippedWhy says why no attempt ran ("" when they ran).
 	skippedWhy string
 	// probes are the flake probe's results (probe.go), nil when none ran;
-	// origin is "base" or "new" after a probe, and originWhy says why.
-	probes            []string
-	origin, originWhy string
+	// origin is "base", "new" or "unknown" for a SCHEDULER run, originWhy
+	// says why and originCounts gives the counts alone.
+	probes                          []string
+	origin, originWhy, originCounts string
 }
 
 // newTripleRun prepares the run of j: its command and file names.

@@ -10,6 +10,8 @@
 //	flake_probe_runs: 3         base runs looking for a base failure of a SCHEDULER
 //	                            triple (0..100; default 3; 0 turns the probe off)
 //	reject_new_flakes: false    optional; a "new" flake makes the check exit 1
+//	ledger: {key_env: FLAKEGATE_LEDGER_KEY}   optional; the variable holding the key
+//	                            that authenticates a PostgreSQL ledger's rows
 //	freeze:
 //	  expires_after_runs: 20    runs a granted freeze lasts (1..100; default 20)
 //	sandbox:                    optional; see Sandbox (default mode: auto)
@@ -116,6 +118,20 @@ type Config struct {
 	FlakeProbeRuns int
 	// RejectNewFlakes makes a check with a "new" flake exit 1.
 	RejectNewFlakes bool
+	// Ledger is the ledger block: where the runner's ledger key is.
+	Ledger LedgerPolicy
+}
+
+// DefaultLedgerKeyEnv is the variable that holds the ledger key unless
+// ledger.key_env names another.
+const DefaultLedgerKeyEnv = "FLAKEGATE_LEDGER_KEY"
+
+// LedgerPolicy is the ledger block of the config.
+type LedgerPolicy struct {
+	// KeyEnv names the environment variable holding the ledger key that
+	// authenticates a PostgreSQL ledger's rows (default
+	// FLAKEGATE_LEDGER_KEY). The value never reaches a test command.
+	KeyEnv string
 }
 
 // FreezePolicy is the freeze block of the config.

@@ -161,7 +161,7 @@ func contains(list []string, s string) bool {
 }
 
 func (l *loader) config(root *ast.MappingNode) (*Config, error) {
-	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "prepare", "properties", "flake_probe_runs", "reject_new_flakes")
+	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "prepare", "properties", "flake_probe_runs", "reject_new_flakes", "ledger")
 	if err != nil {
 		return nil, err
 	}
@@ -203,6 +203,27 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 	if v, ok := f["reject_new_flakes"]; ok {
 		if cfg.RejectNewFlakes, err = l.boolean("reject_new_flakes", v); err != nil {
 			return nil, err
+		}
+	}
+	cfg.Ledger.KeyEnv = DefaultLedgerKeyEnv
+	if v, ok := f["ledger"]; ok {
+		m, err := l.mapping("ledger", v)
+		if err != nil {
+			return nil, err
+		}
+		lf, err := l.fields("ledger", m, "key_env")
+		if err != nil {
+			return nil, err
+		}
+		if v, ok := lf["key_env"]; ok {
+			name, err := l.str("ledger.key_env", v)
+			if err != nil {
+				return nil, err
+			}
+			if !envNameRe.MatchString(name) {
+				return nil, l.errf("ledger.key_env", v, "%q is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
+			}
+			cfg.Ledger.KeyEnv = name
 		}
 	}
 	if v, ok := f["freeze"]; ok {

@@ -51,6 +51,7 @@ const (
 	RecordsDir = "records"
 	ReplayDir  = "replay"
 	SecretFile = "seed-secret"
+	CorpusFile = "corpus.json"
 )
 
 // ledgerVersion is the "version" key of ledger.json.

@@ -239,6 +239,9 @@ func TestFreezeConsumeProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if err := s.UseKey([]byte(pgtest.LedgerKey)); err != nil {
+		t.Fatal(err)
+	}
 	_, raw := schedulerRecord(t)
 	sha, err := flakegate.RecordSHA256(raw)
 	if err != nil {

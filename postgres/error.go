@@ -141,9 +141,19 @@ func password(dsn string) string {
 	return u.Query().Get("password")
 }
 
+// scrub replaces the password in s. A weak one (flakegate.WeakSecret,
+// such as "flakegate", which is also the database's name in many
+// setups) is replaced only as a whole token of a DSN (":password@",
+// "password=password"), so that other words stay as they were.
 func scrub(s, password string) string {
 	if password == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, password, "xxxxx")
+	if !flakegate.WeakSecret(password) {
+		return strings.ReplaceAll(s, password, "xxxxx")
+	}
+	for _, tok := range [][2]string{{":" + password + "@", ":xxxxx@"}, {"password=" + password, "password=xxxxx"}} {
+		s = strings.ReplaceAll(s, tok[0], tok[1])
+	}
+	return s
 }

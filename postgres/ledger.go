@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/flakegate/flakegate"
@@ -12,6 +13,22 @@ import (
 
 const freezeColumns = `label, property_path, seed, fixture_sha256, runs_left, owner,
 	record_sha256, property_sha256, granted_at, granted_by, name, run_sha256, property_entry_sha256, candidate_sha`
+
+// freezeMAC is the authenticator of a freeze row: every column but mac.
+func (s *Store) freezeMAC(f flakegate.Freeze) []byte {
+	return s.mac("freezes", freezeFields(f)...)
+}
+
+func freezeFields(f flakegate.Freeze) []string {
+	return []string{string(f.Label), f.PropertyPath, f.Name, string(f.Seed), f.FixtureSHA256, strconv.Itoa(f.ExpiresAfterRuns),
+		f.Owner, f.RecordSHA256, f.PropertySHA256, formatTime(f.GrantedAt.UTC()), f.GrantedBy, f.RunSHA256, f.PropertyEntrySHA256, f.CandidateSHA}
+}
+
+// macFreeze is a freeze row with its authenticator.
+type macFreeze struct {
+	flakegate.Freeze
+	mac []byte
+}
 
 // tripleWhere selects one triple's row with the arguments $1..$4 of
 // tripleArgs.
@@ -41,19 +58,22 @@ func (s *Store) ListFreezes(ctx context.Context) ([]flakegate.Freeze, error) {
 // GetFreeze returns the freeze for t, or ENOTFOUND.
 func (s *Store) GetFreeze(ctx context.Context, t flakegate.Triple) (flakegate.Freeze, error) {
 	const op = "postgres get freeze"
-	rows, err := s.pool.Query(ctx, `SELECT `+freezeColumns+` FROM flakegate.freezes
+	rows, err := s.pool.Query(ctx, `SELECT `+freezeColumns+`, mac FROM flakegate.freezes
 		WHERE `+tripleWhere, tripleArgs(t)...)
 	if err != nil {
 		return flakegate.Freeze{}, s.FormatError(op, err)
 	}
-	f, err := pgx.CollectExactlyOneRow(rows, scanFreeze)
+	f, err := pgx.CollectExactlyOneRow(rows, scanMACFreeze)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return flakegate.Freeze{}, notFound(op, t)
 	}
 	if err != nil {
 		return flakegate.Freeze{}, s.FormatError(op, err)
 	}
-	return f, nil
+	if !s.authentic(f.mac, "freezes", freezeFields(f.Freeze)...) {
+		return flakegate.Freeze{}, s.refused(op, "the flakegate.freezes row of "+t.String())
+	}
+	return f.Freeze, nil
 }
 
 // Grant writes f and a grant event in one transaction. A freeze for the
@@ -66,7 +86,7 @@ func (s *Store) Grant(ctx context.Context, f flakegate.Freeze, replace bool) err
 	f.GrantedAt = f.GrantedAt.UTC()
 	t := f.Triple()
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
-		head, err := lockHead(ctx, tx)
+		head, err := s.lockHead(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -87,17 +107,17 @@ func (s *Store) Grant(ctx context.Context, f flakegate.Freeze, replace bool) err
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO flakegate.freezes (`+freezeColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		if _, err := tx.Exec(ctx, `INSERT INTO flakegate.freezes (`+freezeColumns+`, mac)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 			ON CONFLICT (property_path, name, seed, fixture_sha256) DO UPDATE SET
 				label = excluded.label, runs_left = excluded.runs_left, owner = excluded.owner,
 				record_sha256 = excluded.record_sha256, property_sha256 = excluded.property_sha256,
 				granted_at = excluded.granted_at, granted_by = excluded.granted_by,
 				run_sha256 = excluded.run_sha256, property_entry_sha256 = excluded.property_entry_sha256,
-				candidate_sha = excluded.candidate_sha`,
+				candidate_sha = excluded.candidate_sha, mac = excluded.mac`,
 			string(f.Label), f.PropertyPath, string(f.Seed), f.FixtureSHA256, f.ExpiresAfterRuns,
 			f.Owner, f.RecordSHA256, f.PropertySHA256, formatTime(f.GrantedAt), f.GrantedBy,
-			f.Name, f.RunSHA256, f.PropertyEntrySHA256, f.CandidateSHA); err != nil {
+			f.Name, f.RunSHA256, f.PropertyEntrySHA256, f.CandidateSHA, s.freezeMAC(f)); err != nil {
 			return err
 		}
 		return head.append(ctx, tx, e)
@@ -112,19 +132,34 @@ func (s *Store) Consume(ctx context.Context, t flakegate.Triple, recordSHA256, b
 	const op = "postgres consume"
 	left := 0
 	err := s.inTx(ctx, op, func(tx pgx.Tx) error {
-		head, err := lockHead(ctx, tx)
+		head, err := s.lockHead(ctx, tx)
 		if err != nil {
 			return err
 		}
-		err = tx.QueryRow(ctx, `UPDATE flakegate.freezes SET runs_left = runs_left - 1
-			WHERE `+tripleWhere+` AND record_sha256 = $5 AND runs_left > 0
-			RETURNING runs_left`,
-			append(tripleArgs(t), recordSHA256)...).Scan(&left)
+		// Read the row under the head lock and check its authenticator
+		// before counting: a skip must never re-authenticate a row that a
+		// client without the key edited.
+		rows, err := tx.Query(ctx, `SELECT `+freezeColumns+`, mac FROM flakegate.freezes
+			WHERE `+tripleWhere+` AND record_sha256 = $5 AND runs_left > 0 FOR UPDATE`,
+			append(tripleArgs(t), recordSHA256)...)
+		if err != nil {
+			return err
+		}
+		f, err := pgx.CollectExactlyOneRow(rows, scanMACFreeze)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return &flakegate.Error{Code: flakegate.ENOTFOUND, Op: op, Path: t.String(),
 				Message: "no freeze with runs left names this triple and record"}
 		}
 		if err != nil {
+			return err
+		}
+		if !s.authentic(f.mac, "freezes", freezeFields(f.Freeze)...) {
+			return s.refused(op, "the flakegate.freezes row of "+t.String())
+		}
+		f.ExpiresAfterRuns--
+		left = f.ExpiresAfterRuns
+		if _, err := tx.Exec(ctx, `UPDATE flakegate.freezes SET runs_left = $5, mac = $6 WHERE `+tripleWhere,
+			append(tripleArgs(t), left, s.freezeMAC(f.Freeze))...); err != nil {
 			return err
 		}
 		now := s.Now()
@@ -159,7 +194,7 @@ func (s *Store) Remove(ctx context.Context, t flakegate.Triple, action flakegate
 			Message: "action " + string(action) + " does not remove a freeze (want void or revoke)"}
 	}
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
-		head, err := lockHead(ctx, tx)
+		head, err := s.lockHead(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -184,6 +219,22 @@ func scanFreeze(row pgx.CollectableRow) (flakegate.Freeze, error) {
 	var label, seed, grantedAt string
 	err := row.Scan(&label, &f.PropertyPath, &seed, &f.FixtureSHA256, &f.ExpiresAfterRuns, &f.Owner,
 		&f.RecordSHA256, &f.PropertySHA256, &grantedAt, &f.GrantedBy, &f.Name, &f.RunSHA256, &f.PropertyEntrySHA256, &f.CandidateSHA)
+	if err != nil {
+		return f, err
+	}
+	f.Label, f.Seed = flakegate.Label(label), flakegate.Seed(seed)
+	if f.GrantedAt, err = parseTime(grantedAt); err != nil {
+		return f, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "postgres read freeze", Path: f.Triple().String(),
+			Message: "granted_at " + grantedAt + " is not an RFC 3339 time"}
+	}
+	return f, nil
+}
+
+func scanMACFreeze(row pgx.CollectableRow) (macFreeze, error) {
+	var f macFreeze
+	var label, seed, grantedAt string
+	err := row.Scan(&label, &f.PropertyPath, &seed, &f.FixtureSHA256, &f.ExpiresAfterRuns, &f.Owner,
+		&f.RecordSHA256, &f.PropertySHA256, &grantedAt, &f.GrantedBy, &f.Name, &f.RunSHA256, &f.PropertyEntrySHA256, &f.CandidateSHA, &f.mac)
 	if err != nil {
 		return f, err
 	}

@@ -27,6 +27,17 @@ func openStore(t testing.TB) *Store {
 
 func openDSN(t testing.TB, dsn string) *Store {
 	t.Helper()
+	s := openUnkeyed(t, dsn)
+	if err := s.UseKey([]byte(pgtest.LedgerKey)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// openUnkeyed opens a store without a ledger key: it authenticates no
+// row and vouches for no freeze.
+func openUnkeyed(t testing.TB, dsn string) *Store {
+	t.Helper()
 	s, err := Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("Open: %v", err)

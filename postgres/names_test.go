@@ -31,7 +31,9 @@ func TestMigrateTestNames(t *testing.T) {
 	if err != nil || before != 1 || after != SchemaVersion() {
 		t.Fatalf("MigrateVersions: %d -> %d, %v", before, after, err)
 	}
-	s := openDSN(t, dsn)
+	// A row written before the ledger key is read as it was by a store
+	// without a key; a store with the key refuses it (TestKeyRefuses).
+	s := openUnkeyed(t, dsn)
 	got, err := s.GetFreeze(ctx, old.Triple())
 	if err != nil {
 		t.Fatalf("GetFreeze after the migration: %v", err)

@@ -36,6 +36,10 @@ type Store struct {
 	redacted string // the DSN without its password, for messages
 	password string // scrubbed from messages
 
+	// macKey authenticates rows and seedSecret keys drawn seeds, both
+	// derived from the runner's ledger key (UseKey); nil without one.
+	macKey, seedSecret []byte
+
 	// Now is the clock audit events are stamped with; tests replace it.
 	Now func() time.Time
 

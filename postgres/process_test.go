@@ -71,6 +71,10 @@ func storeConsumer(dsn string, tries int) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
+	if err := s.UseKey([]byte(pgtest.LedgerKey)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
 	defer s.Close()
 	WaitForStart()
 	by := "pid-" + strconv.Itoa(os.Getpid())

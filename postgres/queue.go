@@ -173,9 +173,10 @@ func (s *Store) Complete(ctx context.Context, checkID string, l flakegate.Triple
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE flakegate.check_triples SET
 				state = 'done', label = $4, record_sha256 = $5, result = $6, done_at = now(),
-				lease_token = NULL, lease_expires = NULL
+				lease_token = NULL, lease_expires = NULL, mac = $7
 			WHERE check_id = $1 AND triple_id = $2 AND lease_token = $3 AND state = 'claimed'`,
-			checkID, l.TripleID, l.Token, string(res.Label), res.RecordSHA256, line)
+			checkID, l.TripleID, l.Token, string(res.Label), res.RecordSHA256, line,
+			s.mac("check_triples", checkID, l.TripleID, string(res.Label), res.RecordSHA256, string(line)))
 		if err != nil {
 			return err
 		}
@@ -185,8 +186,8 @@ func (s *Store) Complete(ctx context.Context, checkID string, l flakegate.Triple
 		if raw == nil {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO flakegate.records (record_sha256, raw) VALUES ($1, $2)
-			ON CONFLICT (record_sha256) DO NOTHING`, res.RecordSHA256, raw)
+		_, err = tx.Exec(ctx, `INSERT INTO flakegate.records (record_sha256, raw, mac) VALUES ($1, $2, $3)
+			ON CONFLICT (record_sha256) DO NOTHING`, res.RecordSHA256, raw, s.mac("records", res.RecordSHA256, string(raw)))
 		return err
 	})
 }
@@ -199,20 +200,25 @@ func (s *Store) CheckState(ctx context.Context, checkID string) (flakegate.Queue
 		return c, nil, s.FormatError(op, err)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT triple_id, position, property_path, name, seed, state,
-			coalesce(runner_id, ''), coalesce(runner_host, ''), expiries, result
+			coalesce(runner_id, ''), coalesce(runner_host, ''), expiries, result,
+			coalesce(label, ''), coalesce(record_sha256, ''), mac
 		FROM flakegate.check_triples WHERE check_id = $1 ORDER BY position`, checkID)
 	if err != nil {
 		return c, nil, s.FormatError(op, err)
 	}
 	ts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (flakegate.QueuedTripleState, error) {
 		var t flakegate.QueuedTripleState
-		var seed string
-		var result []byte
+		var seed, label, recordSHA string
+		var result, mac []byte
 		err := row.Scan(&t.ID, &t.Position, &t.PropertyPath, &t.Name, &seed, &t.State,
-			&t.Runner.ID, &t.Runner.Host, &t.Expiries, &result)
+			&t.Runner.ID, &t.Runner.Host, &t.Expiries, &result, &label, &recordSHA, &mac)
 		t.Seed = flakegate.Seed(seed)
 		if result != nil {
 			t.Result = json.RawMessage(result)
+		}
+		if err == nil && t.State == "done" && !s.authentic(mac, "check_triples", checkID, t.ID, label, recordSHA, string(result)) {
+			// A label a client that can only write the database set.
+			return t, s.refused(op, "the flakegate.check_triples row of check "+checkID+" triple "+t.ID)
 		}
 		return t, err
 	})

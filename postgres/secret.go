@@ -14,8 +14,15 @@ import (
 // there already (ON CONFLICT DO NOTHING), then reads the row: runners that
 // start at once all get the one secret that was stored. The row is never
 // updated.
+//
+// With a ledger key (UseKey) the secret is derived from the key instead,
+// and the table is not touched: whoever can read the database cannot
+// read the secret.
 func (s *Store) SeedSecret(ctx context.Context) ([]byte, error) {
 	const op = "postgres seed secret"
+	if s.seedSecret != nil {
+		return append([]byte(nil), s.seedSecret...), nil
+	}
 	if secret, ok, err := s.readSecret(ctx, op); ok || err != nil {
 		return secret, err
 	}

@@ -10,10 +10,11 @@ import (
 
 // TestSeedSecretKept: the stored secret is one row that no role changes,
 // its owner included (the trigger refuses UPDATE, DELETE and TRUNCATE),
-// and a store that makes no check draw a seed never stores one.
+// and a store that makes no check draw a seed never stores one. (Only a
+// store without a ledger key keeps its secret in the database.)
 func TestSeedSecretKept(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	s := openDSN(t, dsn)
+	s := openUnkeyed(t, dsn)
 	if n := queryInt(t, dsn, `SELECT count(*) FROM flakegate.seed_secret`); n != 0 {
 		t.Fatalf("a new database has %d seed secrets", n)
 	}
@@ -33,7 +34,7 @@ func TestSeedSecretKept(t *testing.T) {
 			t.Errorf("%s: %v", sql, err)
 		}
 	}
-	again, err := openDSN(t, dsn).SeedSecret(ctx)
+	again, err := openUnkeyed(t, dsn).SeedSecret(ctx)
 	if err != nil || !bytes.Equal(again, first) {
 		t.Fatalf("after the refused changes: %v, same secret %v", err, bytes.Equal(again, first))
 	}

@@ -46,7 +46,7 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 			if line := attemptsShort(r.Attempts); line != "" {
 				fmt.Fprintf(&msg, "\nattempts: %s", line)
 			}
-			if r.FlakeOrigin == flakegate.FlakeOriginNew {
+			if flakegate.NotBaseFlake(r.FlakeOrigin) {
 				fmt.Fprintf(&msg, "\nnot frozen by default (base never failed this seed); to freeze it anyway: %s --allow-new-flake", grantCommand(r))
 			} else {
 				fmt.Fprintf(&msg, "\nto freeze this triple: %s", grantCommand(r))

@@ -383,7 +383,7 @@ func schedulerCounts(infos []recordInfo) []TripleCount {
 		t.Records++
 		if r.label == flakegate.Scheduler {
 			t.Schedulers++
-			if r.origin == flakegate.FlakeOriginNew {
+			if flakegate.NotBaseFlake(r.origin) {
 				t.NewFlakes++
 			}
 			if t.Schedulers == 1 || r.at.After(t.Last) {

@@ -91,7 +91,7 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 				origin = "not probed"
 			}
 			grant := mdCode(grantCommand(r))
-			if r.FlakeOrigin == flakegate.FlakeOriginNew {
+			if flakegate.NotBaseFlake(r.FlakeOrigin) {
 				grant = "not frozen by default: " + mdCode(grantCommand(r)+" --allow-new-flake")
 			}
 			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s |\n", mdCode(idOf(r)), mdText(seedText(r)),

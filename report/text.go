@@ -120,11 +120,17 @@ func originText(r *flakegate.Result) string {
 		return ""
 	}
 	s := r.FlakeOrigin + " flake"
+	if r.FlakeOrigin == flakegate.FlakeOriginUnknown {
+		s = "flake of unknown origin"
+	}
 	if r.FlakeOrigin == flakegate.FlakeOriginBase {
 		s = "flake on base"
 	}
 	if len(r.BaseProbeResults) > 0 {
 		s += " (base probe: " + strings.Join(r.BaseProbeResults, ", ") + ")"
+	}
+	if r.FlakeCounts != "" {
+		s += ": " + r.FlakeCounts
 	}
 	return s
 }

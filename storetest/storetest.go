@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +53,7 @@ func Run(t *testing.T, open Open) {
 		{"SkipBinding", testSkipBinding},
 		{"SeedSecret", testSeedSecret},
 		{"SeedSecretConcurrent", testSeedSecretConcurrent},
+		{"FailureCorpus", testFailureCorpus},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1003,6 +1005,79 @@ func testSeedSecretFirstUseRace(t *testing.T, open func() flakegate.Store) {
 		}
 		if !bytes.Equal(secrets[i], want) {
 			t.Fatalf("handle %d got another secret than the one stored", i)
+		}
+	}
+}
+
+// testFailureCorpus: failures come back the most recently failed first; a
+// seed failing again moves to the front and keeps its first base; the
+// corpus keeps MaxCorpusSeeds seeds per key, dropping the least recently
+// failed; keys are apart; bad input is EINVALID.
+func testFailureCorpus(t *testing.T, s flakegate.Store) {
+	ctx := context.Background()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
+	add := func(key string, seed flakegate.Seed, base, cand string, d time.Duration) {
+		t.Helper()
+		if err := s.AddFailure(ctx, key, flakegate.CorpusEntry{Seed: seed, FirstBaseSHA: base, CandidateSHA: cand, FailedAt: at.Add(d)}); err != nil {
+			t.Fatalf("AddFailure %s %s: %v", key, seed, err)
+		}
+	}
+	seeds := func(key string) string {
+		t.Helper()
+		es, err := s.Failures(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range es {
+			out = append(out, string(e.Seed)+"@"+e.FirstBaseSHA+"/"+e.CandidateSHA)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := seeds("p"); got != "" {
+		t.Fatalf("a new store's corpus: %s", got)
+	}
+	add("p", "7", "b1", "c1", 0)
+	add("p", "9", "b1", "c2", time.Second)
+	add("p", "8", "b2", "c3", time.Second) // a tie: by seed text
+	add("q", "7", "b9", "c9", 0)
+	if got, want := seeds("p"), "8@b2/c3,9@b1/c2,7@b1/c1"; got != want {
+		t.Fatalf("Failures = %s, want %s", got, want)
+	}
+	add("p", "7", "b3", "c4", 2*time.Second) // again, later, on another base
+	add("p", "9", "b3", "c0", -time.Hour)    // an older failure changes nothing
+	if got, want := seeds("p"), "7@b1/c4,8@b2/c3,9@b1/c2"; got != want {
+		t.Fatalf("after a repeat: Failures = %s, want %s", got, want)
+	}
+	if got := seeds("q"); got != "7@b9/c9" {
+		t.Fatalf("another key: %s", got)
+	}
+	es, err := s.Failures(ctx, "p")
+	if err != nil || !es[0].FailedAt.Equal(at.Add(2*time.Second)) {
+		t.Fatalf("the newest failure's time: %+v %v", es, err)
+	}
+	for i := range flakegate.MaxCorpusSeeds {
+		add("p", flakegate.Seed(strconv.Itoa(100+i)), "b", "c", time.Minute+time.Duration(i)*time.Second)
+	}
+	es, err = s.Failures(ctx, "p")
+	if err != nil || len(es) != flakegate.MaxCorpusSeeds || es[0].Seed != flakegate.Seed(strconv.Itoa(100+flakegate.MaxCorpusSeeds-1)) {
+		t.Fatalf("a full corpus: %d entries, first %v, %v", len(es), es[0].Seed, err)
+	}
+	for _, e := range es {
+		if e.Seed == "7" || e.Seed == "8" || e.Seed == "9" {
+			t.Fatalf("the least recently failed seed %s was kept", e.Seed)
+		}
+	}
+	for _, bad := range []struct {
+		key string
+		e   flakegate.CorpusEntry
+	}{
+		{"", flakegate.CorpusEntry{Seed: "1", FailedAt: at}},
+		{"p", flakegate.CorpusEntry{Seed: "-x", FailedAt: at}},
+		{"p", flakegate.CorpusEntry{Seed: "1"}},
+	} {
+		if err := s.AddFailure(ctx, bad.key, bad.e); flakegate.ErrorCode(err) != flakegate.EINVALID {
+			t.Errorf("AddFailure(%q, %+v) = %v, want EINVALID", bad.key, bad.e, err)
 		}
 	}
 }

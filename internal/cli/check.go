@@ -254,7 +254,7 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 		fmt.Fprintln(w, "isolation: none: the attempts ran without the sandbox, so no freeze is granted")
 	}
 	if n := sum.NewFlakes(); n > 0 && sum.RejectNewFlakes {
-		fmt.Fprintf(w, "reject_new_flakes: %d new flake(s): base never failed the seed, so the patch may have introduced it\n", n)
+		fmt.Fprintf(w, "reject_new_flakes: %d new or unknown flake(s): this base was never seen failing the seed, so the patch may have introduced it\n", n)
 	}
 	fmt.Fprintf(w, "verdict: %s (base %s, candidate %s)\n", sum.Verdict, flakegate.ShortSHA(sum.Base), flakegate.ShortSHA(sum.Candidate))
 }

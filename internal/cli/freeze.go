@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/spf13/cobra"
@@ -25,7 +26,9 @@ skipped for a counted number of runs. Only a record that classifies SCHEDULER
 may enter the ledger, with an owner and a run count.
 
 The ledger is --ledger DIR|postgres://..., else $FLAKEGATE_LEDGER, else
-<git common dir>/flakegate of the repository in the current directory.`,
+<git common dir>/flakegate of the repository in the current directory.
+A PostgreSQL ledger's rows are authenticated with the key in
+$FLAKEGATE_LEDGER_KEY; without it nothing is granted and nothing skips.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
@@ -73,7 +76,15 @@ func openLedger(ctx context.Context, ios *IO, spec string) (flakegate.Store, err
 			return nil, e
 		}
 	}
-	return store.Open(ctx, spec, common)
+	s, err := store.Open(ctx, spec, common)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.UseKey(s, ios.Getenv(config.DefaultLedgerKeyEnv)); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // actor names who runs a command, for the audit log.

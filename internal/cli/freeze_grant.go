@@ -106,9 +106,9 @@ func runFreezeGrant(ctx context.Context, opts *FreezeGrantOptions) error {
 	if err != nil {
 		return err
 	}
-	if origin := flakegate.RecordFlakeOrigin(raw); origin == flakegate.FlakeOriginNew && !opts.AllowNewFlake {
+	if origin := flakegate.RecordFlakeOrigin(raw); flakegate.NotBaseFlake(origin) && !opts.AllowNewFlake {
 		return &flakegate.Error{Code: flakegate.EREJECT, Op: "freeze grant",
-			Message: `the record's flake_origin is "new": base never failed this seed, so the patch may have introduced the flake`,
+			Message: fmt.Sprintf(`the record's flake_origin is %q: this base was never seen failing this seed, so the patch may have introduced the flake`, origin),
 			Hint:    "fix the flake, or pass --allow-new-flake if you know it is not the patch's"}
 	}
 	runs := opts.Runs

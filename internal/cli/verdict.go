@@ -9,6 +9,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
@@ -144,6 +145,9 @@ func queuedVerdict(ctx context.Context, opts *VerdictOptions) (*flakegate.Summar
 		return nil, err
 	}
 	defer st.Close()
+	if err := store.UseKey(st, ios.Getenv(config.DefaultLedgerKeyEnv)); err != nil {
+		return nil, err
+	}
 	q, ok := st.(flakegate.CheckQueue)
 	if !ok {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Message: "the store has no check queue"}

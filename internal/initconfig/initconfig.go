@@ -221,6 +221,10 @@ func Render(pl *Plan, hook bool) ([]byte, error) {
 	w("retry_cap: 2            # retries after a failed first run; a pass among them is SCHEDULER\n")
 	w("workers: 1              # triples run at once\n")
 	w("freeze:\n  expires_after_runs: 20\n")
+	w("# A flake this base was never seen failing (flake_origin new or unknown) may be the\n")
+	w("# patch's own: the check exits 1. When it fires, look at the attempts and the base probe;\n")
+	w("# if the flake is old, not the patch's, run `flakegate freeze grant --allow-new-flake`.\n")
+	w("reject_new_flakes: true\n")
 	if pl.PrepareTop != nil {
 		writePrepare(&b, "", pl.PrepareTop)
 	}

@@ -39,6 +39,15 @@ const EnvDSN = "FLAKEGATE_TEST_DSN"
 // are found.
 const EnvBinDir = "FLAKEGATE_PG_BINDIR"
 
+// EnvLedgerKey names the variable that holds the ledger key, and
+// LedgerKey is the key tests run with: Main sets it unless it is set, so
+// that flakegate commands a test runs authenticate the PostgreSQL rows
+// they write (a test of a ledger without a key sets it to "").
+const (
+	EnvLedgerKey = "FLAKEGATE_LEDGER_KEY"
+	LedgerKey    = "pgtest-ledger-key-for-tests-only-0123456789abcdef"
+)
+
 var shared struct {
 	once    sync.Once
 	cluster *Cluster
@@ -48,6 +57,9 @@ var shared struct {
 // Main runs the tests, then stops and removes the shared cluster, and
 // exits with the tests' code. Call it from TestMain.
 func Main(m *testing.M) {
+	if _, ok := os.LookupEnv(EnvLedgerKey); !ok {
+		os.Setenv(EnvLedgerKey, LedgerKey) //nolint:errcheck // a valid name and value
+	}
 	code := m.Run()
 	if shared.cluster != nil {
 		if err := shared.cluster.close(); err != nil {

@@ -48,6 +48,17 @@ func Open(ctx context.Context, spec, gitCommonDir string) (flakegate.Store, erro
 	}
 }
 
+// UseKey gives s the runner's ledger key when s authenticates its rows
+// (PostgreSQL); "" leaves it without one. A file store needs none: it is
+// on the runner's own disk.
+func UseKey(s flakegate.Store, key string) error {
+	k, ok := s.(interface{ UseKey([]byte) error })
+	if !ok || key == "" {
+		return nil
+	}
+	return k.UseKey([]byte(key))
+}
+
 // Health is what Status found of a store: a line for `flakegate doctor`,
 // and whether a check would be refused (Fail) or should be looked at
 // (Warn).

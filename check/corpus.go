@@ -1,0 +1,64 @@
+// The failure corpus: every seed that failed a candidate of a property
+// runs again for the property's later candidates (seed_origin "corpus").
+
+package check
+
+import (
+	"context"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/runner"
+)
+
+// SeedCorpus is the record's "seed_origin" for a seed of the failure
+// corpus.
+const SeedCorpus = "corpus"
+
+// CorpusKey names a property in the failure corpus: the hex sha256 of
+// its path, its test name and the digest of its argv template, NUL
+// separated (a key any store can hold). Not the base: a seed that
+// caught a regression keeps running as the base moves on, on every
+// branch of the store, as Hypothesis's example database keeps a test's
+// failing examples. (A seed of another lineage only costs a run; a seed
+// forgotten would let a re-roll through.)
+func CorpusKey(path, name, runSHA256 string) string {
+	return sha256Hex([]byte(path + "\x00" + name + "\x00" + runSHA256))
+}
+
+func (ps *propState) corpusKey() string { return CorpusKey(ps.prop.Path, ps.prop.Name, ps.runSHA256) }
+
+// readCorpus reads each property's failure corpus: the seeds that failed
+// a candidate of the property on another base, the most recently failed
+// first (at most flakegate.MaxCorpusSeeds). Seeds that first failed on
+// this base are left out: they are this base's listed or drawn seeds and
+// run anyway, and leaving them out keeps the triples of one base the same
+// while its checks add failures (shards and runners of one check agree).
+func (c *checker) readCorpus(ctx context.Context) error {
+	for _, ps := range c.props {
+		es, err := c.store.Failures(ctx, ps.corpusKey())
+		if err != nil {
+			return storeError("read the failure corpus", err)
+		}
+		ps.corpus = nil
+		for _, e := range es {
+			if e.FirstBaseSHA != c.baseSHA {
+				ps.corpus = append(ps.corpus, e.Seed)
+			}
+		}
+	}
+	return nil
+}
+
+// addFailure puts j's seed into its property's corpus when the candidate
+// failed it.
+func (c *checker) addFailure(ctx context.Context, j *job, candidate string) error {
+	if candidate != runner.Fail {
+		return nil
+	}
+	err := c.store.AddFailure(ctx, j.ps.corpusKey(), flakegate.CorpusEntry{
+		Seed: j.seed, FirstBaseSHA: c.baseSHA, CandidateSHA: c.candSHA, FailedAt: c.now()})
+	if err != nil {
+		return storeError("add the failing seed to the failure corpus", err)
+	}
+	return nil
+}
