@@ -268,7 +268,7 @@ func (c *checker) loadConfig(ctx context.Context) error {
 		return err
 	}
 	c.cfgSHA = sha256Hex(raw)
-	c.cfg, err = config.Load(raw, clean)
+	c.cfg, err = config.LoadWith(raw, clean, showAt(ctx, c.git, c.baseSHA))
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ type propState struct {
 
 	prepareSHA256 string // digest of its prepare's command and environment ("" for none)
 
-	framework   string // evidence.DetectFramework of its argv
+	framework   string // evidenceFramework of the property
 	runSHA256   string // digest of the argv template
 	entrySHA256 string // digest of the config entry
 }
@@ -80,7 +80,7 @@ func (c *checker) preflight(ctx context.Context) error {
 		if err := c.checkCommand(base, ps.key, p); err != nil {
 			return err
 		}
-		ps.framework = evidence.DetectFramework(p.Run)
+		ps.framework = evidenceFramework(p)
 		ps.runSHA256 = RunSHA256(p)
 		ps.entrySHA256 = EntrySHA256(c.cfg, p)
 		if err := c.checkSeeds(base, ps); err != nil {
@@ -244,7 +244,24 @@ func tripleArgv(p *config.Property, seed flakegate.Seed) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return evidence.Argv(argv), nil
+	return evidence.ArgvFor(evidenceFramework(p), argv), nil
+}
+
+// evidenceFramework is the evidence framework of p: its config framework,
+// with none as evidence.FrameworkNone.
+func evidenceFramework(p *config.Property) string {
+	if p.Framework == config.FrameworkNone {
+		return evidence.FrameworkNone
+	}
+	return p.Framework
+}
+
+// showAt reads repository files at rev for config.LoadWith.
+func showAt(ctx context.Context, g *git.Client, rev string) func(string) ([]byte, bool) {
+	return func(rel string) ([]byte, bool) {
+		b, err := g.Show(ctx, rev, rel)
+		return b, err == nil
+	}
 }
 
 // vars are the placeholder values of one seed of p.
@@ -296,7 +313,7 @@ type watchGlob struct {
 }
 
 // watchGlobs lists the globs of p besides its file and generator: the
-// framework's defaults (found from run), the property's watch and the
+// framework's defaults (from its framework and its file), the property's watch and the
 // global watch. propGlobs (infra.go) adds what it finds in the base
 // revision: pytest helper modules, vitest and jest files.
 //
@@ -312,8 +329,7 @@ type watchGlob struct {
 func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 	var out []watchGlob
 	dir := path.Dir(p.Path)
-	switch evidence.DetectFramework(p.Run) {
-	case evidence.FrameworkPytest:
+	if p.Framework == config.FrameworkPytest || config.FrameworkOfFile(p.Path, nil) == config.FrameworkPytest {
 		for d := dir; ; d = path.Dir(d) {
 			for _, f := range []string{"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"} {
 				if f == "pyproject.toml" && p.Prepare != nil {
@@ -325,7 +341,8 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 				break
 			}
 		}
-	case evidence.FrameworkGo:
+	}
+	if p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go") {
 		out = append(out,
 			watchGlob{path.Join(dir, "*_test.go"), "a test file of the property's Go package"},
 			watchGlob{path.Join(dir, "testdata/rapid/**"), "rapid fail files of the property's package"})
@@ -439,7 +456,7 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 	var out []WatchList
 	for i := range c.cfg.Properties {
 		p := &c.cfg.Properties[i]
-		wl := WatchList{Property: p.ID(), Framework: evidence.DetectFramework(p.Run)}
+		wl := WatchList{Property: p.ID(), Framework: p.Framework}
 		if p.Prepare != nil {
 			wl.Prepare = p.Prepare.Run
 		}
