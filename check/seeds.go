@@ -41,6 +41,7 @@ func DrawSeeds(secret []byte, candSHA string, p *config.Property, n int) []flake
 		mac.Write([]byte("flakegate drawn seed\x00" + candSHA + "\x00" + p.Path + "\x00" + p.Name + "\x00" + strconv.Itoa(i)))
 		sum := mac.Sum(nil)
 		v := binary.BigEndian.Uint64(sum[:8])%MaxDrawnSeed + 1
+		v = config.FitDrawnSeed(p.Framework, v) // fast-check takes 32 bits (config/seedrange.go)
 		s := flakegate.Seed(strconv.FormatUint(v, 10))
 		if !seen[s] {
 			seen[s] = true

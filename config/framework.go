@@ -7,6 +7,7 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"path"
 	"strings"
 
@@ -377,6 +378,17 @@ func (l *loader) framework(key string, m ast.Node, f map[string]ast.Node, p *Pro
 		}
 	}
 	p.Batch = p.Framework != FrameworkNone
+	if v, ok := f["seeds"]; ok {
+		for i, s := range p.Seeds {
+			if why := seedFits(p.Framework, string(s)); why != "" {
+				sn := v
+				if seq, ok := v.(*ast.SequenceNode); ok && i < len(seq.Values) {
+					sn = seq.Values[i]
+				}
+				return l.errf(fmt.Sprintf("%s[%d]", join(key, "seeds"), i), sn, "%s", why)
+			}
+		}
+	}
 	if v, ok := f["batch"]; ok {
 		b, err := l.boolean(join(key, "batch"), v)
 		if err != nil {

@@ -101,3 +101,43 @@ func TestLoadFramework(t *testing.T) {
 		}
 	}
 }
+
+func TestSeedRange(t *testing.T) {
+	load := func(path, run, seeds string) error {
+		_, err := config.Load([]byte("version: 1\nproperties:\n  - path: "+path+"\n    run: "+run+"\n    wall_budget: 1s\n    seeds: "+seeds+"\n"), "flakegate.yaml")
+		return err
+	}
+	const jest = `[env, "FAST_CHECK_SEED={seed}", node_modules/.bin/jest, "{path}"]`
+	const rapid = `[go, test, "-rapid.seed={seed}", .]`
+	for _, tc := range []struct{ path, run, seeds, want string }{
+		{"a.test.js", jest, "[1, 2147483647]", ""},
+		{"a.test.js", jest, "[1, 5651993075323525]", "flakegate.yaml:6: properties[0].seeds[1]: seed 5651993075323525 is outside what fast-check (framework jest) takes, 0 to 2147483647"},
+		{"a.test.js", jest, `["nightly"]`, "is a string, but fast-check (framework jest) takes only integer seeds"},
+		{"a_test.go", rapid, "[18446744073709551615]", ""},
+		{"a_test.go", rapid, "[18446744073709551616]", "outside what rapid (framework go) takes, 0 to 18446744073709551615"},
+		{"test_a.py", "[pytest, \"{path}\"]", `[1, "nightly-3"]`, ""},
+		{"test_a.py", "[pytest, \"{path}\"]", "[18446744073709551616]", ""}, // Hypothesis takes any integer
+		{"p.sh", "[sh, \"{path}\"]", "[184467440737095516160000]", ""},
+	} {
+		err := load(tc.path, tc.run, tc.seeds)
+		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s: %v, want %q", tc.path, tc.seeds, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		fw   string
+		v    uint64
+		want uint64
+	}{
+		{"jest", 5651993075323525, 1 + (5651993075323525-1)%config.MaxSeed32},
+		{"vitest", config.MaxSeed32, config.MaxSeed32},
+		{"vitest", config.MaxSeed32 + 1, 1},
+		{"go", 5651993075323525, 5651993075323525},
+		{"pytest", 1<<53 - 1, 1<<53 - 1},
+		{"none", 7, 7},
+	} {
+		if got := config.FitDrawnSeed(tc.fw, tc.v); got != tc.want || got < 1 {
+			t.Errorf("FitDrawnSeed(%s, %d) = %d, want %d", tc.fw, tc.v, got, tc.want)
+		}
+	}
+}
