@@ -278,7 +278,8 @@ func RunSHA256(p *config.Property) string {
 
 // EntrySHA256 is the digest of p's config entry as the check reads it
 // (the record's extra key "property_entry_sha256"): path, name, fixture,
-// generator, run, wall budget, samples, watch globs, pass and fail markers, plus the
+// generator, run, wall budget, samples, watch globs, pass and fail markers, the
+// framework: key when the entry has one, plus the
 // retry cap and the global watch globs. The seed lists are not part of it:
 // adding a seed does not void the freezes of the others.
 func EntrySHA256(cfg *config.Config, p *config.Property) string {
@@ -289,6 +290,10 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 	failMarker := ""
 	if p.FailMarker != nil {
 		failMarker = p.FailMarker.String()
+	}
+	framework := ""
+	if p.FrameworkSet {
+		framework = p.Framework
 	}
 	b, _ := json.Marshal(struct {
 		Path        string   `json:"path"`
@@ -303,7 +308,8 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 		RetryCap    int      `json:"retry_cap"`
 		GlobalWatch []string `json:"global_watch"`
 		FailMarker  string   `json:"fail_marker,omitempty"` // omitted when unset: older entries keep their digest
-	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch, failMarker})
+		Framework   string   `json:"framework,omitempty"`   // the entry's own framework: key, omitted when absent
+	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch, failMarker, framework})
 	return sha256Hex(b)
 }
 

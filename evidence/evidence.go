@@ -1,7 +1,7 @@
 // Package evidence judges an attempt's output: an exit 0 is a pass only
 // when the output shows the named test ran and passed, an exit 1 a
-// failure only when it shows the test ran and failed (go test, pytest, or
-// the config's pass and fail markers). It reads output; it starts nothing.
+// failure only when it shows the test ran and failed (go test, pytest,
+// vitest, jest, or the config's pass and fail markers). It reads output; it starts nothing.
 package evidence
 
 import (
@@ -102,12 +102,16 @@ func ArgvFor(framework string, argv []string) []string {
 //     name is empty) and no "--- SKIP:" line for it.
 //   - pytest: a final summary with at least one passed and no skipped,
 //     xfailed or xpassed; with a name, a "PASSED" line for that node.
+//   - vitest, jest: a summary line or JSON report with at least one
+//     passed and none failed (js.go).
 //   - a pass marker (config pass_marker): a line matching it.
 //
 // A failure needs:
 //   - go test: a "--- FAIL: NAME" line (any test when the name is empty);
 //   - pytest: a "FAILED path::name" line naming the node, or a final
 //     summary with at least one failed and no error;
+//   - vitest, jest: a summary line or JSON report with a failed test (a
+//     suite that failed to run reports none);
 //   - a fail marker (config fail_marker): a line matching it.
 //
 // Anything else is an error (a build failure, "[build failed]", a

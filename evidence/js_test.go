@@ -1,0 +1,58 @@
+package evidence
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate/runner"
+)
+
+func TestJSEvidence(t *testing.T) {
+	jestFailedToRun := " FAIL  src/sort.test.js\n  ● Test suite failed to run\n\n    SyntaxError: Unexpected token ';'\n\nTest Suites: 1 failed, 1 total\nTests:       0 total\nSnapshots:   0 total\n"
+	jestJSONFailedToRun := `{"numFailedTestSuites":1,"numFailedTests":0,"numPassedTests":0,"numPendingTests":0,"numRuntimeErrorTestSuites":1,"numTodoTests":0,"numTotalTestSuites":1,"numTotalTests":0,"success":false,"testResults":[{"message":"  ● Test suite failed to run\n\n    Cannot find module './cmp.js'","status":"failed","name":"/t/src/sort.test.js"}]}` + "\n"
+	for _, tc := range []struct {
+		fw, out string
+		result  string
+		want    string // in the reason when an error
+	}{
+		{"jest", "  ✓ orders (3 ms)\nTests:       1 passed, 1 total\n", runner.Pass, ""},
+		{"jest", "Tests:       1 skipped, 0 passed, 1 total\n", runner.Pass, "want at least one passed"},
+		{"jest", "  ✕ orders\nTests:       1 failed, 2 skipped, 3 total\n", runner.Fail, ""},
+		{"jest", jestFailedToRun, runner.Fail, `jest: orders did not run: the summary says "Tests:       0 total"; "● Test suite failed to run"`},
+		{"jest", jestJSONFailedToRun, runner.Fail, "jest: orders did not run: the JSON report has 0 tests, 0 failed, and 1 suites failed to run"},
+		{"jest", `{"numFailedTests":1,"numPassedTests":0,"numTotalTests":1}` + "\n", runner.Fail, ""},
+		{"jest", "{\n  \"numFailedTests\": 0,\n  \"numPassedTests\": 2,\n  \"numTotalTests\": 2\n}\n", runner.Pass, ""},
+		{"jest", "boom\n", runner.Fail, `exit 1 but no jest summary line shows a failed test; the last line is "boom"`},
+		{"vitest", " ✓ src/a.test.ts > orders\n      Tests  1 passed | 2 skipped (3)\n", runner.Pass, ""},
+		{"vitest", "      Tests  1 failed | 2 passed (3)\n", runner.Fail, ""},
+		{"vitest", " FAIL  src/a.test.ts [ src/a.test.ts ]\nError: Failed to load url ./cmp.js\n Test Files  1 failed (1)\n      Tests  no tests\n", runner.Fail, "vitest: orders did not run"},
+		{"vitest", "      Tests  no tests\n", runner.Pass, "want at least one passed"},
+	} {
+		c := New(tc.fw, "orders", nil, nil)
+		c.Write([]byte(tc.out))
+		code := 0
+		if tc.result == runner.Fail {
+			code = 1
+		}
+		out := runner.Outcome{Result: tc.result, ExitCode: code}
+		c.Judge(&out)
+		if tc.want == "" && out.Result != tc.result || tc.want != "" && (out.Result != runner.Errored || !strings.Contains(out.Reason, tc.want)) {
+			t.Errorf("%s %q: %s %q, want %s %q", tc.fw, tc.out, out.Result, out.Reason, tc.result, tc.want)
+		}
+	}
+}
+
+func TestArgvFor(t *testing.T) {
+	for _, tc := range []struct{ fw, in, want string }{
+		{"go", "go test -run X .", "go test -v -run X ."},
+		{"go", "sh -c exec_go_test", "env GOFLAGS=-v sh -c exec_go_test"},
+		{"pytest", "sh -c exec_pytest", "env PYTEST_ADDOPTS=-rA sh -c exec_pytest"},
+		{"pytest", "pytest -q x.py", "pytest -q x.py -rA"},
+		{"jest", "npx jest x", "npx jest x"},
+		{"none", "sh p.sh", "sh p.sh"},
+	} {
+		if got := strings.Join(ArgvFor(tc.fw, strings.Fields(tc.in)), " "); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.fw, tc.in, got, tc.want)
+		}
+	}
+}
