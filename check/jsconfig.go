@@ -106,10 +106,19 @@ func jsInfra(fw string, p *config.Property, files map[string]bool, read func(str
 			r.jsonValue(pkgJSON, "", j)
 		}
 	}
+	// The local files the configs load: their imports, and their strings
+	// that name files of the repository (a config fragment spread into the
+	// config, a transformer's own modules).
 	for len(r.queue) > 0 {
 		f := r.queue[0]
 		r.queue = r.queue[1:]
-		r.imports(f, discover.JSTokenize(r.read(f)))
+		toks := discover.JSTokenize(r.read(f))
+		r.imports(f, toks)
+		for _, t := range toks {
+			if t.Kind == 's' {
+				r.target(f, "", t.Text, "a file named by "+f)
+			}
+		}
 	}
 	return r.out
 }
@@ -371,7 +380,8 @@ func (r *jsReader) imports(f string, toks []discover.JSToken) map[string]bool {
 		}
 		prev := toks[i-1]
 		isFrom := prev.Kind == 'n' && (prev.Text == "from" || prev.Text == "import")
-		isCall := prev.Kind == 'o' && prev.Text == "(" && i > 1 && toks[i-2].Kind == 'n' && (toks[i-2].Text == "require" || toks[i-2].Text == "import")
+		isCall := prev.Kind == 'o' && prev.Text == "(" && i > 1 && toks[i-2].Kind == 'n' && (toks[i-2].Text == "require" || toks[i-2].Text == "import" ||
+			toks[i-2].Text == "resolve" && i > 3 && toks[i-3].Text == "." && toks[i-4].Text == "require")
 		if !isFrom && !isCall {
 			continue
 		}
