@@ -9,9 +9,10 @@ import (
 // TestCheckWrappedPytestWatchesHelpers: a pytest property run through
 // sh -c is still pytest (config.FrameworkOfArgv): a patch that keeps a
 // real regression and weakens the tests/helpers.py the property imports
-// is CONTAMINATED, not PASS; the regression alone is PROPERTY, and a
+// is CONTAMINATED, not PASS; the regression alone is PROPERTY, a
 // harmless patch PASSes on pytest's own evidence (its PASSED line, asked
-// for through PYTEST_ADDOPTS).
+// for through PYTEST_ADDOPTS), and a patch that makes the test skip is
+// INCOMPLETE, not PASS.
 func TestCheckWrappedPytestWatchesHelpers(t *testing.T) {
 	needProgram(t, "pytest")
 	files := helperFiles()
@@ -23,6 +24,7 @@ func TestCheckWrappedPytestWatchesHelpers(t *testing.T) {
 	r.candidate("weakened", map[string]string{"calc.py": regress, "tests/helpers.py": "def check_sorted(xs, ys):\n    pass  # weakened\n"})
 	r.candidate("regression", map[string]string{"calc.py": regress})
 	r.candidate("docs", map[string]string{"README.md": "docs\n"})
+	r.candidate("skips", map[string]string{"calc.py": "import pytest\n\n\ndef sort(xs):\n    pytest.skip(\"not today\")\n"})
 
 	cr := r.check("--base", "base", "--candidate", "weakened")
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "CONTAMINATED" {
@@ -36,6 +38,11 @@ func TestCheckWrappedPytestWatchesHelpers(t *testing.T) {
 	}
 	if cr := r.check("--base", "base", "--candidate", "docs"); cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS" {
 		t.Fatalf("a harmless patch\n%s", cr)
+	}
+	// Product code that skips the test exits 0 with "1 skipped": no evidence of a pass.
+	cr = r.check("--base", "base", "--candidate", "skips")
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != "INCOMPLETE" || !strings.Contains(cr.summary.Results[0].Reason, "skipped") {
+		t.Fatalf("a skipped test through sh -c\n%s", cr)
 	}
 }
 

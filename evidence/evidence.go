@@ -56,16 +56,17 @@ func Argv(argv []string) []string {
 }
 
 // ArgvFor is Argv for a property whose framework is known. When argv
-// runs it through a wrapper (env, sh -c, uv run, ...), the options go in
-// through the environment the framework reads: env GOFLAGS=-v for go,
-// env PYTEST_ADDOPTS=-rA for pytest, prepended to argv.
+// runs it through a wrapper (env, sh -c, uv run, ...), the option goes in
+// through the variable the framework reads, added to what the attempt's
+// environment already holds there: -v to GOFLAGS for go, -rA to
+// PYTEST_ADDOPTS for pytest (a small sh that then execs argv).
 func ArgvFor(framework string, argv []string) []string {
 	if direct := DetectFramework(argv); direct != framework {
 		switch framework {
 		case FrameworkGo:
-			return append([]string{"env", "GOFLAGS=-v"}, argv...)
+			return viaEnv("GOFLAGS", "-v", argv)
 		case FrameworkPytest:
-			return append([]string{"env", "PYTEST_ADDOPTS=-rA"}, argv...)
+			return viaEnv("PYTEST_ADDOPTS", "-rA", argv)
 		}
 		return argv
 	}
@@ -140,6 +141,12 @@ type Checker struct {
 	inErrors   bool   // pytest: reading its ERRORS section
 
 	js jsState // vitest and jest
+}
+
+// viaEnv runs argv with opt added to the variable name.
+func viaEnv(name, opt string, argv []string) []string {
+	script := name + `="${` + name + `:+$` + name + ` }` + opt + `" exec "$@"`
+	return append([]string{"sh", "-c", script, "flakegate-evidence"}, argv...)
 }
 
 // New returns the checker for one attempt, or nil when there is

@@ -45,8 +45,8 @@ func TestJSEvidence(t *testing.T) {
 func TestArgvFor(t *testing.T) {
 	for _, tc := range []struct{ fw, in, want string }{
 		{"go", "go test -run X .", "go test -v -run X ."},
-		{"go", "sh -c exec_go_test", "env GOFLAGS=-v sh -c exec_go_test"},
-		{"pytest", "sh -c exec_pytest", "env PYTEST_ADDOPTS=-rA sh -c exec_pytest"},
+		{"go", "sh -c exec_go_test", `sh -c GOFLAGS="${GOFLAGS:+$GOFLAGS }-v" exec "$@" flakegate-evidence sh -c exec_go_test`},
+		{"pytest", "sh -c exec_pytest", `sh -c PYTEST_ADDOPTS="${PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }-rA" exec "$@" flakegate-evidence sh -c exec_pytest`},
 		{"pytest", "pytest -q x.py", "pytest -q x.py -rA"},
 		{"jest", "npx jest x", "npx jest x"},
 		{"none", "sh p.sh", "sh p.sh"},
