@@ -27,7 +27,9 @@
 //	prepare.go    the prepared layer of each tree, and its cache
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history
-//	infra.go      test infrastructure found: pytest helpers, vitest and jest files
+//	infra.go      test infrastructure found, by framework: pytest helpers, and the two below
+//	goinfra.go    Go packages of the module only tests import (test helpers)
+//	jsconfig.go   the local files a vitest or jest config names, read from its literals
 //	pyimports.go  the Python import statements of a file, read with a tokenizer
 //	replay.go     the base replay, the replay cache and the replay lock
 //	replaycmd.go  flakegate replay: one command once, in the sandbox sandbox.go builds
