@@ -154,8 +154,10 @@ type checker struct {
 	iso         *isolation
 	now         func() time.Time
 	progress    ProgressHandler
-	secret      []byte          // the store's seed secret, when seeds are drawn (seeds.go)
-	baseFiles   map[string]bool // the files of the base revision (infra.go), read once
+	secret      []byte                           // the store's seed secret, when seeds are drawn (seeds.go)
+	baseFiles   map[string]bool                  // the files of the base revision (infra.go), read once
+	baseText    map[string]string                // base files infra.go read, kept for the next property
+	goPkgs      map[string]map[string]*goPackage // the packages of each Go module at base, by module folder (goinfra.go)
 	histMu      sync.Mutex
 	hist        map[string]history       // base results of earlier records, by triple (probe.go)
 	prepared    map[string]*preparedTree // by side and prepare (prepare.go)

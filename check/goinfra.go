@@ -29,12 +29,20 @@ type goPackage struct {
 // package of the module that only other packages' tests import is
 // watched too, even if it is a library: a patch to it is CONTAMINATED for
 // those tests rather than a pass.
-func goHelpers(prop string, files map[string]bool, read func(string) string) []watchGlob {
+//
+// cache, when not nil, keeps each module's packages for the next property.
+func goHelpers(prop string, files map[string]bool, read func(string) string, cache map[string]map[string]*goPackage) []watchGlob {
 	root, module := goModule(path.Dir(prop), files, read)
 	if module == "" {
 		return nil
 	}
-	pkgs := goPackages(root, module, files, read)
+	pkgs, ok := cache[root]
+	if !ok {
+		pkgs = goPackages(root, module, files, read)
+		if cache != nil {
+			cache[root] = pkgs
+		}
+	}
 	propDir := path.Dir(prop)
 	own, ok := pkgs[propDir]
 	if !ok {

@@ -52,18 +52,42 @@ func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlo
 	if err != nil {
 		return nil, err
 	}
+	if c.baseText == nil {
+		c.baseText = map[string]string{}
+	}
 	read := func(rel string) string {
+		if s, ok := c.baseText[rel]; ok {
+			return s
+		}
 		b, err := c.git.Show(ctx, c.baseSHA, rel)
 		if err != nil {
 			return ""
 		}
+		c.baseText[rel] = string(b)
 		return string(b)
+	}
+	if gotest && c.goPkgs == nil {
+		// Every .go file and go.mod of the base, in one git process.
+		var names []string
+		for f := range files {
+			if strings.HasSuffix(f, ".go") || path.Base(f) == "go.mod" {
+				names = append(names, f)
+			}
+		}
+		got, err := c.git.ShowFiles(ctx, c.baseSHA, names)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range names {
+			c.baseText[f] = string(got[f])
+		}
+		c.goPkgs = map[string]map[string]*goPackage{}
 	}
 	if py {
 		out = append(out, pyHelpers(p.Path, files, read)...)
 	}
 	if gotest {
-		out = append(out, goHelpers(p.Path, files, read)...)
+		out = append(out, goHelpers(p.Path, files, read, c.goPkgs)...)
 	}
 	if js {
 		out = append(out, jsInfra(p.Framework, p, files, read)...)

@@ -126,7 +126,7 @@ func TestGoHelpers(t *testing.T) {
 		files[f] = true
 	}
 	var got []string
-	for _, g := range goHelpers("sorter/sort_test.go", files, func(f string) string { return src[f] }) {
+	for _, g := range goHelpers("sorter/sort_test.go", files, func(f string) string { return src[f] }, nil) {
 		got = append(got, g.glob)
 	}
 	if want := []string{"internal/sorttest/*.go", "internal/sorttest/gen/*.go"}; !reflect.DeepEqual(got, want) {
