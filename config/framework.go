@@ -358,6 +358,9 @@ func (l *loader) framework(key string, m ast.Node, f map[string]ast.Node, p *Pro
 		if fromArgv != "" && s != fromArgv {
 			return l.errf(join(key, "framework"), v, "says %s, but run runs %s; remove framework: or make it %s", s, fromArgv, fromArgv)
 		}
+		if s == FrameworkNone && (fromFile == FrameworkGo || fromFile == FrameworkPytest) && (p.PassMarker == nil || p.FailMarker == nil) {
+			return l.errf(join(key, "framework"), v, "none on %s, a %s test file, reads nothing of its output: add a pass_marker and a fail_marker, or say framework: %s if the command runs it", p.Path, fromFile, fromFile)
+		}
 		p.Framework, p.FrameworkSet = s, true
 	} else {
 		switch {

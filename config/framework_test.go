@@ -70,13 +70,14 @@ func TestLoadFramework(t *testing.T) {
 		return config.Load([]byte("version: 1\nproperties:\n  - seeds: [1]\n    wall_budget: 1s\n"+entry), "flakegate.yaml")
 	}
 	for entry, want := range map[string]string{
-		"    path: tests/test_a.py\n    run: [sh, -c, \"SEED={seed} exec python3 -m pytest -q {path}\"]\n": "pytest true",
-		"    path: a_test.go\n    run: [make, test]\n    framework: go\n":                                  "go true",
-		"    path: a_test.go\n    run: [make, test]\n    pass_marker: ok\n    fail_marker: FAIL\n":         "none false",
-		"    path: props/p.sh\n    run: [sh, \"{path}\"]\n":                                                "none false",
-		"    path: props/p.sh\n    run: [sh, \"{path}\"]\n    batch: true\n":                               "none true",
-		"    path: tests/test_a.py\n    run: [pytest, \"{path}\"]\n    batch: false\n":                     "pytest false",
-		"    path: src/a.test.js\n    run: [npm, test]\n":                                                  "none false",
+		"    path: tests/test_a.py\n    run: [sh, -c, \"SEED={seed} exec python3 -m pytest -q {path}\"]\n":              "pytest true",
+		"    path: a_test.go\n    run: [make, test]\n    framework: go\n":                                               "go true",
+		"    path: a_test.go\n    run: [make, test]\n    pass_marker: ok\n    fail_marker: FAIL\n":                      "none false",
+		"    path: a_test.go\n    run: [make, test]\n    framework: none\n    pass_marker: ok\n    fail_marker: FAIL\n": "none false",
+		"    path: props/p.sh\n    run: [sh, \"{path}\"]\n":                                                             "none false",
+		"    path: props/p.sh\n    run: [sh, \"{path}\"]\n    batch: true\n":                                            "none true",
+		"    path: tests/test_a.py\n    run: [pytest, \"{path}\"]\n    batch: false\n":                                  "pytest false",
+		"    path: src/a.test.js\n    run: [npm, test]\n":                                                               "none false",
 	} {
 		cfg, err := load(entry)
 		if err != nil {
@@ -89,11 +90,12 @@ func TestLoadFramework(t *testing.T) {
 		}
 	}
 	for entry, want := range map[string]string{
-		"    path: a_test.go\n    run: [make, test]\n":                                      "flakegate.yaml:6: properties[0].run: a_test.go is a Go test file",
-		"    path: tests/test_a.py\n    run: [tox, -e, py]\n    pass_marker: ok\n":          "add framework: pytest to this entry if the command runs pytest, or framework: none with a pass_marker and a fail_marker",
-		"    path: a_test.go\n    run: [pytest, x]\n    framework: go\n":                    "properties[0].framework: says go, but run runs pytest",
-		"    path: a_test.go\n    run: [go, test]\n    framework: rapid\n":                  `"rapid" is not a framework`,
-		"    path: a_test.go\n    run: [go, test]\n    framework: go\n    batch: \"yes\"\n": "properties[0].batch: want true or false",
+		"    path: a_test.go\n    run: [make, test]\n":                                           "flakegate.yaml:6: properties[0].run: a_test.go is a Go test file",
+		"    path: tests/test_a.py\n    run: [tox, -e, py]\n    pass_marker: ok\n":               "add framework: pytest to this entry if the command runs pytest, or framework: none with a pass_marker and a fail_marker",
+		"    path: a_test.go\n    run: [pytest, x]\n    framework: go\n":                         "properties[0].framework: says go, but run runs pytest",
+		"    path: a_test.go\n    run: [go, test]\n    framework: rapid\n":                       `"rapid" is not a framework`,
+		"    path: a_test.go\n    run: [make, test]\n    framework: none\n    pass_marker: ok\n": "properties[0].framework: none on a_test.go, a go test file, reads nothing of its output: add a pass_marker and a fail_marker",
+		"    path: a_test.go\n    run: [go, test]\n    framework: go\n    batch: \"yes\"\n":      "properties[0].batch: want true or false",
 	} {
 		_, err := load(entry)
 		if err == nil || !strings.Contains(err.Error(), want) {
