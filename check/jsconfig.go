@@ -271,11 +271,9 @@ func (r *jsReader) target(cf, key, s, why string) {
 	if v == "" || strings.ContainsAny(v, "\n\x00*") || len(v) > 1024 {
 		return
 	}
-	if key == "moduleNameMapper" && mapperGroupRe.MatchString(v) {
-		v = mapperGroupRe.ReplaceAllString(v, "*")
-		if rel, err := config.CleanGlob(path.Join(dir, v)); err == nil && strings.Contains(v, "/") {
-			r.add(rel, why)
-		}
+	if (key == "moduleNameMapper" || key == "alias") && mapperGroupRe.MatchString(v) {
+		// "<rootDir>/src/$1": an alias for the modules the test imports
+		// (product code, as their own paths are), not a file of its own.
 		return
 	}
 	local := strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(s, "<rootDir>/") ||
@@ -288,7 +286,13 @@ func (r *jsReader) target(cf, key, s, why string) {
 		if err != nil {
 			return
 		}
-		if f := r.file(rel, key == "preset"); f != "" {
+		f := rel
+		if key != "" {
+			f = r.file(rel, key == "preset")
+		} else if !r.files[rel] {
+			f = "" // a string under no key counts only as an exact file
+		}
+		if f != "" {
 			r.add(f, why)
 			if isJSFile(f) {
 				r.follow(f)
