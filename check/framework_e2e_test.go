@@ -159,3 +159,32 @@ func TestCheckGoTestHelperPackage(t *testing.T) {
 		t.Errorf("--explain-watch: exit %d\n%s", code, out)
 	}
 }
+
+// TestCheckWrappedGoTestNeedsEvidence: go test run through sh -c is go
+// (config.FrameworkOfArgv), so its exit 0 needs its own "--- PASS: NAME"
+// line (asked for with GOFLAGS=-v): product code that exits 0 before any
+// test runs ("ok" from go test) is INCOMPLETE, not PASS; a harmless patch
+// passes.
+func TestCheckWrappedGoTestNeedsEvidence(t *testing.T) {
+	needProgram(t, "go")
+	files := goHelperModule()
+	files["flakegate.yaml"] = `version: 1
+retry_cap: 1
+properties:
+  - path: sorter/sort_test.go
+    name: TestProp1
+    seeds: [1]
+    run: [sh, -c, "cd sorter && exec go test -count=1 -run '^{name}$' . -args -seed={seed}"]
+    wall_budget: 120s
+`
+	r := newRepo(t, files)
+	r.candidate("exits", map[string]string{"sorter/exit.go": "package sorter\n\nimport \"os\"\n\nfunc init() { os.Exit(0) }\n"})
+	r.candidate("docs", map[string]string{"README.md": "docs\n"})
+	cr := r.check("--base", "base", "--candidate", "exits")
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != "INCOMPLETE" || !strings.Contains(cr.summary.Results[0].Reason, `no "--- PASS: TestProp1" line`) {
+		t.Fatalf("product code that exits 0 before the test, through sh -c\n%s", cr)
+	}
+	if cr := r.check("--base", "base", "--candidate", "docs"); cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS" {
+		t.Fatalf("a harmless patch\n%s", cr)
+	}
+}
