@@ -133,3 +133,22 @@ func TestGoHelpers(t *testing.T) {
 		t.Errorf("helpers %q, want %q", got, want)
 	}
 }
+
+// FuzzJSConfig: any config text is read without a panic, and what it
+// names stays inside the repository.
+func FuzzJSConfig(f *testing.F) {
+	f.Add(`module.exports = { transform: { "x": ["<rootDir>/t.js", {}] }, preset: "../../etc" }`)
+	f.Add(`export default defineConfig({ plugins: [a(` + "`${x}`" + `)], test: { setupFiles: t } })`)
+	f.Add(`{"jest": {"setupFiles": ["./a"]}}`)
+	f.Fuzz(func(t *testing.T, src string) {
+		files := map[string]bool{"jest.config.js": true, "package.json": true, "t.js": true, "a.test.js": true}
+		read := func(f string) string { return src }
+		for _, fw := range []string{jsJest, jsVitest} {
+			for _, g := range jsInfra(fw, &config.Property{Path: "a.test.js", Framework: fw}, files, read) {
+				if strings.HasPrefix(g.glob, "/") || strings.HasPrefix(g.glob, "..") {
+					t.Fatalf("%q names %q", src, g.glob)
+				}
+			}
+		}
+	})
+}

@@ -143,3 +143,19 @@ func TestSeedRange(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFrameworkOfArgv: any argv, and any sh -c script, gives one of the
+// frameworks or "", without a panic.
+func FuzzFrameworkOfArgv(f *testing.F) {
+	for _, s := range []string{"SEED={seed} exec python3 -m pytest -q {path}::{name}", "cd a && go test .", "env A=1 pytest", "'unterminated", "a \"b $c\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, argv := range [][]string{{"sh", "-c", s}, strings.Fields(s), {"env", s, "pytest"}} {
+			got := config.FrameworkOfArgv(argv)
+			if got != "" && got != config.FrameworkGo && got != config.FrameworkPytest && got != config.FrameworkVitest && got != config.FrameworkJest {
+				t.Fatalf("%q: %q", argv, got)
+			}
+		}
+	})
+}

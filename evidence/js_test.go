@@ -56,3 +56,26 @@ func TestArgvFor(t *testing.T) {
 		}
 	}
 }
+
+// FuzzJSEvidence: any output judged as vitest or jest leaves a pass, a
+// failure or an error, without a panic.
+func FuzzJSEvidence(f *testing.F) {
+	f.Add("Tests:       1 passed, 1 total\n", true)
+	f.Add(`{"numTotalTests":0,"numFailedTests":0,"testResults":[{"message":"x"}]}`, false)
+	f.Add("{\"numTotalTests\": {\n", false)
+	f.Fuzz(func(t *testing.T, out string, pass bool) {
+		for _, fw := range []string{FrameworkJest, FrameworkVitest} {
+			c := New(fw, "t", nil, nil)
+			c.Write([]byte(out))
+			o := runner.Outcome{Result: runner.Fail, ExitCode: 1}
+			if pass {
+				o = runner.Outcome{Result: runner.Pass}
+			}
+			want := o.Result
+			c.Judge(&o)
+			if o.Result != want && o.Result != runner.Errored {
+				t.Fatalf("%q: %s", out, o.Result)
+			}
+		}
+	})
+}
