@@ -1,6 +1,8 @@
 package evidence
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,4 +80,37 @@ func FuzzJSEvidence(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSEvidenceRealOutput: the output of the real jest 29.7.0 and vitest
+// 2.1.9 (testdata/real, run on this machine with "-t '^orders its
+// output$'" on a file of two tests): passes, failures, and a suite that
+// failed to run on a syntax error in the code it loads, with the text
+// report and the JSON reporter.
+func TestJSEvidenceRealOutput(t *testing.T) {
+	for file, want := range map[string]string{
+		"jest-29.7.0-pass.txt":         runner.Pass,
+		"jest-29.7.0-fail.txt":         runner.Fail,
+		"jest-29.7.0-syntax.txt":       runner.Errored,
+		"jest-29.7.0-syntax-json.txt":  runner.Errored,
+		"vitest-2.1.9-pass.txt":        runner.Pass,
+		"vitest-2.1.9-fail.txt":        runner.Fail,
+		"vitest-2.1.9-syntax.txt":      runner.Errored,
+		"vitest-2.1.9-syntax-json.txt": runner.Errored,
+	} {
+		b, err := os.ReadFile(filepath.Join("testdata", "real", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := New(strings.SplitN(file, "-", 2)[0], "orders its output", nil, nil)
+		c.Write(b)
+		o := runner.Outcome{Result: runner.Pass}
+		if strings.Contains(file, "fail") || strings.Contains(file, "syntax") {
+			o = runner.Outcome{Result: runner.Fail, ExitCode: 1}
+		}
+		c.Judge(&o)
+		if o.Result != want || want == runner.Errored && !strings.Contains(o.Reason, "orders its output did not run") {
+			t.Errorf("%s: %s %q, want %s", file, o.Result, o.Reason, want)
+		}
+	}
 }
