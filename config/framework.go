@@ -343,8 +343,9 @@ func jsProjectRunner(b []byte) string {
 }
 
 // framework resolves p.Framework and p.Batch (see FrameworkOfArgv and
-// FrameworkOfFile); it runs after run, pass_marker and fail_marker are read.
-func (l *loader) framework(key string, m ast.Node, f map[string]ast.Node, p *Property) error {
+// FrameworkOfFile) and checks the listed seeds against the framework
+// (SeedRange); it runs after run, seeds and the markers are read.
+func (l *loader) framework(key string, f map[string]ast.Node, p *Property) error {
 	fromArgv := FrameworkOfArgv(p.Run)
 	fromFile := FrameworkOfFile(p.Path, l.read)
 	if v, ok := f["framework"]; ok {

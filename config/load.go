@@ -361,7 +361,7 @@ func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (P
 	if p.Run, err = l.run(join(key, "run"), f["run"]); err != nil {
 		return p, err
 	}
-	if err := l.framework(key, m, f, &p); err != nil {
+	if err := l.framework(key, f, &p); err != nil {
 		return p, err
 	}
 	if p.Fixture == "" && template.Uses(p.Run, "fixture") {
