@@ -32,7 +32,9 @@
 //	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history
-//	infra.go      test infrastructure found: pytest helpers, vitest and jest files
+//	infra.go      test infrastructure found, by framework: pytest helpers, and the two below
+//	goinfra.go    Go packages of the module only tests import (test helpers)
+//	jsconfig.go   the local files a vitest or jest config names, read from its literals
 //	pyimports.go  the Python import statements of a file, read with a tokenizer
 //	replay.go     the base replay, the replay cache and the replay lock
 //	replaycmd.go  flakegate replay: one command once, in the sandbox sandbox.go builds
@@ -158,8 +160,10 @@ type checker struct {
 	iso         *isolation
 	now         func() time.Time
 	progress    ProgressHandler
-	secret      []byte          // the store's seed secret, when seeds are drawn (seeds.go)
-	baseFiles   map[string]bool // the files of the base revision (infra.go), read once
+	secret      []byte                           // the store's seed secret, when seeds are drawn (seeds.go)
+	baseFiles   map[string]bool                  // the files of the base revision (infra.go), read once
+	baseText    map[string]string                // base files infra.go read, kept for the next property
+	goPkgs      map[string]map[string]*goPackage // the packages of each Go module at base, by module folder (goinfra.go)
 	histMu      sync.Mutex
 	hist        map[string]history       // base results of earlier records, by triple (probe.go)
 	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)
@@ -290,7 +294,7 @@ func (c *checker) loadConfig(ctx context.Context) error {
 		return err
 	}
 	c.cfgSHA = sha256Hex(raw)
-	c.cfg, err = config.Load(raw, clean)
+	c.cfg, err = config.LoadWith(raw, clean, showAt(ctx, c.git, c.baseSHA))
 	if err != nil {
 		return err
 	}

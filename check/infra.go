@@ -7,41 +7,17 @@ package check
 import (
 	"context"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/evidence"
 )
 
-// JavaScript test runners whose files are watched (they are not evidence
-// frameworks: their output is not read).
+// JavaScript test runners whose files are watched.
 const (
-	jsVitest = "vitest"
-	jsJest   = "jest"
+	jsVitest = config.FrameworkVitest
+	jsJest   = config.FrameworkJest
 )
-
-// jsFramework names the JavaScript test runner an argv runs (vitest or
-// jest, directly, through npx, pnpm, yarn or node), "" for another.
-func jsFramework(argv []string) string {
-	for i, a := range argv {
-		if i > 3 {
-			break
-		}
-		base := path.Base(a)
-		for _, ext := range []string{".mjs", ".cjs", ".js"} {
-			base = strings.TrimSuffix(base, ext)
-		}
-		switch base {
-		case jsVitest:
-			return jsVitest
-		case jsJest:
-			return jsJest
-		}
-	}
-	return ""
-}
 
 // repoFiles lists the files of the base revision once.
 func (c *checker) repoFiles(ctx context.Context) (map[string]bool, error) {
@@ -60,28 +36,61 @@ func (c *checker) repoFiles(ctx context.Context) (map[string]bool, error) {
 }
 
 // propGlobs is watchGlobs plus the infrastructure found in the base
-// revision: pytest helper modules and vitest/jest setup files.
+// revision, by the property's framework and its file's language (never
+// by how run is spelled): the Python helper modules a .py property
+// imports, the Go packages of the module only tests import, and what the
+// vitest or jest config names.
 func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlob, error) {
 	out := watchGlobs(c.cfg, p)
-	if evidence.DetectFramework(p.Run) != evidence.FrameworkPytest && jsFramework(p.Run) == "" {
+	py := p.Framework == config.FrameworkPytest || strings.HasSuffix(p.Path, ".py")
+	gotest := p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go")
+	js := p.Framework == jsVitest || p.Framework == jsJest
+	if !py && !gotest && !js {
 		return out, nil
 	}
 	files, err := c.repoFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if c.baseText == nil {
+		c.baseText = map[string]string{}
+	}
 	read := func(rel string) string {
+		if s, ok := c.baseText[rel]; ok {
+			return s
+		}
 		b, err := c.git.Show(ctx, c.baseSHA, rel)
 		if err != nil {
 			return ""
 		}
+		c.baseText[rel] = string(b)
 		return string(b)
 	}
-	if evidence.DetectFramework(p.Run) == evidence.FrameworkPytest {
+	if gotest && c.goPkgs == nil {
+		// Every .go file and go.mod of the base, in one git process.
+		var names []string
+		for f := range files {
+			if strings.HasSuffix(f, ".go") || path.Base(f) == "go.mod" {
+				names = append(names, f)
+			}
+		}
+		got, err := c.git.ShowFiles(ctx, c.baseSHA, names)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range names {
+			c.baseText[f] = string(got[f])
+		}
+		c.goPkgs = map[string]map[string]*goPackage{}
+	}
+	if py {
 		out = append(out, pyHelpers(p.Path, files, read)...)
 	}
-	if fw := jsFramework(p.Run); fw != "" {
-		out = append(out, jsInfra(fw, p, files, read)...)
+	if gotest {
+		out = append(out, goHelpers(p.Path, files, read, c.goPkgs)...)
+	}
+	if js {
+		out = append(out, jsInfra(p.Framework, p, files, read)...)
 	}
 	return out, nil
 }
@@ -199,84 +208,4 @@ func pick(files map[string]bool, names ...string) string {
 		}
 	}
 	return ""
-}
-
-// jsSetupRe finds the setup keys of a vitest or jest config and their
-// value: one string or an array of strings.
-var (
-	jsSetupRe  = regexp.MustCompile("(setupFiles|setupFilesAfterEnv|globalSetup|globalTeardown|testEnvironment)\\s*:\\s*(\\[[^\\]]*\\]|'[^']*'|\"[^\"]*\"|`[^`]*`)")
-	jsStringRe = regexp.MustCompile("'([^']*)'|\"([^\"]*)\"|`([^`]*)`")
-)
-
-// jsInfra lists what a vitest or jest property is graded by: the config
-// named in run (--config, -c), else the usual names (vitest.config.*,
-// vite.config.* and vitest.setup.* for vitest; jest.config.* and
-// jest.setup.* for jest) in the property's folder and every folder above
-// it; and the setup files a config found in the repository names under
-// setupFiles, setupFilesAfterEnv, globalSetup or globalTeardown, read as
-// text (a value computed at run time is not followed).
-func jsInfra(fw string, p *config.Property, files map[string]bool, read func(string) string) []watchGlob {
-	var out []watchGlob
-	var configs []string
-	for i, a := range p.Run {
-		v, ok := strings.CutPrefix(a, "--config=")
-		if !ok && (a == "--config" || a == "-c") && i+1 < len(p.Run) {
-			v, ok = p.Run[i+1], true
-		}
-		if !ok {
-			continue
-		}
-		if c, err := config.CleanRepoPath(v); err == nil {
-			out = append(out, watchGlob{c, "the " + fw + " config (from run)"})
-			configs = append(configs, c)
-		}
-	}
-	names := []string{"vitest.config.*", "vite.config.*", "vitest.setup.*", "vitest.workspace.*"}
-	if fw == jsJest {
-		names = []string{"jest.config.*", "jest.setup.*"}
-	}
-	for d := path.Dir(p.Path); ; d = path.Dir(d) {
-		for _, n := range names {
-			g := path.Join(d, n)
-			out = append(out, watchGlob{g, fw + " configuration"})
-			if len(configs) == 0 && strings.Contains(n, ".config.") {
-				for f := range files {
-					if config.MatchGlob(g, f) {
-						configs = append(configs, f)
-					}
-				}
-			}
-		}
-		if d == "." {
-			break
-		}
-	}
-	sort.Strings(configs)
-	seen := map[string]bool{}
-	for _, cf := range configs {
-		src := read(cf)
-		for _, m := range jsSetupRe.FindAllStringSubmatch(src, -1) {
-			for _, s := range jsStringRe.FindAllStringSubmatch(m[2], -1) {
-				v := s[1] + s[2] + s[3]
-				v = strings.TrimPrefix(v, "<rootDir>/")
-				if v == "" || strings.Contains(v, "${") {
-					continue
-				}
-				rel, err := config.CleanRepoPath(path.Join(path.Dir(cf), v))
-				if err != nil || seen[rel] {
-					continue
-				}
-				if !files[rel] {
-					if found := pick(files, rel+".ts", rel+".js", rel+".mjs", rel+".cjs", rel+".mts", rel+".cts"); found != "" {
-						rel = found
-					} else if m[1] == "testEnvironment" {
-						continue // a package name, not a file
-					}
-				}
-				seen[rel] = true
-				out = append(out, watchGlob{rel, m[1] + " of " + cf})
-			}
-		}
-	}
-	return out
 }

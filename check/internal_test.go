@@ -70,11 +70,11 @@ func TestSlug(t *testing.T) {
 func TestDrawSeeds(t *testing.T) {
 	secret := []byte(strings.Repeat("k", flakegate.SeedSecretSize))
 	base, run := strings.Repeat("a", 40), strings.Repeat("r", 64)
-	a := DrawSeeds(secret, base, run, 50)
-	again := DrawSeeds(secret, base, run, 50)
-	b := DrawSeeds(secret, strings.Repeat("b", 40), run, 50)
-	otherRun := DrawSeeds(secret, base, strings.Repeat("s", 64), 50)
-	otherStore := DrawSeeds([]byte(strings.Repeat("K", flakegate.SeedSecretSize)), base, run, 50)
+	a := DrawSeeds(secret, base, run, "", 50)
+	again := DrawSeeds(secret, base, run, "", 50)
+	b := DrawSeeds(secret, strings.Repeat("b", 40), run, "", 50)
+	otherRun := DrawSeeds(secret, base, strings.Repeat("s", 64), "", 50)
+	otherStore := DrawSeeds([]byte(strings.Repeat("K", flakegate.SeedSecretSize)), base, run, "", 50)
 	seen := map[flakegate.Seed]bool{}
 	for i, s := range a {
 		n, err := strconv.ParseUint(s.String(), 10, 64)
@@ -91,7 +91,7 @@ func TestDrawSeeds(t *testing.T) {
 	}
 	// A shorter draw is a prefix of a longer one: properties with the same
 	// template share their seeds whatever their random_seeds.
-	if short := DrawSeeds(secret, base, run, 3); strings.Join(seedTexts(short), ",") != strings.Join(seedTexts(a[:3]), ",") {
+	if short := DrawSeeds(secret, base, run, "", 3); strings.Join(seedTexts(short), ",") != strings.Join(seedTexts(a[:3]), ",") {
 		t.Errorf("3 drawn seeds %v are not the first 3 of 50 %v", short, a[:3])
 	}
 }
@@ -116,7 +116,7 @@ func TestDrawSeedsVector(t *testing.T) {
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte("flakegate drawn seed v2\x00" + base + "\x00" + run + "\x000"))
 	want := binary.BigEndian.Uint64(mac.Sum(nil)[:8])%MaxDrawnSeed + 1
-	got := DrawSeeds(secret, base, run, 1)
+	got := DrawSeeds(secret, base, run, "", 1)
 	if len(got) != 1 || got[0].String() != strconv.FormatUint(want, 10) {
 		t.Fatalf("DrawSeeds = %v, want [%d]", got, want)
 	}

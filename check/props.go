@@ -47,7 +47,7 @@ type propState struct {
 
 	prepareSHA256 string // digest of its prepare's command and environment ("" for none)
 
-	framework   string           // evidence.DetectFramework of its argv
+	framework   string           // evidenceFramework of the property
 	runSHA256   string           // digest of the argv template
 	corpus      []flakegate.Seed // the failure corpus's seeds for this base (corpus.go)
 	entrySHA256 string           // digest of the config entry
@@ -81,7 +81,7 @@ func (c *checker) preflight(ctx context.Context) error {
 		if err := c.checkCommand(base, ps.key, p); err != nil {
 			return err
 		}
-		ps.framework = evidence.DetectFramework(p.Run)
+		ps.framework = evidenceFramework(p)
 		ps.runSHA256 = RunSHA256(p)
 		ps.entrySHA256 = EntrySHA256(c.cfg, p)
 		if err := c.checkSeeds(base, ps); err != nil {
@@ -245,7 +245,24 @@ func tripleArgv(p *config.Property, seed flakegate.Seed) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return evidence.Argv(argv), nil
+	return evidence.ArgvFor(evidenceFramework(p), argv), nil
+}
+
+// evidenceFramework is the evidence framework of p: its config framework,
+// with none as evidence.FrameworkNone.
+func evidenceFramework(p *config.Property) string {
+	if p.Framework == config.FrameworkNone {
+		return evidence.FrameworkNone
+	}
+	return p.Framework
+}
+
+// showAt reads repository files at rev for config.LoadWith.
+func showAt(ctx context.Context, g *git.Client, rev string) func(string) ([]byte, bool) {
+	return func(rel string) ([]byte, bool) {
+		b, err := g.Show(ctx, rev, rel)
+		return b, err == nil
+	}
 }
 
 // vars are the placeholder values of one seed of p.
@@ -262,7 +279,8 @@ func RunSHA256(p *config.Property) string {
 
 // EntrySHA256 is the digest of p's config entry as the check reads it
 // (the record's extra key "property_entry_sha256"): path, name, fixture,
-// generator, run, wall budget, samples, watch globs, pass and fail markers, plus the
+// generator, run, wall budget, samples, watch globs, pass and fail markers, the
+// framework: key when the entry has one, plus the
 // retry cap and the global watch globs. The seed lists are not part of it:
 // adding a seed does not void the freezes of the others.
 func EntrySHA256(cfg *config.Config, p *config.Property) string {
@@ -273,6 +291,10 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 	failMarker := ""
 	if p.FailMarker != nil {
 		failMarker = p.FailMarker.String()
+	}
+	framework := ""
+	if p.FrameworkSet {
+		framework = p.Framework
 	}
 	b, _ := json.Marshal(struct {
 		Path        string   `json:"path"`
@@ -287,7 +309,8 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 		RetryCap    int      `json:"retry_cap"`
 		GlobalWatch []string `json:"global_watch"`
 		FailMarker  string   `json:"fail_marker,omitempty"` // omitted when unset: older entries keep their digest
-	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch, failMarker})
+		Framework   string   `json:"framework,omitempty"`   // the entry's own framework: key, omitted when absent
+	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch, failMarker, framework})
 	return sha256Hex(b)
 }
 
@@ -297,7 +320,7 @@ type watchGlob struct {
 }
 
 // watchGlobs lists the globs of p besides its file and generator: the
-// framework's defaults (found from run), the property's watch and the
+// framework's defaults (from its framework and its file), the property's watch and the
 // global watch. propGlobs (infra.go) adds what it finds in the base
 // revision: pytest helper modules, vitest and jest files.
 //
@@ -313,8 +336,7 @@ type watchGlob struct {
 func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 	var out []watchGlob
 	dir := path.Dir(p.Path)
-	switch evidence.DetectFramework(p.Run) {
-	case evidence.FrameworkPytest:
+	if p.Framework == config.FrameworkPytest || config.FrameworkOfFile(p.Path, nil) == config.FrameworkPytest {
 		for d := dir; ; d = path.Dir(d) {
 			for _, f := range []string{"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"} {
 				if f == "pyproject.toml" && p.Prepare != nil {
@@ -326,7 +348,8 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 				break
 			}
 		}
-	case evidence.FrameworkGo:
+	}
+	if p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go") {
 		out = append(out,
 			watchGlob{path.Join(dir, "*_test.go"), "a test file of the property's Go package"},
 			watchGlob{path.Join(dir, "testdata/rapid/**"), "rapid fail files of the property's package"})
@@ -440,7 +463,7 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 	var out []WatchList
 	for i := range c.cfg.Properties {
 		p := &c.cfg.Properties[i]
-		wl := WatchList{Property: p.ID(), Framework: evidence.DetectFramework(p.Run)}
+		wl := WatchList{Property: p.ID(), Framework: p.Framework}
 		if p.Prepare != nil {
 			wl.Prepare = p.Prepare.Run
 		}

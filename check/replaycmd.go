@@ -338,7 +338,7 @@ func CheckoutReplay(ctx context.Context, o ReplayAtOptions) (*ReplayAt, error) {
 		}
 		return nil, err
 	}
-	cfg, err := config.Load(raw, cfgPath)
+	cfg, err := config.LoadWith(raw, cfgPath, showAt(ctx, g, cfgSHA))
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +367,7 @@ func CheckoutReplay(ctx context.Context, o ReplayAtOptions) (*ReplayAt, error) {
 	r := &ReplayAt{SHA: sha, ConfigSHA: cfgSHA, ConfigPath: cfgPath, Property: p, git: g, tmp: tmp,
 		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), Argv: argv, WallBudget: p.WallBudget,
 			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Fixture: p.Fixture,
-			Framework: evidence.DetectFramework(p.Run), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker,
+			Framework: evidenceFramework(p), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker,
 			GoBase: cfgSHA, Prepare: p.Prepare, PrepareTree: sha}}
 	if err := g.PrepareWorktree(ctx, r.Options.Dir, sha); err != nil {
 		os.RemoveAll(tmp)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
 )
 
 // MaxDrawnSeed bounds drawn seeds: 1 to 2^53-1, integers every JSON
@@ -31,10 +32,11 @@ const MaxDrawnSeed = 1<<53 - 1
 //
 // Seed i is the first 8 bytes of HMAC-SHA256(secret, "flakegate drawn
 // seed v2\x00" + base sha + "\x00" + run template digest + "\x00" + i),
-// as a big-endian integer, mod 2^53-1, plus 1; a value that repeats an
-// earlier one is skipped. The caller drops a drawn seed that a property
+// as a big-endian integer, mod 2^53-1, plus 1, fitted to the range the
+// framework's seed option takes (config.FitDrawnSeed: fast-check's 32
+// bits); a value that repeats an earlier one is skipped. The caller drops a drawn seed that a property
 // lists already (drawnFor).
-func DrawSeeds(secret []byte, baseSHA, runSHA256 string, n int) []flakegate.Seed {
+func DrawSeeds(secret []byte, baseSHA, runSHA256, framework string, n int) []flakegate.Seed {
 	seen := map[flakegate.Seed]bool{}
 	var out []flakegate.Seed
 	for i := 0; len(out) < n; i++ {
@@ -42,6 +44,7 @@ func DrawSeeds(secret []byte, baseSHA, runSHA256 string, n int) []flakegate.Seed
 		mac.Write([]byte("flakegate drawn seed v2\x00" + baseSHA + "\x00" + runSHA256 + "\x00" + strconv.Itoa(i)))
 		sum := mac.Sum(nil)
 		v := binary.BigEndian.Uint64(sum[:8])%MaxDrawnSeed + 1
+		v = config.FitDrawnSeed(framework, v) // fast-check takes 32 bits (config/seedrange.go)
 		s := flakegate.Seed(strconv.FormatUint(v, 10))
 		if !seen[s] {
 			seen[s] = true
@@ -59,7 +62,7 @@ func (c *checker) drawnFor(ps *propState) []flakegate.Seed {
 		listed[s] = true
 	}
 	var out []flakegate.Seed
-	for _, s := range DrawSeeds(c.secret, c.baseSHA, ps.runSHA256, ps.prop.RandomSeeds) {
+	for _, s := range DrawSeeds(c.secret, c.baseSHA, ps.runSHA256, ps.prop.Framework, ps.prop.RandomSeeds) {
 		if !listed[s] {
 			out = append(out, s)
 		}

@@ -34,6 +34,10 @@
 //	    samples: 200                             optional; required if run uses {samples}
 //	    prepare: {run: [...]}                    optional; replaces the top-level prepare
 //	    flake_probe_runs: 5                      optional; overrides the global count
+//	    framework: pytest                        optional; go, pytest, vitest, jest or none
+//	                                             (default: from run, else from the path)
+//	    batch: true                              optional; false keeps each triple in a process
+//	                                             of its own (default true, false for none)
 //
 // A property is one test: entries may share a path (and a fixture) when
 // their names differ; two entries with the same path and name are
@@ -177,6 +181,16 @@ type Property struct {
 	// Prepare is the property's prepare: its own block, else the top
 	// level's; nil for none.
 	Prepare *Prepare
+	// Framework is one of FrameworkGo, FrameworkPytest, FrameworkVitest,
+	// FrameworkJest and FrameworkNone, never "" after Load: the key
+	// framework:, else what run runs (FrameworkOfArgv), else what the
+	// property file says (FrameworkOfFile). Watching and evidence follow it.
+	Framework string
+	// FrameworkSet says the entry has its own framework: key.
+	FrameworkSet bool
+	// Batch says the property's triples may share a process with others
+	// (batch:; default true for every framework but none).
+	Batch bool
 }
 
 // errorf returns an EINVALID error naming the file and the key.

@@ -22,10 +22,19 @@ import (
 // errors (usually the repo-relative path, e.g. "flakegate.yaml"). Every
 // error is a *flakegate.Error with code EINVALID naming name and the key.
 func Load(raw []byte, name string) (*Config, error) {
+	return LoadWith(raw, name, nil)
+}
+
+// LoadWith is Load with a reader of the repository's files at the
+// config's revision (ok false for a file that is not there), which the
+// default framework of a JavaScript test file is read from (its nearest
+// package.json). With a nil read such a property whose command is not
+// recognized gets framework none.
+func LoadWith(raw []byte, name string, read func(path string) ([]byte, bool)) (*Config, error) {
 	if name == "" {
 		name = DefaultPath
 	}
-	l := &loader{file: name}
+	l := &loader{file: name, read: read}
 	root, err := l.parse(raw)
 	if err != nil {
 		return nil, err
@@ -38,7 +47,10 @@ func Load(raw []byte, name string) (*Config, error) {
 	return cfg, nil
 }
 
-type loader struct{ file string }
+type loader struct {
+	file string
+	read func(string) ([]byte, bool)
+}
 
 func (l *loader) errf(key string, n ast.Node, format string, args ...any) *flakegate.Error {
 	return errorf(l.file, key, line(n), format, args...)
@@ -294,7 +306,7 @@ func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (P
 	if err != nil {
 		return p, err
 	}
-	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "fail_marker", "run", "wall_budget", "samples", "prepare", "flake_probe_runs")
+	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "fail_marker", "run", "wall_budget", "samples", "prepare", "flake_probe_runs", "framework", "batch")
 	if err != nil {
 		return p, err
 	}
@@ -368,6 +380,9 @@ func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (P
 		}
 	}
 	if p.Run, err = l.run(join(key, "run"), f["run"]); err != nil {
+		return p, err
+	}
+	if err := l.framework(key, f, &p); err != nil {
 		return p, err
 	}
 	if p.Fixture == "" && template.Uses(p.Run, "fixture") {

@@ -22,7 +22,7 @@ properties:
     wall_budget: 1s
   - path: b_test.go
     seeds: [1]
-    run: [x, "{seed}"]
+    run: [go, test, "-run=^TestB$", "-rapid.seed={seed}", .]
     wall_budget: 1s
     prepare: {run: [go, build, ./...]}
 `

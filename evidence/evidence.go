@@ -1,7 +1,7 @@
 // Package evidence judges an attempt's output: an exit 0 is a pass only
 // when the output shows the named test ran and passed, an exit 1 a
-// failure only when it shows the test ran and failed (go test, pytest, or
-// the config's pass and fail markers). It reads output; it starts nothing.
+// failure only when it shows the test ran and failed (go test, pytest,
+// vitest, jest, or the config's pass and fail markers). It reads output; it starts nothing.
 package evidence
 
 import (
@@ -15,15 +15,21 @@ import (
 	"github.com/flakegate/flakegate/runner"
 )
 
-// Frameworks an argv can be recognised as.
+// Frameworks whose output is read: the names of the config's framework:
+// key (config.FrameworkGo, ...). FrameworkNone ("" or "none") reads only
+// the markers.
 const (
 	FrameworkNone   = ""
-	FrameworkGo     = "go test"
+	FrameworkGo     = "go"
 	FrameworkPytest = "pytest"
+	FrameworkVitest = "vitest"
+	FrameworkJest   = "jest"
 )
 
-// DetectFramework names the test framework an argv runs: "go test" for
-// go test, "pytest" for pytest, py.test and python -m pytest, "" else.
+// DetectFramework names the test framework an argv runs itself: "go" for
+// go test, "pytest" for pytest, py.test and python -m pytest, "" else
+// (wrappers are config.FrameworkOfArgv's: a property's framework is known
+// at load, config.Property.Framework).
 func DetectFramework(argv []string) string {
 	if len(argv) == 0 {
 		return FrameworkNone
@@ -46,7 +52,25 @@ func DetectFramework(argv []string) string {
 // unless an -r option that reports passes is there). Other argvs are
 // returned as they are.
 func Argv(argv []string) []string {
-	switch DetectFramework(argv) {
+	return ArgvFor(DetectFramework(argv), argv)
+}
+
+// ArgvFor is Argv for a property whose framework is known. When argv
+// runs it through a wrapper (env, sh -c, uv run, ...), the option goes in
+// through the variable the framework reads, added to what the attempt's
+// environment already holds there: -v to GOFLAGS for go, -rA to
+// PYTEST_ADDOPTS for pytest (a small sh that then execs argv).
+func ArgvFor(framework string, argv []string) []string {
+	if direct := DetectFramework(argv); direct != framework {
+		switch framework {
+		case FrameworkGo:
+			return viaEnv("GOFLAGS", "-v", argv)
+		case FrameworkPytest:
+			return viaEnv("PYTEST_ADDOPTS", "-rA", argv)
+		}
+		return argv
+	}
+	switch framework {
 	case FrameworkGo:
 		for _, a := range argv[2:] {
 			if a == "-v" || a == "-test.v" || strings.HasPrefix(a, "-v=") || strings.HasPrefix(a, "-test.v=") || a == "-json" {
@@ -79,12 +103,16 @@ func Argv(argv []string) []string {
 //     name is empty) and no "--- SKIP:" line for it.
 //   - pytest: a final summary with at least one passed and no skipped,
 //     xfailed or xpassed; with a name, a "PASSED" line for that node.
+//   - vitest, jest: a summary line or JSON report with at least one
+//     passed and none failed (js.go).
 //   - a pass marker (config pass_marker): a line matching it.
 //
 // A failure needs:
 //   - go test: a "--- FAIL: NAME" line (any test when the name is empty);
 //   - pytest: a "FAILED path::name" line naming the node, or a final
 //     summary with at least one failed and no error;
+//   - vitest, jest: a summary line or JSON report with a failed test (a
+//     suite that failed to run reports none);
 //   - a fail marker (config fail_marker): a line matching it.
 //
 // Anything else is an error (a build failure, "[build failed]", a
@@ -111,11 +139,22 @@ type Checker struct {
 	notRun     string // pytest: the first line that says a test did not run
 	notRunE    string // pytest: the last "E   ..." line after notRun
 	inErrors   bool   // pytest: reading its ERRORS section
+
+	js jsState // vitest and jest
+}
+
+// viaEnv runs argv with opt added to the variable name.
+func viaEnv(name, opt string, argv []string) []string {
+	script := name + `="${` + name + `:+$` + name + ` }` + opt + `" exec "$@"`
+	return append([]string{"sh", "-c", script, "flakegate-evidence"}, argv...)
 }
 
 // New returns the checker for one attempt, or nil when there is
 // nothing to check (no framework, no marker).
 func New(framework, name string, marker, failMarker *regexp.Regexp) *Checker {
+	if framework == "none" {
+		framework = FrameworkNone
+	}
 	if framework == FrameworkNone && marker == nil && failMarker == nil {
 		return nil
 	}
@@ -126,6 +165,9 @@ func New(framework, name string, marker, failMarker *regexp.Regexp) *Checker {
 func (e *Checker) Write(p []byte) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.Framework == FrameworkJest || e.Framework == FrameworkVitest {
+		e.js.keep(p)
+	}
 	data := p
 	if len(e.partial) > 0 {
 		data = append(e.partial, p...)
@@ -203,6 +245,8 @@ func (e *Checker) line(l string) {
 				e.failed = clip(strings.TrimSpace(l))
 			}
 		}
+	case FrameworkVitest, FrameworkJest:
+		e.jsLine(l)
 	case FrameworkPytest:
 		if pytestSummary.MatchString(l) {
 			e.summary = clip(strings.Trim(l, "= "))
@@ -322,6 +366,8 @@ func (e *Checker) failMissing() string {
 			return "pytest's summary says " + strconv.Quote(e.summary) + "; want a \"FAILED\" line naming " + what + ", or at least one failed and no error"
 		}
 		return "exit 1 but no \"FAILED\" line and no pytest summary line; the last line is " + seen
+	case FrameworkVitest, FrameworkJest:
+		return e.jsFailMissing(what, seen)
 	}
 	return ""
 }
@@ -372,6 +418,8 @@ func (e *Checker) missing() string {
 		if e.Name != "" && e.passed == "" {
 			return "no \"PASSED\" line names " + e.Name + "; pytest's summary says " + strconv.Quote(e.summary)
 		}
+	case FrameworkVitest, FrameworkJest:
+		return e.jsMissing(seen)
 	}
 	return ""
 }
