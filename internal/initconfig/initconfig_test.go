@@ -31,13 +31,13 @@ var (
 // framework gets its run template, pass marker and prepare guess.
 func TestRender(t *testing.T) {
 	type testCase struct {
-		name   string
-		files  map[string]string
-		tests  []discover.Test
-		hook   bool
-		opts   Options  // the machine
-		want   []string // lines (trimmed) the file must hold
-		not    []string
+		name  string
+		files map[string]string
+		tests []discover.Test
+		hook  bool
+		opts  Options  // the machine
+		want  []string // lines (trimmed) the file must hold
+		not   []string
 	}
 	run := func(t *testing.T, tc testCase) {
 		raw, err := Render(Build(mapFS(tc.files), tc.tests, tc.opts), tc.hook)
