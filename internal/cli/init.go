@@ -147,6 +147,8 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	// framework (every property with --measure), in the sandbox, as check
 	// will run the written file.
 	tried := trialIndexes(pl, opts.Measure)
+	secs := map[string]float64{}
+	source := ""
 	if opts.NoTry {
 		fmt.Fprintln(report, "not tried (--no-try): the config is written as found, unchecked")
 	} else {
@@ -163,7 +165,6 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		if err != nil {
 			problems = append(problems, err.Error())
 		}
-		secs := map[string]float64{}
 		for _, o := range outs {
 			e := &pl.Entries[o.Entry]
 			id := e.Test.Path + "::" + e.Test.Name
@@ -189,13 +190,13 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
 			}
 		}
+		source = "flakegate init"
+		if opts.Measure {
+			source = "flakegate init --measure"
+		}
+		source += ", one sandboxed attempt each, " + time.Now().UTC().Format("2006-01-02 15:04 UTC")
 		if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil && len(secs) > 0 && !opts.DryRun {
-			how := "flakegate init"
-			if opts.Measure {
-				how = "flakegate init --measure"
-			}
-			how += ", one sandboxed attempt each, " + time.Now().UTC().Format("2006-01-02 15:04 UTC")
-			if err := writeMeasured(common, how, secs); err != nil {
+			if err := writeMeasured(common, source, secs); err != nil {
 				fmt.Fprintf(report, "warning: cannot keep the timings: %s\n", termsafe.Line(err.Error()))
 			}
 		}
@@ -206,10 +207,13 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	}
 	// What a check of it will cost.
 	if cfg, err := config.Load(raw, config.DefaultPath); err == nil {
-		measured, source := map[string]float64{}, ""
-		if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil {
+		measured := map[string]float64{}
+		if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil && len(secs) == 0 {
 			m := readMeasured(common)
 			measured, source = m.Seconds, m.Source
+		}
+		for k, v := range secs {
+			measured[k] = v
 		}
 		for _, l := range check.PlanCost(cfg, measured, source).Lines() {
 			fmt.Fprintln(report, l)
