@@ -43,22 +43,27 @@ var ProcessGroups = func(cfg *config.Config, triples []PlanTriple) [][]PlanTripl
 // (Min: each triple's first attempt and its base replay) and where every
 // triple fails (Max: the retries too, with a flake probe for each).
 type Cost struct {
-	Triples int
+	Triples int `json:"triples"`
 	// Attempts and Processes are the runs when every triple passes: the
 	// candidate's first attempt and the base replay (the replay cache
 	// takes the base's away on a second check of the same base).
-	Attempts, Processes int
+	Attempts  int `json:"attempts"`
+	Processes int `json:"processes"`
 	// MaxAttempts and MaxProcesses are the runs when every candidate
 	// attempt fails: retry_cap retries and flake_probe_runs probes more.
-	MaxAttempts, MaxProcesses int
+	MaxAttempts  int `json:"max_attempts"`
+	MaxProcesses int `json:"max_processes"`
 	// Seconds is the estimated wall time of Processes at the config's
 	// workers; Measured says how many of the properties have a timing,
 	// Unmeasured the others, whose wall_budget is counted instead (an
 	// upper bound).
-	Seconds              float64
-	Measured, Unmeasured int
+	Seconds    float64 `json:"seconds"`
+	Measured   int     `json:"measured_properties"`
+	Unmeasured int     `json:"unmeasured_properties"`
 	// Source says where the timings came from.
-	Source string
+	Source string `json:"source,omitempty"`
+	// Warn is true when Seconds is over PlanWarnAfter.
+	Warn bool `json:"warn"`
 }
 
 // PlanCost computes the cost of cfg. measured holds seconds per process
@@ -103,6 +108,7 @@ func PlanCost(cfg *config.Config, measured map[string]float64, source string) Co
 	}
 	workers := max(cfg.Workers, 1)
 	c.Seconds = math.Round(busy / float64(workers))
+	c.Warn = time.Duration(c.Seconds)*time.Second > PlanWarnAfter
 	return c
 }
 
@@ -125,7 +131,7 @@ func (c Cost) Lines() []string {
 	default:
 		lines = append(lines, fmt.Sprintf("estimate: at most %s when every triple passes: %d properties timed (from %s), %d counted at their wall_budget", est, c.Measured, c.Source, c.Unmeasured))
 	}
-	if time.Duration(c.Seconds)*time.Second > PlanWarnAfter {
+	if c.Warn {
 		lines = append(lines, fmt.Sprintf("warning: the estimate is over %s; to bring it down: fewer seeds or random_seeds per property, "+
 			"batches (batch: true, many triples per process), more workers, or fewer properties (exclude, or remove entries)", PlanWarnAfter))
 	}
