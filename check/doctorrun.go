@@ -76,7 +76,7 @@ func prepareInterpreter(run []string) string {
 // pytestProbe prints the path the interpreter runs and the modules among
 // pytest and hypothesis it cannot import.
 const pytestProbe = `p=$(command -v "$1") || { echo "not found"; exit 0; }; echo "$p"; "$p" -I -c 'import importlib.util, sys
-print(" ".join(m for m in ("pytest", "hypothesis") if importlib.util.find_spec(m) is None) or "-")' 2>&1 | tail -n 1`
+print(" ".join(m for m in ("pytest", "hypothesis") if importlib.util.find_spec(m) is None) or "-")' 2>&1`
 
 // sandboxPython asks prog, inside sb with the attempts' environment,
 // where it is and whether it has pytest and Hypothesis. found is false

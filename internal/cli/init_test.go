@@ -283,3 +283,55 @@ func readGoSum(t *testing.T) string {
 	}
 	return string(b)
 }
+
+// noPytestBin is a folder for PATH with git, sh, env and bwrap, and a
+// python3 that cannot import pytest or Hypothesis (-S: no site
+// packages), as a pyenv interpreter without them.
+func noPytestBin(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	for _, prog := range []string{"git", "sh", "env", "bwrap"} {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			t.Skip(prog + " is not installed")
+		}
+		if err := os.Symlink(p, filepath.Join(bin, prog)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	if err := os.WriteFile(filepath.Join(bin, "python3"), []byte("#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// TestInitNoPytest: when no interpreter on PATH has pytest, init says so,
+// the trial names the missing module with its fix, and it exits 1.
+func TestInitNoPytest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the sandbox")
+	}
+	dir := initRepo(t, map[string]string{
+		"stack.py":            "def push(xs, x):\n    return xs + [x]\n",
+		"tests/test_stack.py": "from hypothesis import given, strategies as st\nfrom stack import push\n\n@given(st.integers())\ndef test_push(x):\n    assert push([], x) == [x]\n",
+	})
+	commitAll(t, dir)
+	t.Setenv("PATH", noPytestBin(t))
+	out, errOut, code := runInitEnv(t, dir, "--dry-run")
+	if code != ExitReject {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"python: no interpreter the sandbox sees has pytest and Hypothesis (looked at: " + filepath.Join(os.Getenv("PATH"), "python3"),
+		"  fail tests/test_stack.py::test_push", "problem: tests/test_stack.py::test_push: the test cannot import pytest", "fix: install it",
+		"the config as written would not run here"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, `run: ["python3", "-m", "pytest"`) {
+		t.Errorf("stdout:\n%s", out)
+	}
+}

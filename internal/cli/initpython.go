@@ -40,8 +40,8 @@ for m in sys.argv[1:]:
 print(" ".join(missing))`
 
 // pythonCandidates are the interpreters an attempt could run: python3
-// and python in each PATH folder, then /usr/bin/python3 and
-// /usr/local/bin/python3, leaving out what lives under $HOME (the
+// and python in each PATH folder (the attempts' PATH is flakegate's),
+// leaving out what lives under $HOME (the
 // sandbox hides the home folder: a pyenv or asdf shim there is not what
 // an attempt runs) and what resolves to an interpreter already listed.
 func pythonCandidates(pathEnv, home string) []string {
@@ -73,8 +73,6 @@ func pythonCandidates(pathEnv, home string) []string {
 		add(filepath.Join(dir, "python3"))
 		add(filepath.Join(dir, "python"))
 	}
-	add("/usr/bin/python3")
-	add("/usr/local/bin/python3")
 	return out
 }
 

@@ -83,7 +83,7 @@ func tryConfig(ctx context.Context, ios *IO, root string, raw []byte, indexes []
 	return out, nil
 }
 
-var noModuleRe = regexp.MustCompile(`No module named '([^']+)'`)
+var noModuleRe = regexp.MustCompile(`No module named '?([A-Za-z0-9_.]+)'?`)
 
 // trialCause says in one line why a tried entry did not pass, and the
 // fix.
