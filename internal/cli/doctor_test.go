@@ -195,7 +195,7 @@ func TestDoctor(t *testing.T) {
 				}
 				return bin + ":" + os.Getenv("PATH")
 			},
-			want:    [][2]string{{"fail", "run: properties[0].run: python3 is "}, {"fail", "run: which cannot import pytest or hypothesis: the test never runs"}}},
+			want: [][2]string{{"fail", "run: properties[0].run: python3 is "}, {"fail", "run: which cannot import pytest or hypothesis: the test never runs"}}},
 		{name: "an interpreter with pytest", code: 0,
 			commits: []map[string]string{{"flakegate.yaml": pytestDoctorConfig("/usr/bin/python3"), "tests/test_x.py": "def test_x(): pass\n"}},
 			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
