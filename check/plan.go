@@ -14,7 +14,6 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
 )
 
@@ -173,7 +172,3 @@ func LoadPlanConfig(ctx context.Context, opts PlanOptions) (*config.Config, stri
 	}
 	return c.cfg, c.common, c.baseSHA, nil
 }
-
-// Framework is the framework a property's run names (for plans and
-// doctor): go, pytest, vitest, jest or "".
-func Framework(p *config.Property) string { return evidence.DetectFramework(p.Run) }
