@@ -6,138 +6,37 @@
 package check
 
 import (
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/evidence"
-	"github.com/flakegate/flakegate/runner"
 )
 
-// exitMeanings are what a test runner's exit codes mean, by the name
-// neverRan gives the program.
-var exitMeanings = map[string]map[int]string{
-	"pytest":  {2: "interrupted", 3: "internal error", 4: "usage error", 5: "no tests collected"},
-	"go test": {2: "build or usage error"},
-	"vitest":  {},
-	"jest":    {},
-}
-
-// commonExits are what any program's exit codes 126 and 127 mean (the
-// shell's and env's convention).
-var commonExits = map[int]string{126: "cannot execute", 127: "command not found"}
-
-// resultTypeRe matches the table's reason for a result that is neither
-// pass nor fail (an attempt that errored or timed out).
-var resultTypeRe = regexp.MustCompile(`^(candidate_result|base_seed_result|retry_results\[\d+\]): want "pass" or "fail", got the string "(error|timeout)"$`)
-
-// telling is a line of output that usually says why a run failed.
-var tellingRe = regexp.MustCompile(`(?i)(^E\s|^ERROR\b|error[:\]]|no module named|not found|cannot find|permission denied|usage:|exception|traceback)`)
-
 // programName names the program of argv for a reason: the framework
-// ("pytest", "go test"), the JavaScript runner, else argv's program.
+// ("pytest", "go test") when evidence knows it, else the root package's
+// ProgramName.
 func programName(framework string, argv []string) string {
 	if framework != evidence.FrameworkNone {
 		return framework
 	}
-	prog := runProgram(argv)
-	for _, w := range argv {
-		if b := filepath.Base(w); b == "vitest" || b == "jest" {
-			return b
-		}
-	}
-	if prog == "" {
-		return "the command"
-	}
-	return filepath.Base(prog)
+	return flakegate.ProgramName(argv)
 }
 
-// neverRan says why an attempt that errored is no result: "the test
-// never ran: candidate attempt 0: pytest exited 4 (usage error): ERROR:
-// file or directory not found: tests/x.py". why is the attempt's own
-// reason (the runner's or the evidence's).
+// neverRan is flakegate.NeverRan for the framework and argv of a triple.
 func neverRan(framework string, argv []string, a flakegate.Attempt, why string) string {
-	prog := programName(framework, argv)
-	where := a.Side + " attempt " + strconv.Itoa(a.Index)
-	var b strings.Builder
-	b.WriteString("the test never ran: " + where + ": ")
-	switch {
-	case a.Result == runner.Timeout:
-		b.WriteString(prog + " ran past its budget")
-		if why != "" {
-			b.WriteString(" (" + why + ")")
-		}
-	case a.ExitCode >= 0:
-		b.WriteString(prog + " exited " + strconv.Itoa(a.ExitCode))
-		meaning := exitMeanings[prog][a.ExitCode]
-		if meaning == "" {
-			meaning = commonExits[a.ExitCode]
-		}
-		if meaning != "" {
-			b.WriteString(" (" + meaning + ")")
-		}
-		code := strconv.Itoa(a.ExitCode)
-		if rest, ok := strings.CutPrefix(why, "exit "+code+" but "); ok {
-			b.WriteString(" but " + rest)
-		} else if why != "" && why != "exit code "+code {
-			b.WriteString(": " + why)
-		}
-	default:
-		if why == "" {
-			why = "it did not start"
-		}
-		b.WriteString(why)
-	}
-	if l := tellingLine(a.OutputTail); l != "" && !strings.Contains(b.String(), l) {
-		b.WriteString(": " + l)
-	}
-	return b.String()
-}
-
-// tellingLine is the line of tail that says why a run failed: the last
-// one that looks like an error, else the last line; at most 240 bytes.
-func tellingLine(tail string) string {
-	lines := strings.Split(strings.TrimSpace(tail), "\n")
-	pick := ""
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
-		if l == "" {
-			continue
-		}
-		if pick == "" {
-			pick = l
-		}
-		if tellingRe.MatchString(l) {
-			pick = l
-			break
-		}
-	}
-	pick = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, pick)
-	if len(pick) > 240 {
-		pick = pick[:240] + "..."
-	}
-	return pick
+	return flakegate.NeverRan(programName(framework, argv), a, why)
 }
 
 // incompleteReason is the reason of an INCOMPLETE triple whose table
 // reason is only that a result was "error" or "timeout": what the first
 // such attempt did, in words; "" when the table's reason says more.
 func (r *tripleRun) incompleteReason(d flakegate.Decision) string {
-	m := resultTypeRe.FindStringSubmatch(d.Reason)
+	m := flakegate.ResultTypeReasonRe.FindStringSubmatch(d.Reason)
 	if m == nil {
 		return ""
 	}
-	for _, a := range r.t.attempts {
-		if a.Result != runner.Errored && a.Result != runner.Timeout {
-			continue
-		}
+	if a, ok := flakegate.FirstUnfinished(r.t.attempts); ok {
 		why := r.t.reason
 		prefix := a.Side + " attempt " + strconv.Itoa(a.Index) + ": "
 		if rest, ok := strings.CutPrefix(why, prefix); ok {
