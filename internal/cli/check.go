@@ -202,6 +202,7 @@ func writeSummaryOutputs(ios *IO, cmd string, o summaryOutputs, sum *flakegate.S
 	} else {
 		printCheckText(ios.Out, sum)
 	}
+	printReproduce(ios.ErrOut, sum)
 	if err := writeReportFiles(ios, cmd, o.JUnit, o.Markdown, sum); err != nil {
 		return err
 	}
@@ -215,6 +216,18 @@ func writeSummaryOutputs(ios *IO, cmd string, o summaryOutputs, sum *flakegate.S
 		return writeGitHub(ios, cmd+" --github", w, sum)
 	}
 	return nil
+}
+
+// printReproduce writes on stderr, in every output mode (stdout may be
+// the --json summary), the command that replays each reject and
+// SCHEDULER seed: "reproduce PATH::NAME seed S: flakegate replay ...".
+func printReproduce(w io.Writer, sum *flakegate.Summary) {
+	for _, r := range sum.Results {
+		if r.Skipped || r.Label == flakegate.Pass || r.Reproduce == "" {
+			continue
+		}
+		fmt.Fprintf(w, "reproduce %s seed %s (%s): %s\n", termsafe.Line(r.ID()), termsafe.Line(r.Seed.String()), r.Label, termsafe.Line(r.Reproduce))
+	}
 }
 
 // explainWatch prints what each property watches (JSON with --json).
