@@ -29,19 +29,15 @@ type trialOutcome struct {
 }
 
 // tryConfig runs a check of the trial config raw (initconfig.RenderTrial
-// of the entries at indexes) on a commit that is HEAD with that file,
-// as candidate and base: the prepare once, then one attempt of each entry
+// of the entries at indexes) on a commit of the work tree as it would be
+// committed (git add -A) with that file, as candidate and base: the prepare once, then one attempt of each entry
 // (and its base replay), in the sandbox, exactly as check will run the
 // written file. The ledger, records and output are thrown away. An error
 // is a cause that stops every entry (no commit, no sandbox, a command not
-// found).
+// found, a repository git cannot commit).
 func tryConfig(ctx context.Context, ios *IO, root string, raw []byte, indexes []int) ([]trialOutcome, error) {
 	g := &git.Client{Dir: root}
-	head, err := g.RevParse(ctx, "HEAD")
-	if err != nil {
-		return nil, fmt.Errorf("the repository has no commit, so the config cannot be tried as check runs it; fix: commit the project first, then run flakegate init again")
-	}
-	sha, err := g.CommitWithFile(ctx, head, config.DefaultPath, raw, "flakegate init: trial of the config")
+	sha, err := g.CommitWorkTree(ctx, config.DefaultPath, raw, "flakegate init: trial of the config")
 	if err != nil {
 		return nil, fmt.Errorf("cannot make the trial commit: %v", err)
 	}
@@ -101,6 +97,9 @@ func trialCause(r flakegate.Result) string {
 	if m := noModuleRe.FindStringSubmatch(tail); m != nil {
 		return fmt.Sprintf("%s: the test cannot import %s: %s; fix: install it for the interpreter the run names (apt-get install python3-%s, or pip install it into an interpreter outside $HOME), or add the folder it lives in to PYTHONPATH in run",
 			r.ID(), m[1], oneLine(why, 300), strings.ToLower(strings.SplitN(m[1], ".", 2)[0]))
+	}
+	if strings.Contains(tail, "GOPROXY=off") || strings.Contains(tail, "module lookup disabled") || strings.Contains(tail, "missing go.sum entry") {
+		return fmt.Sprintf("%s: go cannot find a module: %s; fix: run go mod download first (the attempts build offline, from the module cache)", r.ID(), oneLine(why, 300))
 	}
 	switch r.Label {
 	case flakegate.Property:
