@@ -277,8 +277,8 @@ func TestInitLayoutJest(t *testing.T) {
 	r := runLayout(t, layoutCase{
 		need: "node",
 		files: map[string]string{
-			"README.md":    "sum\n",
-			"package.json": `{"name": "sum", "private": true, "devDependencies": {"jest": "29.7.0", "fast-check": "3.23.2"}, "jest": {"setupFilesAfterEnv": ["<rootDir>/jest.setup.js"]}}` + "\n",
+			"README.md":     "sum\n",
+			"package.json":  `{"name": "sum", "private": true, "devDependencies": {"jest": "29.7.0", "fast-check": "3.23.2"}, "jest": {"setupFilesAfterEnv": ["<rootDir>/jest.setup.js"]}}` + "\n",
 			"jest.setup.js": strings.Replace(seedHook, `import fc from "fast-check";`, `const fc = require("fast-check");`, 1),
 			"src/sum.js":    sum,
 			"test/sum.test.js": "const fc = require(\"fast-check\");\nconst { sum } = require(\"../src/sum\");\n" +
