@@ -126,7 +126,7 @@ func (c Cost) Lines() []string {
 	case c.Unmeasured == 0:
 		lines = append(lines, fmt.Sprintf("estimate: about %s when every triple passes (from %s)", est, c.Source))
 	case c.Measured == 0:
-		lines = append(lines, fmt.Sprintf("estimate: at most %s when every triple passes: no property has a measured run, so each process counts its wall_budget (flakegate init --measure times one run of each)", est))
+		lines = append(lines, fmt.Sprintf("estimate: at most %s when every triple passes: no property has a measured run, so each process counts its wall_budget (flakegate init --measure times one sandboxed attempt of each)", est))
 	default:
 		lines = append(lines, fmt.Sprintf("estimate: at most %s when every triple passes: %d properties timed (from %s), %d counted at their wall_budget", est, c.Measured, c.Source, c.Unmeasured))
 	}
