@@ -286,8 +286,11 @@ func choosePythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.
 	opts.Python = best.Path
 	missingTests := slices.DeleteFunc(slices.Clone(best.Missing), func(m string) bool { return slices.Contains(layout.BuildRequires, m) })
 	line := "python: " + best.Path + " has pytest and Hypothesis"
-	if len(imports) > 0 {
-		line += " and " + fmt.Sprint(len(imports)-len(missingTests)) + " of the " + fmt.Sprint(len(imports)) + " modules the tests import (" + strings.Join(imports, ", ") + ")"
+	switch {
+	case len(imports) > 0 && len(missingTests) == 0:
+		line += " and every module the tests and conftest.py files import"
+	case len(imports) > 0:
+		line += fmt.Sprintf(" and %d of the %d modules the tests and conftest.py files import", len(imports)-len(missingTests), len(imports))
 	}
 	switch {
 	case len(layout.SrcDirs) > 0:

@@ -98,6 +98,9 @@ func trialCause(r flakegate.Result) string {
 		return fmt.Sprintf("%s: the test cannot import %s: %s; fix: install it for the interpreter the run names (apt-get install python3-%s, or pip install it into an interpreter outside $HOME), or add the folder it lives in to PYTHONPATH in run",
 			r.ID(), m[1], oneLine(why, 300), strings.ToLower(strings.SplitN(m[1], ".", 2)[0]))
 	}
+	if strings.Contains(tail, "ERROR: not found:") {
+		return fmt.Sprintf("%s: pytest did not collect it: %s; fix: a module-level skip (pytest.importorskip of a package this interpreter lacks) or a renamed test: install what the module needs, or remove the entry", r.ID(), oneLine(why, 300))
+	}
 	if strings.Contains(why, "prepare failed") {
 		return fmt.Sprintf("%s: %s; fix: run the prepare's command by hand in a fresh clone, offline unless its network is true, and make it work (or remove the prepare when nothing must be built)", r.ID(), oneLine(why, 400))
 	}
