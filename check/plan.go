@@ -54,11 +54,15 @@ type Cost struct {
 	MaxProcesses int `json:"max_processes"`
 	// Seconds is the estimated wall time of Processes at the config's
 	// workers; Measured says how many of the properties have a timing,
-	// Unmeasured the others, whose wall_budget is counted instead (an
+	// Unmeasured how many have neither a timing nor a timed property
+	// running the same program: their wall_budget is counted instead (an
 	// upper bound).
-	Seconds    float64 `json:"seconds"`
-	Measured   int     `json:"measured_properties"`
-	Unmeasured int     `json:"unmeasured_properties"`
+	Seconds  float64 `json:"seconds"`
+	Measured int     `json:"measured_properties"`
+	// Alike are the properties without a timing that take the mean of
+	// the timed ones running the same program.
+	Alike      int `json:"estimated_properties"`
+	Unmeasured int `json:"unmeasured_properties"`
 	// Source says where the timings came from.
 	Source string `json:"source,omitempty"`
 	// Warn is true when Seconds is over PlanWarnAfter.
@@ -79,8 +83,35 @@ func PlanCost(cfg *config.Config, measured map[string]float64, source string) Co
 		}
 	}
 	c := Cost{Triples: len(triples), Source: source}
+	// A property without a timing of its own takes the mean of the timed
+	// ones that run the same program (the same runner's start-up and
+	// build), else its wall_budget: an upper bound.
+	sum, n := map[string]float64{}, map[string]int{}
+	for i := range cfg.Properties {
+		p := &cfg.Properties[i]
+		if secs, ok := measured[p.ID()]; ok {
+			sum[flakegate.ProgramName(p.Run)] += secs
+			n[flakegate.ProgramName(p.Run)]++
+		}
+	}
+	perProcess := make([]float64, len(cfg.Properties))
+	for i := range cfg.Properties {
+		p := &cfg.Properties[i]
+		prog := flakegate.ProgramName(p.Run)
+		secs, ok := measured[p.ID()]
+		switch {
+		case ok:
+			c.Measured++
+		case n[prog] > 0:
+			secs = sum[prog] / float64(n[prog])
+			c.Alike++
+		default:
+			secs = p.WallBudget.Seconds()
+			c.Unmeasured++
+		}
+		perProcess[i] = secs
+	}
 	var busy float64
-	seen := map[int]bool{}
 	for _, g := range ProcessGroups(cfg, triples) {
 		if len(g) == 0 {
 			continue
@@ -91,19 +122,7 @@ func PlanCost(cfg *config.Config, measured map[string]float64, source string) Co
 		c.Processes += 2
 		c.MaxAttempts += (2 + cfg.RetryCap + k) * len(g)
 		c.MaxProcesses += 2 + cfg.RetryCap + k
-		secs, ok := measured[p.ID()]
-		if !ok {
-			secs = p.WallBudget.Seconds()
-		}
-		if !seen[g[0].Property] {
-			seen[g[0].Property] = true
-			if ok {
-				c.Measured++
-			} else {
-				c.Unmeasured++
-			}
-		}
-		busy += 2 * secs
+		busy += 2 * perProcess[g[0].Property]
 	}
 	workers := max(cfg.Workers, 1)
 	c.Seconds = math.Round(busy / float64(workers))
@@ -123,12 +142,16 @@ func (c Cost) Lines() []string {
 	switch {
 	case c.Triples == 0:
 		return lines
-	case c.Unmeasured == 0:
+	case c.Unmeasured == 0 && c.Alike == 0:
 		lines = append(lines, fmt.Sprintf("estimate: about %s when every triple passes (from %s)", est, c.Source))
+	case c.Unmeasured == 0:
+		lines = append(lines, fmt.Sprintf("estimate: about %s when every triple passes: %s timed (from %s), %s estimated from the timed ones running the same program (flakegate init --measure times every one)",
+			est, count(c.Measured, "property", "properties"), c.Source, count(c.Alike, "property", "properties")))
 	case c.Measured == 0:
 		lines = append(lines, fmt.Sprintf("estimate: at most %s when every triple passes: no property has a measured run, so each process counts its wall_budget (flakegate init --measure times one sandboxed attempt of each)", est))
 	default:
-		lines = append(lines, fmt.Sprintf("estimate: at most %s when every triple passes: %d properties timed (from %s), %d counted at their wall_budget", est, c.Measured, c.Source, c.Unmeasured))
+		lines = append(lines, fmt.Sprintf("estimate: at most %s when every triple passes: %s timed (from %s), %s estimated from them, %s counted at their wall_budget",
+			est, count(c.Measured, "property", "properties"), c.Source, count(c.Alike, "property", "properties"), count(c.Unmeasured, "property", "properties")))
 	}
 	if c.Warn {
 		lines = append(lines, fmt.Sprintf("warning: the estimate is over %s; to bring it down: fewer seeds or random_seeds per property, "+
@@ -171,4 +194,11 @@ func LoadPlanConfig(ctx context.Context, opts PlanOptions) (*config.Config, stri
 		return nil, "", "", err
 	}
 	return c.cfg, c.common, c.baseSHA, nil
+}
+
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

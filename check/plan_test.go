@@ -64,3 +64,23 @@ func TestPlanCost(t *testing.T) {
 		t.Errorf("batched: %+v", c)
 	}
 }
+
+// TestPlanCostAlike: a property without a timing takes the mean of the
+// timed ones that run the same program; one running another program
+// counts its wall_budget.
+func TestPlanCostAlike(t *testing.T) {
+	cfg, err := fgconfig.Load([]byte("version: 1\nproperties:\n"+
+		"  - {path: a_test.go, name: TestA, seeds: [1], run: [go, test, -run, \"^{name}$\", .], wall_budget: 5m}\n"+
+		"  - {path: a_test.go, name: TestB, seeds: [1], run: [go, test, -run, \"^{name}$\", .], wall_budget: 5m}\n"+
+		"  - {path: t.py, name: test_c, seeds: [1], run: [python3, -m, pytest, \"{path}::{name}\"], wall_budget: 1m}\n"), "flakegate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := check.PlanCost(cfg, map[string]float64{"a_test.go::TestA": 4}, "flakegate init")
+	if c.Measured != 1 || c.Alike != 1 || c.Unmeasured != 1 || c.Seconds != 2*4+2*4+2*60 {
+		t.Fatalf("cost %+v", c)
+	}
+	if l := c.Lines()[1]; !strings.Contains(l, "at most 2m16s") || !strings.Contains(l, "1 property timed (from flakegate init), 1 property estimated from them, 1 property counted at their wall_budget") {
+		t.Errorf("line %q", l)
+	}
+}
