@@ -124,7 +124,7 @@ func Build(fsys fs.FS, tests []discover.Test, opts Options) *Plan {
 			pl.Skipped = append(pl.Skipped, discover.Skipped{Path: t.Path, Reason: "test " + strconv.Quote(t.Name) + ": " + why + "; add it by hand"})
 			continue
 		}
-		e := Entry{Test: t, WallBudget: DefaultWallBudget, BudgetNote: "default; flakegate init --measure times one run"}
+		e := Entry{Test: t, WallBudget: DefaultWallBudget, BudgetNote: "default; flakegate init --measure sets 5x one sandboxed attempt"}
 		switch t.Framework {
 		case discover.GoRapid:
 			pkg := "./" + t.Dir
