@@ -43,7 +43,11 @@
 //	seeds.go      seeds drawn for the candidate with the store's secret
 //	output.go     files written and the reproduce command line
 //	progress.go   the ProgressHandler interface
-//	doctor.go     Doctor: what a check would meet here (flakegate doctor)
+//	doctor.go     Doctor: what a check would meet here (flakegate doctor);
+//	              doctorrun.go: each property's run[0] and its interpreter
+//	reason.go     the summary's reasons in words (an attempt that never ran,
+//	              a contamination naming each path once)
+//	plan.go       what a config will cost (check --plan, init)
 package check
 
 import (

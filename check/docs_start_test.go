@@ -188,7 +188,7 @@ func TestDocsGettingStarted(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, out)
 			}
-			if !regexp.MustCompile(`checked 10 of 10 triples in [0-9.]+s: 10 PASS`).MatchString(out) {
+			if !regexp.MustCompile(`checked 10 of 10 triples in [0-9hm.]+s: 10 PASS`).MatchString(out) {
 				t.Errorf("no passing check of 10 triples:\n%s", out)
 			}
 			for _, line := range strings.Split(strings.TrimSpace(shown[tc.name]), "\n") {

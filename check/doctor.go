@@ -195,6 +195,13 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	for _, tool := range c.toolchains() {
 		c.doctorTool(ctx, rep, tool, opts.Env, attemptEnv, sb)
 	}
+	baseFiles := map[string]bool{}
+	if files, err := c.git.ListFiles(ctx, c.baseSHA); err == nil {
+		for _, f := range files {
+			baseFiles[f] = true
+		}
+	}
+	c.doctorRuns(ctx, rep, sb, attemptEnv, baseFiles)
 
 	// sandbox.env.
 	var set []string

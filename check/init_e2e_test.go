@@ -293,6 +293,9 @@ func initAndCommit(t *testing.T, r *repo, wantNames []string) *fgconfig.Config {
 // wantAll checks that every label of a check is label.
 func wantAll(t *testing.T, cr *checkRun, code int, label string, n int) {
 	t.Helper()
+	if cr.summary == nil {
+		t.Fatalf("want exit %d and %d × %s, got no summary\n%s", code, n, label, cr)
+	}
 	labels := cr.labels()
 	ok := cr.code == code && len(labels) == n
 	for _, l := range labels {
@@ -325,7 +328,8 @@ func TestInitPytestHypothesis(t *testing.T) {
 	r := newRepo(t, initPytestProject())
 	cfg := initAndCommit(t, r, []string{"tests/test_stack.py::TestStackMachine", "tests/test_stack.py::test_push_then_pop_reverses"})
 	for _, p := range cfg.Properties {
-		if strings.Join(p.Run, " ") != "pytest -q -p no:cacheprovider {path}::{name} --hypothesis-seed={seed}" || p.Prepare != nil {
+		// The interpreter the sandbox sees that has pytest, by its path.
+		if !filepath.IsAbs(p.Run[0]) || strings.Join(p.Run[1:], " ") != "-m pytest -q -p no:cacheprovider {path}::{name} --hypothesis-seed={seed}" || p.Prepare != nil {
 			t.Errorf("%s: run %q, prepare %v", p.ID(), p.Run, p.Prepare)
 		}
 	}
@@ -368,11 +372,17 @@ func TestInitRealNodeRunners(t *testing.T) {
 	for _, tc := range []struct {
 		runner, deps, config string
 		want                 []string
+		bug                  map[string]string
+		bugLabels            []string // the labels of the check of bug, in summary order
 	}{
 		{"vitest", `"vitest": "2.1.9", "fast-check": "3.23.2"`, "",
-			[]string{"src/sort.test.js::keeps the length", "src/sort.test.js::sortNumbers orders its output"}},
+			[]string{"src/sort.test.js::keeps the length", "src/sort.test.js::sortNumbers orders its output"},
+			map[string]string{"src/sort.js": "export const sortNumbers = (xs) => [...xs].sort();\n"},
+			[]string{"PROPERTY", "PROPERTY", "PROPERTY", "PROPERTY", "PROPERTY", "PASS", "PASS", "PASS", "PASS", "PASS"}},
 		{"jest", `"jest": "29.7.0", "fast-check": "3.23.2"`, `, "jest": {"setupFilesAfterEnv": ["<rootDir>/jest.setup.js"]}`,
-			[]string{"test/sum.test.js::sum commutes", "test/sum.test.js::sum keeps zero (identity)"}},
+			[]string{"test/sum.test.js::sum commutes", "test/sum.test.js::sum keeps zero (identity)"},
+			map[string]string{"src/sum.js": "module.exports = { sum: (a, b) => (a > 0 ? a - b : a + b) };\n"},
+			[]string{"PROPERTY", "PROPERTY", "PROPERTY", "PROPERTY", "PROPERTY", "PASS", "PASS", "PASS", "PASS", "PASS"}},
 	} {
 		t.Run(tc.runner, func(t *testing.T) {
 			files := map[string]string{
@@ -388,9 +398,10 @@ func TestInitRealNodeRunners(t *testing.T) {
 				files["vitest.setup.js"] = seedHook
 			} else {
 				files["jest.setup.js"] = strings.Replace(seedHook, `import fc from "fast-check";`, `const fc = require("fast-check");`, 1)
-				files["test/sum.test.js"] = "const fc = require(\"fast-check\");\ndescribe(\"sum\", () => {\n" +
-					"  test(\"commutes\", () => { fc.assert(fc.property(fc.integer(), fc.integer(), (a, b) => a + b === b + a)); });\n" +
-					"  test(\"keeps zero (identity)\", () => { fc.assert(fc.property(fc.integer(), (a) => a + 0 === a)); });\n});\n"
+				files["src/sum.js"] = "module.exports = { sum: (a, b) => a + b };\n"
+				files["test/sum.test.js"] = "const fc = require(\"fast-check\");\nconst { sum } = require(\"../src/sum\");\ndescribe(\"sum\", () => {\n" +
+					"  test(\"commutes\", () => { fc.assert(fc.property(fc.integer(), fc.integer(), (a, b) => sum(a, b) === sum(b, a))); });\n" +
+					"  test(\"keeps zero (identity)\", () => { fc.assert(fc.property(fc.integer({min: -1000, max: 0}), (a) => sum(a, 0) === a)); });\n});\n"
 			}
 			r := newRepo(t, files)
 			lock := exec.Command("npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund")
@@ -404,8 +415,21 @@ func TestInitRealNodeRunners(t *testing.T) {
 			if cfg.Prepare == nil || cfg.Prepare.Run[0] != "npm" {
 				t.Fatalf("prepare %+v", cfg.Prepare)
 			}
+			for _, p := range cfg.Properties {
+				if p.PassMarker == nil || p.FailMarker == nil {
+					t.Errorf("%s: pass marker %v, fail marker %v", p.ID(), p.PassMarker, p.FailMarker)
+				}
+			}
 			r.candidate("docs", map[string]string{"README.md": "documented\n"})
 			wantAll(t, r.check("--base", "base", "--candidate", "docs"), 0, "PASS", 10)
+			r.candidate("bug", tc.bug)
+			cr := r.check("--base", "base", "--candidate", "bug")
+			got := cr.labels()
+			sort.Strings(got)
+			sort.Strings(tc.bugLabels)
+			if cr.code != 1 || strings.Join(got, ",") != strings.Join(tc.bugLabels, ",") {
+				t.Fatalf("the regression: want exit 1 and %v\n%s", tc.bugLabels, cr)
+			}
 		})
 	}
 }

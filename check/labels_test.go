@@ -252,8 +252,8 @@ func TestCheckLabels(t *testing.T) {
 				if rec.CandidateResult != "error" || rec.Attempts[0].ExitCode != 3 || len(rec.RetryResults) != 0 {
 					t.Errorf("candidate %s, attempt %+v, retries %v", rec.CandidateResult, rec.Attempts[0], rec.RetryResults)
 				}
-				if !strings.Contains(res.Reason, "exit code 3") {
-					t.Errorf("reason %q does not say why", res.Reason)
+				if !strings.HasPrefix(res.Reason, "the test never ran: candidate attempt 0: ") || !strings.Contains(res.Reason, " exited 3") || strings.Contains(res.Reason, `want "pass" or "fail"`) {
+					t.Errorf("reason %q does not say why in words", res.Reason)
 				}
 			},
 		},

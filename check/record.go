@@ -150,14 +150,16 @@ func (r *tripleRun) reason(d flakegate.Decision, voided string) string {
 	if d.Label == flakegate.Fixture && ps.candFixtureReason != "" {
 		reason = ps.candFixtureReason
 	}
-	if d.Label.Reject() && t.reason != "" {
+	if why := r.incompleteReason(d); d.Label == flakegate.Incomplete && why != "" {
+		reason = why
+	} else if d.Label.Reject() && t.reason != "" {
 		reason = joinReason(reason, t.reason)
 	}
 	if voided != "" {
 		reason = joinReason(reason, voided)
 	}
-	if d.Label == flakegate.Contaminated && len(ps.watchWhy) > 0 {
-		reason = joinReason(reason, "watched: "+strings.Join(ps.watchWhy, ", "))
+	if why := r.contaminatedReason(d); d.Label == flakegate.Contaminated && why != "" {
+		reason = strings.Replace(reason, d.Reason, why, 1) // each path once, with what watches it
 	}
 	if d.Label == flakegate.Budget && t.budgetWhy != "" {
 		reason = joinReason(reason, t.budgetWhy)

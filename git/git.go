@@ -42,6 +42,9 @@ type Client struct {
 
 	filtersOnce sync.Once
 	filterArgs  []string // -c settings that switch off the repository's filter drivers
+	// indexFile, when set, is the index git reads and writes instead of
+	// the repository's (CommitWorkTree's temporary one).
+	indexFile string
 }
 
 // GitError is a git process that did not succeed.
@@ -180,6 +183,9 @@ func (c *Client) exec(ctx context.Context, dir string, extra []string, stdin []b
 	cmd := newCmd(ctx, name, argv...)
 	cmd.Dir = dir
 	cmd.Env = env(cmd.Env)
+	if c.indexFile != "" {
+		cmd.Env = append(cmd.Env, "GIT_INDEX_FILE="+c.indexFile)
+	}
 	// On cancellation ask git to stop (it removes its lock files on
 	// SIGTERM, so the next run does not find a stale index.lock); kill
 	// it only if it does not exit soon.

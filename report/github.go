@@ -97,20 +97,29 @@ func escapeProperty(s string) string {
 // attemptsShort tells the attempts in one line: the candidate's runs in
 // order, then the base replay: "fail → fail → pass; base pass".
 func attemptsShort(as []flakegate.Attempt) string {
-	var cand, base []string
+	var cand, base, probe []string
 	for _, a := range as {
-		if a.Side == "base" {
+		switch a.Side {
+		case "base":
 			base = append(base, a.Result)
-		} else {
+		case "probe":
+			probe = append(probe, a.Result)
+		default:
 			cand = append(cand, a.Result)
 		}
 	}
 	s := strings.Join(cand, " → ")
-	if len(base) > 0 {
+	for _, part := range []struct {
+		what string
+		rs   []string
+	}{{"base ", base}, {"base probes ", probe}} {
+		if len(part.rs) == 0 {
+			continue
+		}
 		if s != "" {
 			s += "; "
 		}
-		s += "base " + strings.Join(base, ", ")
+		s += part.what + strings.Join(part.rs, ", ")
 	}
 	return s
 }

@@ -387,3 +387,42 @@ func TestHTMLOriginAndCandidates(t *testing.T) {
 		t.Error("the page says checks where it means records")
 	}
 }
+
+// TestHTMLReasonInWords: a record whose candidate attempt errored shows
+// in the reason column what the attempt did, not only the table's type
+// complaint.
+func TestHTMLReasonInWords(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	_, raw := makeRecord(t, "tests/test_x.py", 5, flakegate.Property, time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC), 1)
+	var rec map[string]any
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["candidate_result"] = "error"
+	rec["command"] = []string{"/usr/bin/python3", "-m", "pytest", "-q", "tests/x.py", "--hypothesis-seed=5"}
+	rec["attempts"] = []flakegate.Attempt{
+		{Side: "candidate", Result: "error", ExitCode: 4, StartedAt: reportNow, OutputTail: "ERROR: file or directory not found: tests/x.py\n\nno tests ran in 0.01s\n"},
+	}
+	raw, _ = json.Marshal(rec)
+	sha, err := flakegate.RecordSHA256(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.PutRecord(ctx, sha, raw)
+	d, err := LoadHTMLData(ctx, m, reportNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `the test never ran: candidate attempt 0: pytest exited 4 (usage error): ERROR: file or directory not found: tests/x.py (the record's candidate_result is "error")`
+	if len(d.Rejects) != 1 || d.Rejects[0].Reason != want {
+		t.Fatalf("rejects: %+v\nwant reason %q", d.Rejects, want)
+	}
+	var buf bytes.Buffer
+	if err := HTML(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "pytest exited 4 (usage error): ERROR: file or directory not found: tests/x.py") {
+		t.Errorf("the page lacks the reason:\n%s", buf.String())
+	}
+}

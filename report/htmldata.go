@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/flakegate/flakegate"
@@ -245,7 +246,7 @@ func recentRejects(ctx context.Context, store flakegate.RecordStore, infos []rec
 		}
 		// The page shows what a terminal would act on as text (a page
 		// written to stdout reaches one); the record keeps its bytes.
-		row := RejectRow{Triple: r.triple, Label: r.label, RecordSHA256: r.sha, At: r.at, Reason: termsafe.String(flakegate.ClassifyBytes(raw).Reason),
+		row := RejectRow{Triple: r.triple, Label: r.label, RecordSHA256: r.sha, At: r.at, Reason: termsafe.String(recordReason(raw)),
 			BaseSHA: termsafe.String(r.base), CandidateSHA: termsafe.String(r.cand)}
 		var rec struct {
 			Attempts []flakegate.Attempt `json:"attempts"`
@@ -404,4 +405,28 @@ func schedulerCounts(infos []recordInfo) []TripleCount {
 		return out[i].Triple.Less(out[j].Triple)
 	})
 	return out
+}
+
+// recordReason is the reason the page shows for a stored record: the
+// decision table's, except where it says only that a result was "error"
+// or "timeout": then what the first such attempt did, in words
+// (flakegate.NeverRan), as check's summary says it.
+func recordReason(raw []byte) string {
+	d := flakegate.ClassifyBytes(raw)
+	m := flakegate.ResultTypeReasonRe.FindStringSubmatch(d.Reason)
+	if d.Label != flakegate.Incomplete || m == nil {
+		return d.Reason
+	}
+	var rec struct {
+		Attempts []flakegate.Attempt `json:"attempts"`
+		Command  []string            `json:"command"`
+	}
+	if json.Unmarshal(raw, &rec) != nil {
+		return d.Reason
+	}
+	a, ok := flakegate.FirstUnfinished(rec.Attempts)
+	if !ok {
+		return d.Reason
+	}
+	return flakegate.NeverRan(flakegate.ProgramName(rec.Command), a, "") + " (the record's " + m[1] + " is " + strconv.Quote(m[2]) + ")"
 }

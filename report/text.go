@@ -208,6 +208,9 @@ func attemptCounts(r *flakegate.Result) string {
 	if r.BaseCached {
 		base += " (cached)"
 	}
+	if n := len(r.BaseProbeResults); n > 0 {
+		base += fmt.Sprintf(", %d base %s", n, map[bool]string{true: "probe", false: "probes"}[n == 1])
+	}
 	return fmt.Sprintf("%d candidate, %s", cand, base)
 }
 

@@ -40,6 +40,8 @@ type CheckOptions struct {
 	// RunContaminated runs triples the diff alone makes CONTAMINATED or
 	// the fixture digests FIXTURE (--run-contaminated, --run-decided).
 	ExplainWatch, RunContaminated bool
+	// Plan prints what the check will cost and runs nothing.
+	Plan bool
 	// LockTimeout bounds each wait for a lock another check holds.
 	LockTimeout time.Duration
 	fleet       fleetFlags // fleet.go
@@ -87,6 +89,7 @@ label, 2 usage or configuration error, 3 flakegate itself failed.`,
 	fl.BoolVar(&opts.GitHub, "github", false, "print GitHub annotations and append the Markdown report to $GITHUB_STEP_SUMMARY")
 	fl.BoolVar(&opts.NoReplayCache, "no-replay-cache", false, "replay every seed on base, neither reading nor writing the replay cache")
 	fl.StringVar(&opts.FreezeOwner, "freeze-owner", "", "grant a freeze, owned by `NAME`, to every SCHEDULER result")
+	fl.BoolVar(&opts.Plan, "plan", false, "print the triples, attempts and processes the base config will cost and the time they take (from measured runs), and exit without running anything")
 	fl.BoolVar(&opts.ExplainWatch, "explain-watch", false, "list what each property of the base config watches, and exit without running anything")
 	fl.BoolVar(&opts.RunContaminated, "run-contaminated", false, "run the attempts of triples the diff alone makes CONTAMINATED or the fixture digests FIXTURE (the label stays); same as --run-decided")
 	fl.BoolVar(&opts.RunContaminated, "run-decided", false, "run the attempts of triples whose label the diff or the fixture digests decide before any attempt (CONTAMINATED, FIXTURE; the label stays)")
@@ -108,6 +111,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if opts.LockTimeout < 0 {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --lock-timeout", Message: opts.LockTimeout.String() + " is negative",
 			Hint: "pass a duration such as 5m, or 0 to wait until interrupted"}
+	}
+	if opts.Plan {
+		return planCheck(ctx, opts)
 	}
 	progress := report.NewProgress(ios.ErrOut, ios.ErrIsTerminal)
 	copts := check.Options{
@@ -153,6 +159,26 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	return nil
 }
 
+// planCheck prints what a check of the base config will cost (JSON with
+// --json), from the timings flakegate init kept; it runs nothing.
+func planCheck(ctx context.Context, opts *CheckOptions) error {
+	cfg, common, _, err := check.LoadPlanConfig(ctx, check.PlanOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config})
+	if err != nil {
+		return err
+	}
+	m := readMeasured(common)
+	cost := check.PlanCost(cfg, m.Seconds, m.Source)
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cost)
+	}
+	for _, l := range cost.Lines() {
+		fmt.Fprintln(opts.IO.Out, termsafe.Line(l))
+	}
+	return nil
+}
+
 // writeCheckOutputs prints the summary and writes the requested reports.
 func writeCheckOutputs(opts *CheckOptions, sum *flakegate.Summary) error {
 	return writeSummaryOutputs(opts.IO, "check", summaryOutputs{JSON: opts.JSON, GitHub: opts.GitHub, JUnit: opts.JUnit, Markdown: opts.Markdown}, sum)
@@ -176,6 +202,7 @@ func writeSummaryOutputs(ios *IO, cmd string, o summaryOutputs, sum *flakegate.S
 	} else {
 		printCheckText(ios.Out, sum)
 	}
+	printReproduce(ios.ErrOut, sum)
 	if err := writeReportFiles(ios, cmd, o.JUnit, o.Markdown, sum); err != nil {
 		return err
 	}
@@ -189,6 +216,18 @@ func writeSummaryOutputs(ios *IO, cmd string, o summaryOutputs, sum *flakegate.S
 		return writeGitHub(ios, cmd+" --github", w, sum)
 	}
 	return nil
+}
+
+// printReproduce writes on stderr, in every output mode (stdout may be
+// the --json summary), the command that replays each reject and
+// SCHEDULER seed: "reproduce PATH::NAME seed S: flakegate replay ...".
+func printReproduce(w io.Writer, sum *flakegate.Summary) {
+	for _, r := range sum.Results {
+		if r.Skipped || r.Label == flakegate.Pass || r.Reproduce == "" {
+			continue
+		}
+		fmt.Fprintf(w, "reproduce %s seed %s (%s): %s\n", termsafe.Line(r.ID()), termsafe.Line(r.Seed.String()), r.Label, termsafe.Line(r.Reproduce))
+	}
 }
 
 // explainWatch prints what each property watches (JSON with --json).

@@ -40,6 +40,10 @@ one, and prints one line per finding, each ok, warn or fail:
   toolchain    each program the config's run and prepare commands name (argv[0],
                and python, node, go... behind env and sh -c), on your PATH and
                inside the sandbox the check builds: a warning when they differ
+  run          each property's program as the attempt finds it (in the base
+               tree, made by the prepare, or in the sandbox), and for pytest
+               whether that interpreter, inside the sandbox, has pytest and
+               Hypothesis and is the one the prepare gets
   sandbox.env  names the config passes that are unset here
   store        the ledger --ledger or $FLAKEGATE_LEDGER names (default the
                embedded one): reachable, writable, its schema version

@@ -25,6 +25,12 @@ properties:
   - {path: props/p.sh, seeds: [1], run: [sh, "{path}", "{seed}"], wall_budget: 10s}
 `
 
+// pytestDoctorConfig runs a pytest test with the interpreter python.
+func pytestDoctorConfig(python string) string {
+	return "version: 1\nsandbox:\n  env: [DOCTOR_PROBE_VAR]\nproperties:\n  - {path: tests/test_x.py, name: test_x, seeds: [1], run: [" +
+		python + ", -m, pytest, \"{path}::{name}\", \"--hypothesis-seed={seed}\"], wall_budget: 10s}\n"
+}
+
 // doctorRepo makes a repository with one commit per file set and moves
 // the test into it.
 func doctorRepo(t *testing.T, commits ...map[string]string) string {
@@ -179,6 +185,25 @@ func TestDoctor(t *testing.T) {
 			commits: []map[string]string{{"flakegate.yaml": strings.Replace(doctorConfig, `run: [sh, "{path}", "{seed}"]`, `run: [no-such-tool-xyz, "{path}"]`, 1), "props/p.sh": "exit 0\n"}},
 			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			want:    [][2]string{{"fail", "toolchain: no-such-tool-xyz (properties[0].run): not found, on PATH or in the sandbox"}}},
+		{name: "an interpreter without pytest", code: 1,
+			commits: []map[string]string{{"flakegate.yaml": pytestDoctorConfig("python3"), "tests/test_x.py": "def test_x(): pass\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			path: func(t *testing.T) string {
+				bin := t.TempDir()
+				if err := os.Symlink(filepath.Join(noPytestBin(t), "python3"), filepath.Join(bin, "python3")); err != nil {
+					t.Fatal(err)
+				}
+				return bin + ":" + os.Getenv("PATH")
+			},
+			want: [][2]string{{"fail", "run: properties[0].run: python3 is "}, {"fail", "run: which cannot import pytest or hypothesis: the test never runs"}}},
+		{name: "an interpreter with pytest", code: 0,
+			commits: []map[string]string{{"flakegate.yaml": pytestDoctorConfig("/usr/bin/python3"), "tests/test_x.py": "def test_x(): pass\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want:    [][2]string{{"ok", "run: properties[0].run: /usr/bin/python3 is /usr/bin/python3 in the sandbox, with pytest and Hypothesis"}}},
+		{name: "a virtual environment no prepare makes", code: 1,
+			commits: []map[string]string{{"flakegate.yaml": pytestDoctorConfig(".venv/bin/python"), "tests/test_x.py": "def test_x(): pass\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want:    [][2]string{{"fail", "run: properties[0].run: .venv/bin/python is not in the base tree and no prepare makes it"}}},
 		{name: "a file store that is a file", commits: []map[string]string{good}, code: 1, args: []string{"--ledger", "flakegate.yaml"},
 			env:  map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			want: [][2]string{{"fail", "store: not a folder"}}},

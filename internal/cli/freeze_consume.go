@@ -74,6 +74,9 @@ func runFreezeConsume(ctx context.Context, opts *FreezeConsumeOptions) error {
 		return err
 	}
 	defer s.Close()
+	if t, err = resolveFixturePrefix(ctx, s, t, "freeze consume"); err != nil {
+		return err
+	}
 	d, err := flakegate.Skip(ctx, s, t, propertySHA, actor(opts.IO, opts.By, "flakegate freeze consume"))
 	if err != nil {
 		return err

@@ -59,6 +59,9 @@ func runFreezeRevoke(ctx context.Context, opts *FreezeRevokeOptions) error {
 		return err
 	}
 	defer s.Close()
+	if opts.Triple, err = resolveFixturePrefix(ctx, s, opts.Triple, "freeze revoke"); err != nil {
+		return err
+	}
 	if err := s.Remove(ctx, opts.Triple, flakegate.ActionRevoke, opts.By, opts.Reason); err != nil {
 		if flakegate.ErrorCode(err) == flakegate.ENOTFOUND {
 			return &flakegate.Error{Code: flakegate.ENOTFOUND, Op: "freeze revoke", Message: err.Error(),

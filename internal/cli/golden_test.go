@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/golden"
 )
 
@@ -177,4 +179,39 @@ func shellLine(args []string) string {
 		q[i] = a
 	}
 	return strings.Join(q, " ")
+}
+
+// TestCheckJSONReproduceOnStderr: with --json stdout is the summary, and
+// stderr still carries the command that replays each reject.
+func TestCheckJSONReproduceOnStderr(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real check")
+	}
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	gitIn(t, dir, "init", "-q", "-b", "main", repo)
+	commitFiles(t, repo, "base", checkRepoBase)
+	commitFiles(t, repo, "candidate", checkRepoCandidate)
+	r := fg(t, repo, "check", "--base", "main~1", "--out", filepath.Join(dir, "out"), "--json")
+	if r.code != ExitReject {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.out, r.errOut)
+	}
+	var sum flakegate.Summary
+	if err := json.Unmarshal([]byte(r.out), &sum); err != nil {
+		t.Fatalf("stdout is not one summary: %v\n%s", err, r.out)
+	}
+	n := 0
+	for _, res := range sum.Results {
+		if res.Label == flakegate.Pass {
+			continue
+		}
+		n++
+		want := "reproduce " + res.ID() + " seed " + res.Seed.String() + " (" + string(res.Label) + "): " + res.Reproduce + "\n"
+		if res.Reproduce == "" || !strings.Contains(r.errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.errOut)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no reject to reproduce")
+	}
 }

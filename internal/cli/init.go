@@ -4,36 +4,34 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/discover"
 	"github.com/flakegate/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/internal/termsafe"
-	"github.com/flakegate/flakegate/runner"
-	"github.com/flakegate/flakegate/template"
 	"github.com/spf13/cobra"
 )
-
-// MeasureTimeout bounds the one bare run of `init --measure` per test.
-const MeasureTimeout = 10 * time.Minute
 
 // InitOptions are the inputs of `flakegate init`.
 type InitOptions struct {
 	IO     *IO
 	DryRun bool
 	Force  bool
-	// Measure times one bare run per test for its wall budget.
+	// Measure tries every property (one sandboxed attempt each) and sets
+	// its wall budget from that attempt's time.
 	Measure bool
+	// NoTry writes the config without trying it.
+	NoTry bool
 	// Dir is where init starts looking for the repository ("" is the
 	// current folder).
 	Dir string
@@ -61,12 +59,24 @@ Source is read, never run (Go with go/parser, Python and JavaScript with a
 tokenizer): a call or a decorator in a string or a comment does not count.
 The file is checked with flakegate's own config loader before it is written.
 
-Without --measure every wall_budget is 5m. With it, each test runs once, bare
-(outside the sandbox, seed 1), and its budget is 5 times that run, rounded up
-to 10 s, at least 30s; a run that fails keeps 5m and says so.
+For pytest it picks the interpreter the sandbox sees (never one under $HOME,
+such as a pyenv shim) that has pytest, Hypothesis and most of the tests'
+imports, puts a src/ layout on PYTHONPATH (unless pytest's own pythonpath
+setting does), and writes a prepare only when something must be built
+(extension modules), and only one that can work here.
 
-Exit 0: written (or printed); 2: not in a git repository, flakegate.yaml
-exists (use --force), or no property test was found.`,
+Before it writes, init tries the file as check will run it: on a commit that
+is HEAD plus the file (reachable from nothing), the prepare once, then one
+attempt (and its base replay) of the first property of each framework, in the
+sandbox. With --measure every property is tried, and each wall_budget is 5
+times its attempt, rounded up to 10 s, at least 30s (else 5m). What failed is
+printed one line per cause, with the fix. The attempts' times are kept under
+the git common directory (flakegate/measured.json), and init prints what a
+check will cost (the same lines as flakegate check --plan).
+
+Exit 0: written (or printed) and tried; 1: written, but it would not run here
+(the problems are listed); 2: not in a git repository, flakegate.yaml exists
+(use --force), or no property test was found.`,
 		Example: "  flakegate init --dry-run\n  flakegate init --measure\n  flakegate init --force",
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -79,7 +89,8 @@ exists (use --force), or no property test was found.`,
 	f := cmd.Flags()
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the file on stdout and write nothing")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing flakegate.yaml")
-	f.BoolVar(&opts.Measure, "measure", false, "time one bare run of each test for its wall_budget")
+	f.BoolVar(&opts.Measure, "measure", false, "try every property (one sandboxed attempt each) and set its wall_budget from that attempt's time")
+	f.BoolVar(&opts.NoTry, "no-try", false, "write the config without trying it in the sandbox")
 	return cmd
 }
 
@@ -114,37 +125,197 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 			"init looks for Go tests calling rapid.Check, pytest tests with Hypothesis's @given or a state machine's TestCase, "+
 				"and vitest/jest tests calling fast-check's assert; docs/writing-properties.md shows how to write one, or write flakegate.yaml by hand (docs/configuration.md)")
 	}
-	_, lookErr := exec.LookPath("pytest")
-	pl := initconfig.Build(os.DirFS(root), found.Tests, initconfig.Options{PytestOnPath: lookErr == nil})
+	fsys := os.DirFS(root)
+	bopts, pyLines := choosePythonFor(ctx, opts.IO, fsys, found.Tests)
+	pl := initconfig.Build(fsys, found.Tests, bopts)
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
 	}
 	if len(pl.Entries) == 0 {
 		return initErr(flakegate.ENOTFOUND, "no property test found in "+root+" that a config can name", "see the skipped lines above; write flakegate.yaml by hand (docs/configuration.md)")
 	}
-	if opts.Measure {
-		measure(ctx, root, pl, report)
+	printFound(report, found)
+	for _, l := range pyLines {
+		fmt.Fprintln(report, termsafe.Line(l))
 	}
+	problems := append([]string(nil), pl.Problems...)
 	raw, err := initconfig.Render(pl, found.SeedHook)
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
 	}
-	printFound(report, found)
+	// Try it: the prepare once, then one attempt of one property per
+	// framework (every property with --measure), in the sandbox, as check
+	// will run the written file.
+	tried := trialIndexes(pl, opts.Measure)
+	secs := map[string]float64{}
+	source := ""
+	if opts.NoTry {
+		fmt.Fprintln(report, "not tried (--no-try): the config is written as found, unchecked")
+	} else {
+		fmt.Fprintf(report, "trying %d of %d %s in the sandbox (the prepare once, then one attempt each, as check runs them) ...\n",
+			len(tried), len(pl.Entries), plural(len(pl.Entries), "property", "properties"))
+		trialRaw, err := initconfig.RenderTrial(pl, found.SeedHook, tried)
+		if err != nil {
+			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
+		}
+		outs, err := tryConfig(ctx, opts.IO, root, trialRaw, tried)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		for _, o := range outs {
+			e := &pl.Entries[o.Entry]
+			id := e.Test.Path + "::" + e.Test.Name
+			switch {
+			case o.Passed:
+				fmt.Fprintf(report, "  ok   %s: %.1f s\n", termsafe.Line(id), o.Seconds)
+			default:
+				fmt.Fprintf(report, "  fail %s\n", termsafe.Line(id))
+				problems = append(problems, o.Cause)
+			}
+			if o.Timed {
+				secs[id] = o.Seconds
+			}
+			if opts.Measure && o.Passed && o.Timed {
+				e.WallBudget = initconfig.MeasuredBudget(time.Duration(o.Seconds * float64(time.Second)))
+				e.BudgetNote = fmt.Sprintf("measured: one sandboxed attempt took %.1f s; %dx, at least %s", o.Seconds, initconfig.MeasureFactor, initconfig.MeasureFloor)
+			} else if opts.Measure {
+				e.BudgetNote = "default; the measured attempt did not pass"
+			}
+		}
+		if opts.Measure {
+			if raw, err = initconfig.Render(pl, found.SeedHook); err != nil {
+				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
+			}
+		}
+		source = "flakegate init"
+		if opts.Measure {
+			source = "flakegate init --measure"
+		}
+		source += ", one sandboxed attempt each, " + time.Now().UTC().Format("2006-01-02 15:04 UTC")
+		if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil && len(secs) > 0 && !opts.DryRun {
+			if err := writeMeasured(common, source, secs); err != nil {
+				fmt.Fprintf(report, "warning: cannot keep the timings: %s\n", termsafe.Line(err.Error()))
+			}
+		}
+	}
 	if !found.SeedHook && hasJS(found.Tests) {
 		fmt.Fprintf(report, "warning: no file reads %s: fast-check draws random inputs for every seed until a setup file\n"+
 			"  passes it on, e.g. fc.configureGlobal({ seed: Number(process.env.%s) }) (docs/writing-properties.md)\n", discover.SeedEnv, discover.SeedEnv)
 	}
+	// What a check of it will cost.
+	if cfg, err := config.Load(raw, config.DefaultPath); err == nil {
+		measured := map[string]float64{}
+		if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil && len(secs) == 0 {
+			m := readMeasured(common)
+			measured, source = m.Seconds, m.Source
+		}
+		for k, v := range secs {
+			measured[k] = v
+		}
+		for _, l := range check.PlanCost(cfg, measured, source).Lines() {
+			fmt.Fprintln(report, l)
+		}
+	}
+	for _, p := range problems {
+		fmt.Fprintf(report, "problem: %s\n", termsafe.Line(p))
+	}
+	var failed error
+	if len(problems) > 0 {
+		fmt.Fprintf(report, "the config as written would not run here: %d %s above, each with its fix\n", len(problems), plural(len(problems), "problem", "problems"))
+		failed = &ExitError{Code: ExitReject}
+	}
 	if opts.DryRun {
-		_, err := opts.IO.Out.Write(raw)
-		return err
+		if _, err := opts.IO.Out.Write(raw); err != nil {
+			return err
+		}
+		return failed
 	}
 	if err := atomicfile.WriteFile(target, raw, 0o644); err != nil {
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Path: target, Message: err.Error()}
 	}
 	fmt.Fprintf(report, "wrote %s (%d %s)\n\nNext:\n", target, len(pl.Entries), plural(len(pl.Entries), "property", "properties"))
+	if failed != nil {
+		fmt.Fprintf(report, "  0. fix the problems above, then flakegate init --force (or edit %s)\n", config.DefaultPath)
+	}
 	fmt.Fprintf(report, "  1. commit it on the base branch: git add %s && git commit -m \"flakegate: gate the property tests\"\n", config.DefaultPath)
 	fmt.Fprintf(report, "  2. on a candidate branch: flakegate check --base main   (the base branch or revision the config is on)\n")
-	return nil
+	return failed
+}
+
+// trialIndexes are the entries init tries: every one with --measure,
+// else the first of each framework.
+func trialIndexes(pl *initconfig.Plan, all bool) []int {
+	var out []int
+	seen := map[string]bool{}
+	for i, e := range pl.Entries {
+		if all || !seen[e.Test.Framework] {
+			seen[e.Test.Framework] = true
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// choosePythonFor chooses the interpreter of pytest entries (none when
+// there is no pytest test): the build options, and what init says about
+// it.
+func choosePythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string) {
+	var opts initconfig.Options
+	if !slices.ContainsFunc(tests, func(t discover.Test) bool { return t.Framework == discover.PytestHypothesis }) {
+		return opts, nil
+	}
+	layout := initconfig.PythonLayout(fsys)
+	imports := initconfig.PythonImports(fsys, tests, layout)
+	env := ios.environ()
+	cands := askPython(ctx, env, pythonCandidates(ios.Getenv("PATH"), ios.Getenv("HOME")), append(imports, layout.BuildRequires...))
+	var lines []string
+	best, ok := choosePython(cands)
+	if !ok {
+		var looked []string
+		for _, c := range cands {
+			looked = append(looked, c.Path)
+		}
+		opts.Python = "python3"
+		lines = append(lines, "python: no interpreter the sandbox sees has pytest and Hypothesis (looked at: "+orNoneList(looked)+
+			"; interpreters under $HOME are left out: the sandbox hides the home folder)")
+		return opts, lines
+	}
+	opts.Python = best.Path
+	missingTests := slices.DeleteFunc(slices.Clone(best.Missing), func(m string) bool { return slices.Contains(layout.BuildRequires, m) })
+	line := "python: " + best.Path + " has pytest and Hypothesis"
+	switch {
+	case len(imports) > 0 && len(missingTests) == 0:
+		line += " and every module the tests and conftest.py files import"
+	case len(imports) > 0:
+		line += fmt.Sprintf(" and %d of the %d modules the tests and conftest.py files import", len(imports)-len(missingTests), len(imports))
+	}
+	switch {
+	case len(layout.SrcDirs) > 0:
+		line += "; src/ layout: PYTHONPATH=" + strings.Join(layout.SrcDirs, ":")
+	case layout.PytestPythonpath != "":
+		line += "; pytest's pythonpath (" + layout.PytestPythonpath + ") puts the code on sys.path"
+	}
+	lines = append(lines, line)
+	if len(missingTests) > 0 {
+		lines = append(lines, "python: "+best.Path+" cannot import "+strings.Join(missingTests, ", ")+" (the trial below says whether a test needs it)")
+	}
+	if layout.Build != "" {
+		opts.BuildRequiresMet = !slices.ContainsFunc(layout.BuildRequires, func(m string) bool { return slices.Contains(best.Missing, m) })
+		if !opts.BuildRequiresMet {
+			opts.IndexReachable = indexReachable(ctx, ios.Getenv("PIP_INDEX_URL"))
+		}
+	}
+	return opts, lines
+}
+
+func orNoneList(xs []string) string {
+	if len(xs) == 0 {
+		return "none found"
+	}
+	return strings.Join(xs, ", ")
 }
 
 func hasJS(tests []discover.Test) bool {
@@ -182,40 +353,6 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// measure runs each entry once, bare, in the repository with seed 1 and
-// sets its budget from the wall time.
-func measure(ctx context.Context, root string, pl *initconfig.Plan, w io.Writer) {
-	for i := range pl.Entries {
-		e := &pl.Entries[i]
-		argv, err := template.Expand(e.Run, template.Vars{Path: e.Test.Path, Name: e.Test.Name, Seed: strconv.Itoa(initconfig.Seeds[0])})
-		if err != nil {
-			e.BudgetNote = "default; measuring failed: " + err.Error()
-			continue
-		}
-		fmt.Fprintf(w, "measuring %s::%s ... ", termsafe.String(e.Test.Path), termsafe.String(e.Test.Name))
-		out := runner.Run(ctx, runner.Command{Argv: evidence.Argv(argv), Dir: root, WallBudget: MeasureTimeout})
-		if out.Result != runner.Pass {
-			why := out.Result
-			if out.ExitCode >= 0 {
-				why += ", exit " + strconv.Itoa(out.ExitCode)
-			}
-			if out.Reason != "" {
-				why += ": " + out.Reason
-			}
-			why = strings.ReplaceAll(why, "\n", " ")
-			fmt.Fprintf(w, "%s; keeping the default\n", termsafe.String(why))
-			if last := lastLine(out.Tail); last != "" {
-				fmt.Fprintf(w, "  its output ended with: %s\n", termsafe.String(oneLine(last, 200)))
-			}
-			e.BudgetNote = "default; the measured run did not pass (" + oneLine(why, 80) + ")"
-			continue
-		}
-		e.WallBudget = initconfig.MeasuredBudget(out.Wall)
-		e.BudgetNote = fmt.Sprintf("measured: one bare run took %.1f s; %dx, at least %s", out.Wall.Seconds(), initconfig.MeasureFactor, initconfig.MeasureFloor)
-		fmt.Fprintf(w, "%.1f s\n", out.Wall.Seconds())
-	}
-}
-
 // oneLine keeps a comment on one printable line of at most n bytes.
 func oneLine(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
@@ -228,10 +365,4 @@ func oneLine(s string, n int) string {
 		s = s[:n] + "..."
 	}
 	return s
-}
-
-// lastLine is the last line of s that is not blank.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n\r\t "), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }

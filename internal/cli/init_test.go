@@ -98,7 +98,7 @@ func TestPlain(t *testing.T) { _ = "rapid.Check(t, nil)" }
 // too; then refuses to overwrite it without --force (exit 2).
 func TestInitWrites(t *testing.T) {
 	dir := initRepo(t, rapidModule)
-	out, errOut, code := runInitIn(t, filepath.Join(dir, "sched"))
+	out, errOut, code := runInitIn(t, filepath.Join(dir, "sched"), "--no-try")
 	if code != ExitOK || out != "" {
 		t.Fatalf("exit %d\nstdout %q\nstderr %s", code, out, errOut)
 	}
@@ -122,7 +122,7 @@ func TestInitWrites(t *testing.T) {
 
 	// An existing file is refused, and left as it was.
 	writeFile(t, filepath.Join(dir, "flakegate.yaml"), []byte("# mine\n"))
-	_, errOut, code = runInitIn(t, dir)
+	_, errOut, code = runInitIn(t, dir, "--no-try")
 	if code != ExitUsage || !strings.Contains(errOut, "flakegate.yaml exists already") || !strings.Contains(errOut, "--force overwrites it") {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
@@ -130,7 +130,7 @@ func TestInitWrites(t *testing.T) {
 		t.Errorf("the file was changed: %q", b)
 	}
 	// --dry-run prints and still writes nothing.
-	out, _, code = runInitIn(t, dir, "--dry-run")
+	out, _, code = runInitIn(t, dir, "--dry-run", "--no-try")
 	if code != ExitOK || !strings.Contains(out, "name: \"TestOrder\"") {
 		t.Errorf("dry run: exit %d\n%s", code, out)
 	}
@@ -138,7 +138,7 @@ func TestInitWrites(t *testing.T) {
 		t.Errorf("--dry-run changed the file: %q", b)
 	}
 	// --force overwrites it.
-	if _, errOut, code = runInitIn(t, dir, "--force"); code != ExitOK {
+	if _, errOut, code = runInitIn(t, dir, "--force", "--no-try"); code != ExitOK {
 		t.Fatalf("--force: exit %d\n%s", code, errOut)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "flakegate.yaml")); !bytes.Equal(b, raw) {
@@ -150,10 +150,11 @@ func TestInitWrites(t *testing.T) {
 // repository is unchanged.
 func TestInitDryRunWritesNothing(t *testing.T) {
 	dir := initRepo(t, rapidModule)
-	out, _, code := runInitIn(t, dir, "--dry-run")
+	out, errOut, code := runInitIn(t, dir, "--dry-run", "--no-try")
 	if code != ExitOK {
-		t.Fatalf("exit %d", code)
+		t.Fatalf("exit %d\n%s", code, errOut)
 	}
+
 	if _, err := config.Load([]byte(out), "flakegate.yaml"); err != nil {
 		t.Errorf("stdout is not a config: %v\n%s", err, out)
 	}
@@ -188,14 +189,18 @@ func TestInitRefuses(t *testing.T) {
 	}
 }
 
-// TestInitMeasure: --measure times one bare run and writes the budget,
-// at least the floor; a run that fails keeps the default and says why.
+// TestInitMeasure: --measure tries every property in the sandbox and
+// writes each budget from its attempt, at least the floor; one that
+// fails keeps the default, init names it with its fix and exits 1.
 func TestInitMeasure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test")
 	}
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not installed")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed")
 	}
 	files := map[string]string{}
 	for k, v := range rapidModule {
@@ -204,8 +209,9 @@ func TestInitMeasure(t *testing.T) {
 	files["go.sum"] = readGoSum(t)
 	files["sched/fail_test.go"] = "package sched\nimport (\"testing\"; \"pgregory.net/rapid\")\nfunc TestBroken(t *testing.T) { rapid.Check(t, func(t *rapid.T) { t.Fatal(\"no\") }) }\n"
 	dir := initRepo(t, files)
-	out, errOut, code := runInitIn(t, dir, "--dry-run", "--measure")
-	if code != ExitOK {
+	commitAll(t, dir)
+	out, errOut, code := runInitEnv(t, dir, "--dry-run", "--measure")
+	if code != ExitReject {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	cfg, err := config.Load([]byte(out), "flakegate.yaml")
@@ -219,12 +225,48 @@ func TestInitMeasure(t *testing.T) {
 	if budgets["TestOrder"] != "30s" || budgets["TestBroken"] != "5m0s" {
 		t.Errorf("budgets %v\n%s", budgets, out)
 	}
-	if !strings.Contains(out, "# measured: one bare run took") || !strings.Contains(out, "the measured run did not pass (fail, exit 1)") {
+	if !strings.Contains(out, "# measured: one sandboxed attempt took") || !strings.Contains(out, "the measured attempt did not pass") {
 		t.Errorf("the comments do not say how the budgets were chosen:\n%s", out)
 	}
-	if !strings.Contains(errOut, "measuring sched/sched_test.go::TestOrder ... ") {
-		t.Errorf("stderr:\n%s", errOut)
+	for _, want := range []string{"  ok   sched/sched_test.go::TestOrder: ", "  fail sched/fail_test.go::TestBroken",
+		"problem: sched/fail_test.go::TestBroken: fails with seed 1 at HEAD", "fix: make it pass at HEAD", "cost: 10 triples", "estimate: about"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
 	}
+}
+
+// commitAll commits every file of the repository at dir.
+func commitAll(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-q", "-m", "project"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// runInitEnv is runInitIn with this process's environment (PATH, HOME):
+// the trial runs real commands.
+func runInitEnv(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	io := &IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: os.Getenv, Environ: os.Environ}
+	var runErr error
+	cmd := NewCmdInit(io, func(o *InitOptions) error {
+		o.Dir = dir
+		runErr = runInit(context.Background(), o)
+		return nil
+	})
+	cmd.SetArgs(append([]string{}, args...))
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), exitCode(runErr, &errOut)
 }
 
 // readGoSum is rapid's go.sum lines from the go-rapid example.
@@ -235,4 +277,56 @@ func readGoSum(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// noPytestBin is a folder for PATH with git, sh, env and bwrap, and a
+// python3 that cannot import pytest or Hypothesis (-S: no site
+// packages), as a pyenv interpreter without them.
+func noPytestBin(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	for _, prog := range []string{"git", "sh", "env", "bwrap"} {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			t.Skip(prog + " is not installed")
+		}
+		if err := os.Symlink(p, filepath.Join(bin, prog)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	if err := os.WriteFile(filepath.Join(bin, "python3"), []byte("#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// TestInitNoPytest: when no interpreter on PATH has pytest, init says so,
+// the trial names the missing module with its fix, and it exits 1.
+func TestInitNoPytest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the sandbox")
+	}
+	dir := initRepo(t, map[string]string{
+		"stack.py":            "def push(xs, x):\n    return xs + [x]\n",
+		"tests/test_stack.py": "from hypothesis import given, strategies as st\nfrom stack import push\n\n@given(st.integers())\ndef test_push(x):\n    assert push([], x) == [x]\n",
+	})
+	commitAll(t, dir)
+	t.Setenv("PATH", noPytestBin(t))
+	out, errOut, code := runInitEnv(t, dir, "--dry-run")
+	if code != ExitReject {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"python: no interpreter the sandbox sees has pytest and Hypothesis (looked at: " + filepath.Join(os.Getenv("PATH"), "python3"),
+		"  fail tests/test_stack.py::test_push", "problem: tests/test_stack.py::test_push: the test cannot import pytest", "fix: install it",
+		"the config as written would not run here"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, `run: ["python3", "-m", "pytest"`) {
+		t.Errorf("stdout:\n%s", out)
+	}
 }

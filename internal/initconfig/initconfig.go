@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,9 @@ type Entry struct {
 	// PassMarker is the regexp an exit 0 must print ("" for none: Go and
 	// pytest have their own evidence).
 	PassMarker string
+	// FailMarker is the regexp an exit 1 must print: written wherever
+	// a pass marker is.
+	FailMarker string
 	// WallBudget and how it was chosen ("default" or "measured: ...").
 	WallBudget time.Duration
 	BudgetNote string
@@ -64,6 +68,19 @@ type Plan struct {
 	// Skipped are tests a config cannot name (a name with a control
 	// character, a leading '-', or too long; a path starting with '-').
 	Skipped []discover.Skipped
+	// Problems are what keeps an entry from running here as written, one
+	// line per cause with its fix (a build that cannot work offline).
+	Problems []string
+	// Python is what pytest entries import: the layout read, the
+	// interpreter and the modules the tests import.
+	Python PythonPlan
+}
+
+// PythonPlan is how pytest entries run.
+type PythonPlan struct {
+	Layout  PyLayout
+	Python  string
+	Imports []string
 }
 
 // unnameable says why a config cannot hold t, "" when it can.
@@ -86,11 +103,17 @@ func unnameable(t discover.Test) string {
 
 // Options are what Build needs to know of the machine.
 type Options struct {
-	// PytestOnPath is true when a pytest program is on PATH: pytest
-	// tests then run [pytest, ...] (the documented recipe; the sandbox
-	// sees the same PATH, tool managers' folders included), else
-	// [python3, -m, pytest, ...].
-	PytestOnPath bool
+	// Python is the interpreter pytest tests run with: the one the
+	// sandbox sees that has pytest, Hypothesis and the tests' imports
+	// (internal/cli chooses it); "" is python3.
+	Python string
+	// BuildRequiresMet is true when Python imports every build
+	// requirement of the project (PyLayout.BuildRequires): an extension
+	// can then be built offline, without build isolation.
+	BuildRequiresMet bool
+	// IndexReachable is true when the Python package index answered: a
+	// prepare may then install with the network.
+	IndexReachable bool
 }
 
 // Build makes a plan for the tests found in fsys (the repository root).
@@ -101,7 +124,7 @@ func Build(fsys fs.FS, tests []discover.Test, opts Options) *Plan {
 			pl.Skipped = append(pl.Skipped, discover.Skipped{Path: t.Path, Reason: "test " + strconv.Quote(t.Name) + ": " + why + "; add it by hand"})
 			continue
 		}
-		e := Entry{Test: t, WallBudget: DefaultWallBudget, BudgetNote: "default; flakegate init --measure times one run"}
+		e := Entry{Test: t, WallBudget: DefaultWallBudget, BudgetNote: "default; flakegate init --measure sets 5x one sandboxed attempt"}
 		switch t.Framework {
 		case discover.GoRapid:
 			pkg := "./" + t.Dir
@@ -110,22 +133,16 @@ func Build(fsys fs.FS, tests []discover.Test, opts Options) *Plan {
 			}
 			e.Run = []string{"go", "test", "-count=1", "-run", "^{name}$", pkg, "-rapid.seed={seed}", "-rapid.nofailfile"}
 		case discover.PytestHypothesis:
-			pytest := []string{"python3", "-m", "pytest"}
-			if opts.PytestOnPath {
-				pytest = []string{"pytest"}
-			}
-			if p := pythonPrepare(fsys); p != nil {
-				e.Prepare = p
-				pytest = []string{".venv/bin/python", "-m", "pytest"}
-			}
-			e.Run = append(pytest, "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}")
+			e.Run, e.Prepare = pytestRun(fsys, tests, opts, pl)
 		case discover.VitestFastCheck:
 			e.Run = []string{"env", discover.SeedEnv + "={seed}", "node_modules/.bin/vitest", "run", "{path}", "-t", nameRegexp(t.Name)}
 			e.PassMarker = `^\s*Tests\s.*\b1 passed\b`
+			e.FailMarker = `^\s*Tests\s.*\b1 failed\b`
 			e.Prepare = nodePrepare(fsys)
 		case discover.JestFastCheck:
 			e.Run = []string{"env", discover.SeedEnv + "={seed}", "node_modules/.bin/jest", "--ci", "{path}", "-t", nameRegexp(t.Name)}
 			e.PassMarker = `^Tests:\s.*\b1 passed\b`
+			e.FailMarker = `^Tests:\s.*\b1 failed\b`
 			e.Prepare = nodePrepare(fsys)
 		default:
 			continue
@@ -157,30 +174,61 @@ func nameRegexp(name string) string {
 	return "^" + regexp.QuoteMeta(name) + "$"
 }
 
-// pythonPrepare is `pip install -e .` into a virtual environment in the
-// tree, when the repository is an installable package (setup.py, or a
-// pyproject.toml with a [project] or [build-system] table).
-func pythonPrepare(fsys fs.FS) *Prepare {
-	installable := false
-	if fi, err := fs.Stat(fsys, "setup.py"); err == nil && fi.Mode().IsRegular() {
-		installable = true
-	} else if b, err := fs.ReadFile(fsys, "pyproject.toml"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			l = strings.TrimSpace(l)
-			if l == "[project]" || l == "[build-system]" {
-				installable = true
-			}
+// pytestRun is the run template of a pytest test, and its prepare (nil
+// unless something must be built). The tests run from the tree with the
+// chosen interpreter (python -m pytest puts the tree's root on sys.path);
+// a src/ layout gets PYTHONPATH=src unless the project's pytest settings
+// set pythonpath. A prepare is written only when an extension module
+// must be built, and only one that can work here: offline without build
+// isolation when the build requirements are installed, else with the
+// network when the package index answers; otherwise none, and a problem.
+func pytestRun(fsys fs.FS, tests []discover.Test, opts Options, pl *Plan) ([]string, *Prepare) {
+	py := opts.Python
+	if py == "" {
+		py = "python3"
+	}
+	if pl.Python.Python == "" {
+		l := PythonLayout(fsys)
+		pl.Python = PythonPlan{Layout: l, Python: py, Imports: PythonImports(fsys, tests, l)}
+	}
+	l := pl.Python.Layout
+	var run []string
+	if len(l.SrcDirs) > 0 {
+		run = append(run, "env", "PYTHONPATH="+strings.Join(l.SrcDirs, ":"))
+	}
+	run = append(run, py, "-m", "pytest")
+	var prep *Prepare
+	switch {
+	case l.Build == "":
+	case opts.BuildRequiresMet:
+		_, err := fs.Stat(fsys, "setup.py")
+		if err == nil {
+			prep = &Prepare{Run: []string{py, "setup.py", "build_ext", "--inplace"}, Budget: 10 * time.Minute,
+				Why: l.Build + ": they are built in place, offline, with the build requirements " + py + " has (" + strings.Join(l.BuildRequires, ", ") + ");\n" +
+					"# the attempts import them from the tree."}
+		} else {
+			prep = &Prepare{Run: []string{"sh", "-c", py + " -m venv --system-site-packages .venv && .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e ."},
+				Budget: 10 * time.Minute,
+				Why: l.Build + ": the package is built offline without build isolation (its build requirements are installed) into .venv in the tree;\n" +
+					"# attempts then run .venv/bin/python, read-only and offline."}
+			run = append(run[:len(run)-3], ".venv/bin/python", "-m", "pytest")
 		}
+	case opts.IndexReachable:
+		prep = &Prepare{Run: []string{"sh", "-c", py + " -m venv --system-site-packages .venv && .venv/bin/python -m pip install -q -e ."},
+			Network: true, Budget: 10 * time.Minute,
+			Why: l.Build + ": the package is installed (pip install -e ., from the package index, which answered) into .venv in the tree, once per tree;\n" +
+				"# attempts then run .venv/bin/python, read-only and offline. $HOME is private, so --user would be lost."}
+		run = append(run[:len(run)-3], ".venv/bin/python", "-m", "pytest")
+	default:
+		pl.addProblem(l.Build + ", but " + py + " lacks its build requirements (" + strings.Join(l.BuildRequires, ", ") +
+			") and the package index is not reachable: install them for " + py + " (on Debian: apt-get install python3-setuptools cython3 ...), then run flakegate init again")
 	}
-	if !installable {
-		return nil
-	}
-	return &Prepare{
-		Run:     []string{"sh", "-c", "python3 -m venv --system-site-packages .venv && .venv/bin/pip install -q -e ."},
-		Network: true,
-		Budget:  10 * time.Minute,
-		Why: "a guess: the package is installed (pip install -e .) into .venv in the tree, once per tree;\n" +
-			"# attempts then run .venv/bin/python, read-only and offline. $HOME is private, so --user would be lost.",
+	return append(run, "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"), prep
+}
+
+func (pl *Plan) addProblem(p string) {
+	if !slices.Contains(pl.Problems, p) {
+		pl.Problems = append(pl.Problems, p)
 	}
 }
 
@@ -211,14 +259,36 @@ func nodePrepare(fsys fs.FS) *Prepare {
 
 // Render writes the plan as a commented flakegate.yaml and checks it with
 // config.Load (the file a check will read).
-func Render(pl *Plan, hook bool) ([]byte, error) {
+func Render(pl *Plan, hook bool) ([]byte, error) { return render(pl, hook, false) }
+
+// RenderTrial is the file init tries before it writes Render's: only the
+// entries at indexes, each with seed 1 alone, no drawn seed, no retry and
+// no flake probe, so that a check of it runs one candidate attempt (and
+// its base replay) per entry.
+func RenderTrial(pl *Plan, hook bool, indexes []int) ([]byte, error) {
+	trial := *pl
+	trial.Entries = nil
+	for _, i := range indexes {
+		trial.Entries = append(trial.Entries, pl.Entries[i])
+	}
+	return render(&trial, hook, true)
+}
+
+func render(pl *Plan, hook, trial bool) ([]byte, error) {
+	seedList, randomSeeds, retryCap := Seeds, RandomSeeds, 2
+	if trial {
+		seedList, randomSeeds, retryCap = Seeds[:1], 0, 0
+	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# flakegate.yaml, written by `flakegate init`. Commit it on the base branch: a check\n")
 	w("# reads it from the base revision, never from the candidate. Every key is described in\n")
 	w("# https://github.com/flakegate/flakegate/blob/main/docs/configuration.md\n")
 	w("version: 1\n")
-	w("retry_cap: 2            # retries after a failed first run; a pass among them is SCHEDULER\n")
+	w("retry_cap: %d            # retries after a failed first run; a pass among them is SCHEDULER\n", retryCap)
+	if trial {
+		w("flake_probe_runs: 0\n")
+	}
 	w("workers: 1              # triples run at once\n")
 	w("freeze:\n  expires_after_runs: 20\n")
 	w("# A flake this base was never seen failing (flake_origin new or unknown) may be the\n")
@@ -244,15 +314,18 @@ func Render(pl *Plan, hook bool) ([]byte, error) {
 		}
 		w("  - path: %s\n", yamlString(e.Test.Path))
 		w("    name: %s\n", yamlString(e.Test.Name))
-		seeds := make([]string, len(Seeds))
-		for i, s := range Seeds {
+		seeds := make([]string, len(seedList))
+		for i, s := range seedList {
 			seeds[i] = strconv.Itoa(s)
 		}
 		w("    seeds: [%s]\n", strings.Join(seeds, ", "))
-		w("    random_seeds: %d         # seeds drawn per candidate, besides the fixed ones\n", RandomSeeds)
+		w("    random_seeds: %d         # seeds drawn per candidate, besides the fixed ones\n", randomSeeds)
 		w("    run: %s\n", yamlList(e.Run))
 		if e.PassMarker != "" {
 			w("    pass_marker: %s   # the runner's own summary: exactly one test ran and passed\n", yamlString(e.PassMarker))
+		}
+		if e.FailMarker != "" {
+			w("    fail_marker: %s   # and for a failure: exactly one test ran and failed\n", yamlString(e.FailMarker))
 		}
 		w("    wall_budget: %s         # %s\n", formatDuration(e.WallBudget), e.BudgetNote)
 		if pl.PrepareTop == nil && e.Prepare != nil {
@@ -269,7 +342,7 @@ func Render(pl *Plan, hook bool) ([]byte, error) {
 // noPrepareNote says why an ecosystem's entries have no prepare.
 var noPrepareNote = map[string]string{
 	discover.GoRapid:          "No prepare: every attempt's Go build cache is the host's, warm and read-only.",
-	discover.PytestHypothesis: "No prepare: no setup.py or installable pyproject.toml; the tests import the tree as it is.",
+	discover.PytestHypothesis: "No prepare: nothing to build (no extension module); the tests import the tree as it is, with the interpreter's own packages.",
 	discover.VitestFastCheck:  "No prepare: no package-lock.json, yarn.lock or pnpm-lock.yaml; add one that installs node_modules.",
 	discover.JestFastCheck:    "No prepare: no package-lock.json, yarn.lock or pnpm-lock.yaml; add one that installs node_modules.",
 }

@@ -31,16 +31,16 @@ var (
 // framework gets its run template, pass marker and prepare guess.
 func TestRender(t *testing.T) {
 	type testCase struct {
-		name   string
-		files  map[string]string
-		tests  []discover.Test
-		hook   bool
-		pytest bool     // pytest is on PATH
-		want   []string // lines (trimmed) the file must hold
-		not    []string
+		name  string
+		files map[string]string
+		tests []discover.Test
+		hook  bool
+		opts  Options  // the machine
+		want  []string // lines (trimmed) the file must hold
+		not   []string
 	}
 	run := func(t *testing.T, tc testCase) {
-		raw, err := Render(Build(mapFS(tc.files), tc.tests, Options{PytestOnPath: tc.pytest}), tc.hook)
+		raw, err := Render(Build(mapFS(tc.files), tc.tests, tc.opts), tc.hook)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,22 +75,31 @@ func TestRender(t *testing.T) {
 			not: []string{"prepare:\n"}},
 		{name: "pytest without a package", files: map[string]string{"pyproject.toml": "[tool.pytest.ini_options]\n"}, tests: []discover.Test{pyTest},
 			want: []string{`run: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"]`},
-			not:  []string{"prepare:\n", "derandomize"}},
-		{name: "pytest on PATH", tests: []discover.Test{pyTest}, pytest: true,
-			want: []string{`run: ["pytest", "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"]`}},
-		{name: "pytest with pyproject: pip install -e . at the top", files: map[string]string{"pyproject.toml": "[project]\nname = 'x'\n"}, tests: []discover.Test{pyTest},
-			want: []string{"prepare:", `.venv/bin/pip install -q -e .`, `run: [".venv/bin/python", "-m", "pytest"`, "network: true", "# a guess: the package is installed"}},
-		{name: "pytest with setup.py", files: map[string]string{"setup.py": "from setuptools import setup\nsetup()\n"}, tests: []discover.Test{pyTest},
-			want: []string{`.venv/bin/pip install -q -e .`}},
+			not:  []string{"prepare:\n", "derandomize", "PYTHONPATH"}},
+		{name: "pytest: the chosen interpreter", tests: []discover.Test{pyTest}, opts: Options{Python: "/usr/bin/python3"},
+			want: []string{`run: ["/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "{path}::{name}", "--hypothesis-seed={seed}"]`}},
+		{name: "pytest: a setuptools pyproject builds nothing", files: map[string]string{"pyproject.toml": "[build-system]\nrequires = [\"setuptools>=61\"]\n[project]\nname = 'x'\n"}, tests: []discover.Test{pyTest},
+			want: []string{"No prepare: nothing to build"}, not: []string{"prepare:\n", ".venv", "pip install"}},
+		{name: "pytest: src layout gets PYTHONPATH", files: map[string]string{"src/pkg/__init__.py": "", "pyproject.toml": "[project]\nname = 'pkg'\n"}, tests: []discover.Test{pyTest}, opts: Options{Python: "/usr/bin/python3"},
+			want: []string{`run: ["env", "PYTHONPATH=src", "/usr/bin/python3", "-m", "pytest"`}},
+		{name: "pytest: src layout with pytest's own pythonpath", files: map[string]string{"src/pkg/__init__.py": "", "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = [\"src\"]\n"}, tests: []discover.Test{pyTest},
+			want: []string{`run: ["python3", "-m", "pytest"`}, not: []string{"PYTHONPATH"}},
+		{name: "pytest: an extension built offline", files: map[string]string{"setup.py": "from setuptools import setup, Extension\nsetup(ext_modules=[Extension('f', ['f.c'])])\n"}, tests: []discover.Test{pyTest},
+			opts: Options{Python: "/usr/bin/python3", BuildRequiresMet: true},
+			want: []string{`run: ["/usr/bin/python3", "setup.py", "build_ext", "--inplace"]`, "network: false"}},
+		{name: "pytest: an extension with the index", files: map[string]string{"setup.py": "from setuptools import setup, Extension\nsetup(ext_modules=[Extension('f', ['f.c'])])\n"}, tests: []discover.Test{pyTest},
+			opts: Options{IndexReachable: true},
+			want: []string{`.venv/bin/python -m pip install -q -e .`, `run: [".venv/bin/python", "-m", "pytest"`, "network: true"}},
 		{name: "vitest with a lock file, no hook", files: map[string]string{"package-lock.json": "{}"}, tests: []discover.Test{vtTest},
 			want: []string{`"env", "FAST_CHECK_SEED={seed}", "node_modules/.bin/vitest", "run", "{path}", "-t", "^sort keeps \\(length\\)$"`,
-				`pass_marker: "^\\s*Tests\\s.*\\b1 passed\\b"`, `run: ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"]`, "WARNING: no file here reads FAST_CHECK_SEED"}},
+				`pass_marker: "^\\s*Tests\\s.*\\b1 passed\\b"`, `fail_marker: "^\\s*Tests\\s.*\\b1 failed\\b"`, `run: ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"]`, "WARNING: no file here reads FAST_CHECK_SEED"}},
 		{name: "yarn", files: map[string]string{"yarn.lock": "", "package-lock.json/x": ""}, tests: []discover.Test{vtTest},
 			want: []string{`run: ["yarn", "install", "--frozen-lockfile", "--ignore-scripts"]`, "a guess: yarn.lock is there"}},
 		{name: "jest with the hook, no lock file", hook: true, tests: []discover.Test{jsTest},
-			want: []string{"No prepare: no package-lock.json", `"node_modules/.bin/jest", "--ci", "{path}", "-t", "^{name}$"`, `pass_marker: "^Tests:\\s.*\\b1 passed\\b"`},
+			want: []string{"No prepare: no package-lock.json", `"node_modules/.bin/jest", "--ci", "{path}", "-t", "^{name}$"`, `pass_marker: "^Tests:\\s.*\\b1 passed\\b"`, `fail_marker: "^Tests:\\s.*\\b1 failed\\b"`},
 			not:  []string{"prepare:\n", "WARNING", "No prepare: every"}},
-		{name: "mixed: each entry its own prepare", files: map[string]string{"setup.py": "x", "package-lock.json": "{}"}, tests: []discover.Test{goTest, pyTest, vtTest},
+		{name: "mixed: each entry its own prepare", files: map[string]string{"setup.py": "ext_modules=[]", "package-lock.json": "{}"}, tests: []discover.Test{goTest, pyTest, vtTest},
+			opts: Options{IndexReachable: true},
 			want: []string{"    prepare:\n      run: [\"sh\"", "    prepare:\n      run: [\"npm\""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
@@ -165,5 +174,35 @@ func TestBuildSkipsUnnameable(t *testing.T) {
 	}
 	if _, err := Render(pl, true); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBuildProblems: an extension module that can be built neither
+// offline nor from the index is a problem with its fix, and no prepare.
+func TestBuildProblems(t *testing.T) {
+	fsys := mapFS(map[string]string{"setup.py": "from setuptools import setup, Extension\nsetup(ext_modules=[Extension('f', ['f.c'])])\n"})
+	pl := Build(fsys, []discover.Test{pyTest}, Options{Python: "/usr/bin/python3"})
+	if len(pl.Problems) != 1 || !strings.Contains(pl.Problems[0], "lacks its build requirements (setuptools)") || !strings.Contains(pl.Problems[0], "install them") {
+		t.Fatalf("problems %q", pl.Problems)
+	}
+	if pl.Entries[0].Prepare != nil {
+		t.Fatalf("a prepare that cannot work: %+v", pl.Entries[0].Prepare)
+	}
+}
+
+// TestPythonImports: the tests' and conftest.py's imports, less the
+// project's own modules and relative imports.
+func TestPythonImports(t *testing.T) {
+	fsys := mapFS(map[string]string{
+		"src/pkg/__init__.py": "",
+		"helpers.py":          "",
+		"tests/conftest.py":   "import pytest\nfrom . import shared\nimport attr as a, numpy.linalg\n",
+		"tests/util.py":       "",
+		"tests/test_p.py":     "from hypothesis import given\nimport pkg, helpers, util\nfrom __future__ import annotations\ndef f():\n    import lazy\n",
+	})
+	l := PythonLayout(fsys)
+	got := PythonImports(fsys, []discover.Test{pyTest}, l)
+	if strings.Join(got, ",") != "attr,hypothesis,numpy,pytest" {
+		t.Fatalf("imports %v (layout %+v)", got, l)
 	}
 }

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/atomicfile"
+	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/runner"
+)
+
+// trialOutcome is what one tried entry did: its candidate attempt's wall
+// time (when it ran) and, when it did not pass, why and what to do.
+type trialOutcome struct {
+	Entry   int
+	Seconds float64
+	Timed   bool
+	Passed  bool
+	Cause   string
+}
+
+// tryConfig runs a check of the trial config raw (initconfig.RenderTrial
+// of the entries at indexes) on a commit of the work tree as it would be
+// committed (git add -A) with that file, as candidate and base: the prepare once, then one attempt of each entry
+// (and its base replay), in the sandbox, exactly as check will run the
+// written file. The ledger, records and output are thrown away. An error
+// is a cause that stops every entry (no commit, no sandbox, a command not
+// found, a repository git cannot commit).
+func tryConfig(ctx context.Context, ios *IO, root string, raw []byte, indexes []int) ([]trialOutcome, error) {
+	g := &git.Client{Dir: root}
+	sha, err := g.CommitWorkTree(ctx, config.DefaultPath, raw, "flakegate init: trial of the config")
+	if err != nil {
+		return nil, fmt.Errorf("cannot make the trial commit: %v", err)
+	}
+	tmp, err := os.MkdirTemp("", "flakegate-init-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	sum, err := check.Run(ctx, check.Options{
+		Dir: root, Base: sha, Candidate: sha, OutDir: filepath.Join(tmp, "out"), NoReplayCache: true,
+		By: "flakegate init", Env: ios.environ(), NoOverlay: ios.Getenv(runner.NoOverlayEnv) == "1",
+		OpenStore: func(ctx context.Context, common string) (flakegate.Store, error) {
+			return store.Open(ctx, filepath.Join(tmp, "ledger"), common)
+		},
+	})
+	if err != nil {
+		msg := err.Error()
+		if h := flakegate.ErrorHint(err); h != "" {
+			msg += "; fix: " + h
+		}
+		return nil, fmt.Errorf("%s", msg)
+	}
+	var out []trialOutcome
+	for i, r := range sum.Results {
+		if i >= len(indexes) {
+			break
+		}
+		o := trialOutcome{Entry: indexes[i], Passed: r.Label == flakegate.Pass}
+		for _, a := range r.Attempts {
+			if a.Side == "candidate" && a.Index == 0 && (a.Result == "pass" || a.Result == "fail") {
+				o.Seconds, o.Timed = a.WallSeconds, true
+			}
+		}
+		if !o.Passed {
+			o.Cause = trialCause(r)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+var noModuleRe = regexp.MustCompile(`No module named '?([A-Za-z0-9_.]+)'?`)
+
+// trialCause says in one line why a tried entry did not pass, and the
+// fix.
+func trialCause(r flakegate.Result) string {
+	tail := ""
+	for _, a := range r.Attempts {
+		if a.Side == "candidate" && a.Index == 0 {
+			tail = a.OutputTail
+		}
+	}
+	why := r.Reason
+	if why == "" {
+		why = string(r.Label)
+	}
+	if m := noModuleRe.FindStringSubmatch(tail); m != nil {
+		return fmt.Sprintf("%s: the test cannot import %s: %s; fix: install it for the interpreter the run names (apt-get install python3-%s, or pip install it into an interpreter outside $HOME), or add the folder it lives in to PYTHONPATH in run",
+			r.ID(), m[1], oneLine(why, 300), strings.ToLower(strings.SplitN(m[1], ".", 2)[0]))
+	}
+	if strings.Contains(tail, "ERROR: not found:") {
+		return fmt.Sprintf("%s: pytest did not collect it: %s; fix: a module-level skip (pytest.importorskip of a package this interpreter lacks) or a renamed test: install what the module needs, or remove the entry", r.ID(), oneLine(why, 300))
+	}
+	if strings.Contains(why, "prepare failed") {
+		return fmt.Sprintf("%s: %s; fix: run the prepare's command by hand in a fresh clone, offline unless its network is true, and make it work (or remove the prepare when nothing must be built)", r.ID(), oneLine(why, 400))
+	}
+	if strings.Contains(tail, "GOPROXY=off") || strings.Contains(tail, "module lookup disabled") || strings.Contains(tail, "missing go.sum entry") {
+		return fmt.Sprintf("%s: go cannot find a module: %s; fix: run go mod download first (the attempts build offline, from the module cache)", r.ID(), oneLine(why, 300))
+	}
+	switch r.Label {
+	case flakegate.Property:
+		return fmt.Sprintf("%s: fails with seed %s at HEAD on both sides: %s; fix: make it pass at HEAD, or remove the entry", r.ID(), r.Seed, oneLine(why, 300))
+	case flakegate.Budget:
+		return fmt.Sprintf("%s: %s; fix: raise its wall_budget, or flakegate init --measure", r.ID(), oneLine(why, 300))
+	}
+	return fmt.Sprintf("%s: %s; fix: run its command by hand in the repository (flakegate check prints a reproduce line) and make it pass; flakegate doctor shows what the sandbox sees", r.ID(), oneLine(why, 300))
+}
+
+// MeasuredFile is where init keeps the timings of the attempts it tried,
+// under the git common directory's flakegate folder: check --plan
+// estimates from it.
+const MeasuredFile = "measured.json"
+
+// measuredTimings are the seconds of one attempt by property ID, and when
+// and how they were measured.
+type measuredTimings struct {
+	Source  string             `json:"source"`
+	Seconds map[string]float64 `json:"seconds"`
+}
+
+func measuredPath(common string) string { return filepath.Join(common, "flakegate", MeasuredFile) }
+
+// readMeasured reads the timings kept in common ("" source when none).
+func readMeasured(common string) measuredTimings {
+	var m measuredTimings
+	b, err := os.ReadFile(measuredPath(common))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return measuredTimings{}
+	}
+	return m
+}
+
+// writeMeasured merges secs into the timings kept in common.
+func writeMeasured(common, source string, secs map[string]float64) error {
+	m := readMeasured(common)
+	if m.Seconds == nil {
+		m.Seconds = map[string]float64{}
+	}
+	for k, v := range secs {
+		m.Seconds[k] = v
+	}
+	m.Source = source
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(measuredPath(common)), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(measuredPath(common), b, 0o644)
+}

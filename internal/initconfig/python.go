@@ -1,0 +1,250 @@
+// What a pytest project needs to run as it stands: the folders its code
+// is imported from (a src/ layout, or pytest's own pythonpath setting),
+// whether anything must be built first (extension modules), its build
+// requirements, and the modules its tests import. Read from the files,
+// never run.
+
+package initconfig
+
+import (
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/flakegate/flakegate/internal/discover"
+	"github.com/flakegate/flakegate/internal/pysrc"
+)
+
+// PyLayout is what the files of a Python project say about how its tests
+// import it.
+type PyLayout struct {
+	// SrcDirs are folders the project's code lives under and that nothing
+	// puts on sys.path by itself: a src/ layout ("src"). Empty when the
+	// project's pytest settings set pythonpath.
+	SrcDirs []string
+	// PytestPythonpath names the file whose pytest section sets
+	// pythonpath (pytest >= 7 then adds those folders itself).
+	PytestPythonpath string
+	// Build is why something must be built before a test can import the
+	// package ("" when nothing must: pure Python runs from the tree).
+	Build string
+	// BuildRequires are the modules of the build-system's requires
+	// (pyproject.toml), as import names: setuptools, wheel, Cython...
+	BuildRequires []string
+}
+
+// PythonLayout reads the project at the root of fsys.
+func PythonLayout(fsys fs.FS) PyLayout {
+	var l PyLayout
+	for _, c := range []struct{ file, section string }{
+		{"pytest.ini", "[pytest]"}, {"pyproject.toml", "[tool.pytest.ini_options]"},
+		{"tox.ini", "[pytest]"}, {"setup.cfg", "[tool:pytest]"},
+	} {
+		if iniHasKey(fsys, c.file, c.section, "pythonpath") {
+			l.PytestPythonpath = c.file
+			break
+		}
+	}
+	if l.PytestPythonpath == "" && isDir(fsys, "src") && hasPythonUnder(fsys, "src") {
+		l.SrcDirs = []string{"src"}
+	}
+	setup, _ := fs.ReadFile(fsys, "setup.py")
+	if extensionRe.Match(setup) {
+		l.Build = "setup.py builds extension modules"
+	} else if f := firstExtensionSource(fsys); f != "" {
+		l.Build = f + " is an extension module's source"
+	}
+	if l.Build != "" {
+		l.BuildRequires = buildRequires(fsys)
+	}
+	return l
+}
+
+var extensionRe = regexp.MustCompile(`\b(ext_modules|Extension\(|cythonize\()`)
+
+// iniHasKey reports whether file has key = ... in section (an INI or a
+// TOML table; only the section header and the key's start are read).
+func iniHasKey(fsys fs.FS, file, section, key string) bool {
+	b, err := fs.ReadFile(fsys, file)
+	if err != nil {
+		return false
+	}
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			in = line == section
+			continue
+		}
+		if in {
+			if k, _, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isDir(fsys fs.FS, p string) bool {
+	fi, err := fs.Stat(fsys, p)
+	return err == nil && fi.IsDir()
+}
+
+// hasPythonUnder reports whether dir holds a .py file within two levels
+// (src/pkg/__init__.py, src/mod.py).
+func hasPythonUnder(fsys fs.FS, dir string) bool {
+	found := false
+	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found {
+			return fs.SkipDir
+		}
+		if d.IsDir() && strings.Count(strings.TrimPrefix(p, dir), "/") > 2 {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".py") {
+			found = true
+		}
+		return nil
+	})
+	return found
+}
+
+// firstExtensionSource is a Cython source (.pyx) outside tests and
+// dependencies, "" when there is none.
+func firstExtensionSource(fsys fs.FS) string {
+	found := ""
+	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return fs.SkipDir
+		}
+		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "build") {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".pyx") {
+			found = p
+		}
+		return nil
+	})
+	return found
+}
+
+var requirementNameRe = regexp.MustCompile(`^\s*([A-Za-z0-9][A-Za-z0-9._-]*)`)
+
+// buildRequires reads [build-system] requires = [...] of pyproject.toml
+// (one line or several) as import names; setuptools when there is none.
+func buildRequires(fsys fs.FS) []string {
+	b, err := fs.ReadFile(fsys, "pyproject.toml")
+	if err != nil {
+		return []string{"setuptools"}
+	}
+	text := string(b)
+	i := strings.Index(text, "[build-system]")
+	if i < 0 {
+		return []string{"setuptools"}
+	}
+	text = text[i:]
+	j := strings.Index(text, "requires")
+	if j < 0 {
+		return []string{"setuptools"}
+	}
+	text = text[j:]
+	open, end := strings.IndexByte(text, '['), strings.IndexByte(text, ']')
+	if open < 0 || end < open {
+		return []string{"setuptools"}
+	}
+	var out []string
+	for _, item := range strings.Split(text[open+1:end], ",") {
+		item = strings.Trim(strings.TrimSpace(item), `"'`)
+		if m := requirementNameRe.FindStringSubmatch(item); m != nil {
+			name := strings.ToLower(strings.ReplaceAll(m[1], "-", "_"))
+			if name == "cython" {
+				name = "Cython"
+			}
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// PythonImports are the top-level modules the property tests' files and
+// every conftest.py import, except the project's own (a module or
+// package at the root, under a SrcDirs folder or beside the file) and
+// relative imports: what an interpreter must already have.
+func PythonImports(fsys fs.FS, tests []discover.Test, l PyLayout) []string {
+	files := map[string]bool{}
+	for _, t := range tests {
+		if t.Framework == discover.PytestHypothesis {
+			files[t.Path] = true
+		}
+	}
+	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "venv") {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && d.Name() == "conftest.py" {
+			files[p] = true
+		}
+		return nil
+	})
+	seen := map[string]bool{}
+	var out []string
+	for f := range files {
+		src, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			continue
+		}
+		roots := append([]string{".", path.Dir(f)}, l.SrcDirs...)
+		for _, m := range topImports(string(src)) {
+			if seen[m] || local(fsys, m, roots) {
+				continue
+			}
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// local reports whether module m is a file or folder under one of roots.
+func local(fsys fs.FS, m string, roots []string) bool {
+	return slices.ContainsFunc(roots, func(r string) bool {
+		for _, p := range []string{path.Join(r, m+".py"), path.Join(r, m)} {
+			if _, err := fs.Stat(fsys, p); err == nil {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// topImports are the first names of the absolute imports of src's
+// unindented import statements ("import a.b, c" and "from a.b import x").
+func topImports(src string) []string {
+	var out []string
+	for _, l := range pysrc.LogicalLines(src) {
+		toks := l.Tokens
+		if l.Indent != 0 || len(toks) < 2 || toks[0].Kind != pysrc.Name {
+			continue
+		}
+		switch toks[0].Text {
+		case "import":
+			for _, part := range pysrc.Split(toks[1:], ",") {
+				if d, n := pysrc.Dotted(part); n > 0 {
+					out = append(out, strings.Split(d, ".")[0])
+				}
+			}
+		case "from":
+			if d, n := pysrc.Dotted(toks[1:]); n > 0 && d != "__future__" {
+				out = append(out, strings.Split(d, ".")[0])
+			}
+		}
+	}
+	return out
+}
