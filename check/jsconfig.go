@@ -30,9 +30,8 @@ var jsInfraKeys = map[string]bool{
 	"setupFiles": true, "setupFilesAfterEnv": true, "snapshotResolver": true,
 	"plugins": true, "testRunner": true, "runner": true, "testSequencer": true,
 	"reporters": true, "watchPlugins": true, "dependencyExtractor": true,
-	"haste": true, "projects": true, "environment": true, "alias": true,
-	"environmentOptions": true, "testEnvironmentOptions": true,
-	"workspace": true, "extends": true, "server": true, "deps": true,
+	"projects": true, "environment": true, "alias": true,
+	"workspace": true, "extends": true,
 }
 
 // jsSafeNames are identifiers a readable value may hold besides the
