@@ -419,7 +419,17 @@ func copyRegular(src, dst string) ([]byte, error) {
 	if _, err := io.Copy(&buf, f); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), os.WriteFile(dst, buf.Bytes(), 0o444)
+	// A new file in the staging folder, which is put in place whole once
+	// verified (never a file replaced).
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := out.Write(buf.Bytes()); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return buf.Bytes(), out.Close()
 }
 
 // hash1 is go's module hash "h1:": the sha256 of the lines "SHA256HEX
