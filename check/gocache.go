@@ -541,13 +541,17 @@ func (gc *goCaches) fill(ctx context.Context, sb runner.Sandbox, env []string, t
 	return line, nil
 }
 
-// describe is the caches in words, for the "sandbox:" line.
-func (gc *goCaches) describe() string {
+// describe is the caches in words, for the "sandbox:" line; warm says
+// whether the probe could lay the build cache under the attempts.
+func (gc *goCaches) describe(warm bool) string {
 	if gc == nil {
 		return "; Go caches: none (no Go module at the base, or no go on PATH)"
 	}
-	return fmt.Sprintf("; Go caches: the repository's, built from the base %s under a throwaway layer, and %d of the %d modules the base's go.sum names (never the runner's own)",
-		flakegate.ShortSHA(gc.base), gc.found, gc.named)
+	build := "the repository's build cache, built from the base " + flakegate.ShortSHA(gc.base) + " under a throwaway layer"
+	if !warm {
+		build = "a cold build cache (the repository's cannot be laid under the attempts here)"
+	}
+	return fmt.Sprintf("; Go caches: %s, and %d of the %d modules the base's go.sum names (never the runner's own)", build, gc.found, gc.named)
 }
 
 // fillGoCache fills the repository's Go build cache from the base tree
