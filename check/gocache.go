@@ -419,7 +419,17 @@ func copyRegular(src, dst string) ([]byte, error) {
 	if _, err := io.Copy(&buf, f); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), os.WriteFile(dst, buf.Bytes(), 0o444)
+	// A new file in the staging folder, which is put in place whole once
+	// verified (never a file replaced).
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := out.Write(buf.Bytes()); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return buf.Bytes(), out.Close()
 }
 
 // hash1 is go's module hash "h1:": the sha256 of the lines "SHA256HEX
@@ -531,13 +541,17 @@ func (gc *goCaches) fill(ctx context.Context, sb runner.Sandbox, env []string, t
 	return line, nil
 }
 
-// describe is the caches in words, for the "sandbox:" line.
-func (gc *goCaches) describe() string {
+// describe is the caches in words, for the "sandbox:" line; warm says
+// whether the probe could lay the build cache under the attempts.
+func (gc *goCaches) describe(warm bool) string {
 	if gc == nil {
 		return "; Go caches: none (no Go module at the base, or no go on PATH)"
 	}
-	return fmt.Sprintf("; Go caches: the repository's, built from the base %s under a throwaway layer, and %d of the %d modules the base's go.sum names (never the runner's own)",
-		flakegate.ShortSHA(gc.base), gc.found, gc.named)
+	build := "the repository's build cache, built from the base " + flakegate.ShortSHA(gc.base) + " under a throwaway layer"
+	if !warm {
+		build = "a cold build cache (the repository's cannot be laid under the attempts here)"
+	}
+	return fmt.Sprintf("; Go caches: %s, and %d of the %d modules the base's go.sum names (never the runner's own)", build, gc.found, gc.named)
 }
 
 // fillGoCache fills the repository's Go build cache from the base tree

@@ -57,7 +57,7 @@ func TestCheckNoLeakMarkers(t *testing.T) {
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY" {
 		t.Fatalf("%s", cr)
 	}
-	if !strings.Contains(cr.stderr, "Go caches: the repository's, built from the base") {
+	if !strings.Contains(cr.stderr, "Go caches: the repository's build cache, built from the base") {
 		t.Errorf("the sandbox line does not name the repository's Go caches:\n%s", cr.stderr)
 	}
 	rec := cr.record(t, 0)

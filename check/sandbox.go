@@ -309,7 +309,7 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 	sb := &c.iso.sandbox
 	line := sb.Level.Describe(sb.Limits, sb.Overlay)
 	if c.iso.mode == IsolationBwrap {
-		line += c.goc.describe()
+		line += c.goc.describe(sb.GoCache != "")
 	}
 	c.say("sandbox: " + c.redact(line))
 	if n := runner.SweepLayers(); n > 0 {
