@@ -457,7 +457,8 @@ func (a *a16) snapshot(t *testing.T) *state16 {
 	s := &state16{store: map[string]string{}, trees: map[string]treeState{}}
 	for p, data := range readTree(t, a.ledger) {
 		name := strings.TrimPrefix(p, a.ledger)
-		if strings.HasPrefix(name, "/records/") || strings.HasSuffix(name, ".lock") || name == "/lock" {
+		if strings.HasPrefix(name, "/records/") || strings.HasSuffix(name, ".lock") || name == "/lock" ||
+			name == "/corpus.json" { // the check records failing seeds (check/corpus_test.go)
 			continue
 		}
 		s.store[name] = data

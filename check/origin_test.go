@@ -34,6 +34,11 @@ func TestCheckOldBaseFailureIsNotHistory(t *testing.T) {
 			t.Errorf("result %d: origin %q, owner %q, reason %q", i, res.FlakeOrigin, res.Owner, res.Reason)
 		}
 	}
+	// The summary and the progress lines state the counts.
+	counts := "base passed 4 of 4; a 1-in-2 flake would show in 4 runs with 94% probability"
+	if res := faked.summary.Results[0]; res.FlakeCounts != counts || !strings.Contains(faked.stderr, counts) {
+		t.Errorf("flake_counts %q, want %q, in the summary and on stderr:\n%s", res.FlakeCounts, counts, faked.stderr)
+	}
 	if code, out := r.run("freeze", "list"); code != 0 || !strings.Contains(out, "no freezes") {
 		t.Errorf("the faked flake earned a freeze: exit %d\n%s", code, out)
 	}
