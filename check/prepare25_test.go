@@ -294,7 +294,13 @@ func acceptAll(l net.Listener, n *atomic.Int32) {
 func TestCheckPrepareAfterLedger(t *testing.T) {
 	needRootOverlay(t)
 	flaky := "value() {\n\tn=$(cat \"$FG_STATE/flaky-$1\" 2>/dev/null || echo 0)\n\techo $((n + 1)) > \"$FG_STATE/flaky-$1\"\n\tif [ \"$n\" -ge 1 ]; then echo alpha; else echo not-yet; fi\n}\n"
-	r := newRepo(t, prep25Files("", ""))
+	// The flake is the base's too (its second run of each seed fails, which
+	// a probe sees): --freeze-owner freezes only a base flake.
+	baseFlaky := "value() {\n\tn=$(cat \"$FG_STATE/base-$1\" 2>/dev/null || echo 0)\n\techo $((n + 1)) > \"$FG_STATE/base-$1\"\n\tif [ \"$n\" -ne 1 ]; then echo alpha; else echo not-yet; fi\n}\n"
+	files := prep25Files("", "")
+	files["src/lib.sh"] = baseFlaky
+	files["flakegate.yaml"] = strings.Replace(files["flakegate.yaml"], "flake_probe_runs: 0\n", "", 1)
+	r := newRepo(t, files)
 	r.candidate("flaky", map[string]string{"src/lib.sh": flaky})
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	env := []string{"FLAKEGATE_LEDGER=" + ledger}
