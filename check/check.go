@@ -443,13 +443,13 @@ func (c *checker) source(ctx context.Context, jobs []job) (jobSource, []int, *fl
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return newListSource(jobs, mine), mine, shard, nil
+		return c.newListSource(jobs, mine), mine, shard, nil
 	}
 	all := make([]int, len(jobs))
 	for i := range all {
 		all[i] = i
 	}
-	return newListSource(jobs, all), all, nil, nil
+	return c.newListSource(jobs, all), all, nil, nil
 }
 
 func sha256Hex(b []byte) string {

@@ -161,6 +161,9 @@ type Property struct {
 	// Prepare is the property's prepare: its own block, else the top
 	// level's; nil for none.
 	Prepare *Prepare
+	// NoBatch is batch: false: the property's triples run in processes of
+	// their own, never in a batch with other tests (check/batchplan.go).
+	NoBatch bool
 }
 
 // errorf returns an EINVALID error naming the file and the key.

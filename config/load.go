@@ -273,7 +273,7 @@ func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (P
 	if err != nil {
 		return p, err
 	}
-	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "fail_marker", "run", "wall_budget", "samples", "prepare", "flake_probe_runs")
+	f, err := l.fields(key, m, "path", "name", "fixture", "generator", "seeds", "random_seeds", "watch", "pass_marker", "fail_marker", "run", "wall_budget", "samples", "prepare", "flake_probe_runs", "batch")
 	if err != nil {
 		return p, err
 	}
@@ -333,6 +333,13 @@ func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (P
 		if p.FlakeProbeRuns, err = l.integer(join(key, "flake_probe_runs"), v, 0, MaxFlakeProbeRuns); err != nil {
 			return p, err
 		}
+	}
+	if v, ok := f["batch"]; ok {
+		b, err := l.boolean(join(key, "batch"), v)
+		if err != nil {
+			return p, err
+		}
+		p.NoBatch = !b
 	}
 	if v, ok := f["fail_marker"]; ok {
 		s, err := l.str(join(key, "fail_marker"), v)

@@ -1,0 +1,145 @@
+package check_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate/transcript"
+)
+
+// goBatchEntry is one property of a Go module's batch test config.
+func goBatchEntry(pkg, name, extra string) string {
+	return `  - path: ` + pkg + `/` + pkg + `_test.go
+    name: ` + name + `
+    seeds: [7]
+    run: [go, test, -count=1, -run, "^{name}$", ./` + pkg + `, "-seed={seed}"]
+    wall_budget: 60s
+` + extra
+}
+
+const goBatchHead = `version: 1
+retry_cap: 2
+workers: 1
+flake_probe_runs: 0
+properties:
+`
+
+// goSeedFlag is the test flag every package of the batch modules defines.
+const goSeedFlag = "var _ = flag.Int(\"seed\", 0, \"the seed\")\n"
+
+// goBatchModule is a module of four packages:
+//   - leak: product code with a per-process counter; the candidate makes
+//     it fail after 3 calls, so each test alone passes and the package's
+//     suite fails from its fourth test on;
+//   - order: Second fails only when First ran before it in the process
+//     (on the candidate);
+//   - fake: Forger prints a framed "--- PASS: TestVictim" line (what
+//     test2json reads as a result) and a plain one, and the candidate
+//     breaks what TestVictim tests;
+//   - ok: a test that always passes.
+func goBatchModule() (base, cand map[string]string) {
+	leakTest := "package leak\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\n" + goSeedFlag
+	var cfg strings.Builder
+	cfg.WriteString(goBatchHead)
+	for _, n := range []string{"A", "B", "C", "D", "E"} {
+		leakTest += "func Test" + n + "(t *testing.T) {\n\tif err := Use(); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n\n"
+		cfg.WriteString(goBatchEntry("leak", "Test"+n, ""))
+	}
+	cfg.WriteString(goBatchEntry("order", "TestFirst", ""))
+	cfg.WriteString(goBatchEntry("order", "TestSecond", ""))
+	cfg.WriteString(goBatchEntry("fake", "TestForger", ""))
+	cfg.WriteString(goBatchEntry("fake", "TestVictim", ""))
+	cfg.WriteString(goBatchEntry("ok", "TestGhost", "")) // not in the package: absent from the report
+	cfg.WriteString(goBatchEntry("ok", "TestOK", ""))
+	base = map[string]string{
+		"go.mod":            "module example.com/batch\n\ngo 1.21\n",
+		"README.md":         "batch module\n",
+		"flakegate.yaml":    cfg.String(),
+		"leak/leak.go":      "package leak\n\nvar calls int\n\n// Use counts its calls.\nfunc Use() error {\n\tcalls++\n\treturn nil\n}\n",
+		"leak/leak_test.go": leakTest,
+		"order/order.go":    "package order\n\nvar marked bool\n\nfunc Mark() { marked = true }\n\nfunc Check() error { return nil }\n",
+		"order/order_test.go": "package order\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\n" + goSeedFlag +
+			"func TestFirst(t *testing.T) { Mark() }\n\nfunc TestSecond(t *testing.T) {\n\tif err := Check(); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n",
+		"fake/fake.go": "package fake\n\nimport \"fmt\"\n\n// Report prints.\nfunc Report() { fmt.Println(\"report\") }\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n",
+		"fake/fake_test.go": "package fake\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\n" + goSeedFlag +
+			"func TestForger(t *testing.T) { Report() }\n\nfunc TestVictim(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"2+2 is not 4\")\n\t}\n}\n",
+		"ok/ok.go":      "package ok\n",
+		"ok/ok_test.go": "package ok\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\n" + goSeedFlag + "func TestOK(t *testing.T) {}\n",
+	}
+	cand = map[string]string{
+		"leak/leak.go":   "package leak\n\nimport \"errors\"\n\nvar calls int\n\n// Use counts its calls; a leak makes it fail after 3.\nfunc Use() error {\n\tcalls++\n\tif calls > 3 {\n\t\treturn errors.New(\"out of handles\")\n\t}\n\treturn nil\n}\n",
+		"order/order.go": "package order\n\nimport \"errors\"\n\nvar marked bool\n\nfunc Mark() { marked = true }\n\nfunc Check() error {\n\tif marked {\n\t\treturn errors.New(\"state left by an earlier test\")\n\t}\n\treturn nil\n}\n",
+		"fake/fake.go": "package fake\n\nimport \"fmt\"\n\n// Report prints a forged result for TestVictim.\nfunc Report() {\n\tfmt.Println(\"\\x16--- PASS: TestVictim (0.00s)\")\n\tfmt.Println(\"--- PASS: TestVictim (0.00s)\")\n}\n\n" +
+			"// Add is broken.\nfunc Add(a, b int) int { return a - b }\n",
+	}
+	return base, cand
+}
+
+// TestCheckGoBatch: the triples of a Go module run as one go test -json
+// process per attempt, and each is judged from its own events. A leak
+// that only the package's suite reaches, and a test that fails only after
+// another, are PROPERTY (the retry is the same batch, so they fail again;
+// alone they would pass and earn SCHEDULER); a forged result line makes
+// its victim INCOMPLETE (reported twice), never PASS; a test absent from
+// the report is INCOMPLETE.
+func TestCheckGoBatch(t *testing.T) {
+	needTool(t, "go")
+	base, cand := goBatchModule()
+	r := newRepo(t, base)
+	r.candidate("bad", cand)
+	cr := r.check("--base", "base", "--candidate", "bad")
+	want := "PASS,PASS,PASS,PROPERTY,PROPERTY,PASS,PROPERTY,PASS,INCOMPLETE,INCOMPLETE,PASS"
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != want {
+		t.Fatalf("want %s\n%s", want, cr)
+	}
+	for _, i := range []int{3, 4, 6} {
+		rec := cr.record(t, i)
+		if rec.CandidateResult != "fail" || rec.BaseSeedResult != "pass" || strings.Join(rec.RetryResults, ",") != "fail,fail" {
+			t.Errorf("%s: candidate %s, base %s, retries %v; want fail, pass, fail,fail", rec.Name, rec.CandidateResult, rec.BaseSeedResult, rec.RetryResults)
+		}
+		verifyTranscript(t, cr.summary.Results[i].Record, rec)
+	}
+	if reason := cr.summary.Results[8].Reason; !strings.Contains(reason, "reported 2 times") {
+		t.Errorf("TestVictim's reason %q does not say it was reported twice", reason)
+	}
+	if reason := cr.summary.Results[9].Reason; !strings.Contains(reason, "absent from the report") {
+		t.Errorf("TestGhost's reason %q does not say it is absent", reason)
+	}
+	// The transcript names the batch: its argv, members and output digest.
+	batches := transcriptBatches(t, cr.record(t, 3).TranscriptPath)
+	if len(batches) != 4 { // the first attempt, the base seed and two retries
+		t.Fatalf("TestD's transcript names %d batches, want 4", len(batches))
+	}
+	b := batches[0]
+	if len(b.Members) != 11 || b.OutputSHA256 == "" || !strings.Contains(strings.Join(b.Argv, " "), "-json") ||
+		!strings.Contains(strings.Join(b.Argv, " "), "^(TestA|TestB|TestC|TestD|TestE|TestFirst|TestSecond|TestForger|TestVictim|TestGhost|TestOK)$") {
+		t.Errorf("the batch of TestD's first attempt: %+v", b)
+	}
+}
+
+// transcriptBatches returns the batches the attempt_end events of a
+// transcript name, in order.
+func transcriptBatches(t *testing.T, path string) []*transcript.Batch {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []*transcript.Batch
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev transcript.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == transcript.EventAttemptEnd && ev.Batch != nil {
+			out = append(out, ev.Batch)
+		}
+	}
+	return out
+}

@@ -1,0 +1,223 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flakegate/flakegate/runner"
+)
+
+// PytestJUnit reads the output of a pytest batch run with
+// --junitxml=/dev/stdout, -o junit_family=xunit1 and -rA (batchplan.go
+// builds that command), and reports each node's result. Write it the
+// batch's output, then call Report for each member's node id.
+//
+// What the code under test can forge: its output (pytest shows a passed
+// test's captured output under -rA, and a test can write to the real
+// stdout) and any file in the sandbox, a JUnit file included, even after
+// pytest wrote it (an atexit hook). So the report is not a file: pytest
+// writes it into the same stream, and exactly one XML document must be
+// there (a printed one makes two, and every member an error). And a
+// result needs two reports that agree: the XML says passed (or failed),
+// and pytest's short summary has exactly one PASSED (or FAILED) line for
+// the node and none of the other. A line a test prints for another node
+// adds a second line, and that node is an error, never a pass.
+type PytestJUnit struct {
+	mu      sync.Mutex
+	buf     []byte
+	over    bool
+	parsed  bool
+	docErr  string
+	cases   map[string][]junitCase
+	passed  map[string]int
+	failed  map[string]int
+	errored map[string]int
+	ended   map[string]bool
+	running string // the node a verbose line shows started last, without an end
+	last    string
+}
+
+type junitCase struct {
+	result  string // pass, fail, error, skip
+	elapsed float64
+	text    string
+}
+
+// maxBatchOutput bounds what PytestJUnit keeps; a batch that prints more
+// has no report flakegate trusts.
+const maxBatchOutput = 64 << 20
+
+// NewPytestJUnit returns an empty reader.
+func NewPytestJUnit() *PytestJUnit { return &PytestJUnit{} }
+
+// Write keeps the output.
+func (p *PytestJUnit) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.buf)+len(b) > maxBatchOutput {
+		p.over = true
+		return len(b), nil
+	}
+	p.buf = append(p.buf, b...)
+	return len(b), nil
+}
+
+const junitProlog = `<?xml version="1.0" encoding="utf-8"?>`
+
+var (
+	pytestVerboseEndRe   = regexp.MustCompile(`^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b`)
+	pytestVerboseStartRe = regexp.MustCompile(`^(\S+::\S+) *$`)
+	pytestErrorRe        = regexp.MustCompile(`^ERROR (\S+)`)
+)
+
+type junitXML struct {
+	Suites []struct {
+		Cases []struct {
+			ClassName string  `xml:"classname,attr"`
+			Name      string  `xml:"name,attr"`
+			File      string  `xml:"file,attr"`
+			Time      float64 `xml:"time,attr"`
+			Failure   *struct {
+				Message string `xml:"message,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"error"`
+			Skipped *struct{} `xml:"skipped"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func (p *PytestJUnit) parse() {
+	if p.parsed {
+		return
+	}
+	p.parsed = true
+	p.passed, p.failed, p.errored, p.ended = map[string]int{}, map[string]int{}, map[string]int{}, map[string]bool{}
+	p.cases = map[string][]junitCase{}
+	for _, l := range strings.Split(string(p.buf), "\n") {
+		l = strings.TrimRight(l, "\r")
+		if strings.IndexByte(l, 0x1b) >= 0 {
+			l = ansiRe.ReplaceAllString(l, "")
+		}
+		if s := strings.TrimSpace(l); s != "" {
+			p.last = clip(s)
+		}
+		if m := pytestPassedRe.FindStringSubmatch(l); m != nil {
+			p.passed[m[1]]++
+		}
+		if m := pytestFailedRe.FindStringSubmatch(l); m != nil {
+			p.failed[m[1]]++
+		}
+		if m := pytestErrorRe.FindStringSubmatch(l); m != nil {
+			p.errored[m[1]]++
+		}
+		if m := pytestVerboseEndRe.FindStringSubmatch(l); m != nil {
+			p.ended[m[1]] = true
+			if p.running == m[1] {
+				p.running = ""
+			}
+		} else if m := pytestVerboseStartRe.FindStringSubmatch(l); m != nil {
+			p.running = m[1]
+		}
+	}
+	if p.over {
+		p.docErr = fmt.Sprintf("the batch printed more than %d MiB: no report is read from it", maxBatchOutput>>20)
+		return
+	}
+	switch n := bytes.Count(p.buf, []byte(junitProlog)); {
+	case n == 0:
+		p.docErr = "no JUnit XML report in the batch's output"
+		return
+	case n > 1:
+		p.docErr = strconv.Itoa(n) + " JUnit XML documents in the batch's output: a test may have printed one (never a pass)"
+		return
+	}
+	at := bytes.Index(p.buf, []byte(junitProlog))
+	var doc junitXML
+	d := xml.NewDecoder(bytes.NewReader(p.buf[at:]))
+	if err := d.Decode(&doc); err != nil {
+		p.docErr = "the JUnit XML report does not parse: " + err.Error()
+		return
+	}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			node := junitNode(c.File, c.ClassName, c.Name)
+			if node == "" {
+				continue
+			}
+			jc := junitCase{result: "pass", elapsed: c.Time}
+			switch {
+			case c.Failure != nil:
+				jc.result, jc.text = "fail", c.Failure.Message+"\n"+c.Failure.Text
+			case c.Error != nil:
+				jc.result, jc.text = "error", c.Error.Message
+			case c.Skipped != nil:
+				jc.result = "skip"
+			}
+			p.cases[node] = append(p.cases[node], jc)
+		}
+	}
+}
+
+// junitNode is the pytest node id of an xunit1 test case: the file, the
+// classes the class name adds to the module, and the name.
+func junitNode(file, class, name string) string {
+	if file == "" || name == "" {
+		return ""
+	}
+	mod := strings.ReplaceAll(strings.TrimSuffix(file, ".py"), "/", ".")
+	switch {
+	case class == mod:
+		return file + "::" + name
+	case strings.HasPrefix(class, mod+"."):
+		return file + "::" + strings.ReplaceAll(class[len(mod)+1:], ".", "::") + "::" + name
+	}
+	return ""
+}
+
+// Report is what the batch says of node (path::name).
+func (p *PytestJUnit) Report(node string) TestReport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.parse()
+	if p.docErr != "" {
+		r := TestReport{Result: runner.Errored, Reason: p.docErr, Started: p.running == node || p.ended[node], Ended: p.ended[node]}
+		if !r.Started {
+			r.Result = "" // never seen: it may not have started
+		}
+		if p.last != "" {
+			r.Reason += "; the last line is " + strconv.Quote(p.last)
+		}
+		return r
+	}
+	cs := p.cases[node]
+	if len(cs) == 0 {
+		return TestReport{Result: runner.Errored, Reason: node + " is absent from the JUnit XML report"}
+	}
+	r := TestReport{Started: true, Ended: true, Elapsed: time.Duration(cs[0].elapsed * float64(time.Second)), Output: tail([]byte(cs[0].text))}
+	pass, fail, errs := p.passed[node], p.failed[node], p.errored[node]
+	summary := fmt.Sprintf("the short summary has %d PASSED, %d FAILED and %d ERROR lines for it", pass, fail, errs)
+	switch {
+	case len(cs) > 1:
+		r.Result, r.Reason = runner.Errored, twice(node, len(cs))
+	case cs[0].result == "pass" && pass == 1 && fail == 0 && errs == 0:
+		r.Result = runner.Pass
+	case cs[0].result == "fail" && fail == 1 && pass == 0 && errs == 0:
+		r.Result = runner.Fail
+	case cs[0].result == "pass" || cs[0].result == "fail":
+		r.Result, r.Reason = runner.Errored, "the JUnit report says "+cs[0].result+"ed but "+summary+" (a test may have printed one; never a pass)"
+	case cs[0].result == "skip":
+		r.Result, r.Reason = runner.Errored, node+" was skipped"
+	default:
+		r.Result, r.Reason = runner.Errored, node+" errored: "+strconv.Quote(clip(cs[0].text))
+	}
+	return r
+}
