@@ -143,3 +143,91 @@ func transcriptBatches(t *testing.T, path string) []*transcript.Batch {
 	}
 	return out
 }
+
+// TestCheckGoBatchHang: a member that hangs is BUDGET when the batch is
+// killed at the sum of its members' budgets; the member that finished
+// before it keeps its PASS, and the one that never started runs again in
+// a batch of its own (a fresh first attempt) and passes. A member whose
+// own time is over its budget is BUDGET too.
+func TestCheckGoBatchHang(t *testing.T) {
+	needTool(t, "go")
+	test := "package hang\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\n" + goSeedFlag +
+		"func TestH1(t *testing.T) {}\n\nfunc TestH2(t *testing.T) { Wait() }\n\nfunc TestH3(t *testing.T) {}\n"
+	slow := "package slow\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\n" + goSeedFlag + "func TestSlow(t *testing.T) { Nap() }\n"
+	entry := func(pkg, name, budget string) string {
+		return strings.Replace(goBatchEntry(pkg, name, ""), "wall_budget: 60s", "wall_budget: "+budget, 1)
+	}
+	cfg := goBatchHead + entry("hang", "TestH1", "15s") + entry("hang", "TestH2", "15s") + entry("hang", "TestH3", "15s") + entry("slow", "TestSlow", "3s")
+	r := newRepo(t, map[string]string{
+		"go.mod":            "module example.com/hang\n\ngo 1.21\n",
+		"README.md":         "hang\n",
+		"flakegate.yaml":    cfg,
+		"hang/hang.go":      "package hang\n\nfunc Wait() {}\n",
+		"hang/hang_test.go": test,
+		"slow/slow.go":      "package slow\n\nfunc Nap() {}\n",
+		"slow/slow_test.go": slow,
+	})
+	r.candidate("hangs", map[string]string{
+		"hang/hang.go": "package hang\n\nimport \"time\"\n\nfunc Wait() { time.Sleep(time.Hour) }\n",
+		"slow/slow.go": "package slow\n\nimport \"time\"\n\nfunc Nap() { time.Sleep(5 * time.Second) }\n",
+	})
+	cr := r.check("--base", "base", "--candidate", "hangs")
+	if want := "PASS,BUDGET,PASS,BUDGET"; cr.code != 1 || strings.Join(cr.labels(), ",") != want {
+		t.Fatalf("want %s\n%s", want, cr)
+	}
+	if reason := cr.summary.Results[1].Reason; !strings.Contains(reason, "killed") {
+		t.Errorf("TestH2's reason %q does not say the batch was killed", reason)
+	}
+	if reason := cr.summary.Results[3].Reason; !strings.Contains(reason, "over its wall budget") {
+		t.Errorf("TestSlow's reason %q does not name its own time", reason)
+	}
+	// TestH3 ran twice on the candidate: in the killed batch it never
+	// started (nothing recorded), then in a batch of its own.
+	h3 := transcriptBatches(t, cr.record(t, 2).TranscriptPath)
+	if len(h3) < 1 || len(h3[0].Members) != 1 {
+		t.Errorf("TestH3's first recorded attempt ran in %+v; want a batch of its own", h3)
+	}
+	for i := range cr.summary.Results {
+		verifyTranscript(t, cr.summary.Results[i].Record, cr.record(t, i))
+	}
+}
+
+// TestCheckGoBatchMatchesAlone: the same triples give the same labels in
+// a batch and one by one (batch: false), and the records of triples run
+// alone name no batch.
+func TestCheckGoBatchMatchesAlone(t *testing.T) {
+	needTool(t, "go")
+	files := func(extra string) map[string]string {
+		test := func(pkg string) string {
+			return "package " + pkg + "\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\n" + goSeedFlag +
+				"func TestOne(t *testing.T) {\n\tif Double(2) != 4 {\n\t\tt.Fatal(\"Double(2) is not 4\")\n\t}\n}\n\nfunc TestTwo(t *testing.T) {}\n"
+		}
+		cfg := goBatchHead
+		for _, e := range []string{"p1 TestOne", "p1 TestTwo", "p2 TestOne", "p2 TestTwo"} {
+			pkg, name, _ := strings.Cut(e, " ")
+			cfg += goBatchEntry(pkg, name, extra)
+		}
+		return map[string]string{
+			"go.mod": "module example.com/same\n\ngo 1.21\n", "README.md": "same\n", "flakegate.yaml": cfg,
+			"p1/p1.go": "package p1\n\nfunc Double(x int) int { return 2 * x }\n", "p1/p1_test.go": test("p1"),
+			"p2/p2.go": "package p2\n\nfunc Double(x int) int { return 2 * x }\n", "p2/p2_test.go": test("p2"),
+		}
+	}
+	var got []string
+	for _, extra := range []string{"", "    batch: false\n"} {
+		r := newRepo(t, files(extra))
+		r.candidate("bad", map[string]string{"p2/p2.go": "package p2\n\nfunc Double(x int) int { return x * x * x }\n"})
+		cr := r.check("--base", "base", "--candidate", "bad")
+		if cr.code != 1 {
+			t.Fatalf("batch %q:\n%s", extra, cr)
+		}
+		got = append(got, strings.Join(cr.labels(), ","))
+		batched := len(transcriptBatches(t, cr.record(t, 0).TranscriptPath)) > 0
+		if batched != (extra == "") {
+			t.Errorf("batch %q: the transcript names a batch: %v", extra, batched)
+		}
+	}
+	if want := "PASS,PASS,PROPERTY,PASS"; got[0] != want || got[1] != want {
+		t.Fatalf("batched %s, alone %s; want %s for both", got[0], got[1], want)
+	}
+}
