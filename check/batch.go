@@ -47,6 +47,9 @@ type finishedTriple struct {
 type batchMember struct {
 	r      *tripleRun
 	voided string
+	// absent is set once a report says the test is not there: later
+	// batches (retries, probes) run without it.
+	absent bool
 }
 
 // batchRun is a batch's members on one worker's trees.
@@ -223,7 +226,24 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	sum := sha256.New()
 	cmd := runner.Command{Argv: argv, Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
 		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
+	var junit string
+	if b.shape.framework == evidence.FrameworkPytest {
+		dir, err := junitDir()
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		junit = filepath.Join(dir, "junit.xml")
+		cmd.Argv = append(cmd.Argv, "--junitxml="+junit)
+		if cmd.Sandbox != nil {
+			cmd.Sandbox.RW = append(append([]string(nil), cmd.Sandbox.RW...), dir)
+		}
+		argv = cmd.Argv
+	}
 	out := runner.Run(ctx, cmd)
+	if pr, ok := rep.(pytestReport); ok {
+		pr.SetJUnit(readBounded(junit, 64<<20))
+	}
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
 		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall)}
 	killed := out.Result == runner.Timeout
@@ -244,12 +264,15 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		case killed && tr.Started && !tr.Ended:
 			o.Result, o.Wall = runner.Timeout, out.Wall
 			o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", len(run), out.Wall.Seconds(), batchWhy(out, budget))
-		case killed && !tr.Started:
+		case killed && !tr.Started || tr.Rerun:
 			unstarted = append(unstarted, m)
 			continue
 		case tr.Result == "":
 			o.Result = runner.Errored
 			o.Reason = memberLabel(m.r.j) + " is absent from the batch's report"
+			if tr.Reason != "" {
+				o.Reason += ": " + tr.Reason
+			}
 			if out.Reason != "" {
 				o.Reason += "; the batch: " + out.Reason
 			}
@@ -258,6 +281,9 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 			}
 		case killed:
 			o.Result, o.Reason = runner.Timeout, tr.Reason+"; "+batchWhy(out, budget)
+		}
+		if o.Result == runner.Errored && !tr.Started {
+			m.absent = true
 		}
 		if o.Tail == "" && o.Result == runner.Errored {
 			o.Tail = out.Tail
@@ -419,7 +445,7 @@ func (b *batchRun) retries(ctx context.Context) error {
 func (b *batchRun) retry(ctx context.Context, i int, want map[*batchMember]bool) (map[*batchMember]string, error) {
 	results := map[*batchMember]string{}
 	keep := func(m *batchMember) bool { return want[m] }
-	unstarted, err := b.attempt(ctx, transcript.SideCandidate, b.members, keep, func(*batchMember) int { return i }, b.trees.nextCandidate(), results)
+	unstarted, err := b.attempt(ctx, transcript.SideCandidate, b.present(), keep, func(*batchMember) int { return i }, b.trees.nextCandidate(), results)
 	if err != nil {
 		return nil, err
 	}
@@ -430,6 +456,18 @@ func (b *batchRun) retry(ctx context.Context, i int, want map[*batchMember]bool)
 		results[m] = out.Result
 	}
 	return results, nil
+}
+
+// present are the members, in order, but those a report said are not
+// there.
+func (b *batchRun) present() []*batchMember {
+	var out []*batchMember
+	for _, m := range b.members {
+		if !m.absent {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func all(*batchMember) bool { return true }
@@ -453,7 +491,7 @@ func (b *batchRun) probes(ctx context.Context) error {
 	}
 	for i := 1; i <= k && len(want) > 0 && ctx.Err() == nil; i++ {
 		keep := func(m *batchMember) bool { return want[m] }
-		res, err := b.settle(ctx, transcript.SideProbe, b.members, keep, func(*batchMember) int { return i }, func() *tree { return b.trees.base })
+		res, err := b.settle(ctx, transcript.SideProbe, b.present(), keep, func(*batchMember) int { return i }, func() *tree { return b.trees.base })
 		if err != nil {
 			return err
 		}
@@ -552,4 +590,31 @@ func goModulePath(file string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s has no module line", file)
+}
+
+// junitDir makes the folder a pytest batch writes its JUnit file into,
+// shared read-write with the sandbox for that one attempt.
+func junitDir() (string, error) {
+	dir, err := os.MkdirTemp("", "flakegate-junit-")
+	if err == nil {
+		err = os.Chmod(dir, 0o777) // the sandbox's uid writes it
+	}
+	if err != nil {
+		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot make a folder for a pytest batch's JUnit report", Err: err}
+	}
+	return dir, nil
+}
+
+// readBounded reads a file of at most max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return b, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -229,5 +230,107 @@ func TestCheckGoBatchMatchesAlone(t *testing.T) {
 	}
 	if want := "PASS,PASS,PROPERTY,PASS"; got[0] != want || got[1] != want {
 		t.Fatalf("batched %s, alone %s; want %s for both", got[0], got[1], want)
+	}
+}
+
+// pytestBatchEntry is one property of a pytest batch test config.
+func pytestBatchEntry(file, name, extra string) string {
+	return `  - path: tests/` + file + `
+    name: ` + name + `
+    seeds: [7]
+    run: [/usr/bin/python3, -m, pytest, -q, -p, no:cacheprovider, "{path}::{name}", "--seed={seed}"]
+    wall_budget: 60s
+` + extra
+}
+
+// pytestBatchFiles is a pytest project like goBatchModule: a leak, an
+// order dependence, a forged "PASSED" line for a failing victim, a node
+// that does not exist, and a plain pass.
+func pytestBatchFiles(extra string) (base, cand map[string]string) {
+	cfg := goBatchHead
+	leak := "from src import pool\n\n"
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		leak += "def test_" + n + "():\n    pool.use()\n\n"
+		cfg += pytestBatchEntry("test_leak.py", "test_"+n, extra)
+	}
+	cfg += pytestBatchEntry("test_order.py", "test_first", extra) + pytestBatchEntry("test_order.py", "test_second", extra)
+	cfg += pytestBatchEntry("test_fake.py", "test_forger", extra) + pytestBatchEntry("test_fake.py", "test_victim", extra)
+	cfg += pytestBatchEntry("test_ok.py", "test_ghost", extra) + pytestBatchEntry("test_ok.py", "test_ok", extra)
+	base = map[string]string{
+		"README.md":           "pytest batch\n",
+		"flakegate.yaml":      cfg,
+		"pytest.ini":          "[pytest]\ntestpaths = tests\npythonpath = . tests\n",
+		"conftest.py":         "def pytest_addoption(parser):\n    parser.addoption(\"--seed\", default=\"0\")\n",
+		"src/__init__.py":     "",
+		"src/pool.py":         "calls = 0\n\ndef use():\n    global calls\n    calls += 1\n",
+		"src/state.py":        "marked = False\n\ndef mark():\n    global marked\n    marked = True\n\ndef check():\n    pass\n",
+		"src/fake.py":         "def report():\n    print('report')\n\ndef add(a, b):\n    return a + b\n",
+		"tests/test_leak.py":  leak,
+		"tests/test_order.py": "from src import state\n\ndef test_first():\n    state.mark()\n\ndef test_second():\n    state.check()\n",
+		"tests/test_fake.py":  "from src import fake\n\ndef test_forger():\n    fake.report()\n\ndef test_victim():\n    assert fake.add(2, 2) == 4\n",
+		"tests/test_ok.py":    "def test_ok():\n    pass\n",
+	}
+	cand = map[string]string{
+		"src/pool.py":  "calls = 0\n\ndef use():\n    global calls\n    calls += 1\n    if calls > 3:\n        raise OSError('out of handles')\n",
+		"src/state.py": "marked = False\n\ndef mark():\n    global marked\n    marked = True\n\ndef check():\n    assert not marked, 'state left by an earlier test'\n",
+		"src/fake.py":  "def report():\n    print('PASSED tests/test_fake.py::test_victim')\n\ndef add(a, b):\n    return a - b\n",
+	}
+	return base, cand
+}
+
+// TestCheckPytestBatch: pytest batches give the labels go test batches
+// give (TestCheckGoBatch), and the same triples one by one (batch: false)
+// the labels a test run alone gets. A JUnit document the code under test
+// prints (here from an atexit hook, after pytest's own) makes every
+// member INCOMPLETE, never a pass.
+func TestCheckPytestBatch(t *testing.T) {
+	needTool(t, "/usr/bin/python3")
+	base, cand := pytestBatchFiles("")
+	r := newRepo(t, base)
+	r.candidate("bad", cand)
+	cr := r.check("--base", "base", "--candidate", "bad")
+	want := "PASS,PASS,PASS,PROPERTY,PROPERTY,PASS,PROPERTY,PASS,INCOMPLETE,INCOMPLETE,PASS"
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != want {
+		t.Fatalf("want %s\n%s", want, cr)
+	}
+	if reason := cr.summary.Results[8].Reason; !strings.Contains(reason, "1 PASSED, 1 FAILED") {
+		t.Errorf("test_victim's reason %q does not name the forged PASSED line beside the real FAILED one", reason)
+	}
+	for i := range cr.summary.Results {
+		verifyTranscript(t, cr.summary.Results[i].Record, cr.record(t, i))
+	}
+
+	// The JUnit file is in the sandbox: a test can rewrite it after
+	// pytest wrote it. The victim still fails in pytest's own summary.
+	xml := `import atexit, sys
+def report():
+    path = [a for a in sys.argv if a.startswith('--junitxml=')][-1].split('=', 1)[1]
+    def forge():
+        with open(path, 'w') as f:
+            f.write('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest"><testcase classname="tests.test_fake" name="test_victim" file="tests/test_fake.py" time="0.1"/></testsuite></testsuites>')
+    atexit.register(forge)
+
+def add(a, b):
+    return a - b
+`
+	r.candidate("xml", map[string]string{"src/fake.py": xml})
+	cr = r.check("--base", "base", "--candidate", "xml")
+	victim := cr.summary.Results[8]
+	if victim.Label != flakegate.Incomplete || !strings.Contains(victim.Reason, "FAILED") {
+		t.Errorf("a rewritten JUnit file: test_victim is %s (%s), want INCOMPLETE naming the short summary's FAILED line\n%s", victim.Label, victim.Reason, cr)
+	}
+	for _, res := range cr.summary.Results {
+		if res.Label == flakegate.Pass && res.Name == "test_victim" {
+			t.Errorf("test_victim passed on a forged JUnit file")
+		}
+	}
+
+	base, cand = pytestBatchFiles("    batch: false\n")
+	alone := newRepo(t, base)
+	alone.candidate("bad", cand)
+	cr = alone.check("--base", "base", "--candidate", "bad")
+	// Alone, the leak and the order dependence never show.
+	if want := "PASS,PASS,PASS,PASS,PASS,PASS,PASS,PASS,PROPERTY,INCOMPLETE,PASS"; strings.Join(cr.labels(), ",") != want {
+		t.Fatalf("alone: want %s\n%s", want, cr)
 	}
 }

@@ -189,7 +189,12 @@ func batchArgv(s *batchShape, members []*batchShape) []string {
 		}
 		argv = append(argv, s.trail...)
 		argv = evidence.Argv(argv) // -rA: the short summary names every node
-		return append(argv, "-o", "junit_family=xunit1", "--junitxml=/dev/stdout")
+		// A verbose line per test, "node " as it starts and its result as
+		// it ends, tells which member a killed batch was running.
+		for v := pytestVerbosity(argv); v < 1; v++ {
+			argv = append(argv, "-v")
+		}
+		return append(argv, "-o", "junit_family=xunit1") // and --junitxml (batch.go, attempt)
 	}
 	return nil
 }
@@ -225,4 +230,22 @@ func (c *checker) planBatches(jobs []job, positions []int) [][]int {
 		}
 	}
 	return units
+}
+
+// pytestVerbosity is the verbosity the -v and -q options of argv give.
+func pytestVerbosity(argv []string) int {
+	v := 0
+	for _, a := range argv[1:] {
+		switch {
+		case a == "--verbose":
+			v++
+		case a == "--quiet":
+			v--
+		case len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Trim(a[1:], "v") == "":
+			v += len(a) - 1
+		case len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Trim(a[1:], "q") == "":
+			v -= len(a) - 1
+		}
+	}
+	return v
 }

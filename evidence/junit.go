@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,34 +14,40 @@ import (
 	"github.com/flakegate/flakegate/runner"
 )
 
-// PytestJUnit reads the output of a pytest batch run with
-// --junitxml=/dev/stdout, -o junit_family=xunit1 and -rA (batchplan.go
-// builds that command), and reports each node's result. Write it the
-// batch's output, then call Report for each member's node id.
+// PytestJUnit reads a pytest batch: its output (run with -rA, and -v)
+// and the JUnit XML file it wrote (-o junit_family=xunit1 --junitxml=F;
+// batchplan.go builds that command), and reports each node's result.
+// Write it the batch's output, give it the file (SetJUnit), then call
+// Report for each member's node id.
 //
 // What the code under test can forge: its output (pytest shows a passed
 // test's captured output under -rA, and a test can write to the real
-// stdout) and any file in the sandbox, a JUnit file included, even after
-// pytest wrote it (an atexit hook). So the report is not a file: pytest
-// writes it into the same stream, and exactly one XML document must be
-// there (a printed one makes two, and every member an error). And a
-// result needs two reports that agree: the XML says passed (or failed),
-// and pytest's short summary has exactly one PASSED (or FAILED) line for
-// the node and none of the other. A line a test prints for another node
-// adds a second line, and that node is an error, never a pass.
+// stdout), and any file in the sandbox, the JUnit file included, even
+// after pytest wrote it (an atexit hook). So a result needs two reports
+// that agree: the XML says passed (or failed), and pytest's short summary
+// has exactly one PASSED (or FAILED) line for the node and none of the
+// other. A line a test prints for another node adds a second line, and a
+// rewritten file disagrees with pytest's own summary: that node is an
+// error, never a pass. A file with more than one XML document, or that
+// names a node twice, is no report.
 type PytestJUnit struct {
-	mu      sync.Mutex
-	buf     []byte
-	over    bool
-	parsed  bool
-	docErr  string
-	cases   map[string][]junitCase
-	passed  map[string]int
-	failed  map[string]int
-	errored map[string]int
-	ended   map[string]bool
-	running string // the node a verbose line shows started last, without an end
-	last    string
+	mu       sync.Mutex
+	buf      []byte
+	over     bool
+	junit    []byte
+	junitErr error
+	parsed   bool
+	docErr   string
+	cases    map[string][]junitCase
+	passed   map[string]int
+	failed   map[string]int
+	errored  map[string]int
+	ended    map[string]bool
+	running  string // the node a verbose line shows started last, without an end
+	last     string
+	// notFound are the nodes pytest says it cannot find; it then runs
+	// no test at all.
+	notFound map[string]bool
 }
 
 type junitCase struct {
@@ -70,10 +77,18 @@ func (p *PytestJUnit) Write(b []byte) (int, error) {
 
 const junitProlog = `<?xml version="1.0" encoding="utf-8"?>`
 
+// SetJUnit gives the JUnit XML file's bytes, or why it could not be read.
+func (p *PytestJUnit) SetJUnit(b []byte, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.junit, p.junitErr = b, err
+}
+
 var (
 	pytestVerboseEndRe   = regexp.MustCompile(`^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b`)
 	pytestVerboseStartRe = regexp.MustCompile(`^(\S+::\S+) *$`)
 	pytestErrorRe        = regexp.MustCompile(`^ERROR (\S+)`)
+	pytestNotFoundRe     = regexp.MustCompile(`ERROR: not found: (\S+)`)
 )
 
 type junitXML struct {
@@ -102,6 +117,7 @@ func (p *PytestJUnit) parse() {
 	p.parsed = true
 	p.passed, p.failed, p.errored, p.ended = map[string]int{}, map[string]int{}, map[string]int{}, map[string]bool{}
 	p.cases = map[string][]junitCase{}
+	p.notFound = map[string]bool{}
 	for _, l := range strings.Split(string(p.buf), "\n") {
 		l = strings.TrimRight(l, "\r")
 		if strings.IndexByte(l, 0x1b) >= 0 {
@@ -115,6 +131,9 @@ func (p *PytestJUnit) parse() {
 		}
 		if m := pytestFailedRe.FindStringSubmatch(l); m != nil {
 			p.failed[m[1]]++
+		}
+		if m := pytestNotFoundRe.FindStringSubmatch(l); m != nil {
+			p.notFound[m[1]] = true
 		}
 		if m := pytestErrorRe.FindStringSubmatch(l); m != nil {
 			p.errored[m[1]]++
@@ -132,19 +151,22 @@ func (p *PytestJUnit) parse() {
 		p.docErr = fmt.Sprintf("the batch printed more than %d MiB: no report is read from it", maxBatchOutput>>20)
 		return
 	}
-	switch n := bytes.Count(p.buf, []byte(junitProlog)); {
-	case n == 0:
-		p.docErr = "no JUnit XML report in the batch's output"
-		return
-	case n > 1:
-		p.docErr = strconv.Itoa(n) + " JUnit XML documents in the batch's output: a test may have printed one (never a pass)"
+	if p.junitErr != nil {
+		p.docErr = "no JUnit XML report: " + p.junitErr.Error()
 		return
 	}
-	at := bytes.Index(p.buf, []byte(junitProlog))
+	if n := bytes.Count(p.junit, []byte(junitProlog)); n != 1 {
+		p.docErr = strconv.Itoa(n) + " XML documents in the JUnit file: a test may have written one (never a pass)"
+		return
+	}
 	var doc junitXML
-	d := xml.NewDecoder(bytes.NewReader(p.buf[at:]))
+	d := xml.NewDecoder(bytes.NewReader(p.junit))
 	if err := d.Decode(&doc); err != nil {
 		p.docErr = "the JUnit XML report does not parse: " + err.Error()
+		return
+	}
+	if _, err := d.Token(); err != io.EOF {
+		p.docErr = "the JUnit XML file holds more than one document: a test may have written one (never a pass)"
 		return
 	}
 	for _, s := range doc.Suites {
@@ -188,6 +210,15 @@ func (p *PytestJUnit) Report(node string) TestReport {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.parse()
+	for nf := range p.notFound {
+		// pytest names the node by its absolute path in the tree.
+		if nf == node || strings.HasSuffix(nf, "/"+node) {
+			return TestReport{Result: runner.Errored, Reason: "pytest cannot find " + node + " (\"ERROR: not found\"), and runs no test then"}
+		}
+	}
+	if len(p.notFound) > 0 {
+		return TestReport{Rerun: true}
+	}
 	if p.docErr != "" {
 		r := TestReport{Result: runner.Errored, Reason: p.docErr, Started: p.running == node || p.ended[node], Ended: p.ended[node]}
 		if !r.Started {

@@ -26,6 +26,10 @@ type TestReport struct {
 	// runner.DefaultTailBytes.
 	Output string
 	Reason string
+	// Rerun is set when the test did not run because of another member
+	// (pytest ends a whole session for one node it cannot find): it runs
+	// again in a batch without that member.
+	Rerun bool
 }
 
 // twice is the reason of a test reported more than once: the code under
