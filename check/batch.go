@@ -618,3 +618,34 @@ func readBounded(path string, max int64) ([]byte, error) {
 	}
 	return b, err
 }
+
+// batchTally collects the results of a batch's triples for its progress
+// line (BatchProgressHandler), in the batch's order. The finisher alone
+// uses it.
+type batchTally struct {
+	jobs    []*job
+	results map[*job]flakegate.Result
+}
+
+func newBatchTally(jobs []*job) *batchTally {
+	return &batchTally{jobs: jobs, results: map[*job]flakegate.Result{}}
+}
+
+// done counts j's result; after the batch's last it reports the batch.
+func (b *batchTally) done(h ProgressHandler, j *job, r flakegate.Result) {
+	bh, ok := h.(BatchProgressHandler)
+	if !ok {
+		h.Done(r)
+		return
+	}
+	b.results[j] = r
+	if len(b.results) < len(b.jobs) {
+		return
+	}
+	ordered := make([]flakegate.Result, len(b.jobs))
+	for i, j := range b.jobs {
+		ordered[i] = b.results[j]
+	}
+	head := b.jobs[0].shape.framework + ", seed " + b.jobs[0].seed.String()
+	bh.BatchDone(head, ordered)
+}

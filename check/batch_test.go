@@ -109,6 +109,21 @@ func TestCheckGoBatch(t *testing.T) {
 	if reason := cr.summary.Results[9].Reason; !strings.Contains(reason, "absent from the report") {
 		t.Errorf("TestGhost's reason %q does not say it is absent", reason)
 	}
+	if !strings.Contains(cr.stderr, "] batch of 11 (go test, seed 7)") || !strings.Contains(cr.stderr, "PROPERTY leak/leak_test.go::TestD") {
+		t.Errorf("no progress line for the batch:\n%s", cr.stderr)
+	}
+	// A second candidate on the same base replays nothing the cache has:
+	// the replay cache is per triple, batch or not.
+	r.candidate("docs", map[string]string{"README.md": "batch module, docs\n"})
+	docs := r.check("--base", "base", "--candidate", "docs")
+	for i, res := range docs.summary.Results {
+		if i == 9 { // TestGhost: an error on base is never cached
+			continue
+		}
+		if !res.BaseCached || res.BaseAttempts != 1 {
+			t.Errorf("second candidate: %s base_cached %v, %d base attempts", res.Name, res.BaseCached, res.BaseAttempts)
+		}
+	}
 	// The transcript names the batch: its argv, members and output digest.
 	batches := transcriptBatches(t, cr.record(t, 3).TranscriptPath)
 	if len(batches) != 4 { // the first attempt, the base seed and two retries

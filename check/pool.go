@@ -80,6 +80,7 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 	type pending struct {
 		t      *task
 		finish func() (tripleResult, error)
+		batch  *batchTally
 	}
 	finished := make(chan pending, len(c.trees.workers))
 	errs := make(chan error, len(c.trees.workers)+1)
@@ -105,8 +106,9 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 						cancel(err)
 						break
 					}
+					tally := newBatchTally(t.batch)
 					for _, f := range done {
-						finished <- pending{&task{j: f.j}, f.finish}
+						finished <- pending{&task{j: f.j}, f.finish, tally}
 					}
 					continue
 				}
@@ -131,7 +133,7 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 					cancel(err)
 					break
 				}
-				finished <- pending{t, finish}
+				finished <- pending{t, finish, nil}
 			}
 			errs <- first
 		}(w)
@@ -157,7 +159,11 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 			}
 			if keep {
 				results[p.t.j.index] = r
-				c.progress.Done(r.result)
+				if p.batch != nil {
+					p.batch.done(c.progress, p.t.j, r.result)
+				} else {
+					c.progress.Done(r.result)
+				}
 			}
 		}
 		finisherDone <- first
