@@ -24,6 +24,9 @@
 //	queue.go      --join: the queue shared with other runners
 //	triple.go     one triple: the ledger lookup, its run (tripleRun) and the order of its attempts
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
+//	batchplan.go  which triples run as one process (a batch), and its command
+//	batchframework.go  the framework a property is batched under
+//	batch.go      a batch's attempts, each member judged from the framework's report
 //	prepare.go    the prepared layer of each tree, and its cache
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,10 +172,6 @@ func (p *PytestJUnit) parse() {
 	}
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
-			node := junitNode(c.File, c.ClassName, c.Name)
-			if node == "" {
-				continue
-			}
 			jc := junitCase{result: "pass", elapsed: c.Time}
 			switch {
 			case c.Failure != nil:
@@ -184,13 +181,17 @@ func (p *PytestJUnit) parse() {
 			case c.Skipped != nil:
 				jc.result = "skip"
 			}
-			p.cases[node] = append(p.cases[node], jc)
+			k := c.ClassName + "\x00" + c.Name
+			p.cases[k] = append(p.cases[k], jc)
 		}
 	}
 }
 
-// junitNode is the pytest node id of an xunit1 test case: the file, the
-// classes the class name adds to the module, and the name.
+// junitNode is the pytest node id of a test case in file: the file, the
+// classes the class name adds to the file's module, and the name; "" when
+// the class name is not of that module. The case's own file attribute is
+// not used: it names where the test function is defined, which for a
+// generated test (a Hypothesis state machine's runTest) is another file.
 func junitNode(file, class, name string) string {
 	if file == "" || name == "" {
 		return ""
@@ -229,11 +230,47 @@ func (p *PytestJUnit) Report(node string) TestReport {
 		}
 		return r
 	}
-	cs := p.cases[node]
-	if len(cs) == 0 {
+	// A node may select several cases: a class its methods, a function
+	// its parametrized cases.
+	file, _, _ := strings.Cut(node, "::")
+	names := map[string]string{} // case node -> its key
+	for k := range p.cases {
+		class, name, _ := strings.Cut(k, "\x00")
+		n := junitNode(file, class, name)
+		if n != "" && (n == node || strings.HasPrefix(n, node+"::") || strings.HasPrefix(n, node+"[")) {
+			names[n] = k
+		}
+	}
+	if len(names) == 0 {
 		return TestReport{Result: runner.Errored, Reason: node + " is absent from the JUnit XML report"}
 	}
-	r := TestReport{Started: true, Ended: true, Elapsed: time.Duration(cs[0].elapsed * float64(time.Second)), Output: tail([]byte(cs[0].text))}
+	order := make([]string, 0, len(names))
+	for n := range names {
+		order = append(order, n)
+	}
+	sort.Strings(order)
+	r := TestReport{Started: true, Ended: true, Result: runner.Pass}
+	var out []byte
+	for _, n := range order {
+		c := p.caseReport(n, p.cases[names[n]])
+		r.Elapsed += c.Elapsed
+		if c.Output != "" {
+			out = append(out, c.Output...)
+		}
+		switch {
+		case c.Result == runner.Errored && r.Result != runner.Errored:
+			r.Result, r.Reason = runner.Errored, c.Reason
+		case c.Result == runner.Fail && r.Result == runner.Pass:
+			r.Result = runner.Fail
+		}
+	}
+	r.Output = tail(out)
+	return r
+}
+
+// caseReport is the result of one JUnit case, named by its node id.
+func (p *PytestJUnit) caseReport(node string, cs []junitCase) TestReport {
+	r := TestReport{Elapsed: time.Duration(cs[0].elapsed * float64(time.Second)), Output: tail([]byte(cs[0].text))}
 	pass, fail, errs := p.passed[node], p.failed[node], p.errored[node]
 	summary := fmt.Sprintf("the short summary has %d PASSED, %d FAILED and %d ERROR lines for it", pass, fail, errs)
 	switch {
@@ -244,7 +281,7 @@ func (p *PytestJUnit) Report(node string) TestReport {
 	case cs[0].result == "fail" && fail == 1 && pass == 0 && errs == 0:
 		r.Result = runner.Fail
 	case cs[0].result == "pass" || cs[0].result == "fail":
-		r.Result, r.Reason = runner.Errored, "the JUnit report says "+cs[0].result+"ed but "+summary+" (a test may have printed one; never a pass)"
+		r.Result, r.Reason = runner.Errored, "the JUnit report says "+node+" "+cs[0].result+"ed but "+summary+" (a test may have printed one; never a pass)"
 	case cs[0].result == "skip":
 		r.Result, r.Reason = runner.Errored, node+" was skipped"
 	default:

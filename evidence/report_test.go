@@ -80,7 +80,7 @@ func TestPytestJUnitReport(t *testing.T) {
 		{name: "fail", out: summary, junit: doc(pass + fail + class), node: "tests/test_a.py::test_b", want: runner.Fail},
 		{name: "a class", out: summary, junit: doc(pass + fail + class), node: "tests/test_a.py::TestC::test_m", want: runner.Pass},
 		{name: "a printed PASSED line beside the FAILED one", out: summary + "PASSED tests/test_a.py::test_b\n", junit: doc(pass + fail + class), node: "tests/test_a.py::test_b", want: runner.Errored, reasonPart: "1 PASSED, 1 FAILED"},
-		{name: "a rewritten file", out: summary, junit: doc(pass + `<testcase classname="tests.test_a" name="test_b" file="tests/test_a.py"/>`), node: "tests/test_a.py::test_b", want: runner.Errored, reasonPart: "says passed"},
+		{name: "a rewritten file", out: summary, junit: doc(pass + `<testcase classname="tests.test_a" name="test_b" file="tests/test_a.py"/>`), node: "tests/test_a.py::test_b", want: runner.Errored, reasonPart: "test_b passed"},
 		{name: "two documents", out: summary, junit: doc(pass) + doc(pass), node: "tests/test_a.py::test_a", want: "", reasonPart: "2 XML documents"},
 		{name: "a trailing element", out: summary, junit: doc(pass) + "<x/>", node: "tests/test_a.py::test_a", want: "", reasonPart: "more than one document"},
 		{name: "named twice", out: summary, junit: doc(pass + pass), node: "tests/test_a.py::test_a", want: runner.Errored, reasonPart: "reported 2 times"},
@@ -88,6 +88,8 @@ func TestPytestJUnitReport(t *testing.T) {
 		{name: "running when killed", out: "tests/test_a.py::test_a PASSED [50%]\ntests/test_a.py::test_b ", junitErr: errors.New("gone"), node: "tests/test_a.py::test_b", want: runner.Errored, reasonPart: "no JUnit"},
 		{name: "not found", out: "ERROR: not found: /sandbox/tree/tests/test_a.py::test_z\n", junit: doc(""), node: "tests/test_a.py::test_z", want: runner.Errored, reasonPart: "cannot find"},
 		{name: "not found: the others run again", out: "ERROR: not found: /sandbox/tree/tests/test_a.py::test_z\n", junit: doc(""), node: "tests/test_a.py::test_a", rerun: true},
+		{name: "a class selects its methods", out: summary, junit: doc(pass + fail + class), node: "tests/test_a.py::TestC", want: runner.Pass},
+		{name: "a generated test case defined in another file", out: "PASSED tests/test_a.py::TestM::runTest\n", junit: doc(`<testcase classname="tests.test_a.TestM" name="runTest" file="../../usr/lib/python3/dist-packages/hypothesis/stateful.py"/>`), node: "tests/test_a.py::TestM", want: runner.Pass},
 		{name: "absent", out: summary, junit: doc(pass), node: "tests/test_a.py::test_q", want: runner.Errored, reasonPart: "absent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
