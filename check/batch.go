@@ -451,7 +451,7 @@ func (b *batchRun) retry(ctx context.Context, i int, want map[*batchMember]bool)
 	}
 	for _, m := range unstarted {
 		out := runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(),
-			Reason: "the retry batch was killed at its budget before this test started"}
+			Reason: "this test did not run in the retry batch (it was killed at its budget, or stopped, before the test)"}
 		b.noteOne(m, transcript.SideCandidate, i, &out, nil)
 		results[m] = out.Result
 	}

@@ -112,7 +112,8 @@ func goShape(tmpl, argv []string, name string) *batchShape {
 		switch {
 		case i == sel || runFlag && i == sel-1:
 		case a == "-run" && i+1 == sel:
-		case a == "-v" || a == "-json" || strings.HasPrefix(a, "-v="):
+		case a == "-v" || a == "-json" || strings.HasPrefix(a, "-v=") || a == "-failfast" || strings.HasPrefix(a, "-failfast="):
+			// -failfast would leave the members after a failure unrun.
 		case strings.Contains(a, "="):
 			timeout = timeout || strings.HasPrefix(a, "-timeout=")
 			count = count || strings.HasPrefix(a, "-count=")

@@ -49,6 +49,9 @@ type PytestJUnit struct {
 	// notFound are the nodes pytest says it cannot find; it then runs
 	// no test at all.
 	notFound map[string]bool
+	// stopped is set when pytest stopped early (-x, --maxfail): the
+	// members after the stop never ran.
+	stopped bool
 }
 
 type junitCase struct {
@@ -90,6 +93,7 @@ var (
 	pytestVerboseStartRe = regexp.MustCompile(`^(\S+::\S+) *$`)
 	pytestErrorRe        = regexp.MustCompile(`^ERROR (\S+)`)
 	pytestNotFoundRe     = regexp.MustCompile(`ERROR: not found: (\S+)`)
+	pytestStoppedRe      = regexp.MustCompile(`^!+ (stopping after \d+ failures?|Interrupted: \d+ (failed|errors?))`)
 )
 
 type junitXML struct {
@@ -132,6 +136,9 @@ func (p *PytestJUnit) parse() {
 		}
 		if m := pytestFailedRe.FindStringSubmatch(l); m != nil {
 			p.failed[m[1]]++
+		}
+		if pytestStoppedRe.MatchString(l) {
+			p.stopped = true
 		}
 		if m := pytestNotFoundRe.FindStringSubmatch(l); m != nil {
 			p.notFound[m[1]] = true
@@ -240,6 +247,9 @@ func (p *PytestJUnit) Report(node string) TestReport {
 		if n != "" && (n == node || strings.HasPrefix(n, node+"::") || strings.HasPrefix(n, node+"[")) {
 			names[n] = k
 		}
+	}
+	if len(names) == 0 && p.stopped {
+		return TestReport{Rerun: true} // pytest stopped before it (-x, --maxfail)
 	}
 	if len(names) == 0 {
 		return TestReport{Result: runner.Errored, Reason: node + " is absent from the JUnit XML report"}

@@ -90,6 +90,7 @@ func TestPytestJUnitReport(t *testing.T) {
 		{name: "not found: the others run again", out: "ERROR: not found: /sandbox/tree/tests/test_a.py::test_z\n", junit: doc(""), node: "tests/test_a.py::test_a", rerun: true},
 		{name: "a class selects its methods", out: summary, junit: doc(pass + fail + class), node: "tests/test_a.py::TestC", want: runner.Pass},
 		{name: "a generated test case defined in another file", out: "PASSED tests/test_a.py::TestM::runTest\n", junit: doc(`<testcase classname="tests.test_a.TestM" name="runTest" file="../../usr/lib/python3/dist-packages/hypothesis/stateful.py"/>`), node: "tests/test_a.py::TestM", want: runner.Pass},
+		{name: "pytest stopped before it", out: summary + "!!!!!!!!!!!!!!!!!!!!!!!!!! stopping after 1 failures !!!!!!!!!!!!!!!!!!!!!!!!!!\n", junit: doc(pass + fail), node: "tests/test_a.py::test_q", rerun: true},
 		{name: "absent", out: summary, junit: doc(pass), node: "tests/test_a.py::test_q", want: runner.Errored, reasonPart: "absent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
