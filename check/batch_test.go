@@ -349,3 +349,52 @@ def add(a, b):
 		t.Fatalf("alone: want %s\n%s", want, cr)
 	}
 }
+
+// TestCheckGoBatchFlaky: a member that fails once and then passes is
+// SCHEDULER through the batch's retry (the same batch again), and the
+// flake probe runs as a base batch; the member beside it that passed keeps
+// its one candidate attempt.
+func TestCheckGoBatchFlaky(t *testing.T) {
+	needTool(t, "go")
+	test := "package fl\n\nimport (\n\t\"flag\"\n\t\"os\"\n\t\"path/filepath\"\n\t\"testing\"\n)\n\n" + goSeedFlag +
+		`func TestFlaky(t *testing.T) {
+	if Flaky() {
+		f := filepath.Join(os.Getenv("FG_STATE"), "ran")
+		if _, err := os.Stat(f); err != nil {
+			os.WriteFile(f, nil, 0o666)
+			t.Fatal("the first run fails")
+		}
+	}
+}
+
+func TestSteady(t *testing.T) {}
+`
+	cfg := strings.Replace(goBatchHead, "flake_probe_runs: 0", "flake_probe_runs: 2\nsandbox:\n  rw: [\"@FG_STATE@\"]\n  env: [FG_STATE]", 1) +
+		goBatchEntry("fl", "TestFlaky", "") + goBatchEntry("fl", "TestSteady", "")
+	r := newRepo(t, map[string]string{
+		"go.mod": "module example.com/fl\n\ngo 1.21\n", "README.md": "flaky\n", "flakegate.yaml": cfg,
+		"fl/fl.go": "package fl\n\nfunc Flaky() bool { return false }\n", "fl/fl_test.go": test,
+	})
+	r.candidate("flaky", map[string]string{"fl/fl.go": "package fl\n\nfunc Flaky() bool { return true }\n"})
+	cr := r.check("--base", "base", "--candidate", "flaky")
+	if want := "SCHEDULER,PASS"; strings.Join(cr.labels(), ",") != want {
+		t.Fatalf("want %s\n%s", want, cr)
+	}
+	flaky, steady := cr.record(t, 0), cr.record(t, 1)
+	if strings.Join(flaky.RetryResults, ",") != "pass" || strings.Join(flaky.BaseProbeResults, ",") != "pass,pass" {
+		t.Errorf("TestFlaky: retries %v, probes %v; want [pass], [pass pass]", flaky.RetryResults, flaky.BaseProbeResults)
+	}
+	if n := cr.summary.Results[1].CandidateAttempts; n != 1 || len(steady.RetryResults) != 0 || steady.BaseProbeResults != nil {
+		t.Errorf("TestSteady: %d candidate attempts, retries %v, probes %v; want 1, none, none", n, steady.RetryResults, steady.BaseProbeResults)
+	}
+	bs := transcriptBatches(t, flaky.TranscriptPath)
+	if len(bs) != 5 { // first, base, retry, two probes
+		t.Fatalf("TestFlaky's transcript names %d batches, want 5", len(bs))
+	}
+	for i, b := range bs {
+		if len(b.Members) != 2 {
+			t.Errorf("batch %d of TestFlaky ran %v; want both members", i, b.Members)
+		}
+	}
+	verifyTranscript(t, cr.summary.Results[0].Record, flaky)
+}
