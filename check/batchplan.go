@@ -250,3 +250,17 @@ func pytestVerbosity(argv []string) int {
 	}
 	return v
 }
+
+// batchTemplateKey is the key of the batches a property's triples join,
+// before any seed is filled in ("" when they run alone): properties with
+// equal keys share processes seed by seed. Seeds drawn from the secret,
+// the base and this key (rather than the property's path and name) are
+// the same for all of them, so drawn seeds do not split a batch into one
+// process per property (check/seeds.go draws them).
+func batchTemplateKey(ps *propState) string {
+	s := (&checker{}).shapeOf(&job{ps: ps, seed: "{seed}"})
+	if s == nil {
+		return ""
+	}
+	return s.key
+}
