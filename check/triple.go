@@ -109,7 +109,8 @@ func (c *checker) beginTriple(ctx context.Context, j *job) (r *tripleRun, finish
 			return nil, nil, "", err
 		}
 		if d.Skipped {
-			return nil, func() (tripleResult, error) { return c.skipped(ctx, j, triple, d, r.stem, r.reproduce) }, "", nil
+			stem, reproduce := r.stem, r.reproduce // r is returned nil
+			return nil, func() (tripleResult, error) { return c.skipped(ctx, j, triple, d, stem, reproduce) }, "", nil
 		}
 		if d.Voided {
 			voided = d.Reason
