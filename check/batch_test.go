@@ -397,4 +397,16 @@ func TestSteady(t *testing.T) {}
 		}
 	}
 	verifyTranscript(t, cr.summary.Results[0].Record, flaky)
+
+	// Frozen, the flaky member is skipped and the other one runs alone.
+	if code, out := r.run("freeze", "grant", "--record", cr.summary.Results[0].Record, "--owner", "bob", "--runs", "2", "--allow-new-flake"); code != 0 {
+		t.Fatalf("freeze grant: exit %d\n%s", code, out)
+	}
+	again := r.check("--base", "base", "--candidate", "flaky")
+	if want := "SCHEDULER(skipped),PASS"; strings.Join(again.labels(), ",") != want {
+		t.Fatalf("frozen: want %s\n%s", want, again)
+	}
+	if bs := transcriptBatches(t, again.record(t, 1).TranscriptPath); len(bs) != 0 {
+		t.Errorf("TestSteady ran in a batch beside a skipped member: %+v", bs)
+	}
 }
