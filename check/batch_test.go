@@ -410,3 +410,40 @@ func TestSteady(t *testing.T) {}
 		t.Errorf("TestSteady ran in a batch beside a skipped member: %+v", bs)
 	}
 }
+
+// TestCheckPytestBatchHang: pytest writes its report only at the end, so
+// in a batch killed at its budget the member its verbose line shows
+// running is BUDGET, and the others run again in a batch of their own
+// (no result of a killed pytest batch is kept) and pass.
+func TestCheckPytestBatchHang(t *testing.T) {
+	needTool(t, "/usr/bin/python3")
+	entry := func(name string) string {
+		return strings.Replace(pytestBatchEntry("test_h.py", name, ""), "wall_budget: 60s", "wall_budget: 12s", 1)
+	}
+	r := newRepo(t, map[string]string{
+		"README.md":       "hang\n",
+		"flakegate.yaml":  goBatchHead + entry("test_h1") + entry("test_h2") + entry("test_h3"),
+		"pytest.ini":      "[pytest]\ntestpaths = tests\npythonpath = .\n",
+		"conftest.py":     "def pytest_addoption(parser):\n    parser.addoption(\"--seed\", default=\"0\")\n",
+		"src/__init__.py": "",
+		"src/wait.py":     "def wait():\n    pass\n",
+		"tests/test_h.py": "from src import wait\n\ndef test_h1():\n    pass\n\ndef test_h2():\n    wait.wait()\n\ndef test_h3():\n    pass\n",
+	})
+	r.candidate("hangs", map[string]string{"src/wait.py": "import time\n\ndef wait():\n    time.sleep(3600)\n"})
+	cr := r.check("--base", "base", "--candidate", "hangs")
+	if want := "PASS,BUDGET,PASS"; cr.code != 1 || strings.Join(cr.labels(), ",") != want {
+		t.Fatalf("want %s\n%s", want, cr)
+	}
+	if reason := cr.summary.Results[1].Reason; !strings.Contains(reason, "killed") {
+		t.Errorf("test_h2's reason %q does not say the batch was killed", reason)
+	}
+	for _, i := range []int{0, 2} {
+		bs := transcriptBatches(t, cr.record(t, i).TranscriptPath)
+		if len(bs) == 0 || len(bs[0].Members) != 2 {
+			t.Errorf("member %d's first recorded attempt ran in %+v; want the batch of the two that did not hang", i, bs)
+		}
+	}
+	for i := range cr.summary.Results {
+		verifyTranscript(t, cr.summary.Results[i].Record, cr.record(t, i))
+	}
+}

@@ -228,9 +228,12 @@ func (p *PytestJUnit) Report(node string) TestReport {
 		return TestReport{Rerun: true}
 	}
 	if p.docErr != "" {
-		r := TestReport{Result: runner.Errored, Reason: p.docErr, Started: p.running == node || p.ended[node], Ended: p.ended[node]}
+		// Without a report only the running member is known for sure: one
+		// a verbose line shows ended has no result anyone can trust, and
+		// runs again like one that never started.
+		r := TestReport{Result: runner.Errored, Reason: p.docErr, Started: p.running == node}
 		if !r.Started {
-			r.Result = "" // never seen: it may not have started
+			r.Result = ""
 		}
 		if p.last != "" {
 			r.Reason += "; the last line is " + strconv.Quote(p.last)
