@@ -21,6 +21,7 @@
 # SEEDS: "listed" (default: 5 listed seeds per property) or "drawn" (3
 # listed and random_seeds: 2). Drawn seeds split batches unless every
 # property of a batch draws the same seeds (check/seeds.go, DrawSeeds).
+# PARTS: which of "go pytest growth" run (default all three).
 # ROUNDS rounds (default 3), medians; wall and CPU seconds (of every
 # process, sandboxed attempts included: a cpuacct cgroup). Aims: go second check <= 1.5x bare,
 # pytest <= 2x, growth within 10% of the 200-triple ratio.
@@ -29,6 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-3}
 seedmode=${SEEDS:-listed}
+parts=" ${PARTS:-go pytest growth} "
 work=$(mktemp -d /tmp/flakegate-bench-batch.XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
@@ -42,11 +44,11 @@ echo "# uptime: $(uptime)"
 echo "# nproc: $(nproc)"
 echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "# kernel: $(uname -r); $(bwrap --version); $(go version); $($py -m pytest --version 2>&1); uid $(id -u)"
-echo "# flakegate: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + uncommitted changes'); rounds $rounds; seeds $seedmode"
+echo "# flakegate: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + uncommitted changes'); rounds $rounds; seeds $seedmode; parts$parts"
 
 gitc() { git -c user.name=b -c user.email=b@example.com "$@"; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-ratio() { echo "scale=2; $1 / $2" | bc; }
+ratio() { if [ "$(echo "$2 == 0" | bc)" = 1 ]; then echo n/a; else echo "scale=2; $1 / $2" | bc; fi; }
 
 # CPU time is read from a cpuacct cgroup (v1) the command runs in: the
 # sandboxed attempts are no children flakegate waits for, so getrusage
@@ -216,6 +218,7 @@ coldbuild() { # $1: checkout
 
 declare -a gf gs gb gc gfc gsc gbc gcc pf ps pb pfc psc pbc lf ls lb lsc lbc rss
 for r in $(seq "$rounds"); do
+	[[ $parts == *" go "* ]] || break
 	echo "# round $r: go, 200 triples"
 	repo=$work/go-$r
 	gomodule "$repo" 4
@@ -230,7 +233,9 @@ for r in $(seq "$rounds"); do
 	coldbuild "$repo"
 	read -r w c <"$work/t.last"; gc+=("$w"); gcc+=("$c")
 	rm -rf "$repo"
-
+done
+for r in $(seq "$rounds"); do
+	[[ $parts == *" pytest "* ]] || break
 	echo "# round $r: pytest, 200 triples"
 	repo=$work/py-$r
 	pymodule "$repo"
@@ -243,7 +248,9 @@ for r in $(seq "$rounds"); do
 	pybare "$repo"
 	read -r w c <"$work/t.last"; pb+=("$w"); pbc+=("$c")
 	rm -rf "$repo"
-
+done
+for r in $(seq "$rounds"); do
+	[[ $parts == *" growth "* ]] || break
 	echo "# round $r: go, 1,000 triples"
 	repo=$work/big-$r
 	gomodule "$repo" 20
@@ -258,9 +265,9 @@ for r in $(seq "$rounds"); do
 	rm -rf "$repo"
 done
 
-m() { printf '%s\n' "$@" | median; }
+m() { [ $# -gt 0 ] || { echo 0; return; }; printf '%s\n' "$@" | median; }
 echo
-echo "medians of $rounds rounds (seconds; wall, and CPU = user+system of every process)"
+echo "medians of $rounds rounds (seconds; wall, and CPU of every process; parts:$parts)"
 gsm=$(m "${gs[@]}") gbm=$(m "${gb[@]}") gfm=$(m "${gf[@]}") gcm=$(m "${gc[@]}")
 echo "go 200 triples:   first check $gfm (cpu $(m "${gfc[@]}")), second check $gsm (cpu $(m "${gsc[@]}")), bare $gbm (cpu $(m "${gbc[@]}")), cold build $gcm (cpu $(m "${gcc[@]}"))"
 echo "go ratio second/bare: $(ratio "$gsm" "$gbm")x wall, $(ratio "$(m "${gsc[@]}")" "$(m "${gbc[@]}")")x cpu (aim <= 1.5x)"
