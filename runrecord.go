@@ -147,6 +147,9 @@ type ReplayKey struct {
 	Env            Env      `json:"env"`
 	// Prepare is the prepare_sha256 of the property's prepare, "" for none.
 	Prepare string `json:"prepare,omitempty"`
+	// Batch names the batch form the result came from ("go test -json"),
+	// "" for a test run alone.
+	Batch string `json:"batch,omitempty"`
 }
 
 // String returns the cache key: the sha256 of the key's JSON.

@@ -12,12 +12,12 @@
 # summary at the end lists each script's exit status.
 #
 # The scripts, in order: classify digest check-overhead sandbox-overhead
-# hardening-cost prepare-speed judge-work flake-probe fleet. ONLY="classify
+# hardening-cost prepare-speed judge-work flake-probe fleet batch. ONLY="classify
 # digest" runs a subset (names without .sh, in the order given).
 #
 # What each needs: classify, the spec whose listing is its peer
 # (FLAKEGATE_SPEC, the path of flake-freeze-ledger.txt); digest, openssl;
-# judge-work and flake-probe, pytest with hypothesis; prepare-speed and
+# judge-work, flake-probe and batch, pytest with hypothesis; prepare-speed and
 # flake-probe, go; sandbox-overhead, hardening-cost and the check benchmarks,
 # bubblewrap; fleet, a PostgreSQL server (it starts a throwaway one from
 # Debian's postgresql, or uses FLAKEGATE_BENCH_DSN; to leave it out, run
@@ -30,7 +30,7 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
-all=(classify digest check-overhead sandbox-overhead hardening-cost prepare-speed judge-work flake-probe fleet)
+all=(classify digest check-overhead sandbox-overhead hardening-cost prepare-speed judge-work flake-probe fleet batch)
 read -r -a only <<<"${ONLY:-${all[*]}}"
 for name in "${only[@]}"; do
 	if [[ ! " ${all[*]} " == *" $name "* ]]; then

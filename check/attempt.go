@@ -53,20 +53,26 @@ func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *tre
 	if ctx.Err() != nil {
 		r.t.complete = false // cancelled: the attempt did not finish
 	}
-	r.note(side, index, &out)
+	r.note(side, index, &out, nil)
 	return out.Result, nil
 }
 
 // note keeps the outcome of an attempt: in the attempts of the record, in
 // the transcript, and, for an error or a missed budget, the first reason.
-func (r *tripleRun) note(side string, index int, out *runner.Outcome) {
+// A batched attempt (batch set) also names its batch and the test's own
+// output in the attempt_end event.
+func (r *tripleRun) note(side string, index int, out *runner.Outcome, batch *transcript.Batch) {
 	t := &r.t
 	out.Tail, out.Reason = r.c.redact(out.Tail), r.c.redact(out.Reason)
 	a := flakegate.Attempt{Side: side, Index: index, Result: out.Result, ExitCode: out.ExitCode, Signal: out.Signal,
 		StartedAt: out.Started.UTC(), WallSeconds: roundSeconds(out.Wall), OutputTail: out.Tail}
 	t.attempts = append(t.attempts, a)
-	r.write(transcript.Event{Type: transcript.EventAttemptEnd, Side: side, Index: index, Result: out.Result,
-		ExitCode: out.ExitCode, Signal: out.Signal, WallSeconds: a.WallSeconds, Reason: out.Reason})
+	ev := transcript.Event{Type: transcript.EventAttemptEnd, Side: side, Index: index, Result: out.Result,
+		ExitCode: out.ExitCode, Signal: out.Signal, WallSeconds: a.WallSeconds, Reason: out.Reason}
+	if batch != nil {
+		ev.Batch, ev.Output = batch, out.Tail
+	}
+	r.write(ev)
 	if out.Result == runner.Errored && t.reason == "" {
 		t.reason = side + " attempt " + strconv.Itoa(index) + ": " + out.Reason
 	}

@@ -26,6 +26,9 @@
 //	queue.go      --join: the queue shared with other runners
 //	triple.go     one triple: the ledger lookup, its run (tripleRun) and the order of its attempts
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
+//	batchplan.go  which triples run as one process (a batch), and its command
+//	batchframework.go  the framework a property is batched under
+//	batch.go      a batch's attempts, each member judged from the framework's report
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocache.go    the repository's Go caches: a build cache filled from the base, go.sum's modules
 //	preparegc.go  the kept layers: their bound, locks and collection; a full disk
@@ -478,13 +481,13 @@ func (c *checker) source(ctx context.Context, jobs []job) (jobSource, []int, *fl
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return newListSource(jobs, mine), mine, shard, nil
+		return c.newListSource(jobs, mine), mine, shard, nil
 	}
 	all := make([]int, len(jobs))
 	for i := range all {
 		all[i] = i
 	}
-	return newListSource(jobs, all), all, nil, nil
+	return c.newListSource(jobs, all), all, nil, nil
 }
 
 func sha256Hex(b []byte) string {

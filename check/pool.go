@@ -21,6 +21,9 @@ type jobSource interface {
 // task is one triple handed to a worker.
 type task struct {
 	j *job
+	// batch, when set, are the triples run as one batch (batch.go); j is
+	// then the first of them.
+	batch []*job
 	// ctx, when set, ends the triple's attempts early (its lease was lost).
 	ctx context.Context
 	// run, when set, replaces runTriple (a triple given up on).
@@ -38,26 +41,33 @@ func (t *task) done() {
 	}
 }
 
-// listSource hands out a fixed list of jobs.
+// listSource hands out a fixed list of jobs, in units: a triple alone,
+// or the triples of one batch (planBatches).
 type listSource struct {
-	mu   sync.Mutex
-	jobs []job
-	todo []int
+	mu    sync.Mutex
+	jobs  []job
+	units [][]int
 }
 
-func newListSource(jobs []job, positions []int) *listSource {
-	return &listSource{jobs: jobs, todo: positions}
+func (c *checker) newListSource(jobs []job, positions []int) *listSource {
+	return &listSource{jobs: jobs, units: c.planBatches(jobs, positions)}
 }
 
 func (s *listSource) next(ctx context.Context) (*task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.todo) == 0 || ctx.Err() != nil {
+	if len(s.units) == 0 || ctx.Err() != nil {
 		return nil, nil
 	}
-	j := &s.jobs[s.todo[0]]
-	s.todo = s.todo[1:]
-	return &task{j: j}, nil
+	u := s.units[0]
+	s.units = s.units[1:]
+	t := &task{j: &s.jobs[u[0]]}
+	if len(u) > 1 {
+		for _, pos := range u {
+			t.batch = append(t.batch, &s.jobs[pos])
+		}
+	}
+	return t, nil
 }
 
 // runJobs runs the triples src hands out on the worker pool, one
@@ -70,6 +80,7 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 	type pending struct {
 		t      *task
 		finish func() (tripleResult, error)
+		batch  *batchTally
 	}
 	finished := make(chan pending, len(c.trees.workers))
 	errs := make(chan error, len(c.trees.workers)+1)
@@ -87,6 +98,19 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 				}
 				if t == nil {
 					break
+				}
+				if t.batch != nil {
+					done, err := c.runBatch(ctx, w, t.batch)
+					if err != nil {
+						first = err
+						cancel(err)
+						break
+					}
+					tally := newBatchTally(t.batch)
+					for _, f := range done {
+						finished <- pending{&task{j: f.j}, f.finish, tally}
+					}
+					continue
 				}
 				run, tctx := c.runTriple, ctx
 				if t.run != nil {
@@ -109,7 +133,7 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 					cancel(err)
 					break
 				}
-				finished <- pending{t, finish}
+				finished <- pending{t, finish, nil}
 			}
 			errs <- first
 		}(w)
@@ -135,7 +159,11 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 			}
 			if keep {
 				results[p.t.j.index] = r
-				c.progress.Done(r.result)
+				if p.batch != nil {
+					p.batch.done(c.progress, p.t.j, r.result)
+				} else {
+					c.progress.Done(r.result)
+				}
 			}
 		}
 		finisherDone <- first

@@ -58,14 +58,21 @@ func (r *tripleRun) probe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	t.origin, t.originWhy, t.originCounts = flakeOrigin(k > 0, !t.fromCache, t.probes, h, candidateRunsOf(t))
+	return nil
+}
+
+// candidateRunsOf counts the candidate's first run and retries of t and
+// how many of them did not pass (the first run failed: it is a SCHEDULER
+// signal).
+func candidateRunsOf(t *transcriptRun) candidateRuns {
 	cand := candidateRuns{runs: 1 + len(t.retries), fails: 1}
 	for _, res := range t.retries {
 		if res != runner.Pass {
 			cand.fails++
 		}
 	}
-	t.origin, t.originWhy, t.originCounts = flakeOrigin(k > 0, !t.fromCache, t.probes, h, cand)
-	return nil
+	return cand
 }
 
 // history is what earlier records of a triple on this base, with this

@@ -29,6 +29,17 @@ type ProgressHandler interface {
 	Finish()
 }
 
+// BatchProgressHandler is a ProgressHandler that shows a batch's triples
+// (batch.go) as one line: the check calls BatchDone once per batch,
+// with its members' results in the batch's order, instead of Done for
+// each. A handler without it gets Done per triple.
+type BatchProgressHandler interface {
+	ProgressHandler
+	// BatchDone is called once per batch, when the last of its triples
+	// is labelled; head says what ran ("go test, seed 7").
+	BatchDone(head string, results []flakegate.Result)
+}
+
 // The topics of ProgressHandler.Note.
 const (
 	NoteTopic  = "note"

@@ -280,7 +280,7 @@ func RunSHA256(p *config.Property) string {
 // EntrySHA256 is the digest of p's config entry as the check reads it
 // (the record's extra key "property_entry_sha256"): path, name, fixture,
 // generator, run, wall budget, samples, watch globs, pass and fail markers, the
-// framework: key when the entry has one, plus the
+// framework: key when the entry has one, batch: false, plus the
 // retry cap and the global watch globs. The seed lists are not part of it:
 // adding a seed does not void the freezes of the others.
 func EntrySHA256(cfg *config.Config, p *config.Property) string {
@@ -310,7 +310,11 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 		GlobalWatch []string `json:"global_watch"`
 		FailMarker  string   `json:"fail_marker,omitempty"` // omitted when unset: older entries keep their digest
 		Framework   string   `json:"framework,omitempty"`   // the entry's own framework: key, omitted when absent
-	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch, failMarker, framework})
+		// NoBatch is batch: false on a framework that batches: the triple
+		// is judged alone, not among the tests of a batch (omitted when
+		// unset, as FailMarker).
+		NoBatch bool `json:"no_batch,omitempty"`
+	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch, failMarker, framework, !p.Batch && p.Framework != config.FrameworkNone})
 	return sha256Hex(b)
 }
 

@@ -46,27 +46,7 @@ func (r *tripleRun) base(ctx context.Context) error {
 func (r *tripleRun) replayBase(ctx context.Context) error {
 	c, j, t := r.c, r.j, &r.t
 	ps := j.ps
-	marker := ""
-	if ps.prop.PassMarker != nil {
-		marker = ps.prop.PassMarker.String()
-	}
-	failMarker := ""
-	if ps.prop.FailMarker != nil {
-		failMarker = ps.prop.FailMarker.String()
-	}
-	key := flakegate.ReplayKey{
-		BaseSHA:        c.baseSHA,
-		Name:           ps.prop.Name,
-		PassMarker:     marker,
-		FailMarker:     failMarker,
-		FailEvidence:   ps.framework != evidence.FrameworkNone || failMarker != "",
-		PropertySHA256: ps.basePropertySHA256,
-		FixtureSHA256:  ps.baseFixtureSHA256,
-		Seed:           j.seed,
-		Command:        r.argv,
-		Env:            ps.baseEnv,
-		Prepare:        ps.prepareSHA256,
-	}.String()
+	key := r.replayKey("")
 	if !c.opts.NoReplayCache {
 		release, err := c.lockReplay(ctx, j, key)
 		if err != nil {
@@ -112,6 +92,36 @@ func (r *tripleRun) replayBase(ctx context.Context) error {
 		t.base, t.fromCache = stored.Result, true
 	}
 	return nil
+}
+
+// replayKey is the replay cache key of the triple's base seed. batch
+// names the batch form its base result comes from ("" alone): a result
+// a batch gave is kept apart from one the test gave alone, since the
+// tests that ran before it may be what made it pass or fail.
+func (r *tripleRun) replayKey(batch string) string {
+	ps := r.j.ps
+	marker := ""
+	if ps.prop.PassMarker != nil {
+		marker = ps.prop.PassMarker.String()
+	}
+	failMarker := ""
+	if ps.prop.FailMarker != nil {
+		failMarker = ps.prop.FailMarker.String()
+	}
+	return flakegate.ReplayKey{
+		BaseSHA:        r.c.baseSHA,
+		Name:           ps.prop.Name,
+		PassMarker:     marker,
+		FailMarker:     failMarker,
+		FailEvidence:   ps.framework != evidence.FrameworkNone || failMarker != "",
+		PropertySHA256: ps.basePropertySHA256,
+		FixtureSHA256:  ps.baseFixtureSHA256,
+		Seed:           r.j.seed,
+		Command:        r.argv,
+		Env:            ps.baseEnv,
+		Prepare:        ps.prepareSHA256,
+		Batch:          batch,
+	}.String()
 }
 
 // checkBaseTree returns the check made before each attempt on the base

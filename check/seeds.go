@@ -61,8 +61,16 @@ func (c *checker) drawnFor(ps *propState) []flakegate.Seed {
 	for _, s := range ps.prop.Seeds {
 		listed[s] = true
 	}
+	// A property that batches draws for its batches' key (the command
+	// less the test and package it selects), so that drawn seeds are the
+	// same for every property of one batch, across packages too; the key
+	// comes from the base's config, like the run template's digest.
+	key := ps.runSHA256
+	if bk := batchTemplateKey(ps); bk != "" {
+		key = "batch " + sha256Hex([]byte(bk))
+	}
 	var out []flakegate.Seed
-	for _, s := range DrawSeeds(c.secret, c.baseSHA, ps.runSHA256, ps.prop.Framework, ps.prop.RandomSeeds) {
+	for _, s := range DrawSeeds(c.secret, c.baseSHA, key, ps.prop.Framework, ps.prop.RandomSeeds) {
 		if !listed[s] {
 			out = append(out, s)
 		}

@@ -31,6 +31,9 @@ type job struct {
 	seed   flakegate.Seed
 	drawn  bool // drawn for the base (DrawSeeds), not listed in the config
 	corpus bool // from the failure corpus (corpus.go)
+	// shape, when set, is how the triple takes part in a batch
+	// (batchplan.go); nil runs it alone.
+	shape *batchShape
 }
 
 // seedOrigin is the record's "seed_origin": "" for a listed seed, else
@@ -104,19 +107,33 @@ func (j *job) triple() flakegate.Triple {
 // runTriple consults the ledger, then runs the candidate attempts and the
 // base replay of one triple. The returned finish writes its record.
 func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleResult, error), error) {
-	r, err := c.newTripleRun(j)
-	if err != nil {
+	r, finish, voided, err := c.beginTriple(ctx, w, j)
+	if err != nil || finish != nil {
+		return finish, err
+	}
+	if err := r.run(ctx, c.trees.workers[w]); err != nil {
 		return nil, err
 	}
-	var voided string
+	return func() (tripleResult, error) { return r.record(ctx, voided) }, nil
+}
+
+// beginTriple consults the ledger for j: a skipped triple, or one whose
+// prepare failed, is settled without an attempt (finish is set); else it
+// returns the run to make and why a freeze of it was voided.
+func (c *checker) beginTriple(ctx context.Context, w int, j *job) (r *tripleRun, finish func() (tripleResult, error), voided string, err error) {
+	r, err = c.newTripleRun(j)
+	if err != nil {
+		return nil, nil, "", err
+	}
 	if c.mayConsultLedger(j.ps) {
 		triple := j.triple()
 		d, err := flakegate.SkipBound(ctx, c.store, triple, c.binding(j), c.opts.By)
 		if err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
 		if d.Skipped {
-			return func() (tripleResult, error) { return c.skipped(ctx, j, triple, d, r.stem, r.reproduce) }, nil
+			stem, reproduce := r.stem, r.reproduce // r is returned nil
+			return nil, func() (tripleResult, error) { return c.skipped(ctx, j, triple, d, stem, reproduce) }, "", nil
 		}
 		if d.Voided {
 			voided = d.Reason
@@ -127,16 +144,14 @@ func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleR
 	// attempts run: the diff or the digests alone decide the others.
 	if r.decidedByDiff() == "" {
 		if err := c.ensurePrepared(ctx, w, j.ps); err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
 		if why := c.prepareFailure(j.ps); why != "" {
-			return r.giveUp(ctx, why, true)
+			finish, err = r.giveUp(ctx, why, true)
+			return nil, finish, "", err
 		}
 	}
-	if err := r.run(ctx, c.trees.workers[w]); err != nil {
-		return nil, err
-	}
-	return func() (tripleResult, error) { return r.record(ctx, voided) }, nil
+	return r, nil, voided, nil
 }
 
 // tripleRun is one run of a triple: its job and command, the trees of the

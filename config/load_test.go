@@ -144,6 +144,7 @@ func TestLoadErrors(t *testing.T) {
 		{"reject_new_flakes not a bool", "reject_new_flakes: yes please\n" + swap("", ""), []string{"reject_new_flakes", "true or false"}},
 		{"fail_marker bad", swap("fixture: f", "fixture: f\n    fail_marker: '(FAIL'"), []string{"properties[0].fail_marker", "regexp"}},
 		{"fail_marker empty", swap("fixture: f", "fixture: f\n    fail_marker: ''"), []string{"properties[0].fail_marker", "empty"}},
+		{"batch not a bool", swap("fixture: f", "fixture: f\n    batch: sometimes"), []string{"properties[0].batch", "true or false"}},
 		{"fail_marker not a string", swap("fixture: f", "fixture: f\n    fail_marker: [x]"), []string{"properties[0].fail_marker"}},
 		{"same test twice", prop("  - {path: a.py, name: T, fixture: g, seeds: [2], run: [x], wall_budget: 1s}\n  - {path: a.py, name: T, seeds: [3], run: [x], wall_budget: 1s}\n"), []string{"properties[2]", "name \"T\"", "properties[1]"}},
 		{"wall_budget missing", swap("    wall_budget: 1s\n", ""), []string{"properties[0].wall_budget", "missing"}},
@@ -204,6 +205,7 @@ properties:
     seeds: [5]
     random_seeds: 0
     flake_probe_runs: 0
+    batch: false
     run: [pytest, "{path}"]
     wall_budget: 1s
 `
@@ -217,6 +219,9 @@ properties:
 	}
 	if a.Name != "test_a" || a.Fixture != "" || a.RandomSeeds != 2 || a.Watch[0] != "tests/helpers/*.py" || !a.PassMarker.MatchString("x\nok 1") || !a.FailMarker.MatchString("x\nnot ok 1") || cfg.Properties[1].FailMarker != nil {
 		t.Errorf("first entry: %+v", a)
+	}
+	if !a.Batch || !b.Batch || c.Batch {
+		t.Errorf("batch: %t %t %t; want the default (true) twice, then batch: false", a.Batch, b.Batch, c.Batch)
 	}
 	if b.Name != "test_b" || len(b.Seeds) != 0 || b.RandomSeeds != 3 || c.RandomSeeds != 0 || c.Name != "" {
 		t.Errorf("entries: %+v %+v", b, c)

@@ -98,14 +98,48 @@ func (p *Progress) tick() {
 	}
 }
 
-// Done reports one finished triple: its label, attempts and seconds, and
-// for a reject the reason.
-func (p *Progress) Done(r flakegate.Result) {
+// BatchDone reports the triples of one batch (one process per attempt
+// for many tests) as one line: what ran, then each member's label and
+// test, in the batch's order. The summary has their reasons.
+func (p *Progress) BatchDone(head string, rs []flakegate.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.finished {
 		return
 	}
+	secs := 0.0
+	for i := range rs {
+		p.count(&rs[i])
+		secs = max(secs, rs[i].Seconds)
+	}
+	width := len(fmt.Sprint(p.total))
+	bar := p.tty && p.running
+	var b strings.Builder
+	if bar {
+		b.WriteString("\r\x1b[K")
+	}
+	fmt.Fprintf(&b, "[%*d/%d] batch of %d (%s) · %s:", width, p.done, p.total, len(rs), oneLine(head), seconds(secs))
+	for i := range rs {
+		r := &rs[i]
+		tag := string(r.Label)
+		if r.Skipped {
+			tag += " " + FrozenWording
+		}
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "%s %s %s", sep, p.color(*r, tag), oneLine(idOf(r)))
+	}
+	b.WriteByte('\n')
+	io.WriteString(p.w, b.String())
+	if bar {
+		p.drawBar()
+	}
+}
+
+// count tallies one finished triple; the caller holds mu.
+func (p *Progress) count(r *flakegate.Result) {
 	p.done++
 	switch {
 	case r.Skipped:
@@ -116,6 +150,17 @@ func (p *Progress) Done(r flakegate.Result) {
 			p.rejects++
 		}
 	}
+}
+
+// Done reports one finished triple: its label, attempts and seconds, and
+// for a reject the reason.
+func (p *Progress) Done(r flakegate.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.finished {
+		return
+	}
+	p.count(&r)
 	width := len(fmt.Sprint(p.total))
 	bar := p.tty && p.running
 	var b strings.Builder

@@ -69,7 +69,24 @@ type Event struct {
 	WallSeconds float64   `json:"wall_seconds,omitempty"`
 	FromCache   bool      `json:"from_cache,omitempty"`
 	Reason      string    `json:"reason,omitempty"`
-	PrevSHA256  string    `json:"prev_sha256"`
+	// Batch, on the attempt_end of an attempt that ran in a batch (one
+	// process for many triples), names that process; Output is then the
+	// test's own output as the framework's report gives it.
+	Batch      *Batch `json:"batch,omitempty"`
+	Output     string `json:"output,omitempty"`
+	PrevSHA256 string `json:"prev_sha256"`
+}
+
+// Batch is the process a batched attempt ran in: its argv, its members
+// (the triples' labels, in the order they were given) and the sha256
+// and size of its whole output.
+type Batch struct {
+	Argv         []string `json:"argv"`
+	Members      []string `json:"members"`
+	OutputSHA256 string   `json:"output_sha256"`
+	OutputBytes  int64    `json:"output_bytes"`
+	ExitCode     int      `json:"exit_code"`
+	WallSeconds  float64  `json:"wall_seconds"`
 }
 
 // Writer writes a transcript: an append-only JSON lines file whose lines

@@ -1,0 +1,656 @@
+// One batch: many triples run as one process per attempt (a side, a
+// tree, a seed, a command), each triple judged from the framework's
+// per-test report and written to its own transcript and record.
+//
+// The order of a batch's attempts is the order of a triple's (triple.go,
+// attempts), made once for all members: the first candidate attempt; the
+// base seed of every member (the replay cache per triple, the others in
+// one base batch); the retries; the flake probe.
+//
+// A retry is the same batch again: the same members, in the same order,
+// with the same seed, on the candidate tree. The retry results of the
+// members that failed are taken from it; the others keep their first
+// result. So a failure that needs the tests before it (a leak, shared
+// state, an order) fails again in the retry, and the triple is PROPERTY:
+// a retry that ran the test alone would pass, and turn a real regression
+// into SCHEDULER, which earns a freeze.
+
+package check
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
+)
+
+// finishedTriple is a triple whose attempts are done: its record is
+// written by finish.
+type finishedTriple struct {
+	j      *job
+	finish func() (tripleResult, error)
+}
+
+// batchMember is one triple of a running batch.
+type batchMember struct {
+	r      *tripleRun
+	voided string
+	// absent is set once a report says the test is not there: later
+	// batches (retries, probes) run without it.
+	absent bool
+}
+
+// batchRun is a batch's members on one worker's trees.
+type batchRun struct {
+	c       *checker
+	trees   *workerTrees
+	members []*batchMember // in the order of the batch's command
+	shape   *batchShape
+}
+
+// runBatch runs the triples of jobs (planned together, planBatches) on
+// worker w's trees. Triples the ledger skips, or that run no attempt,
+// are settled one by one; the others run as one batch (alone, exactly as
+// runTriple runs them, when only one is left).
+func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedTriple, error) {
+	var out []finishedTriple
+	var live []*batchMember
+	trees := c.trees.workers[w]
+	for _, j := range jobs {
+		r, finish, voided, err := c.beginTriple(ctx, w, j)
+		if err != nil {
+			return nil, err
+		}
+		if finish == nil && r.skipWhy() != "" {
+			if err := r.run(ctx, trees); err != nil {
+				return nil, err
+			}
+			finish = func() (tripleResult, error) { return r.record(ctx, voided) }
+		}
+		if finish != nil {
+			out = append(out, finishedTriple{j, finish})
+			continue
+		}
+		live = append(live, &batchMember{r: r, voided: voided})
+	}
+	if len(live) == 1 {
+		m := live[0]
+		if err := m.r.run(ctx, trees); err != nil {
+			return nil, err
+		}
+		return append(out, finishedTriple{m.r.j, func() (tripleResult, error) { return m.r.record(ctx, m.voided) }}), nil
+	}
+	if len(live) == 0 {
+		return out, nil
+	}
+	b := &batchRun{c: c, trees: trees, members: live, shape: live[0].r.j.shape}
+	start := time.Now()
+	for _, m := range live {
+		m.r.trees = trees
+		m.r.t = transcriptRun{budgetOK: true, complete: true, retries: []string{}}
+		if err := m.r.open(true); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.attempts(ctx); err != nil {
+		for _, m := range live {
+			m.r.t.tr.Close() //nolint:errcheck // the check fails with err
+		}
+		return nil, err
+	}
+	secs := roundSeconds(time.Since(start))
+	for _, m := range live {
+		m.r.write(transcript.Event{Type: transcript.EventComplete})
+		m.r.t.seconds = secs
+		out = append(out, finishedTriple{m.r.j, func() (tripleResult, error) { return m.r.record(ctx, m.voided) }})
+	}
+	return out, nil
+}
+
+// attempts runs the batch's attempts, in the order of a triple's.
+func (b *batchRun) attempts(ctx context.Context) error {
+	first, err := b.settle(ctx, transcript.SideCandidate, b.members, all, zero, b.trees.nextCandidate)
+	if err != nil {
+		return err
+	}
+	for _, m := range b.members {
+		t := &m.r.t
+		switch first[m] {
+		case runner.Pass:
+			t.candidate = runner.Pass
+		case runner.Fail:
+			t.candidate = runner.Fail
+		case runner.Timeout:
+			t.candidate, t.budgetOK = runner.Fail, false
+		default:
+			t.candidate = runner.Errored
+		}
+	}
+	if err := b.bases(ctx); err != nil {
+		return err
+	}
+	if err := b.retries(ctx); err != nil {
+		return err
+	}
+	return b.probes(ctx)
+}
+
+// settle runs members as one attempt on side (index gives each member's
+// attempt index) and returns each member's result. Members a killed
+// batch never started run again in a batch of their own, a fresh attempt
+// with the same index, until each has a result.
+func (b *batchRun) settle(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, tree func() *tree) (map[*batchMember]string, error) {
+	results := map[*batchMember]string{}
+	todo := members
+	for len(todo) > 0 {
+		unstarted, err := b.attempt(ctx, side, todo, keep, index, tree(), results)
+		if err != nil {
+			return nil, err
+		}
+		if len(unstarted) == 0 {
+			break
+		}
+		if len(unstarted) == len(todo) {
+			// Killed before any test started (a build as long as the
+			// budget): no batch of fewer members would do better.
+			for _, m := range unstarted {
+				out := runner.Outcome{Result: runner.Timeout, ExitCode: -1, Started: time.Now(),
+					Reason: "the batch was killed at its budget before this test started"}
+				b.noteOne(m, side, index(m), &out, nil)
+				results[m] = out.Result
+			}
+			break
+		}
+		todo = unstarted
+	}
+	return results, nil
+}
+
+// attempt makes one batched attempt of members on side in tree at and
+// puts each started member's result into results; it returns the
+// members a killed batch never started (nothing is written for them).
+// Members keep does not take run in the process, in their place, but
+// take no result from it and nothing is written to their transcripts.
+func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, results map[*batchMember]string) ([]*batchMember, error) {
+	c := b.c
+	defer at.release(c.resetClean)
+	if err := at.acquire(); err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: at.dir,
+			Message: "cannot reset the worktree for the " + side + " batch", Err: err,
+			Hint: "a git process may have died there (look for index.lock under the repository's .git/worktrees); remove what it left and run the check again"}
+	}
+	started := time.Now()
+	var run []*batchMember
+	for _, m := range members {
+		if side == transcript.SideCandidate || !keep(m) {
+			run = append(run, m)
+			continue
+		}
+		why, err := c.checkBaseTree(ctx, m.r.j.ps, at)()
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			out := runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: started, Reason: why}
+			b.noteOne(m, side, index(m), &out, nil)
+			results[m] = out.Result
+			continue
+		}
+		run = append(run, m)
+	}
+	if len(run) == 0 {
+		return nil, nil
+	}
+	shapes := make([]*batchShape, len(run))
+	labels := make([]string, len(run))
+	var budget time.Duration
+	for i, m := range run {
+		shapes[i] = m.r.j.shape
+		labels[i] = memberLabel(m.r.j)
+		budget += m.r.j.ps.prop.WallBudget
+	}
+	argv := batchArgv(b.shape, shapes)
+	rep := newBatchReport(b.shape.framework, at.dir)
+	sum := sha256.New()
+	cmd := runner.Command{Argv: argv, Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
+		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
+	var junit string
+	if b.shape.framework == evidence.FrameworkPytest {
+		dir, err := junitDir()
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		junit = filepath.Join(dir, "junit.xml")
+		cmd.Argv = append(cmd.Argv, "--junitxml="+junit)
+		if cmd.Sandbox != nil {
+			cmd.Sandbox.RW = append(append([]string(nil), cmd.Sandbox.RW...), dir)
+		}
+		argv = cmd.Argv
+	}
+	out := runner.Run(ctx, cmd)
+	if pr, ok := rep.(pytestReport); ok {
+		pr.SetJUnit(readBounded(junit, 64<<20))
+	}
+	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
+		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall)}
+	killed := out.Result == runner.Timeout
+	var unstarted []*batchMember
+	for _, m := range run {
+		if !keep(m) {
+			continue
+		}
+		tr := rep.report(m.r.j.shape)
+		o := runner.Outcome{Result: tr.Result, ExitCode: out.ExitCode, Signal: out.Signal, Started: out.Started, Wall: tr.Elapsed, Tail: tr.Output, Reason: tr.Reason}
+		budgetOf := m.r.j.ps.prop.WallBudget
+		switch {
+		case tr.Result == runner.Pass || tr.Result == runner.Fail:
+			if budgetOf > 0 && tr.Elapsed > budgetOf {
+				o.Result = runner.Timeout
+				o.Reason = fmt.Sprintf("its own time %.1fs in the batch is over its wall budget %s", tr.Elapsed.Seconds(), budgetOf)
+			}
+		case killed && tr.Started && !tr.Ended:
+			o.Result, o.Wall = runner.Timeout, out.Wall
+			o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", len(run), out.Wall.Seconds(), batchWhy(out, budget))
+		case killed && !tr.Started || tr.Rerun:
+			unstarted = append(unstarted, m)
+			continue
+		case tr.Result == "":
+			o.Result = runner.Errored
+			o.Reason = memberLabel(m.r.j) + " is absent from the batch's report"
+			if tr.Reason != "" {
+				o.Reason += ": " + tr.Reason
+			}
+			if out.Reason != "" {
+				o.Reason += "; the batch: " + out.Reason
+			}
+			if l := rep.other(); l != "" {
+				o.Reason += "; the last line is " + l
+			}
+		case killed:
+			o.Result, o.Reason = runner.Timeout, tr.Reason+"; "+batchWhy(out, budget)
+		}
+		if o.Result == runner.Errored && !tr.Started {
+			m.absent = true
+		}
+		if o.Tail == "" && o.Result == runner.Errored {
+			o.Tail = out.Tail
+		}
+		if o.Result == runner.Timeout && side == transcript.SideCandidate && m.r.t.budgetWhy == "" {
+			m.r.t.budgetWhy = o.Reason + fmt.Sprintf(" (candidate attempt %d)", index(m))
+		}
+		m.r.write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index(m), At: started})
+		if ctx.Err() != nil {
+			m.r.t.complete = false
+		}
+		m.r.note(side, index(m), &o, info)
+		results[m] = o.Result
+	}
+	return unstarted, nil
+}
+
+// batchWhy says what ended a killed batch: its budget or a sandbox limit.
+func batchWhy(out runner.Outcome, budget time.Duration) string {
+	if out.Limit != "" {
+		return "sandbox " + out.Limit + " reached"
+	}
+	return "the sum of its members' wall budgets is " + budget.String()
+}
+
+// noteOne writes an attempt of m that did not run in the batch's process.
+func (b *batchRun) noteOne(m *batchMember, side string, index int, out *runner.Outcome, info *transcript.Batch) {
+	m.r.write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index, At: out.Started})
+	m.r.note(side, index, out, info)
+}
+
+// bases sets every member's base seed result: from the replay cache
+// (per triple, under each key's replay lock, taken in key order so that
+// two checks never wait for each other), else from one base batch of the
+// members the cache does not have.
+func (b *batchRun) bases(ctx context.Context) error {
+	c := b.c
+	if ctx.Err() != nil {
+		for _, m := range b.members {
+			m.r.t.base = notRun
+		}
+		return nil
+	}
+	keys := map[*batchMember]string{}
+	order := append([]*batchMember(nil), b.members...)
+	for _, m := range order {
+		keys[m] = m.r.replayKey(b.shape.framework + " batch")
+	}
+	sort.SliceStable(order, func(i, k int) bool { return keys[order[i]] < keys[order[k]] })
+	var need []*batchMember
+	if !c.opts.NoReplayCache {
+		var releases []func()
+		defer func() {
+			for i := len(releases) - 1; i >= 0; i-- {
+				releases[i]()
+			}
+		}()
+		cached := map[*batchMember]bool{}
+		for _, m := range order {
+			release, err := c.lockReplay(ctx, m.r.j, keys[m])
+			if err != nil {
+				if ctx.Err() != nil {
+					for _, m := range b.members {
+						m.r.t.base = notRun
+					}
+					return nil
+				}
+				return err
+			}
+			releases = append(releases, release)
+			got, ok, err := c.store.GetReplay(ctx, keys[m])
+			if err != nil {
+				return storeError("read the replay cache", err)
+			}
+			if ok {
+				m.r.t.base, m.r.t.fromCache = got.Result, true
+				cached[m] = true
+			}
+		}
+		for _, m := range b.members {
+			if !cached[m] {
+				need = append(need, m)
+			}
+		}
+	} else {
+		need = b.members
+	}
+	if len(need) > 0 {
+		started := time.Now()
+		res, err := b.settle(ctx, transcript.SideBase, need, all, zero, func() *tree { return b.trees.base })
+		if err != nil {
+			return err
+		}
+		for _, m := range need {
+			m.r.t.base = res[m]
+			if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (res[m] != runner.Pass && res[m] != runner.Fail) {
+				continue
+			}
+			wall := 0.0
+			if n := len(m.r.t.attempts); n > 0 {
+				wall = m.r.t.attempts[n-1].WallSeconds
+			}
+			stored, err := c.store.PutReplay(ctx, keys[m], flakegate.BaseReplay{Result: res[m], WallSeconds: wall, RunID: m.r.t.runID, At: started.UTC()})
+			if err != nil {
+				return storeError("write the replay cache", err)
+			}
+			if stored.Result != res[m] {
+				m.r.t.base, m.r.t.fromCache = stored.Result, true
+			}
+		}
+	}
+	for _, m := range b.members {
+		if ctx.Err() != nil && m.r.t.base == "" {
+			m.r.t.base = notRun
+		}
+		if m.r.t.base != notRun {
+			m.r.write(transcript.Event{Type: transcript.EventBaseReplay, Result: m.r.t.base, FromCache: m.r.t.fromCache})
+		}
+	}
+	return nil
+}
+
+// retries runs the whole batch again, up to retry_cap times, while a
+// member whose first attempt failed (and whose base seed did not fail)
+// has not passed. Only those members take results from it.
+func (b *batchRun) retries(ctx context.Context) error {
+	want := map[*batchMember]bool{}
+	for _, m := range b.members {
+		if m.r.t.candidate == runner.Fail && m.r.t.budgetOK && m.r.t.base != runner.Fail {
+			want[m] = true
+		}
+	}
+	for i := 1; i <= b.c.cfg.RetryCap && len(want) > 0 && ctx.Err() == nil; i++ {
+		res, err := b.retry(ctx, i, want)
+		if err != nil {
+			return err
+		}
+		for _, m := range b.members {
+			if !want[m] {
+				continue
+			}
+			r := res[m]
+			if r == runner.Timeout {
+				m.r.t.budgetOK = false
+				r = runner.Fail
+			}
+			m.r.t.retries = append(m.r.t.retries, r)
+			if r != runner.Fail {
+				delete(want, m)
+			}
+		}
+	}
+	return nil
+}
+
+// retry runs retry i of the batch: every member, in order, on the
+// candidate tree; the members of want get attempt i in their transcript.
+// A member a killed retry never reached is an error for that retry.
+func (b *batchRun) retry(ctx context.Context, i int, want map[*batchMember]bool) (map[*batchMember]string, error) {
+	results := map[*batchMember]string{}
+	keep := func(m *batchMember) bool { return want[m] }
+	unstarted, err := b.attempt(ctx, transcript.SideCandidate, b.present(), keep, func(*batchMember) int { return i }, b.trees.nextCandidate(), results)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range unstarted {
+		out := runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(),
+			Reason: "this test did not run in the retry batch (it was killed at its budget, or stopped, before the test)"}
+		b.noteOne(m, transcript.SideCandidate, i, &out, nil)
+		results[m] = out.Result
+	}
+	return results, nil
+}
+
+// present are the members, in order, but those a report said are not
+// there.
+func (b *batchRun) present() []*batchMember {
+	var out []*batchMember
+	for _, m := range b.members {
+		if !m.absent {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func all(*batchMember) bool { return true }
+func zero(*batchMember) int { return 0 }
+
+// probes runs the flake probe for the members whose attempts give
+// SCHEDULER signals: the whole batch on the base tree, up to the largest
+// flake_probe_runs, each such member stopping at its first base failure.
+// Then each such member gets its flake origin, as probe does for a
+// triple run alone ("unknown" when it has no probe runs).
+func (b *batchRun) probes(ctx context.Context) error {
+	want := map[*batchMember]bool{}
+	var likely []*batchMember // every member that gets a flake origin
+	k := 0
+	for _, m := range b.members {
+		if !schedulerLikely(&m.r.t) {
+			continue
+		}
+		likely = append(likely, m)
+		if n := m.r.j.ps.prop.FlakeProbeRuns; n > 0 {
+			want[m] = true
+			m.r.t.probes = []string{}
+			k = max(k, n)
+		}
+	}
+	if len(likely) == 0 || ctx.Err() != nil {
+		return nil
+	}
+	for i := 1; i <= k && len(want) > 0 && ctx.Err() == nil; i++ {
+		keep := func(m *batchMember) bool { return want[m] }
+		res, err := b.settle(ctx, transcript.SideProbe, b.present(), keep, func(*batchMember) int { return i }, func() *tree { return b.trees.base })
+		if err != nil {
+			return err
+		}
+		for _, m := range b.members {
+			if !want[m] {
+				continue
+			}
+			m.r.t.probes = append(m.r.t.probes, res[m])
+			if res[m] == runner.Fail || len(m.r.t.probes) >= m.r.j.ps.prop.FlakeProbeRuns {
+				delete(want, m)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	for _, m := range likely {
+		h, err := b.c.baseHistory(ctx, m.r.j)
+		if err != nil {
+			return err
+		}
+		t := &m.r.t
+		t.origin, t.originWhy, t.originCounts = flakeOrigin(m.r.j.ps.prop.FlakeProbeRuns > 0, !t.fromCache, t.probes, h, candidateRunsOf(t))
+	}
+	return nil
+}
+
+// memberLabel names a triple among a batch's members.
+func memberLabel(j *job) string {
+	return j.ps.prop.Path + "::" + j.ps.prop.Name
+}
+
+// batchReport reads a batch's output and reports each member's result.
+type batchReport interface {
+	io.Writer
+	report(s *batchShape) evidence.TestReport
+	other() string
+}
+
+func newBatchReport(framework, dir string) batchReport {
+	if framework == evidence.FrameworkPytest {
+		return pytestReport{evidence.NewPytestJUnit()}
+	}
+	mod, err := goModulePath(filepath.Join(dir, "go.mod"))
+	return &goReport{GoJSON: evidence.NewGoJSON(), module: mod, modErr: err}
+}
+
+type pytestReport struct{ *evidence.PytestJUnit }
+
+func (p pytestReport) report(s *batchShape) evidence.TestReport { return p.Report(s.test) }
+func (p pytestReport) other() string                            { return "" }
+
+// goReport maps a member's package argument to the import path the
+// events name, through the module path of the tree's go.mod.
+type goReport struct {
+	*evidence.GoJSON
+	module string
+	modErr error
+}
+
+func (g *goReport) report(s *batchShape) evidence.TestReport {
+	if g.modErr != nil {
+		return evidence.TestReport{Result: runner.Errored, Reason: "cannot name the package of a batched go test: " + g.modErr.Error()}
+	}
+	pkg := g.module
+	if rel := strings.TrimPrefix(strings.TrimSuffix(s.pkg, "/"), "./"); rel != "." && rel != "" {
+		pkg += "/" + rel
+	}
+	return g.Report(pkg, s.test)
+}
+
+func (g *goReport) other() string {
+	if l := g.Other(); l != "" {
+		return fmt.Sprintf("%q", l)
+	}
+	return ""
+}
+
+// goModulePath reads the module directive of a go.mod file.
+func goModulePath(file string) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", fmt.Errorf("no go.mod at the tree's root: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if i := strings.Index(l, "//"); i >= 0 {
+			l = strings.TrimSpace(l[:i])
+		}
+		if rest, ok := strings.CutPrefix(l, "module"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t' || rest[0] == '"') {
+			return strings.Trim(strings.TrimSpace(rest), `"`), nil
+		}
+	}
+	return "", fmt.Errorf("%s has no module line", file)
+}
+
+// junitDir makes the folder a pytest batch writes its JUnit file into,
+// shared read-write with the sandbox for that one attempt.
+func junitDir() (string, error) {
+	dir, err := os.MkdirTemp("", "flakegate-junit-")
+	if err == nil {
+		err = os.Chmod(dir, 0o777) // the sandbox's uid writes it
+	}
+	if err != nil {
+		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot make a folder for a pytest batch's JUnit report", Err: err}
+	}
+	return dir, nil
+}
+
+// readBounded reads a file of at most max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return b, err
+}
+
+// batchTally collects the results of a batch's triples for its progress
+// line (BatchProgressHandler), in the batch's order. The finisher alone
+// uses it.
+type batchTally struct {
+	jobs    []*job
+	results map[*job]flakegate.Result
+}
+
+func newBatchTally(jobs []*job) *batchTally {
+	return &batchTally{jobs: jobs, results: map[*job]flakegate.Result{}}
+}
+
+// done counts j's result; after the batch's last it reports the batch.
+func (b *batchTally) done(h ProgressHandler, j *job, r flakegate.Result) {
+	bh, ok := h.(BatchProgressHandler)
+	if !ok {
+		h.Done(r)
+		return
+	}
+	b.results[j] = r
+	if len(b.results) < len(b.jobs) {
+		return
+	}
+	ordered := make([]flakegate.Result, len(b.jobs))
+	for i, j := range b.jobs {
+		ordered[i] = b.results[j]
+	}
+	head := b.jobs[0].shape.framework + ", seed " + b.jobs[0].seed.String()
+	bh.BatchDone(head, ordered)
+}

@@ -1,0 +1,65 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/evidence"
+)
+
+// TestShapeOf: which run templates batch, and the command of a batch.
+func TestShapeOf(t *testing.T) {
+	type testCase struct {
+		name    string
+		run     []string
+		prop    string // the property's name
+		noBatch bool
+		want    string // the batch argv of the member and a twin, "" when it runs alone
+	}
+	goRun := []string{"go", "test", "-count=1", "-run", "^{name}$", "./p", "-rapid.seed={seed}"}
+	run := func(t *testing.T, tc testCase) {
+		fw := evidence.DetectFramework(tc.run)
+		mk := func(name string) *job {
+			p := &config.Property{Path: "p/p_test.go", Name: name, Run: tc.run, Batch: !tc.noBatch}
+			return &job{ps: &propState{prop: p, framework: fw}, seed: flakegate.Seed("7")}
+		}
+		c := &checker{}
+		a, b := c.shapeOf(mk(tc.prop)), c.shapeOf(mk(tc.prop+"2"))
+		if tc.want == "" {
+			if a != nil {
+				t.Fatalf("batches as %+v; want alone", a)
+			}
+			return
+		}
+		if a == nil || b == nil || a.key != b.key {
+			t.Fatalf("shapes %+v and %+v; want one key", a, b)
+		}
+		if got := strings.Join(batchArgv(a, []*batchShape{a, b}), " "); got != tc.want {
+			t.Errorf("batch argv\n%s\nwant\n%s", got, tc.want)
+		}
+		if batchTemplateKey(mk(tc.prop).ps) == "" {
+			t.Errorf("no template key")
+		}
+	}
+	for _, tc := range []testCase{
+		{name: "go, as init writes it", run: goRun, prop: "TestA",
+			want: "go test -json -count=1 -timeout=0 -run ^(TestA|TestA2)$ ./p -rapid.seed=7"},
+		{name: "go -run=, -v and -failfast dropped", run: []string{"go", "test", "-v", "-failfast", "-run=^{name}$", "-timeout=1m", "./p"}, prop: "TestA",
+			want: "go test -json -timeout=1m -count=1 -run ^(TestA|TestA2)$ ./p"},
+		{name: "go flag with a separate value", run: []string{"go", "test", "-tags", "x", "-run", "^{name}$", "./p"}, prop: "TestA"},
+		{name: "go unanchored -run", run: []string{"go", "test", "-run", "{name}", "./p"}, prop: "TestA"},
+		{name: "go ./...", run: []string{"go", "test", "-run", "^{name}$", "./..."}, prop: "TestA"},
+		{name: "go two packages", run: []string{"go", "test", "-run", "^{name}$", "./p", "./q"}, prop: "TestA"},
+		{name: "go {name} twice", run: []string{"go", "test", "-run", "^{name}$", "./p", "-x={name}"}, prop: "TestA"},
+		{name: "go subtest", run: goRun, prop: "TestA/sub"},
+		{name: "batch: false", run: goRun, prop: "TestA", noBatch: true},
+		{name: "pytest", run: []string{"python3", "-m", "pytest", "-q", "{path}::{name}", "--hypothesis-seed={seed}"}, prop: "test_a",
+			want: "python3 -m pytest -q p/p_test.go::test_a p/p_test.go::test_a2 --hypothesis-seed=7 -rA -v -v -o junit_family=xunit1"},
+		{name: "pytest, a file only", run: []string{"pytest", "{path}", "-k", "{name}"}, prop: "test_a"},
+		{name: "a shell", run: []string{"sh", "-c", "pytest {path}::{name}"}, prop: "test_a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+}
