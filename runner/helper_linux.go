@@ -168,6 +168,9 @@ func (spec *helperSpec) mount() error {
 		}
 	}
 	if spec.Userns {
+		if err := roDevNodes(); err != nil {
+			return err
+		}
 		if err := spec.mountAttempt(); err != nil {
 			return err
 		}
@@ -187,6 +190,31 @@ func (spec *helperSpec) mount() error {
 		return err
 	}
 	return spec.mountAttempt()
+}
+
+// roDevNodes makes the host's device nodes read-only in the helper's own
+// mount namespace (never the host's: the mounts are the namespace's
+// copies), without nodev: bwrap's --dev binds its nodes from there, and
+// a bind keeps its source's read-only flag, so the attempt can still
+// read and write the devices but cannot change their times (a touch of
+// /dev/null that a retry would read). bwrap's mount namespace is a copy
+// made for a user namespace below the helper's, so the kernel locks the
+// flag there: the attempt cannot clear it.
+func roDevNodes() error {
+	for _, n := range devNodes {
+		p := "/dev/" + n
+		if _, err := os.Stat(p); err != nil {
+			continue // absent here: bwrap leaves it out too
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("a read-only %s: %w", p, err)
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, &attr); err != nil {
+			return fmt.Errorf("a read-only %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // mountAttempt mounts what belongs to one attempt: the prepared layer,
