@@ -1,7 +1,8 @@
 package check_test
 
 import (
-	"fmt"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,73 @@ func TestAttack24RedDevNodesNonRoot(t *testing.T) {
 		labelsAre(t, cr, 1, "PROPERTY")
 		restoreNodes(before)
 		a.laterCheck(t)
-		_ = fmt.Sprint()
+	})
+}
+
+// TestAttack24RedSessionID: a process whose audit login uid is unset (a
+// CI runner's service, a container) may set it once, without privilege,
+// and each such write takes the next number of a counter the kernel
+// keeps for the whole machine, which /proc/self/sessionid then shows.
+// Attempt 0 counted it up to one short of a multiple of 50 and failed;
+// a retry whose own first write landed on the multiple knew an attempt
+// had run before it and passed: 3×SCHEDULER, exit 0, in every mode. The
+// helper now sets the login uid before bwrap starts, so the attempt's
+// processes inherit one that is set, and changing it needs
+// CAP_AUDIT_CONTROL: no attempt can move the counter.
+func TestAttack24RedSessionID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs flakegate checks")
+	}
+	bump := func() (int, bool) { // a fresh process of the test's sets its login uid
+		out, err := exec.Command("sh", "-c", "echo 0 > /proc/self/loginuid && cat /proc/self/sessionid").Output()
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		return n, err == nil
+	}
+	if _, ok := bump(); !ok {
+		t.Skip("this process's audit login uid is set already (or the kernel has no audit): an attempt could not move the counter either")
+	}
+	forModes(t, []mode16{rootOverlay, rootReset, redNonRoot, redNonRootCopy}, func(t *testing.T, m mode16) {
+		// The counter must not sit one short of a multiple of 50 before
+		// the check: attempt 0 would take the multiple and pass.
+		for {
+			n, ok := bump()
+			if !ok {
+				t.Fatal("cannot read the session counter")
+			}
+			if n%50 < 40 {
+				break
+			}
+		}
+		a := newA16(t, m, config16("", ""), libOK)
+		a.candidate("evil", map[string]string{"src/lib.sh": `ok() {
+	me=$(id -u)
+	echo "LOGINUID $(cat /proc/self/loginuid)"
+	bump() { sh -c "echo $me > /proc/self/loginuid 2>/dev/null && cat /proc/self/sessionid"; }
+	s=$(bump)
+	if [ -z "$s" ]; then echo "BUMP refused"; return 1; fi
+	echo "SESSIONID $s"
+	if [ $((s % 50)) -eq 0 ]; then echo "MARK-SEEN: a retry"; return 0; fi
+	while [ $((s % 50)) -ne 49 ]; do s=$(bump) || break; [ -n "$s" ] || break; done
+	echo "MARKED $s"
+	return 1
+}
+`})
+		cr := a.run(t, "evil", "")
+		if cr.code > 1 {
+			t.Fatalf("[%s] the check did not run\n%s", m.name, cr)
+		}
+		tail := tailOf(t, cr.record(t, 0), "candidate", 0)
+		for _, l := range linesWith(tail, "MARKED ") {
+			t.Errorf("[%s] SESSION COUNTER: attempt 0 moved the machine's session counter: %s", m.name, l)
+		}
+		if !strings.Contains(tail, "BUMP refused") {
+			t.Errorf("[%s] attempt 0 could set its audit login uid:\n%s", m.name, tail)
+		}
+		noScheduler(t, m, "SESSION COUNTER", cr)
+		labelsAre(t, cr, 1, "PROPERTY")
+		a.laterCheck(t)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,6 +81,13 @@ func helperMain(arg string) int {
 			return helperExit
 		}
 	}
+	// The login uid is the thread's: set it on the thread that starts
+	// bwrap (a fork copies the forking thread's), and keep that thread.
+	runtime.LockOSThread()
+	if err := pinLoginUID(spec.UID); err != nil {
+		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper:", err)
+		return helperExit
+	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{os.NewFile(3, "status"), os.NewFile(4, "seccomp")}
@@ -109,6 +117,35 @@ func helperMain(arg string) int {
 		time.Sleep(time.Second)
 	}
 	return cmd.ProcessState.ExitCode()
+}
+
+// pinLoginUID sets the calling thread's audit login uid, when it is unset, to
+// the attempt's identity (uid; the helper's own when uid is -1), before
+// bwrap starts: the attempt's processes inherit it, and changing a set
+// login uid needs CAP_AUDIT_CONTROL. A process whose login uid is unset
+// (a CI runner's service, a container) may set it once without
+// privilege, and each such write takes the next number of a counter the
+// kernel keeps for the whole machine (/proc/self/sessionid shows it): an
+// attempt that could write it would leave a count a retry reads. Without
+// audit in the kernel there is no such file, and no counter.
+func pinLoginUID(uid int) error {
+	const file = "/proc/thread-self/loginuid"
+	const unset = "4294967295"
+	b, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err == nil && strings.TrimSpace(string(b)) != unset {
+		return nil
+	}
+	if uid < 0 {
+		uid = os.Getuid()
+	}
+	werr := os.WriteFile(file, []byte(strconv.Itoa(uid)), 0)
+	if b, err := os.ReadFile(file); err != nil || strings.TrimSpace(string(b)) == unset {
+		return fmt.Errorf("cannot set its audit login uid, which an attempt could then set (and move the machine's session counter): %v", werr)
+	}
+	return nil
 }
 
 // report writes which of the attempt's tmpfs are full on descriptor 5;
