@@ -150,3 +150,87 @@ func TestAttack24RedSessionID(t *testing.T) {
 		a.laterCheck(t)
 	})
 }
+
+// cookieProbe is the attack on the socket cookie counter: a socket's
+// cookie (getsockopt SO_COOKIE, or a sock_diag dump that reports it) is
+// taken from one counter for the whole machine when it is first asked
+// for, and almost nothing else asks. Attempt 0 counts it up to one short
+// of a multiple of 50 and fails; a retry whose first cookie is the
+// multiple knows an attempt ran before it and passes.
+const cookieProbe = `import os, socket, struct, sys
+try:
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+except OSError:
+    pass
+try:
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4).close()
+    print("DIAG open")
+except OSError as e:
+    print("DIAG refused", e)
+def cookie():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        return struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, 57, 8))[0]
+    finally:
+        s.close()
+try:
+    v = cookie()
+except OSError as e:
+    print("COOKIE refused", e)
+    sys.exit(1)
+print("COOKIE", v)
+if v % 50 == 0:
+    print("MARK-SEEN: a retry")
+    sys.exit(0)
+while v % 50 != 49:
+    v = cookie()
+print("MARKED", v)
+sys.exit(1)
+`
+
+// TestAttack24RedSocketCookie: the attack of cookieProbe, in every mode.
+// The filter refuses SO_COOKIE and sock_diag sockets: the label is
+// PROPERTY and the counter is where the test left it.
+func TestAttack24RedSocketCookie(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs flakegate checks")
+	}
+	forModes(t, []mode16{rootOverlay, rootReset, redNonRoot, redNonRootCopy}, func(t *testing.T, m mode16) {
+		a := newA16(t, m, config16("", ""), libOK)
+		a.candidate("evil", map[string]string{"src/lib.sh": `ok() {
+	py=/usr/bin/python3; [ -x "$py" ] || py=python3
+	"$py" - <<'PY'
+` + cookieProbe + `PY
+}
+`})
+		// The counter must not sit one short of a multiple of 50: attempt
+		// 0 would take the multiple and pass.
+		for {
+			out, err := exec.Command("python3", "-c", `import socket, struct
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+print(struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, 57, 8))[0])`).Output()
+			if err != nil {
+				t.Fatalf("the test cannot read a socket cookie: %v", err)
+			}
+			if n, _ := strconv.Atoi(strings.TrimSpace(string(out))); n%50 < 40 {
+				break
+			}
+		}
+		cr := a.run(t, "evil", "")
+		if cr.code > 1 {
+			t.Fatalf("[%s] the check did not run\n%s", m.name, cr)
+		}
+		tail := tailOf(t, cr.record(t, 0), "candidate", 0)
+		for _, l := range linesWith(tail, "MARKED ") {
+			t.Errorf("[%s] SOCKET COOKIE: attempt 0 moved the machine's cookie counter: %s", m.name, l)
+		}
+		for _, want := range []string{"COOKIE refused", "DIAG refused"} {
+			if !strings.Contains(tail, want) {
+				t.Errorf("[%s] no %q in attempt 0's output:\n%s", m.name, want, tail)
+			}
+		}
+		noScheduler(t, m, "SOCKET COOKIE", cr)
+		labelsAre(t, cr, 1, "PROPERTY")
+		a.laterCheck(t)
+	})
+}
