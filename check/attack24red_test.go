@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -232,5 +233,42 @@ print(struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, 57, 8))[0])`).Output()
 		noScheduler(t, m, "SOCKET COOKIE", cr)
 		labelsAre(t, cr, 1, "PROPERTY")
 		a.laterCheck(t)
+	})
+}
+
+// TestAttack24RedCopyOwner: as root with FLAKEGATE_NO_OVERLAY=1, the
+// attempt's fresh copy is on the host's disk while it runs, and the
+// copy was idmapped from the tree's owner: what the attempt wrote there
+// was root's on the host. The attempt writes a file into its tree and
+// waits while the harness looks at the copies folder: the file must be
+// neither root's nor nobody's (whom the attempt runs as) on the host.
+func TestAttack24RedCopyOwner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs flakegate checks")
+	}
+	forModes(t, []mode16{rootReset}, func(t *testing.T, m mode16) {
+		a := newA16(t, m, config16("", ""), libOK)
+		a.candidate("evil", map[string]string{"src/lib.sh": `ok() {
+	echo x > fg24-copyowner && mkdir -p fg24-dir && echo x > fg24-dir/f
+	sleep 3
+	return 0
+}
+`})
+		glob := filepath.Join(a.dir, ".git", "flakegate", "copies", "*", "fg24-copyowner")
+		w := startPlantWatch(t, "fg24-no-process-carries-this", nil, []string{glob}) // the host's disk only
+		cr := a.run(t, "evil", "")
+		seen := w.stop()
+		if cr.code > 1 {
+			t.Fatalf("[%s] the check did not run\n%s", m.name, cr)
+		}
+		if len(seen) == 0 {
+			t.Fatalf("[%s] the harness never saw the attempt's file in its copy (%s): the test does not look where the copy is", m.name, glob)
+		}
+		for _, p := range seen {
+			if p.uid == 0 || p.gid == 0 || p.uid == 65534 {
+				t.Errorf("[%s] COPY OWNER: %s, written by the attempt, is uid %d gid %d on the host", m.name, p.path, p.uid, p.gid)
+			}
+		}
+		labelsAre(t, cr, 0, "PASS")
 	})
 }

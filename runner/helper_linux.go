@@ -632,6 +632,24 @@ func handOver(dir string, owner [2]int, uid, gid int) error {
 	return nil
 }
 
+// chownCopy gives an attempt's fresh copy dir, and what in it the tree's
+// owner owns, to uid and gid, as handOver does for a share, but for
+// every attempt (each has a copy of its own at the same path).
+func chownCopy(dir string, owner [2]int, uid, gid int) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	if err := handOverEntry(fd, "", owner, uid, gid); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	if err := handOverTree(fd, owner, uid, gid); err != nil {
+		return fmt.Errorf("handing the attempt's copy %s to the sandbox's share identity: %w", dir, err)
+	}
+	return nil
+}
+
 // handOverTree hands over every entry under the open folder fd, and
 // closes it.
 func handOverTree(fd int, owner [2]int, uid, gid int) error {
