@@ -129,15 +129,10 @@ func TestAttack24DeviceNodes(t *testing.T) {
 		after := readNodes(t)
 		rec := cr.record(t, 0)
 		tail := tailOf(t, rec, "candidate", 0)
-		gap := m.uid != 0 && strings.Contains(tail, "/dev/full rw,")
 		for _, n := range devNodes24 {
 			b, f := before[n], after[n]
 			if b.mtime != f.mtime || b.mode != f.mode || b.uid != f.uid || b.gid != f.gid {
 				msg := fmt.Sprintf("[%s] DEVICE NODE: the host's /dev/%s changed during the check: mtime %d -> %d, mode %o -> %o", m.name, n, b.mtime.Sec, f.mtime.Sec, b.mode, f.mode)
-				if gap {
-					t.Log(msg)
-					continue
-				}
 				t.Error(msg)
 			}
 		}
@@ -145,14 +140,6 @@ func TestAttack24DeviceNodes(t *testing.T) {
 			if !strings.Contains(tail, want) {
 				t.Errorf("[%s] the device nodes do not work as devices inside (no %q):\n%s", m.name, want, tail)
 			}
-		}
-		if gap {
-			// Without root, bwrap 0.8's --dev binds the host's nodes
-			// writable, and it can only make a bind read-only together
-			// with nodev: docs/sandbox.md says so. The check that the
-			// rule holds is the root modes' until the non-root sandbox
-			// builds its /dev itself.
-			t.Skipf("[%s] KNOWN GAP (docs/sandbox.md, the inventory): without root, bwrap's /dev binds the host's nodes writable; labels %v", m.name, cr.labels())
 		}
 		for _, l := range linesWith(tail, "MARKED ") {
 			t.Errorf("[%s] DEVICE NODE: attempt 0 changed a host node: %s", m.name, l)

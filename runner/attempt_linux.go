@@ -189,7 +189,19 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		if r.owner, err = ownerOf(s.Tree); err != nil {
 			return nil, err
 		}
-		ns, err := idmapUserns(r.owner[0], r.owner[1], lv.UID, lv.GID)
+		treeOwner := r.owner
+		if lv.Copy {
+			// The copy is on the host's disk while the attempt runs: what
+			// the attempt writes there must not be root's (or the tree
+			// owner's). The copy is the share identity's, and the
+			// attempt writes as that identity.
+			uid, gid := shareIdentity()
+			if err := chownCopy(tree, r.owner, uid, gid); err != nil {
+				return nil, err
+			}
+			treeOwner = [2]int{uid, gid}
+		}
+		ns, err := idmapUserns(treeOwner[0], treeOwner[1], lv.UID, lv.GID)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,6 +81,13 @@ func helperMain(arg string) int {
 			return helperExit
 		}
 	}
+	// The login uid is the thread's: set it on the thread that starts
+	// bwrap (a fork copies the forking thread's), and keep that thread.
+	runtime.LockOSThread()
+	if err := pinLoginUID(spec.UID); err != nil {
+		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper:", err)
+		return helperExit
+	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{os.NewFile(3, "status"), os.NewFile(4, "seccomp")}
@@ -109,6 +117,35 @@ func helperMain(arg string) int {
 		time.Sleep(time.Second)
 	}
 	return cmd.ProcessState.ExitCode()
+}
+
+// pinLoginUID sets the calling thread's audit login uid, when it is unset, to
+// the attempt's identity (uid; the helper's own when uid is -1), before
+// bwrap starts: the attempt's processes inherit it, and changing a set
+// login uid needs CAP_AUDIT_CONTROL. A process whose login uid is unset
+// (a CI runner's service, a container) may set it once without
+// privilege, and each such write takes the next number of a counter the
+// kernel keeps for the whole machine (/proc/self/sessionid shows it): an
+// attempt that could write it would leave a count a retry reads. Without
+// audit in the kernel there is no such file, and no counter.
+func pinLoginUID(uid int) error {
+	const file = "/proc/thread-self/loginuid"
+	const unset = "4294967295"
+	b, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err == nil && strings.TrimSpace(string(b)) != unset {
+		return nil
+	}
+	if uid < 0 {
+		uid = os.Getuid()
+	}
+	werr := os.WriteFile(file, []byte(strconv.Itoa(uid)), 0)
+	if b, err := os.ReadFile(file); err != nil || strings.TrimSpace(string(b)) == unset {
+		return fmt.Errorf("cannot set its audit login uid, which an attempt could then set (and move the machine's session counter): %v", werr)
+	}
+	return nil
 }
 
 // report writes which of the attempt's tmpfs are full on descriptor 5;
@@ -168,6 +205,9 @@ func (spec *helperSpec) mount() error {
 		}
 	}
 	if spec.Userns {
+		if err := roDevNodes(); err != nil {
+			return err
+		}
 		if err := spec.mountAttempt(); err != nil {
 			return err
 		}
@@ -187,6 +227,31 @@ func (spec *helperSpec) mount() error {
 		return err
 	}
 	return spec.mountAttempt()
+}
+
+// roDevNodes makes the host's device nodes read-only in the helper's own
+// mount namespace (never the host's: the mounts are the namespace's
+// copies), without nodev: bwrap's --dev binds its nodes from there, and
+// a bind keeps its source's read-only flag, so the attempt can still
+// read and write the devices but cannot change their times (a touch of
+// /dev/null that a retry would read). bwrap's mount namespace is a copy
+// made for a user namespace below the helper's, so the kernel locks the
+// flag there: the attempt cannot clear it.
+func roDevNodes() error {
+	for _, n := range devNodes {
+		p := "/dev/" + n
+		if _, err := os.Stat(p); err != nil {
+			continue // absent here: bwrap leaves it out too
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("a read-only %s: %w", p, err)
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, &attr); err != nil {
+			return fmt.Errorf("a read-only %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // mountAttempt mounts what belongs to one attempt: the prepared layer,
@@ -564,6 +629,24 @@ func handOver(dir string, owner [2]int, uid, gid int) error {
 		return fmt.Errorf("handing %s to the sandbox's share identity: %w", dir, err)
 	}
 	handedOver[dir] = true
+	return nil
+}
+
+// chownCopy gives an attempt's fresh copy dir, and what in it the tree's
+// owner owns, to uid and gid, as handOver does for a share, but for
+// every attempt (each has a copy of its own at the same path).
+func chownCopy(dir string, owner [2]int, uid, gid int) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	if err := handOverEntry(fd, "", owner, uid, gid); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	if err := handOverTree(fd, owner, uid, gid); err != nil {
+		return fmt.Errorf("handing the attempt's copy %s to the sandbox's share identity: %w", dir, err)
+	}
 	return nil
 }
 

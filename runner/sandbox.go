@@ -417,11 +417,11 @@ func (s *Sandbox) bwrapArgs(ops []rootOp, tree string) []string {
 		case "proc":
 			a = append(a, "--proc", op.Dst)
 		case "dev":
-			// bwrap's nodes are the host's, bound writable: bwrap 0.8 makes
-			// a bind read-only only together with nodev. An attempt can
-			// set their times to now (it owns none of them, so not their
-			// mode); the helper's root binds them read-only
-			// (root_linux.go). docs/sandbox.md lists it as a gap.
+			// bwrap's nodes are the host's: bwrap 0.8 makes a bind
+			// read-only only together with nodev, so the helper makes
+			// them read-only in its own mount namespace first
+			// (roDevNodes), and bwrap's binds keep that; as root the
+			// helper's root binds them read-only (root_linux.go).
 			a = append(a, "--dev", op.Dst)
 		case "layer": // private tmpfs: bwrap's, of the tmp limit
 			if s.Limits.Tmp > 0 {

@@ -66,6 +66,21 @@ var evictAdvice = []struct {
 // read fail with EAGAIN when the data is not cached: a residency probe.
 var nowaitCalls = []string{"preadv2", "pwritev2"}
 
+// counterCalls reach a counter the whole machine shares that an attempt
+// could move and a retry read: a socket's cookie is taken from one
+// global counter when first asked for, by getsockopt SO_COOKIE or by a
+// sock_diag dump (a NETLINK_SOCK_DIAG socket), and almost nothing else
+// asks, so attempt 0 could leave it at a count a retry recognises. Both
+// are refused: each condition is all of an argument's low words, as the
+// kernel reads these int arguments.
+var counterCalls = []struct {
+	call string
+	args [][2]uint64 // argument index, value
+}{
+	{"getsockopt", [][2]uint64{{1, unix.SOL_SOCKET}, {2, unix.SO_COOKIE}}},
+	{"socket", [][2]uint64{{0, unix.AF_NETLINK}, {2, unix.NETLINK_SOCK_DIAG}}},
+}
+
 // setIDMode lists the calls that take a file mode, with the mode's
 // argument: a mode with S_ISUID or S_ISGID is refused, so nothing an
 // attempt writes is set-id on the host (an idmapped share, or a reset
@@ -99,7 +114,8 @@ func lowWordIs(arg uint32, v uint64) seccomp.ArgumentConditions {
 // seccompProgram is the attempt's seccomp filter as the raw BPF program
 // bwrap's --seccomp reads (struct sock_filter[], native byte order). It
 // allows everything but deniedSyscalls, clone with a namespace flag, the
-// page-cache probes and evictions, set-id modes, and clone3 and openat2,
+// page-cache probes and evictions, the socket cookie counter, set-id
+// modes, and clone3 and openat2,
 // whose flags and mode a filter cannot read: they fail with ENOSYS, so
 // libc falls back to clone and openat, which the filter can read (as it
 // does for Linux AIO's io_setup, whose requests can carry RWF_NOWAIT). A
@@ -135,6 +151,13 @@ var seccompProgram = sync.OnceValues(func() ([]byte, error) {
 	}
 	for _, n := range nowaitCalls {
 		cond(n, seccomp.ArgumentConditions{{Argument: 5, Operation: seccomp.BitsSet, Value: unix.RWF_NOWAIT}})
+	}
+	for _, k := range counterCalls {
+		var c seccomp.ArgumentConditions
+		for _, a := range k.args {
+			c = append(c, lowWordIs(uint32(a[0]), a[1])...)
+		}
+		cond(k.call, c)
 	}
 	for _, m := range setIDMode {
 		cond(m.call, seccomp.ArgumentConditions{{Argument: m.arg, Operation: seccomp.BitsSet, Value: unix.S_ISUID | unix.S_ISGID}})
