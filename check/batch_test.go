@@ -109,7 +109,7 @@ func TestCheckGoBatch(t *testing.T) {
 	if reason := cr.summary.Results[9].Reason; !strings.Contains(reason, "absent from the report") {
 		t.Errorf("TestGhost's reason %q does not say it is absent", reason)
 	}
-	if !strings.Contains(cr.stderr, "] batch of 11 (go test, seed 7)") || !strings.Contains(cr.stderr, "PROPERTY leak/leak_test.go::TestD") {
+	if !strings.Contains(cr.stderr, "] batch of 11 (go, seed 7)") || !strings.Contains(cr.stderr, "PROPERTY leak/leak_test.go::TestD") {
 		t.Errorf("no progress line for the batch:\n%s", cr.stderr)
 	}
 	// A second candidate on the same base replays nothing the cache has:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // SeedCorpus is the record's "seed_origin" for a seed of the failure
@@ -49,10 +50,12 @@ func (c *checker) readCorpus(ctx context.Context) error {
 	return nil
 }
 
-// addFailure puts j's seed into its property's corpus when the candidate
-// failed it.
-func (c *checker) addFailure(ctx context.Context, j *job, candidate string) error {
-	if candidate != runner.Fail {
+// addFailure puts j's seed into its property's corpus when a candidate
+// attempt ran and failed it (t.candidateFailed): a triple the diff, the
+// digests or a prepare decided ran no attempt, and the "fail" its record
+// carries is no seed that failed.
+func (c *checker) addFailure(ctx context.Context, j *job, t *transcriptRun) error {
+	if !t.candidateFailed() {
 		return nil
 	}
 	err := c.store.AddFailure(ctx, j.ps.corpusKey(), flakegate.CorpusEntry{
@@ -61,4 +64,15 @@ func (c *checker) addFailure(ctx context.Context, j *job, candidate string) erro
 		return storeError("add the failing seed to the failure corpus", err)
 	}
 	return nil
+}
+
+// candidateFailed says the triple's first candidate attempt ran and
+// failed.
+func (t *transcriptRun) candidateFailed() bool {
+	for _, a := range t.attempts {
+		if a.Side == transcript.SideCandidate && a.Index == 0 {
+			return a.Result == runner.Fail
+		}
+	}
+	return false
 }

@@ -29,7 +29,7 @@ func (r *tripleRun) record(ctx context.Context, voided string) (tripleResult, er
 	if err != nil {
 		return tripleResult{}, err
 	}
-	if err := r.c.addFailure(ctx, r.j, r.t.candidate); err != nil {
+	if err := r.c.addFailure(ctx, r.j, &r.t); err != nil {
 		return tripleResult{}, err
 	}
 	res := r.result(rec, d, sha, recPath, voided)
