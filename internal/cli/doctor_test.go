@@ -38,6 +38,12 @@ func prepareDoctorConfig(script string) string {
 		"properties:\n  - {path: props/p.sh, seeds: [1], run: [bin/tool, \"{path}\", \"{seed}\"], wall_budget: 10s}\n"
 }
 
+// venvDoctorConfig is pytestDoctorConfig with .venv/bin/python, which
+// only the prepare (sh -c script) makes.
+func venvDoctorConfig(script string) string {
+	return strings.Replace(pytestDoctorConfig(".venv/bin/python"), "properties:", "prepare:\n  run: [sh, -c, "+strconv.Quote(script)+"]\n  budget: 1m\nproperties:", 1)
+}
+
 // doctorRepo makes a repository with one commit per file set and moves
 // the test into it.
 func doctorRepo(t *testing.T, commits ...map[string]string) string {
@@ -240,6 +246,22 @@ func TestDoctor(t *testing.T) {
 				{"fail", "prepare: prepare \"sh -c echo cannot reach"},
 				{"fail", "prepare: prepare failed: exit 3: cannot reach the package index: every triple of its properties would be INCOMPLETE"},
 				{"fail", "run: properties[0].run: bin/tool is not in the base tree and the prepare that must make it failed"},
+			}},
+		{name: "a virtual environment the prepare makes", code: 0, prepare: true,
+			commits: []map[string]string{{"flakegate.yaml": venvDoctorConfig("/usr/bin/python3 -m venv --without-pip --system-site-packages .venv"), "tests/test_x.py": "def test_x(): pass\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want: [][2]string{
+				{"ok", "prepare: prepare ran on the base ("},
+				{"ok", "run: properties[0].run: .venv/bin/python is made by the prepare (.venv/bin/python in the sandbox), with pytest and Hypothesis; the prepare's /usr/bin/python3 is /usr/bin/python3"},
+			}},
+		{name: "a virtual environment without pytest", code: 1, prepare: true,
+			// The prepare's interpreter has pytest; the environment it
+			// makes, without the system's packages, has not.
+			commits: []map[string]string{{"flakegate.yaml": venvDoctorConfig("/usr/bin/python3 -m venv --without-pip .venv"), "tests/test_x.py": "def test_x(): pass\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want: [][2]string{
+				{"ok", "prepare: prepare ran on the base ("},
+				{"fail", "run: properties[0].run: .venv/bin/python is made by the prepare, and cannot import pytest or hypothesis in the sandbox: the test never runs"},
 			}},
 		{name: "a file store that is a file", commits: []map[string]string{good}, code: 1, args: []string{"--ledger", "flakegate.yaml"},
 			env:  map[string]string{"DOCTOR_PROBE_VAR": "1"},
