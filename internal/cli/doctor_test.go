@@ -31,6 +31,9 @@ func pytestDoctorConfig(python string) string {
 		python + ", -m, pytest, \"{path}::{name}\", \"--hypothesis-seed={seed}\"], wall_budget: 10s}\n"
 }
 
+// makeDoctorTool is a prepare's script that makes bin/tool.
+const makeDoctorTool = `mkdir -p bin && printf '#!/bin/sh\nexit 0\n' > bin/tool && chmod +x bin/tool`
+
 // prepareDoctorConfig runs bin/tool, which only the prepare (sh -c
 // script) can make.
 func prepareDoctorConfig(script string) string {
@@ -225,7 +228,7 @@ func TestDoctor(t *testing.T) {
 			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			want:    [][2]string{{"fail", "run: properties[0].run: .venv/bin/python is not in the base tree and no prepare makes it"}}},
 		{name: "a program the prepare makes", code: 0, prepare: true,
-			commits: []map[string]string{{"flakegate.yaml": prepareDoctorConfig(`mkdir -p bin && printf '#!/bin/sh\\nexit 0\\n' > bin/tool && chmod +x bin/tool`), "props/p.sh": "exit 0\n"}},
+			commits: []map[string]string{{"flakegate.yaml": prepareDoctorConfig(makeDoctorTool), "props/p.sh": "exit 0\n"}},
 			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			want: [][2]string{
 				{"ok", "prepare: prepare ran on the base ("},
@@ -263,6 +266,10 @@ func TestDoctor(t *testing.T) {
 				{"ok", "prepare: prepare ran on the base ("},
 				{"fail", "run: properties[0].run: .venv/bin/python is made by the prepare, and cannot import pytest or hypothesis in the sandbox: the test never runs"},
 			}},
+		{name: "a prepare without a sandbox", code: 1,
+			commits: []map[string]string{{"flakegate.yaml": strings.Replace(prepareDoctorConfig(makeDoctorTool), "sandbox:\n", "sandbox:\n  mode: none\n", 1), "props/p.sh": "exit 0\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want:    [][2]string{{"fail", "prepare: not run: a prepare needs attempts on overlays, and the config says sandbox: {mode: none}"}}},
 		{name: "a file store that is a file", commits: []map[string]string{good}, code: 1, args: []string{"--ledger", "flakegate.yaml"},
 			env:  map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			want: [][2]string{{"fail", "store: not a folder"}}},
