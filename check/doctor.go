@@ -33,7 +33,7 @@ const BwrapInstall = "sudo apt-get install -y bubblewrap"
 // what was found.
 type DoctorLine struct {
 	Status string `json:"status"` // DoctorOK, DoctorWarn or DoctorFail
-	Topic  string `json:"topic"`  // "config", "bwrap", "sandbox", "toolchain", "sandbox.env"
+	Topic  string `json:"topic"`  // "config", "bwrap", "sandbox", "toolchain", "prepare", "run", "sandbox.env"
 	Text   string `json:"text"`
 }
 
@@ -74,7 +74,9 @@ type DoctorOptions struct {
 // config at the base, bwrap, the sandbox level the check's own probe
 // reaches (and why not more), each toolchain the config's run and
 // prepare commands name, on the host PATH and inside the very sandbox the
-// check builds, and the sandbox.env names that are unset. The store is the
+// check builds, each prepare run once on the base tree as the check runs
+// it (doctorprepare.go), each property's program as its attempts find it
+// (doctorrun.go), and the sandbox.env names that are unset. The store is the
 // caller's (internal/store.Status). An error is returned only for a --base
 // that does not resolve (a usage error); everything else is a line.
 func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
@@ -201,7 +203,16 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 			baseFiles[f] = true
 		}
 	}
-	c.doctorRuns(ctx, rep, sb, attemptEnv, baseFiles)
+	var preps map[*config.Prepare]*doctorPrep
+	switch {
+	case sandboxed:
+		var done func()
+		preps, done = c.doctorPrepares(ctx, rep)
+		defer done()
+	case none && slices.ContainsFunc(c.cfg.Properties, func(p config.Property) bool { return p.Prepare != nil }):
+		rep.add(DoctorFail, "prepare", "not run: a prepare needs attempts on overlays, and the config says sandbox: {mode: none}: every triple of its properties would be INCOMPLETE")
+	}
+	c.doctorRuns(ctx, rep, sb, attemptEnv, baseFiles, preps)
 
 	// sandbox.env.
 	var set []string

@@ -1,6 +1,6 @@
 // Doctor's look at what check will run: each property's run[0] (after
-// env), as the attempt will find it (in the base tree, made by the
-// prepare, or on the sandbox's PATH), and for pytest properties whether
+// env), as the attempt will find it (in the base tree, in the tree the
+// prepare made, which doctorprepare.go runs, or on the sandbox's PATH), and for pytest properties whether
 // that interpreter has pytest and Hypothesis, inside the sandbox, and
 // whether the interpreter the prepare gets is the one the attempts get.
 
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/template"
@@ -110,8 +111,11 @@ func (c *checker) sandboxPython(ctx context.Context, sb *runner.Sandbox, env []s
 // it, and for a pytest property, inside the sandbox, whether its
 // interpreter has pytest and Hypothesis and whether the prepare's
 // interpreter is the same one.
-func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.Sandbox, env []string, baseFiles map[string]bool) {
-	type seenKey struct{ prog, prep string }
+func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.Sandbox, env []string, baseFiles map[string]bool, preps map[*config.Prepare]*doctorPrep) {
+	type seenKey struct {
+		prog, prep string
+		prepare    *config.Prepare
+	}
 	seen := map[seenKey]bool{}
 	for i := range c.cfg.Properties {
 		p := &c.cfg.Properties[i]
@@ -125,10 +129,10 @@ func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.
 		if p.Prepare != nil {
 			prepInterp = prepareInterpreter(p.Prepare.Run)
 		}
-		if prog == "" || seen[seenKey{prog, prepInterp}] {
+		if prog == "" || seen[seenKey{prog, prepInterp, p.Prepare}] {
 			continue
 		}
-		seen[seenKey{prog, prepInterp}] = true
+		seen[seenKey{prog, prepInterp, p.Prepare}] = true
 		pytest := evidence.DetectFramework(p.Run) == "pytest"
 		relative := strings.Contains(prog, "/") && !filepath.IsAbs(prog)
 		switch {
@@ -139,10 +143,15 @@ func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.
 			rep.add(DoctorFail, "run", "%s: %s is not in the base tree and no prepare makes it: every attempt fails to start; commit it, add a prepare that makes it, or run a program on PATH (flakegate init writes one that runs)", key, prog)
 			continue
 		case relative:
-			// Made by the prepare: a virtual environment's python is the
+			// Made by the prepare: looked for in the tree it prepared.
+			if dp := preps[p.Prepare]; dp != nil {
+				c.doctorPreparedRun(ctx, rep, key, prog, prepInterp, pytest, dp, env)
+				continue
+			}
+			// Not prepared here: a virtual environment's python is the
 			// prepare's interpreter (with its system packages).
 			if !isPython(prog) || prepInterp == "" {
-				rep.add(DoctorWarn, "run", "%s: %s is not in the base tree: the prepare must make it (doctor does not run the prepare; flakegate init tries it)", key, prog)
+				rep.add(DoctorWarn, "run", "%s: %s is not in the base tree: the prepare must make it (the prepare did not run here)", key, prog)
 				continue
 			}
 			if sb == nil {
@@ -169,7 +178,11 @@ func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.
 			rep.add(DoctorWarn, "run", "%s: %s: whether it has pytest is not looked at without a sandbox", key, prog)
 			continue
 		}
-		path, missing, found, why := c.sandboxPython(ctx, sb, env, prog)
+		psb := sb // the prepared tree under it, when the prepare ran
+		if dp := preps[p.Prepare]; dp != nil && dp.sb != nil {
+			psb = dp.sb
+		}
+		path, missing, found, why := c.sandboxPython(ctx, psb, env, prog)
 		switch {
 		case why != "":
 			rep.add(DoctorFail, "run", "%s: %s: the sandbox could not ask it: %s", key, prog, why)
@@ -180,7 +193,7 @@ func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.
 		default:
 			line := fmt.Sprintf("%s: %s is %s in the sandbox, with pytest and Hypothesis", key, prog, path)
 			if prepInterp != "" {
-				pp, _, pfound, _ := c.sandboxPython(ctx, sb, env, prepInterp)
+				pp, _, pfound, _ := c.sandboxPython(ctx, psb, env, prepInterp)
 				if pfound && pp != path {
 					rep.add(DoctorWarn, "run", "%s; but the prepare's %s is %s: what the prepare installs is not what the attempts import; name the same interpreter in both", line, prepInterp, pp)
 					continue

@@ -312,3 +312,22 @@ func readConfig(t *testing.T, r *repo) *fgconfig.Config {
 	}
 	return cfg
 }
+
+// TestInitLayoutVitest: vitest and fast-check against a stand-in
+// node_modules (the registry is not needed): the config init writes runs
+// as written, a pass and a fail marker with it.
+func TestInitLayoutVitest(t *testing.T) {
+	r := runLayout(t, layoutCase{
+		need:  "node",
+		files: initVitestProject(),
+		names: []string{"src/sort.test.js::sortNumbers orders its output"}, // init tries one per program
+		// One element too many, sorted as strings: both properties fail.
+		bug:     map[string]string{"src/sort.js": "export const sortNumbers = (xs) => [...xs, 0].sort();\n"},
+		triples: 10,
+	})
+	for _, p := range readConfig(t, r).Properties {
+		if p.PassMarker == nil || p.FailMarker == nil {
+			t.Errorf("%s: pass marker %v, fail marker %v", p.ID(), p.PassMarker, p.FailMarker)
+		}
+	}
+}

@@ -174,6 +174,10 @@ func (c *checker) insideTree(root, key, rel string) error {
 
 // checkCommand expands the run template once and looks its program up: a
 // missing test command is a configuration error, not a crash per triple.
+// A relative one that a prepare may make (.venv/bin/python) is not looked
+// for in the base tree: the prepare has not run yet, and an attempt it
+// cannot start is INCOMPLETE, its reason the shell's "not found"
+// (doctor looks for it in the prepared tree).
 func (c *checker) checkCommand(base, key string, p *config.Property) error {
 	argv, err := template.Expand(p.Run, vars(p, flakegate.Seed("1")))
 	if err != nil {
@@ -183,6 +187,8 @@ func (c *checker) checkCommand(base, key string, p *config.Property) error {
 	if strings.Contains(prog, "/") {
 		if filepath.IsAbs(prog) {
 			_, err = os.Stat(prog)
+		} else if p.Prepare != nil {
+			err = nil
 		} else {
 			_, err = os.Stat(filepath.Join(base, prog))
 		}

@@ -28,9 +28,9 @@ func NewCmdDoctor(ios *IO, runF func(*DoctorOptions) error) *cobra.Command {
 	opts := &DoctorOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "doctor [--base REV] [--ledger DIR|postgres://...]",
-		Short: "Say what a check would meet here: config, bwrap, sandbox level, toolchains, env, store",
+		Short: "Say what a check would meet here: config, bwrap, sandbox level, toolchains, prepare, env, store",
 		Long: `doctor looks at what a check on this machine would meet, without running
-one, and prints one line per finding, each ok, warn or fail:
+one (only the base's prepare, when the config has one), and prints one line per finding, each ok, warn or fail:
 
   config       flakegate.yaml at --base (default HEAD), loaded as check loads it
   bwrap        found on PATH, and its version (else the apt-get line that installs it)
@@ -40,10 +40,13 @@ one, and prints one line per finding, each ok, warn or fail:
   toolchain    each program the config's run and prepare commands name (argv[0],
                and python, node, go... behind env and sh -c), on your PATH and
                inside the sandbox the check builds: a warning when they differ
+  prepare      each prepare, run once on the base tree in the check's sandbox
+               (its layer is kept: a check of that base reuses it); a failed
+               one is a fail with its reason
   run          each property's program as the attempt finds it (in the base
-               tree, made by the prepare, or in the sandbox), and for pytest
-               whether that interpreter, inside the sandbox, has pytest and
-               Hypothesis and is the one the prepare gets
+               tree, in the tree the prepare made, or in the sandbox), and for
+               pytest whether that interpreter, inside the sandbox, has pytest
+               and Hypothesis and is the one the prepare gets
   sandbox.env  names the config passes that are unset here
   store        the ledger --ledger or $FLAKEGATE_LEDGER names (default the
                embedded one): reachable, writable, its schema version

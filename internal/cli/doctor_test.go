@@ -31,6 +31,22 @@ func pytestDoctorConfig(python string) string {
 		python + ", -m, pytest, \"{path}::{name}\", \"--hypothesis-seed={seed}\"], wall_budget: 10s}\n"
 }
 
+// makeDoctorTool is a prepare's script that makes bin/tool.
+const makeDoctorTool = `mkdir -p bin && printf '#!/bin/sh\nexit 0\n' > bin/tool && chmod +x bin/tool`
+
+// prepareDoctorConfig runs bin/tool, which only the prepare (sh -c
+// script) can make.
+func prepareDoctorConfig(script string) string {
+	return "version: 1\nsandbox:\n  env: [DOCTOR_PROBE_VAR]\nprepare:\n  run: [sh, -c, " + strconv.Quote(script) + "]\n  budget: 30s\n" +
+		"properties:\n  - {path: props/p.sh, seeds: [1], run: [bin/tool, \"{path}\", \"{seed}\"], wall_budget: 10s}\n"
+}
+
+// venvDoctorConfig is pytestDoctorConfig with .venv/bin/python, which
+// only the prepare (sh -c script) makes.
+func venvDoctorConfig(script string) string {
+	return strings.Replace(pytestDoctorConfig(".venv/bin/python"), "properties:", "prepare:\n  run: [sh, -c, "+strconv.Quote(script)+"]\n  budget: 1m\nproperties:", 1)
+}
+
 // doctorRepo makes a repository with one commit per file set and moves
 // the test into it.
 func doctorRepo(t *testing.T, commits ...map[string]string) string {
@@ -77,9 +93,16 @@ func TestDoctor(t *testing.T) {
 		code    int
 		want    [][2]string // status, part of the line (the topic first)
 		notWant []string
+		prepare bool // it runs a prepare: root and overlays
 	}
 	good := map[string]string{"flakegate.yaml": doctorConfig, "props/p.sh": "exit 0\n"}
 	run := func(t *testing.T, tc testCase) {
+		if tc.prepare && os.Geteuid() != 0 {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("a prepare needs flakegate as root (overlays); CI runs the tests as root")
+			}
+			t.Skip("not root: no overlays, so no prepare")
+		}
 		doctorRepo(t, tc.commits...)
 		t.Setenv("FLAKEGATE_LEDGER", "")
 		for k, v := range tc.env {
@@ -204,6 +227,49 @@ func TestDoctor(t *testing.T) {
 			commits: []map[string]string{{"flakegate.yaml": pytestDoctorConfig(".venv/bin/python"), "tests/test_x.py": "def test_x(): pass\n"}},
 			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			want:    [][2]string{{"fail", "run: properties[0].run: .venv/bin/python is not in the base tree and no prepare makes it"}}},
+		{name: "a program the prepare makes", code: 0, prepare: true,
+			commits: []map[string]string{{"flakegate.yaml": prepareDoctorConfig(makeDoctorTool), "props/p.sh": "exit 0\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want: [][2]string{
+				{"ok", "prepare: prepare ran on the base ("},
+				{"ok", "run: properties[0].run: bin/tool is made by the prepare (in the prepared tree, in the sandbox)"},
+			},
+			notWant: []string{"\nfail "}},
+		{name: "a program the prepare does not make", code: 1, prepare: true,
+			commits: []map[string]string{{"flakegate.yaml": prepareDoctorConfig(`mkdir -p bin && echo made nothing`), "props/p.sh": "exit 0\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want: [][2]string{
+				{"ok", "prepare: prepare ran on the base ("},
+				{"fail", "run: properties[0].run: bin/tool is neither in the base tree nor made by the prepare (it ran, and the prepared tree has no bin/tool): every attempt would fail to start; make the prepare create it"},
+			}},
+		{name: "a prepare that fails", code: 1, prepare: true,
+			commits: []map[string]string{{"flakegate.yaml": prepareDoctorConfig(`echo cannot reach the package index >&2; exit 3`), "props/p.sh": "exit 0\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want: [][2]string{
+				{"fail", "prepare: prepare \"sh -c echo cannot reach"},
+				{"fail", "prepare: prepare failed: exit 3: cannot reach the package index: every triple of its properties would be INCOMPLETE"},
+				{"fail", "run: properties[0].run: bin/tool is not in the base tree and the prepare that must make it failed"},
+			}},
+		{name: "a virtual environment the prepare makes", code: 0, prepare: true,
+			commits: []map[string]string{{"flakegate.yaml": venvDoctorConfig("/usr/bin/python3 -m venv --without-pip --system-site-packages .venv"), "tests/test_x.py": "def test_x(): pass\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want: [][2]string{
+				{"ok", "prepare: prepare ran on the base ("},
+				{"ok", "run: properties[0].run: .venv/bin/python is made by the prepare (.venv/bin/python in the sandbox), with pytest and Hypothesis; the prepare's /usr/bin/python3 is /usr/bin/python3"},
+			}},
+		{name: "a virtual environment without pytest", code: 1, prepare: true,
+			// The prepare's interpreter has pytest; the environment it
+			// makes, without the system's packages, has not.
+			commits: []map[string]string{{"flakegate.yaml": venvDoctorConfig("/usr/bin/python3 -m venv --without-pip .venv"), "tests/test_x.py": "def test_x(): pass\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want: [][2]string{
+				{"ok", "prepare: prepare ran on the base ("},
+				{"fail", "run: properties[0].run: .venv/bin/python is made by the prepare, and cannot import pytest or hypothesis in the sandbox: the test never runs"},
+			}},
+		{name: "a prepare without a sandbox", code: 1,
+			commits: []map[string]string{{"flakegate.yaml": strings.Replace(prepareDoctorConfig(makeDoctorTool), "sandbox:\n", "sandbox:\n  mode: none\n", 1), "props/p.sh": "exit 0\n"}},
+			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
+			want:    [][2]string{{"fail", "prepare: not run: a prepare needs attempts on overlays, and the config says sandbox: {mode: none}"}}},
 		{name: "a file store that is a file", commits: []map[string]string{good}, code: 1, args: []string{"--ledger", "flakegate.yaml"},
 			env:  map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			want: [][2]string{{"fail", "store: not a folder"}}},
