@@ -138,7 +138,7 @@ func TestCheckFailMarker(t *testing.T) {
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "INCOMPLETE" {
 		t.Fatalf("an exit 1 without the marker\n%s", cr)
 	}
-	if res := cr.summary.Results[0]; !strings.Contains(res.Reason, `candidate attempt 0: exit 1 without the fail marker "^FALSIFIED "; the last line is`) ||
+	if res := cr.summary.Results[0]; !strings.Contains(res.Reason, "candidate attempt 0: ") || !strings.Contains(res.Reason, `exit 1 without the fail marker "^FALSIFIED "; the last line is`) ||
 		!strings.Contains(res.Reason, "missing.sh") {
 		t.Errorf("reason %q", res.Reason)
 	}

@@ -120,7 +120,11 @@ func TestCheckTwoTestsOneFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	r := newRepo(t, multiFiles(multiOK))
+	// The flake is the base's (the probe sees it fail): --freeze-owner
+	// freezes only such a flake.
+	files := multiFiles(multiBaseFlaky)
+	files["flakegate.yaml"] = strings.Replace(multiConfig(multiRun), "flake_probe_runs: 0\n", "", 1)
+	r := newRepo(t, files)
 	r.candidate("red", map[string]string{"src/lib.sh": multiBetaRed})
 	r.candidate("flaky", map[string]string{"src/lib.sh": multiFlaky})
 
