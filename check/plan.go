@@ -28,12 +28,39 @@ type PlanTriple struct {
 }
 
 // ProcessGroups says which triples share a process: each group is run by
-// one process per attempt. Today every triple is its own process; a
-// batching check (many triples per process) replaces this one function.
-var ProcessGroups = func(cfg *config.Config, triples []PlanTriple) [][]PlanTriple {
-	out := make([][]PlanTriple, len(triples))
+// one process per attempt. It is batchGroups, the check's own batch plan.
+var ProcessGroups = batchGroups
+
+// batchGroups groups the triples as a check batches them (planBatches,
+// batchplan.go): triples whose command shape, prepare and seed agree
+// share a process, the others run alone. Drawn seeds ("") are not known
+// yet; a property's drawn triples land in batches of their own, one per
+// drawn seed, as they do in a check (drawn seeds are the same for every
+// property of one batch key).
+func batchGroups(cfg *config.Config, triples []PlanTriple) [][]PlanTriple {
+	jobs := make([]job, len(triples))
+	positions := make([]int, len(triples))
+	states := map[int]*propState{}
 	for i, t := range triples {
-		out[i] = []PlanTriple{t}
+		ps := states[t.Property]
+		if ps == nil {
+			p := &cfg.Properties[t.Property]
+			ps = &propState{index: t.Property, prop: p, framework: evidenceFramework(p)}
+			if p.Prepare != nil {
+				ps.prepareSHA256 = prepareSHA256(p.Prepare, nil)
+			}
+			states[t.Property] = ps
+		}
+		jobs[i] = job{index: i, ps: ps, seed: flakegate.Seed(t.Seed)}
+		positions[i] = i
+	}
+	var out [][]PlanTriple
+	for _, u := range (&checker{}).planBatches(jobs, positions) {
+		g := make([]PlanTriple, len(u))
+		for k, pos := range u {
+			g[k] = triples[pos]
+		}
+		out = append(out, g)
 	}
 	return out
 }
@@ -122,7 +149,7 @@ func PlanCost(cfg *config.Config, measured map[string]float64, source string) Co
 		c.Processes += 2
 		c.MaxAttempts += (2 + cfg.RetryCap + k) * len(g)
 		c.MaxProcesses += 2 + cfg.RetryCap + k
-		busy += 2 * perProcess[g[0].Property]
+		busy += 2 * perProcess[g[0].Property] // a measured run is mostly the process: a batch costs about one
 	}
 	workers := max(cfg.Workers, 1)
 	c.Seconds = math.Round(busy / float64(workers))
