@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/evidence"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -37,17 +37,17 @@ func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *tre
 		}
 	}
 	r.write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index})
-	var out runner.Outcome
+	var out attempt.Outcome
 	if why != "" {
-		out = runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
+		out = attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 	} else {
-		cmd := runner.Command{Argv: r.argv, Dir: at.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(at, ps),
+		cmd := attempt.Command{Argv: r.argv, Dir: at.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(at, ps),
 			KeepCacheOnPass: side == transcript.SideCandidate}
 		ev := evidence.New(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
 		if ev != nil {
 			cmd.Output = ev
 		}
-		out = runner.Run(ctx, cmd)
+		out = attempt.Run(ctx, cmd)
 		ev.Judge(&out)
 	}
 	if ctx.Err() != nil {
@@ -61,7 +61,7 @@ func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *tre
 // the transcript, and, for an error or a missed budget, the first reason.
 // A batched attempt (batch set) also names its batch and the test's own
 // output in the attempt_end event.
-func (r *tripleRun) note(side string, index int, out *runner.Outcome, batch *transcript.Batch) {
+func (r *tripleRun) note(side string, index int, out *attempt.Outcome, batch *transcript.Batch) {
 	t := &r.t
 	out.Tail, out.Reason = r.c.redact(out.Tail), r.c.redact(out.Reason)
 	a := flakegate.Attempt{Side: side, Index: index, Result: out.Result, ExitCode: out.ExitCode, Signal: out.Signal,
@@ -73,10 +73,10 @@ func (r *tripleRun) note(side string, index int, out *runner.Outcome, batch *tra
 		ev.Batch, ev.Output = batch, out.Tail
 	}
 	r.write(ev)
-	if out.Result == runner.Errored && t.reason == "" {
+	if out.Result == attempt.Errored && t.reason == "" {
 		t.reason = side + " attempt " + strconv.Itoa(index) + ": " + out.Reason
 	}
-	if out.Result == runner.Timeout && side == transcript.SideCandidate && t.budgetWhy == "" {
+	if out.Result == attempt.Timeout && side == transcript.SideCandidate && t.budgetWhy == "" {
 		t.budgetWhy = fmt.Sprintf("wall budget %s exceeded at %.1fs (candidate attempt %d)", r.j.ps.prop.WallBudget, out.Wall.Seconds(), index)
 		if out.Limit != "" {
 			t.budgetWhy = fmt.Sprintf("sandbox %s reached at %.1fs (candidate attempt %d)", out.Limit, out.Wall.Seconds(), index)

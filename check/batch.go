@@ -31,8 +31,9 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/evidence"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -128,14 +129,14 @@ func (b *batchRun) attempts(ctx context.Context) error {
 	for _, m := range b.members {
 		t := &m.r.t
 		switch first[m] {
-		case runner.Pass:
-			t.candidate = runner.Pass
-		case runner.Fail:
-			t.candidate = runner.Fail
-		case runner.Timeout:
-			t.candidate, t.budgetOK = runner.Fail, false
+		case attempt.Pass:
+			t.candidate = attempt.Pass
+		case attempt.Fail:
+			t.candidate = attempt.Fail
+		case attempt.Timeout:
+			t.candidate, t.budgetOK = attempt.Fail, false
 		default:
-			t.candidate = runner.Errored
+			t.candidate = attempt.Errored
 		}
 	}
 	if err := b.bases(ctx); err != nil {
@@ -166,7 +167,7 @@ func (b *batchRun) settle(ctx context.Context, side string, members []*batchMemb
 			// Killed before any test started (a build as long as the
 			// budget): no batch of fewer members would do better.
 			for _, m := range unstarted {
-				out := runner.Outcome{Result: runner.Timeout, ExitCode: -1, Started: time.Now(),
+				out := attempt.Outcome{Result: attempt.Timeout, ExitCode: -1, Started: time.Now(),
 					Reason: "the batch was killed at its budget before this test started"}
 				b.noteOne(m, side, index(m), &out, nil)
 				results[m] = out.Result
@@ -203,7 +204,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 			return nil, err
 		}
 		if why != "" {
-			out := runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: started, Reason: why}
+			out := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: why}
 			b.noteOne(m, side, index(m), &out, nil)
 			results[m] = out.Result
 			continue
@@ -224,7 +225,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	argv := batchArgv(b.shape, shapes)
 	rep := newBatchReport(b.shape.framework, at.dir)
 	sum := sha256.New()
-	cmd := runner.Command{Argv: argv, Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
+	cmd := attempt.Command{Argv: argv, Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
 		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
 	var junit string
 	if b.shape.framework == evidence.FrameworkPytest {
@@ -235,40 +236,40 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		defer os.RemoveAll(dir)
 		junit = filepath.Join(dir, "junit.xml")
 		cmd.Argv = append(cmd.Argv, "--junitxml="+junit)
-		if cmd.Sandbox != nil {
-			cmd.Sandbox.RW = append(append([]string(nil), cmd.Sandbox.RW...), dir)
+		if sb, _ := cmd.Sandbox.(*sandbox.Sandbox); sb != nil {
+			sb.RW = append(append([]string(nil), sb.RW...), dir)
 		}
 		argv = cmd.Argv
 	}
-	out := runner.Run(ctx, cmd)
+	out := attempt.Run(ctx, cmd)
 	if pr, ok := rep.(pytestReport); ok {
 		pr.SetJUnit(readBounded(junit, 64<<20))
 	}
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
 		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall)}
-	killed := out.Result == runner.Timeout
+	killed := out.Result == attempt.Timeout
 	var unstarted []*batchMember
 	for _, m := range run {
 		if !keep(m) {
 			continue
 		}
 		tr := rep.report(m.r.j.shape)
-		o := runner.Outcome{Result: tr.Result, ExitCode: out.ExitCode, Signal: out.Signal, Started: out.Started, Wall: tr.Elapsed, Tail: tr.Output, Reason: tr.Reason}
+		o := attempt.Outcome{Result: tr.Result, ExitCode: out.ExitCode, Signal: out.Signal, Started: out.Started, Wall: tr.Elapsed, Tail: tr.Output, Reason: tr.Reason}
 		budgetOf := m.r.j.ps.prop.WallBudget
 		switch {
-		case tr.Result == runner.Pass || tr.Result == runner.Fail:
+		case tr.Result == attempt.Pass || tr.Result == attempt.Fail:
 			if budgetOf > 0 && tr.Elapsed > budgetOf {
-				o.Result = runner.Timeout
+				o.Result = attempt.Timeout
 				o.Reason = fmt.Sprintf("its own time %.1fs in the batch is over its wall budget %s", tr.Elapsed.Seconds(), budgetOf)
 			}
 		case killed && tr.Started && !tr.Ended:
-			o.Result, o.Wall = runner.Timeout, out.Wall
+			o.Result, o.Wall = attempt.Timeout, out.Wall
 			o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", len(run), out.Wall.Seconds(), batchWhy(out, budget))
 		case killed && !tr.Started || tr.Rerun:
 			unstarted = append(unstarted, m)
 			continue
 		case tr.Result == "":
-			o.Result = runner.Errored
+			o.Result = attempt.Errored
 			o.Reason = memberLabel(m.r.j) + " is absent from the batch's report"
 			if tr.Reason != "" {
 				o.Reason += ": " + tr.Reason
@@ -280,15 +281,15 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 				o.Reason += "; the last line is " + l
 			}
 		case killed:
-			o.Result, o.Reason = runner.Timeout, tr.Reason+"; "+batchWhy(out, budget)
+			o.Result, o.Reason = attempt.Timeout, tr.Reason+"; "+batchWhy(out, budget)
 		}
-		if o.Result == runner.Errored && !tr.Started {
+		if o.Result == attempt.Errored && !tr.Started {
 			m.absent = true
 		}
-		if o.Tail == "" && o.Result == runner.Errored {
+		if o.Tail == "" && o.Result == attempt.Errored {
 			o.Tail = out.Tail
 		}
-		if o.Result == runner.Timeout && side == transcript.SideCandidate && m.r.t.budgetWhy == "" {
+		if o.Result == attempt.Timeout && side == transcript.SideCandidate && m.r.t.budgetWhy == "" {
 			m.r.t.budgetWhy = o.Reason + fmt.Sprintf(" (candidate attempt %d)", index(m))
 		}
 		m.r.write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index(m), At: started})
@@ -302,7 +303,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 }
 
 // batchWhy says what ended a killed batch: its budget or a sandbox limit.
-func batchWhy(out runner.Outcome, budget time.Duration) string {
+func batchWhy(out attempt.Outcome, budget time.Duration) string {
 	if out.Limit != "" {
 		return "sandbox " + out.Limit + " reached"
 	}
@@ -310,7 +311,7 @@ func batchWhy(out runner.Outcome, budget time.Duration) string {
 }
 
 // noteOne writes an attempt of m that did not run in the batch's process.
-func (b *batchRun) noteOne(m *batchMember, side string, index int, out *runner.Outcome, info *transcript.Batch) {
+func (b *batchRun) noteOne(m *batchMember, side string, index int, out *attempt.Outcome, info *transcript.Batch) {
 	m.r.write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index, At: out.Started})
 	m.r.note(side, index, out, info)
 }
@@ -379,7 +380,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 		}
 		for _, m := range need {
 			m.r.t.base = res[m]
-			if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (res[m] != runner.Pass && res[m] != runner.Fail) {
+			if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (res[m] != attempt.Pass && res[m] != attempt.Fail) {
 				continue
 			}
 			wall := 0.0
@@ -412,7 +413,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 func (b *batchRun) retries(ctx context.Context) error {
 	want := map[*batchMember]bool{}
 	for _, m := range b.members {
-		if m.r.t.candidate == runner.Fail && m.r.t.budgetOK && m.r.t.base != runner.Fail {
+		if m.r.t.candidate == attempt.Fail && m.r.t.budgetOK && m.r.t.base != attempt.Fail {
 			want[m] = true
 		}
 	}
@@ -426,12 +427,12 @@ func (b *batchRun) retries(ctx context.Context) error {
 				continue
 			}
 			r := res[m]
-			if r == runner.Timeout {
+			if r == attempt.Timeout {
 				m.r.t.budgetOK = false
-				r = runner.Fail
+				r = attempt.Fail
 			}
 			m.r.t.retries = append(m.r.t.retries, r)
-			if r != runner.Fail {
+			if r != attempt.Fail {
 				delete(want, m)
 			}
 		}
@@ -450,7 +451,7 @@ func (b *batchRun) retry(ctx context.Context, i int, want map[*batchMember]bool)
 		return nil, err
 	}
 	for _, m := range unstarted {
-		out := runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(),
+		out := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(),
 			Reason: "this test did not run in the retry batch (it was killed at its budget, or stopped, before the test)"}
 		b.noteOne(m, transcript.SideCandidate, i, &out, nil)
 		results[m] = out.Result
@@ -507,7 +508,7 @@ func (b *batchRun) probes(ctx context.Context) error {
 				continue
 			}
 			m.r.t.probes = append(m.r.t.probes, res[m])
-			if res[m] == runner.Fail || len(m.r.t.probes) >= m.r.j.ps.prop.FlakeProbeRuns {
+			if res[m] == attempt.Fail || len(m.r.t.probes) >= m.r.j.ps.prop.FlakeProbeRuns {
 				delete(want, m)
 			}
 		}
@@ -561,7 +562,7 @@ type goReport struct {
 
 func (g *goReport) report(s *batchShape) evidence.TestReport {
 	if g.modErr != nil {
-		return evidence.TestReport{Result: runner.Errored, Reason: "cannot name the package of a batched go test: " + g.modErr.Error()}
+		return evidence.TestReport{Result: attempt.Errored, Reason: "cannot name the package of a batched go test: " + g.modErr.Error()}
 	}
 	pkg := g.module
 	if rel := strings.TrimPrefix(strings.TrimSuffix(s.pkg, "/"), "./"); rel != "." && rel != "" {

@@ -3,7 +3,7 @@ package check
 import (
 	"context"
 
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 )
 
 // resetClean resets a worktree of this check to its revision and removes
@@ -16,11 +16,11 @@ import (
 //
 // An attempt that left a folder it may not read (mode 000: only sandbox
 // mode none writes the worktree itself now) would stop git, and with it
-// every later check: the folders are unlocked (runner.Unlock) and the
+// every later check: the folders are unlocked (sandbox.Unlock) and the
 // reset tried once more.
 func (c *checker) resetClean(ctx context.Context, t *tree) error {
 	err := c.git.ResetClean(ctx, t.gitDir, t.dir, t.sha)
-	if err != nil && ctx.Err() == nil && runner.Unlock(t.dir) == nil {
+	if err != nil && ctx.Err() == nil && sandbox.Unlock(t.dir) == nil {
 		err = c.git.ResetClean(ctx, t.gitDir, t.dir, t.sha)
 	}
 	return err

@@ -7,7 +7,7 @@ import (
 	"context"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -71,7 +71,7 @@ func (c *checker) addFailure(ctx context.Context, j *job, t *transcriptRun) erro
 func (t *transcriptRun) candidateFailed() bool {
 	for _, a := range t.attempts {
 		if a.Side == transcript.SideCandidate && a.Index == 0 {
-			return a.Result == runner.Fail
+			return a.Result == attempt.Fail
 		}
 	}
 	return false

@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/template"
 )
 
@@ -181,7 +182,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	}
 
 	// Toolchains, outside and inside.
-	var sb *runner.Sandbox
+	var sb *sandbox.Sandbox
 	var attemptEnv []string
 	if sandboxed {
 		tree, err := os.MkdirTemp(c.common, "doctor-")
@@ -335,7 +336,7 @@ func versionArgs(prog string) []string {
 // doctorTool looks tool up on the host PATH (env) and inside the sandbox
 // (sb, with the attempts' environment), asks each for its version, and
 // says whether they differ.
-func (c *checker) doctorTool(ctx context.Context, rep *DoctorReport, t tool, env, attemptEnv []string, sb *runner.Sandbox) {
+func (c *checker) doctorTool(ctx context.Context, rep *DoctorReport, t tool, env, attemptEnv []string, sb *sandbox.Sandbox) {
 	name := t.Prog + " (" + t.Where + ")"
 	outPath, err := lookPath(t.Prog, env)
 	if filepath.IsAbs(t.Prog) {
@@ -364,17 +365,17 @@ func (c *checker) doctorTool(ctx context.Context, rep *DoctorReport, t tool, env
 	// Inside: the check's own sandbox and attempt environment.
 	script := `p=$(command -v "$1") || { echo "not found"; exit 0; }; echo "$p"; shift; [ $# = 0 ] || "$p" "$@" 2>&1 | head -n 1`
 	argv := append([]string{"sh", "-c", script, "sh", t.Prog}, versionArgs(t.Prog)...)
-	o := runner.Run(ctx, runner.Command{Argv: argv, Dir: sb.Tree, Env: attemptEnv, Sandbox: sb, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
+	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: sb.Tree, Env: attemptEnv, Sandbox: sb, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
 	lines := strings.SplitN(strings.TrimSpace(o.Tail), "\n", 2)
 	inPath, inVer := "", ""
-	if o.Result == runner.Pass && len(lines) > 0 && lines[0] != "not found" {
+	if o.Result == attempt.Pass && len(lines) > 0 && lines[0] != "not found" {
 		inPath = strings.TrimSpace(lines[0])
 		if len(lines) > 1 {
 			inVer = firstLine(lines[1])
 		}
 	}
 	switch {
-	case o.Result != runner.Pass:
+	case o.Result != attempt.Pass:
 		rep.add(DoctorFail, "toolchain", "%s: the sandbox could not look it up: %s", name, c.redact(strings.TrimSpace(o.Result+" "+o.Reason)))
 	case inPath == "" && outPath == "":
 		rep.add(missing, "toolchain", "%s: not found, on PATH or in the sandbox", name)

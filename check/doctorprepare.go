@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/flock"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -29,7 +30,7 @@ const doctorLockWait = time.Minute
 // sandbox over the base tree with the prepared layer under it, or why
 // the prepare failed.
 type doctorPrep struct {
-	sb     *runner.Sandbox
+	sb     *sandbox.Sandbox
 	failed string
 }
 
@@ -146,11 +147,11 @@ func (c *checker) doctorPreparedRun(ctx context.Context, rep *DoctorReport, key,
 		rep.add(DoctorFail, "run", "%s: %s is not in the base tree and the prepare that must make it failed (the prepare line says why): every attempt would fail to start", key, prog)
 		return
 	}
-	o := runner.Run(ctx, runner.Command{Argv: []string{"sh", "-c", preparedProbe, "sh", prog}, Dir: dp.sb.Tree, Env: env, Sandbox: dp.sb,
+	o := attempt.Run(ctx, attempt.Command{Argv: []string{"sh", "-c", preparedProbe, "sh", prog}, Dir: dp.sb.Tree, Env: env, Sandbox: dp.sb,
 		WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
 	found := strings.TrimSpace(o.Tail)
 	switch {
-	case o.Result != runner.Pass:
+	case o.Result != attempt.Pass:
 		rep.add(DoctorFail, "run", "%s: %s: the sandbox could not look for it in the prepared tree: %s", key, prog, c.redact(strings.TrimSpace(o.Result+" "+o.Reason)))
 		return
 	case found == "missing":

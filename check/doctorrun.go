@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/template"
 )
 
@@ -82,10 +83,10 @@ print(" ".join(m for m in ("pytest", "hypothesis") if importlib.util.find_spec(m
 // sandboxPython asks prog, inside sb with the attempts' environment,
 // where it is and whether it has pytest and Hypothesis. found is false
 // when the sandbox has no such program; missing lists what it lacks.
-func (c *checker) sandboxPython(ctx context.Context, sb *runner.Sandbox, env []string, prog string) (path string, missing []string, found bool, err string) {
-	o := runner.Run(ctx, runner.Command{Argv: []string{"sh", "-c", pytestProbe, "sh", prog}, Dir: sb.Tree, Env: env, Sandbox: sb,
+func (c *checker) sandboxPython(ctx context.Context, sb *sandbox.Sandbox, env []string, prog string) (path string, missing []string, found bool, err string) {
+	o := attempt.Run(ctx, attempt.Command{Argv: []string{"sh", "-c", pytestProbe, "sh", prog}, Dir: sb.Tree, Env: env, Sandbox: sb,
 		WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
-	if o.Result != runner.Pass {
+	if o.Result != attempt.Pass {
 		return "", nil, false, c.redact(strings.TrimSpace(o.Result + " " + o.Reason))
 	}
 	lines := strings.Split(strings.TrimSpace(o.Tail), "\n")
@@ -111,7 +112,7 @@ func (c *checker) sandboxPython(ctx context.Context, sb *runner.Sandbox, env []s
 // it, and for a pytest property, inside the sandbox, whether its
 // interpreter has pytest and Hypothesis and whether the prepare's
 // interpreter is the same one.
-func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.Sandbox, env []string, baseFiles map[string]bool, preps map[*config.Prepare]*doctorPrep) {
+func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *sandbox.Sandbox, env []string, baseFiles map[string]bool, preps map[*config.Prepare]*doctorPrep) {
 	type seenKey struct {
 		prog, prep string
 		prepare    *config.Prepare

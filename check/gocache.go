@@ -25,10 +25,11 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/flock"
-	"github.com/flakegate/flakegate/runner"
 )
 
 // goCaches are the Go caches of one check's (or replay's) attempts.
@@ -498,7 +499,7 @@ func (gc *goCaches) filled(base string) bool {
 // base's own) and says why; the attempts then compile the rest. It runs
 // once per base commit (the folder's "filled" list) under the cache's
 // fill lock.
-func (gc *goCaches) fill(ctx context.Context, sb runner.Sandbox, env []string, tree string, op string) (string, error) {
+func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, tree string, op string) (string, error) {
 	if gc == nil || gc.filled(gc.base) {
 		return "", nil
 	}
@@ -516,12 +517,12 @@ func (gc *goCaches) fill(ctx context.Context, sb runner.Sandbox, env []string, t
 	var why []string
 	for _, m := range gc.modules {
 		dir := filepath.Join(tree, filepath.FromSlash(m))
-		out := runner.Run(ctx, runner.Command{Argv: []string{"go", "test", "-count=1", "-exec", "/bin/true", "./..."}, Dir: dir, Env: env,
+		out := attempt.Run(ctx, attempt.Command{Argv: []string{"go", "test", "-count=1", "-exec", "/bin/true", "./..."}, Dir: dir, Env: env,
 			WallBudget: goFillBudget, Sandbox: &sb, NoTestMarkers: []string{}})
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		if out.Result != runner.Pass {
+		if out.Result != attempt.Pass {
 			why = append(why, fmt.Sprintf("%s: %s %s: %s", m, out.Result, out.Reason, shortTail(out.Tail)))
 		}
 	}

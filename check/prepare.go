@@ -16,10 +16,11 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/flock"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -214,12 +215,12 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 	}
 	sb.Persist, sb.Network = final, false // never the host's network, whatever sandbox.network says
 	if p.Network {
-		sb.Outbound = &runner.Outbound{Allow: p.Allow}
+		sb.Outbound = &sandbox.Outbound{Allow: p.Allow}
 	}
 	if p.Disk > 0 {
 		sb.Limits.Disk = p.Disk
 	}
-	out := runner.Run(ctx, runner.Command{Argv: p.Run, Dir: t.dir, Env: c.iso.env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
+	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: t.dir, Env: c.iso.env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
 	if ctx.Err() != nil {
 		return nil, interrupted(ctx)
 	}
@@ -230,8 +231,8 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 		return pt, nil
 	}
 	switch out.Result {
-	case runner.Pass:
-	case runner.Timeout:
+	case attempt.Pass:
+	case attempt.Timeout:
 		pt.reason = fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, shortTail(tail))
 		return pt, nil
 	default:
@@ -320,7 +321,7 @@ func (c *checker) prepareFailure(ps *propState) string {
 
 // attemptSandbox is the sandbox of one attempt of ps in t: with the
 // prepared layer of t's side under it.
-func (c *checker) attemptSandbox(t *tree, ps *propState) *runner.Sandbox {
+func (c *checker) attemptSandbox(t *tree, ps *propState) *sandbox.Sandbox {
 	sb := c.sandboxFor(t.dir)
 	if sb == nil {
 		return nil

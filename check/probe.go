@@ -12,7 +12,7 @@ import (
 	"strconv"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -21,8 +21,8 @@ import (
 // cap passed, within budget). The label is still the table's: rows 7 and
 // 8 may say otherwise, and then the probe's results are only extra data.
 func schedulerLikely(t *transcriptRun) bool {
-	return t.candidate == runner.Fail && t.base == runner.Pass && t.budgetOK && t.complete &&
-		len(t.retries) > 0 && t.retries[len(t.retries)-1] == runner.Pass
+	return t.candidate == attempt.Fail && t.base == attempt.Pass && t.budgetOK && t.complete &&
+		len(t.retries) > 0 && t.retries[len(t.retries)-1] == attempt.Pass
 }
 
 // probe runs the base seed up to K more times on the base tree (a fresh
@@ -46,7 +46,7 @@ func (r *tripleRun) probe(ctx context.Context) error {
 				return err
 			}
 			t.probes = append(t.probes, res)
-			if res == runner.Fail {
+			if res == attempt.Fail {
 				break // the flake is the base's: more runs say nothing more
 			}
 		}
@@ -68,7 +68,7 @@ func (r *tripleRun) probe(ctx context.Context) error {
 func candidateRunsOf(t *transcriptRun) candidateRuns {
 	cand := candidateRuns{runs: 1 + len(t.retries), fails: 1}
 	for _, res := range t.retries {
-		if res != runner.Pass {
+		if res != attempt.Pass {
 			cand.fails++
 		}
 	}
@@ -103,9 +103,9 @@ func flakeOrigin(probed, countReplay bool, probes []string, h history, cand cand
 	probeFails := 0
 	for _, r := range probes {
 		switch r {
-		case runner.Pass:
+		case attempt.Pass:
 			passes++
-		case runner.Fail:
+		case attempt.Fail:
 			fails++
 			probeFails++
 		}
@@ -180,16 +180,16 @@ func (c *checker) baseHistory(ctx context.Context, j *job) (history, error) {
 			h := idx[key]
 			h.records++
 			switch r.BaseSeedResult {
-			case runner.Pass:
+			case attempt.Pass:
 				h.passes++
-			case runner.Fail:
+			case attempt.Fail:
 				h.fails++
 			}
 			for _, p := range r.BaseProbeResults {
 				switch p {
-				case runner.Pass:
+				case attempt.Pass:
 					h.passes++
-				case runner.Fail:
+				case attempt.Fail:
 					h.fails++
 				}
 			}

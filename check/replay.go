@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -76,7 +76,7 @@ func (r *tripleRun) replayBase(ctx context.Context) error {
 	// Only what a sandboxed base said about itself is kept for later
 	// checks: an error or a timeout may be the machine's, and an
 	// unsandboxed attempt may have been tampered with.
-	if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (result != runner.Pass && result != runner.Fail) {
+	if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (result != attempt.Pass && result != attempt.Fail) {
 		return nil
 	}
 	wall := 0.0

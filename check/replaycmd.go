@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/runner"
 )
 
 // ReplayOptions are the inputs of one replay (flakegate replay): one
@@ -162,7 +163,7 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 				base = "HEAD"
 			}
 			if sha, err := repo.RevParse(ctx, base); err == nil {
-				if r.goc, err = setupGoCaches(ctx, repo, common, sha, iso, runner.HostGoModCache(envGetter(opts.Env))); err != nil {
+				if r.goc, err = setupGoCaches(ctx, repo, common, sha, iso, sandbox.HostGoModCache(envGetter(opts.Env))); err != nil {
 					return nil, err
 				}
 			}
@@ -236,8 +237,8 @@ func (r *Replay) Shortfall() string {
 // stderr interleaved) going to output as it comes, and judges the outcome
 // by the evidence the options ask for. It never returns an error: a
 // command that cannot start is an Errored outcome.
-func (r *Replay) Run(ctx context.Context, output io.Writer) runner.Outcome {
-	cmd := runner.Command{Argv: r.opts.Argv, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: r.opts.WallBudget, Output: output}
+func (r *Replay) Run(ctx context.Context, output io.Writer) attempt.Outcome {
+	cmd := attempt.Command{Argv: r.opts.Argv, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: r.opts.WallBudget, Output: output}
 	if r.iso.mode == IsolationBwrap {
 		sb := r.iso.sandbox
 		sb.Tree = r.opts.Dir
@@ -245,10 +246,10 @@ func (r *Replay) Run(ctx context.Context, output io.Writer) runner.Outcome {
 		done, why := r.prepare(ctx, &sb)
 		defer done()
 		if why != "" {
-			return runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
+			return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 		}
 	} else if r.opts.Prepare != nil {
-		return runner.Outcome{Result: runner.Errored, ExitCode: -1, Started: time.Now(),
+		return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(),
 			Reason: "prepare failed: a prepare needs the sandbox on overlays, so that its layer can lie under the command"}
 	}
 	ev := evidence.New(r.opts.Framework, r.opts.Name, r.opts.PassMarker, r.opts.FailMarker)
@@ -256,7 +257,7 @@ func (r *Replay) Run(ctx context.Context, output io.Writer) runner.Outcome {
 		// The evidence reads the exact bytes; output gets them as well.
 		cmd.Output = teeWriter{output, ev}
 	}
-	o := runner.Run(ctx, cmd)
+	o := attempt.Run(ctx, cmd)
 	ev.Judge(&o)
 	return o
 }

@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 )
 
 // prepare lays the property's prepared layer under sb (nothing without a
@@ -20,7 +21,7 @@ import (
 // removed by done. why says why the command cannot run: the prepare
 // failed, or there is no overlay to lay a layer under (as in a check,
 // whose triples are then INCOMPLETE).
-func (r *Replay) prepare(ctx context.Context, sb *runner.Sandbox) (done func(), why string) {
+func (r *Replay) prepare(ctx context.Context, sb *sandbox.Sandbox) (done func(), why string) {
 	done = func() {}
 	p := r.opts.Prepare
 	if p == nil {
@@ -51,11 +52,11 @@ func (r *Replay) prepare(ctx context.Context, sb *runner.Sandbox) (done func(), 
 	}
 	psb := *sb
 	psb.Persist, psb.Network = layer, p.Network
-	out := runner.Run(ctx, runner.Command{Argv: p.Run, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: p.Budget, Sandbox: &psb, NoTestMarkers: []string{}})
+	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: p.Budget, Sandbox: &psb, NoTestMarkers: []string{}})
 	tail := r.iso.redact(out.Tail)
 	switch out.Result {
-	case runner.Pass:
-	case runner.Timeout:
+	case attempt.Pass:
+	case attempt.Timeout:
 		return done, fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, shortTail(tail))
 	default:
 		what := fmt.Sprintf("exit %d", out.ExitCode)

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/runner"
 )
 
 // Isolation values of records and summaries.
@@ -23,17 +23,17 @@ const (
 
 // isolation is how a check's attempts, or a replay, run.
 type isolation struct {
-	mode      string         // IsolationBwrap or IsolationNone
-	sandbox   runner.Sandbox // the sandbox without its Tree (bwrap only)
-	env       []string       // every command's environment
-	secrets   []string       // values never written anywhere
-	noOverlay bool           // FLAKEGATE_NO_OVERLAY=1: a fresh copy per attempt
-	probed    bool           // sandbox.Level is the host's (chooseTrees)
-	spec      sandboxSpec    // what it was built from
+	mode      string          // IsolationBwrap or IsolationNone
+	sandbox   sandbox.Sandbox // the sandbox without its Tree (bwrap only)
+	env       []string        // every command's environment
+	secrets   []string        // values never written anywhere
+	noOverlay bool            // FLAKEGATE_NO_OVERLAY=1: a fresh copy per attempt
+	probed    bool            // sandbox.Level is the host's (chooseTrees)
+	spec      sandboxSpec     // what it was built from
 }
 
 // label is the records' and summaries' "isolation": "none", or the
-// sandbox level reached (runner.Level.String), "bwrap" before the probe.
+// sandbox level reached (sandbox.Level.String), "bwrap" before the probe.
 func (iso *isolation) label() string {
 	if iso.mode != IsolationBwrap || !iso.probed {
 		return iso.mode
@@ -87,21 +87,21 @@ func buildIsolation(spec sandboxSpec) (*isolation, error) {
 		if err := checkSharedPaths(spec); err != nil {
 			return nil, err
 		}
-		iso.sandbox = runner.Sandbox{Bwrap: bwrap, Home: runner.SandboxHomeFor(spec.env), Network: sb.Network,
+		iso.sandbox = sandbox.Sandbox{Bwrap: bwrap, Home: sandbox.SandboxHomeFor(spec.env), Network: sb.Network,
 			RO: append([]string(nil), sb.RO...), RW: append([]string(nil), sb.RW...),
-			Limits: runner.Limits{Memory: sb.Limits.Memory, Pids: sb.Limits.Pids, Tmp: sb.Limits.Tmp, Disk: sb.Limits.Disk}}
-		hide := append(append([]string(nil), spec.hide...), runner.HideSelf(spec.env)...)
+			Limits: sandbox.Limits{Memory: sb.Limits.Memory, Pids: sb.Limits.Pids, Tmp: sb.Limits.Tmp, Disk: sb.Limits.Disk}}
+		hide := append(append([]string(nil), spec.hide...), sandbox.HideSelf(spec.env)...)
 		for i := range hide {
 			hide[i] = resolved(hide[i])
 		}
 		iso.sandbox.Hide = hide
 	}
 
-	envSpec := runner.EnvSpec{Src: spec.env, Names: sb.Env, Refuse: config.SecretName, Secrets: iso.secrets}
+	envSpec := sandbox.EnvSpec{Src: spec.env, Names: sb.Env, Refuse: config.SecretName, Secrets: iso.secrets}
 	if iso.mode == IsolationBwrap {
 		envSpec.Sandbox = &iso.sandbox
 	}
-	iso.env = runner.AttemptEnv(envSpec)
+	iso.env = sandbox.AttemptEnv(envSpec)
 	return iso, nil
 }
 
@@ -136,7 +136,7 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	c.iso = iso
 	// The attempts' Go caches are the repository's, built from the base
 	// (gocache.go); the runner's own are hidden.
-	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, runner.HostGoModCache(envGetter(c.opts.Env)))
+	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, sandbox.HostGoModCache(envGetter(c.opts.Env)))
 	return err
 }
 
@@ -197,7 +197,7 @@ func resolved(p string) string {
 }
 
 // sandboxFor is the sandbox of one attempt in tree, nil without bwrap.
-func (c *checker) sandboxFor(tree string) *runner.Sandbox {
+func (c *checker) sandboxFor(tree string) *sandbox.Sandbox {
 	if c.iso.mode != IsolationBwrap {
 		return nil
 	}
@@ -312,10 +312,10 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 		line += c.goc.describe(sb.GoCache != "")
 	}
 	c.say("sandbox: " + c.redact(line))
-	if n := runner.SweepLayers(); n > 0 {
+	if n := sandbox.SweepLayers(); n > 0 {
 		c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
 	}
-	if n := runner.SweepCopies(sb.CopyDir); n > 0 {
+	if n := sandbox.SweepCopies(sb.CopyDir); n > 0 {
 		c.say(fmt.Sprintf("removed %d attempt copies that a killed check left in %s", n, sb.CopyDir))
 	}
 	if sb.Overlay {
@@ -323,7 +323,7 @@ func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, 
 	}
 	why = "no overlay"
 	if c.iso.noOverlay {
-		why += ": " + runner.NoOverlayEnv + "=1"
+		why += ": " + sandbox.NoOverlayEnv + "=1"
 	}
 	for _, m := range sb.Level.Missing {
 		if strings.HasPrefix(m, "no overlay") || strings.HasPrefix(m, "no fresh copy") {

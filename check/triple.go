@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -238,7 +238,7 @@ func (r *tripleRun) write(ev transcript.Event) {
 // lease of a queued triple that expired too often (queue.go, givenUp)
 // and a failed prepare (runTriple) end here.
 func (r *tripleRun) giveUp(ctx context.Context, reason string, prepares bool) (func() (tripleResult, error), error) {
-	r.t = transcriptRun{candidate: runner.Errored, retries: []string{}, base: notRun,
+	r.t = transcriptRun{candidate: attempt.Errored, retries: []string{}, base: notRun,
 		budgetOK: true, complete: false, attempts: []flakegate.Attempt{}, reason: reason, givenUp: reason}
 	if err := r.open(prepares); err != nil {
 		return nil, err
@@ -286,7 +286,7 @@ func (r *tripleRun) run(ctx context.Context, trees *workerTrees) error {
 // seed alone.
 func (r *tripleRun) attempts(ctx context.Context) error {
 	if why := r.skipWhy(); why != "" {
-		r.t.candidate, r.t.base = runner.Fail, notRun
+		r.t.candidate, r.t.base = attempt.Fail, notRun
 		r.t.skippedWhy = why
 		return nil
 	}
@@ -295,15 +295,15 @@ func (r *tripleRun) attempts(ctx context.Context) error {
 		return err
 	}
 	switch first {
-	case runner.Pass:
-		r.t.candidate = runner.Pass
-	case runner.Fail:
-		r.t.candidate = runner.Fail
+	case attempt.Pass:
+		r.t.candidate = attempt.Pass
+	case attempt.Fail:
+		r.t.candidate = attempt.Fail
 		return r.afterFailure(ctx)
-	case runner.Timeout:
-		r.t.candidate, r.t.budgetOK = runner.Fail, false
+	case attempt.Timeout:
+		r.t.candidate, r.t.budgetOK = attempt.Fail, false
 	default:
-		r.t.candidate = runner.Errored
+		r.t.candidate = attempt.Errored
 	}
 	return r.base(ctx)
 }
@@ -353,7 +353,7 @@ func (r *tripleRun) afterFailure(ctx context.Context) error {
 	if err := r.base(ctx); err != nil {
 		return err
 	}
-	if r.t.base == runner.Fail {
+	if r.t.base == attempt.Fail {
 		return nil // PROPERTY: the seed fails on base too
 	}
 	if err := r.retries(ctx); err != nil {
@@ -371,12 +371,12 @@ func (r *tripleRun) retries(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if res == runner.Timeout {
+		if res == attempt.Timeout {
 			r.t.budgetOK = false
-			res = runner.Fail
+			res = attempt.Fail
 		}
 		r.t.retries = append(r.t.retries, res)
-		if res != runner.Fail {
+		if res != attempt.Fail {
 			break // a pass ends the retries; an error ends the decision
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"sync"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/flock"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -23,7 +23,7 @@ import (
 //
 // Overlay mode, the default where the kernel allows it: each sandboxed
 // attempt runs on a throwaway overlay of its tree
-// (runner.Sandbox.Overlay), which writes nothing to the tree, so a
+// (sandbox.Sandbox.Overlay), which writes nothing to the tree, so a
 // worker needs one candidate tree and no tree is reset between attempts.
 // A check that ends seals its trees (git.Seal: flakegate let them go
 // pristine at their revision), and the next check opens a sealed tree
@@ -184,7 +184,7 @@ func (w *worktrees) checkout(ctx context.Context, t *tree) error {
 		// sandbox mode none) may hold a folder it left unreadable
 		// (mode 000), which git can neither reset nor clean: unlock
 		// every folder and open it once more.
-		if runner.Unlock(dir) == nil {
+		if sandbox.Unlock(dir) == nil {
 			err = open()
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
 )
 
 // Frameworks whose output is read: the names of the config's framework:
@@ -291,8 +291,8 @@ func nodeMatches(node, name string) bool {
 
 // Judge turns a pass or a fail without evidence into an errored outcome
 // whose reason quotes the line seen. Other results are kept.
-func (e *Checker) Judge(out *runner.Outcome) {
-	if e == nil || (out.Result != runner.Pass && out.Result != runner.Fail) {
+func (e *Checker) Judge(out *attempt.Outcome) {
+	if e == nil || (out.Result != attempt.Pass && out.Result != attempt.Fail) {
 		return
 	}
 	e.mu.Lock()
@@ -302,13 +302,13 @@ func (e *Checker) Judge(out *runner.Outcome) {
 		e.partial = nil
 	}
 	why := ""
-	if out.Result == runner.Pass {
+	if out.Result == attempt.Pass {
 		why = e.missing()
 	} else {
 		why = e.failMissing()
 	}
 	if why != "" {
-		out.Result, out.Reason = runner.Errored, why
+		out.Result, out.Reason = attempt.Errored, why
 	}
 }
 

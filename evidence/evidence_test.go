@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
 )
 
 func TestDetectFramework(t *testing.T) {
@@ -72,14 +72,14 @@ func TestEvidenceJudge(t *testing.T) {
 		for i := 0; i < len(c.output); i += 7 {
 			e.Write([]byte(c.output[i:min(i+7, len(c.output))]))
 		}
-		out := runner.Outcome{Result: runner.Pass}
+		out := attempt.Outcome{Result: attempt.Pass}
 		e.Judge(&out)
-		if (out.Result == runner.Pass) != c.pass || !strings.Contains(out.Reason, c.reason) {
+		if (out.Result == attempt.Pass) != c.pass || !strings.Contains(out.Reason, c.reason) {
 			t.Errorf("%s: %s %q, want pass=%v reason ~%q", c.name, out.Result, out.Reason, c.pass, c.reason)
 		}
-		timeout := runner.Outcome{Result: runner.Timeout}
+		timeout := attempt.Outcome{Result: attempt.Timeout}
 		e.Judge(&timeout)
-		if timeout.Result != runner.Timeout {
+		if timeout.Result != attempt.Timeout {
 			t.Errorf("%s: a timeout was changed to %s", c.name, timeout.Result)
 		}
 	}
@@ -130,13 +130,13 @@ func TestEvidenceJudgeFailure(t *testing.T) {
 		for i := 0; e != nil && i < len(c.output); i += 5 {
 			e.Write([]byte(c.output[i:min(i+5, len(c.output))]))
 		}
-		out := runner.Outcome{Result: runner.Fail}
+		out := attempt.Outcome{Result: attempt.Fail}
 		e.Judge(&out)
-		if (out.Result == runner.Fail) != c.fail || !strings.Contains(out.Reason, c.reason) {
+		if (out.Result == attempt.Fail) != c.fail || !strings.Contains(out.Reason, c.reason) {
 			t.Errorf("%s: %s %q, want fail=%v reason ~%q", c.name, out.Result, out.Reason, c.fail, c.reason)
 		}
-		if !c.fail && out.Result != runner.Errored {
-			t.Errorf("%s: %s, want %s", c.name, out.Result, runner.Errored)
+		if !c.fail && out.Result != attempt.Errored {
+			t.Errorf("%s: %s, want %s", c.name, out.Result, attempt.Errored)
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
 )
 
 // GoJSON reads the output of go test -json (test2json's events, one JSON
@@ -144,8 +144,8 @@ func (g *GoJSON) line(l []byte) {
 // appendTail appends s to b, keeping the last DefaultTailBytes.
 func appendTail(b []byte, s string) []byte {
 	b = append(b, s...)
-	if len(b) > 2*runner.DefaultTailBytes {
-		b = append([]byte(nil), b[len(b)-runner.DefaultTailBytes:]...)
+	if len(b) > 2*attempt.DefaultTailBytes {
+		b = append([]byte(nil), b[len(b)-attempt.DefaultTailBytes:]...)
 	}
 	return b
 }
@@ -166,9 +166,9 @@ func (g *GoJSON) Report(pkg, name string) TestReport {
 		r := TestReport{}
 		switch {
 		case p != nil && p.build != "":
-			r.Result, r.Reason = runner.Errored, "go test: build failed: "+quote(p.build)
+			r.Result, r.Reason = attempt.Errored, "go test: build failed: "+quote(p.build)
 		case p != nil && p.result != "":
-			r.Result, r.Reason = runner.Errored, name+" is absent from the report of "+pkg+", which ended "+p.result
+			r.Result, r.Reason = attempt.Errored, name+" is absent from the report of "+pkg+", which ended "+p.result
 		}
 		if p != nil {
 			r.Output = tail(p.out)
@@ -178,22 +178,22 @@ func (g *GoJSON) Report(pkg, name string) TestReport {
 	r := TestReport{Started: t.runs > 0, Ended: len(t.results) > 0, Elapsed: time.Duration(t.elapsed * float64(time.Second)), Output: tail(t.out)}
 	switch {
 	case t.runs > 1:
-		r.Result, r.Reason = runner.Errored, twice(name+" ("+pkg+") run", t.runs)
+		r.Result, r.Reason = attempt.Errored, twice(name+" ("+pkg+") run", t.runs)
 	case len(t.results) > 1:
-		r.Result, r.Reason = runner.Errored, twice(name+" ("+pkg+")", len(t.results))
+		r.Result, r.Reason = attempt.Errored, twice(name+" ("+pkg+")", len(t.results))
 	case len(t.results) == 0:
-		r.Result, r.Reason = runner.Errored, name+" started but its result is absent from the report"
+		r.Result, r.Reason = attempt.Errored, name+" started but its result is absent from the report"
 		if p != nil && p.result != "" {
 			r.Reason += " (" + pkg + " ended " + p.result + ")"
 		}
 	case t.runs == 0:
-		r.Result, r.Reason = runner.Errored, name+" has a result but never a run event in the report"
+		r.Result, r.Reason = attempt.Errored, name+" has a result but never a run event in the report"
 	case t.results[0] == "pass":
-		r.Result = runner.Pass
+		r.Result = attempt.Pass
 	case t.results[0] == "fail":
-		r.Result = runner.Fail
+		r.Result = attempt.Fail
 	default:
-		r.Result, r.Reason = runner.Errored, name+" was skipped"
+		r.Result, r.Reason = attempt.Errored, name+" was skipped"
 	}
 	return r
 }

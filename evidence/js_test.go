@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
 )
 
 func TestJSEvidence(t *testing.T) {
@@ -17,28 +17,28 @@ func TestJSEvidence(t *testing.T) {
 		result  string
 		want    string // in the reason when an error
 	}{
-		{"jest", "  ✓ orders (3 ms)\nTests:       1 passed, 1 total\n", runner.Pass, ""},
-		{"jest", "Tests:       1 skipped, 0 passed, 1 total\n", runner.Pass, "want at least one passed"},
-		{"jest", "  ✕ orders\nTests:       1 failed, 2 skipped, 3 total\n", runner.Fail, ""},
-		{"jest", jestFailedToRun, runner.Fail, `jest: orders did not run: the summary says "Tests:       0 total"; "● Test suite failed to run"`},
-		{"jest", jestJSONFailedToRun, runner.Fail, "jest: orders did not run: the JSON report has 0 tests, 0 failed, and 1 suites failed to run"},
-		{"jest", `{"numFailedTests":1,"numPassedTests":0,"numTotalTests":1}` + "\n", runner.Fail, ""},
-		{"jest", "{\n  \"numFailedTests\": 0,\n  \"numPassedTests\": 2,\n  \"numTotalTests\": 2\n}\n", runner.Pass, ""},
-		{"jest", "boom\n", runner.Fail, `exit 1 but no jest summary line shows a failed test; the last line is "boom"`},
-		{"vitest", " ✓ src/a.test.ts > orders\n      Tests  1 passed | 2 skipped (3)\n", runner.Pass, ""},
-		{"vitest", "      Tests  1 failed | 2 passed (3)\n", runner.Fail, ""},
-		{"vitest", " FAIL  src/a.test.ts [ src/a.test.ts ]\nError: Failed to load url ./cmp.js\n Test Files  1 failed (1)\n      Tests  no tests\n", runner.Fail, "vitest: orders did not run"},
-		{"vitest", "      Tests  no tests\n", runner.Pass, "want at least one passed"},
+		{"jest", "  ✓ orders (3 ms)\nTests:       1 passed, 1 total\n", attempt.Pass, ""},
+		{"jest", "Tests:       1 skipped, 0 passed, 1 total\n", attempt.Pass, "want at least one passed"},
+		{"jest", "  ✕ orders\nTests:       1 failed, 2 skipped, 3 total\n", attempt.Fail, ""},
+		{"jest", jestFailedToRun, attempt.Fail, `jest: orders did not run: the summary says "Tests:       0 total"; "● Test suite failed to run"`},
+		{"jest", jestJSONFailedToRun, attempt.Fail, "jest: orders did not run: the JSON report has 0 tests, 0 failed, and 1 suites failed to run"},
+		{"jest", `{"numFailedTests":1,"numPassedTests":0,"numTotalTests":1}` + "\n", attempt.Fail, ""},
+		{"jest", "{\n  \"numFailedTests\": 0,\n  \"numPassedTests\": 2,\n  \"numTotalTests\": 2\n}\n", attempt.Pass, ""},
+		{"jest", "boom\n", attempt.Fail, `exit 1 but no jest summary line shows a failed test; the last line is "boom"`},
+		{"vitest", " ✓ src/a.test.ts > orders\n      Tests  1 passed | 2 skipped (3)\n", attempt.Pass, ""},
+		{"vitest", "      Tests  1 failed | 2 passed (3)\n", attempt.Fail, ""},
+		{"vitest", " FAIL  src/a.test.ts [ src/a.test.ts ]\nError: Failed to load url ./cmp.js\n Test Files  1 failed (1)\n      Tests  no tests\n", attempt.Fail, "vitest: orders did not run"},
+		{"vitest", "      Tests  no tests\n", attempt.Pass, "want at least one passed"},
 	} {
 		c := New(tc.fw, "orders", nil, nil)
 		c.Write([]byte(tc.out))
 		code := 0
-		if tc.result == runner.Fail {
+		if tc.result == attempt.Fail {
 			code = 1
 		}
-		out := runner.Outcome{Result: tc.result, ExitCode: code}
+		out := attempt.Outcome{Result: tc.result, ExitCode: code}
 		c.Judge(&out)
-		if tc.want == "" && out.Result != tc.result || tc.want != "" && (out.Result != runner.Errored || !strings.Contains(out.Reason, tc.want)) {
+		if tc.want == "" && out.Result != tc.result || tc.want != "" && (out.Result != attempt.Errored || !strings.Contains(out.Reason, tc.want)) {
 			t.Errorf("%s %q: %s %q, want %s %q", tc.fw, tc.out, out.Result, out.Reason, tc.result, tc.want)
 		}
 	}
@@ -69,13 +69,13 @@ func FuzzJSEvidence(f *testing.F) {
 		for _, fw := range []string{FrameworkJest, FrameworkVitest} {
 			c := New(fw, "t", nil, nil)
 			c.Write([]byte(out))
-			o := runner.Outcome{Result: runner.Fail, ExitCode: 1}
+			o := attempt.Outcome{Result: attempt.Fail, ExitCode: 1}
 			if pass {
-				o = runner.Outcome{Result: runner.Pass}
+				o = attempt.Outcome{Result: attempt.Pass}
 			}
 			want := o.Result
 			c.Judge(&o)
-			if o.Result != want && o.Result != runner.Errored {
+			if o.Result != want && o.Result != attempt.Errored {
 				t.Fatalf("%q: %s", out, o.Result)
 			}
 		}
@@ -89,14 +89,14 @@ func FuzzJSEvidence(f *testing.F) {
 // report and the JSON reporter.
 func TestJSEvidenceRealOutput(t *testing.T) {
 	for file, want := range map[string]string{
-		"jest-29.7.0-pass.txt":         runner.Pass,
-		"jest-29.7.0-fail.txt":         runner.Fail,
-		"jest-29.7.0-syntax.txt":       runner.Errored,
-		"jest-29.7.0-syntax-json.txt":  runner.Errored,
-		"vitest-2.1.9-pass.txt":        runner.Pass,
-		"vitest-2.1.9-fail.txt":        runner.Fail,
-		"vitest-2.1.9-syntax.txt":      runner.Errored,
-		"vitest-2.1.9-syntax-json.txt": runner.Errored,
+		"jest-29.7.0-pass.txt":         attempt.Pass,
+		"jest-29.7.0-fail.txt":         attempt.Fail,
+		"jest-29.7.0-syntax.txt":       attempt.Errored,
+		"jest-29.7.0-syntax-json.txt":  attempt.Errored,
+		"vitest-2.1.9-pass.txt":        attempt.Pass,
+		"vitest-2.1.9-fail.txt":        attempt.Fail,
+		"vitest-2.1.9-syntax.txt":      attempt.Errored,
+		"vitest-2.1.9-syntax-json.txt": attempt.Errored,
 	} {
 		b, err := os.ReadFile(filepath.Join("testdata", "real", file))
 		if err != nil {
@@ -104,12 +104,12 @@ func TestJSEvidenceRealOutput(t *testing.T) {
 		}
 		c := New(strings.SplitN(file, "-", 2)[0], "orders its output", nil, nil)
 		c.Write(b)
-		o := runner.Outcome{Result: runner.Pass}
+		o := attempt.Outcome{Result: attempt.Pass}
 		if strings.Contains(file, "fail") || strings.Contains(file, "syntax") {
-			o = runner.Outcome{Result: runner.Fail, ExitCode: 1}
+			o = attempt.Outcome{Result: attempt.Fail, ExitCode: 1}
 		}
 		c.Judge(&o)
-		if o.Result != want || want == runner.Errored && !strings.Contains(o.Reason, "orders its output did not run") {
+		if o.Result != want || want == attempt.Errored && !strings.Contains(o.Reason, "orders its output did not run") {
 			t.Errorf("%s: %s %q, want %s", file, o.Result, o.Reason, want)
 		}
 	}

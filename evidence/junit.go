@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
 )
 
 // PytestJUnit reads a pytest batch: its output (run with -rA, and -v)
@@ -221,7 +221,7 @@ func (p *PytestJUnit) Report(node string) TestReport {
 	for nf := range p.notFound {
 		// pytest names the node by its absolute path in the tree.
 		if nf == node || strings.HasSuffix(nf, "/"+node) {
-			return TestReport{Result: runner.Errored, Reason: "pytest cannot find " + node + " (\"ERROR: not found\"), and runs no test then"}
+			return TestReport{Result: attempt.Errored, Reason: "pytest cannot find " + node + " (\"ERROR: not found\"), and runs no test then"}
 		}
 	}
 	if len(p.notFound) > 0 {
@@ -231,7 +231,7 @@ func (p *PytestJUnit) Report(node string) TestReport {
 		// Without a report only the running member is known for sure: one
 		// a verbose line shows ended has no result anyone can trust, and
 		// runs again like one that never started.
-		r := TestReport{Result: runner.Errored, Reason: p.docErr, Started: p.running == node}
+		r := TestReport{Result: attempt.Errored, Reason: p.docErr, Started: p.running == node}
 		if !r.Started {
 			r.Result = ""
 		}
@@ -255,14 +255,14 @@ func (p *PytestJUnit) Report(node string) TestReport {
 		return TestReport{Rerun: true} // pytest stopped before it (-x, --maxfail)
 	}
 	if len(names) == 0 {
-		return TestReport{Result: runner.Errored, Reason: node + " is absent from the JUnit XML report"}
+		return TestReport{Result: attempt.Errored, Reason: node + " is absent from the JUnit XML report"}
 	}
 	order := make([]string, 0, len(names))
 	for n := range names {
 		order = append(order, n)
 	}
 	sort.Strings(order)
-	r := TestReport{Started: true, Ended: true, Result: runner.Pass}
+	r := TestReport{Started: true, Ended: true, Result: attempt.Pass}
 	var out []byte
 	for _, n := range order {
 		c := p.caseReport(n, p.cases[names[n]])
@@ -271,10 +271,10 @@ func (p *PytestJUnit) Report(node string) TestReport {
 			out = append(out, c.Output...)
 		}
 		switch {
-		case c.Result == runner.Errored && r.Result != runner.Errored:
-			r.Result, r.Reason = runner.Errored, c.Reason
-		case c.Result == runner.Fail && r.Result == runner.Pass:
-			r.Result = runner.Fail
+		case c.Result == attempt.Errored && r.Result != attempt.Errored:
+			r.Result, r.Reason = attempt.Errored, c.Reason
+		case c.Result == attempt.Fail && r.Result == attempt.Pass:
+			r.Result = attempt.Fail
 		}
 	}
 	r.Output = tail(out)
@@ -288,17 +288,17 @@ func (p *PytestJUnit) caseReport(node string, cs []junitCase) TestReport {
 	summary := fmt.Sprintf("the short summary has %d PASSED, %d FAILED and %d ERROR lines for it", pass, fail, errs)
 	switch {
 	case len(cs) > 1:
-		r.Result, r.Reason = runner.Errored, twice(node, len(cs))
+		r.Result, r.Reason = attempt.Errored, twice(node, len(cs))
 	case cs[0].result == "pass" && pass == 1 && fail == 0 && errs == 0:
-		r.Result = runner.Pass
+		r.Result = attempt.Pass
 	case cs[0].result == "fail" && fail == 1 && pass == 0 && errs == 0:
-		r.Result = runner.Fail
+		r.Result = attempt.Fail
 	case cs[0].result == "pass" || cs[0].result == "fail":
-		r.Result, r.Reason = runner.Errored, "the JUnit report says "+node+" "+cs[0].result+"ed but "+summary+" (a test may have printed one; never a pass)"
+		r.Result, r.Reason = attempt.Errored, "the JUnit report says "+node+" "+cs[0].result+"ed but "+summary+" (a test may have printed one; never a pass)"
 	case cs[0].result == "skip":
-		r.Result, r.Reason = runner.Errored, node+" was skipped"
+		r.Result, r.Reason = attempt.Errored, node+" was skipped"
 	default:
-		r.Result, r.Reason = runner.Errored, node+" errored: "+strconv.Quote(clip(cs[0].text))
+		r.Result, r.Reason = attempt.Errored, node+" errored: "+strconv.Quote(clip(cs[0].text))
 	}
 	return r
 }

@@ -8,13 +8,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flakegate/flakegate/runner"
+	"github.com/flakegate/flakegate/attempt"
 )
 
 // TestReport is what a batch's report says of one test.
 type TestReport struct {
-	// Result is runner.Pass or runner.Fail when the report gives exactly
-	// one result for the test, runner.Errored when it gives none that can
+	// Result is attempt.Pass or attempt.Fail when the report gives exactly
+	// one result for the test, attempt.Errored when it gives none that can
 	// be trusted (Reason says why), "" when the test never started.
 	Result string
 	// Started is set when the report shows the test began (a run event),
@@ -23,7 +23,7 @@ type TestReport struct {
 	// Elapsed is the test's own time, as the framework measured it.
 	Elapsed time.Duration
 	// Output is the test's own output, clipped to its last
-	// runner.DefaultTailBytes.
+	// attempt.DefaultTailBytes.
 	Output string
 	Reason string
 	// Rerun is set when the test did not run because of another member
@@ -39,10 +39,10 @@ func twice(what string, n int) string {
 	return what + " is reported " + strconv.Itoa(n) + " times in the batch's report: a test's output may have forged one (never a pass)"
 }
 
-// tail keeps the last runner.DefaultTailBytes of b.
+// tail keeps the last attempt.DefaultTailBytes of b.
 func tail(b []byte) string {
-	if len(b) > runner.DefaultTailBytes {
-		b = b[len(b)-runner.DefaultTailBytes:]
+	if len(b) > attempt.DefaultTailBytes {
+		b = b[len(b)-attempt.DefaultTailBytes:]
 	}
 	return string(b)
 }

@@ -4,11 +4,11 @@ package main
 import (
 	"os"
 
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/internal/cli"
-	"github.com/flakegate/flakegate/runner"
 )
 
 func main() {
-	runner.MaybeOverlayExec() // flakegate re-executed as the overlay helper ends here
+	sandbox.MaybeOverlayExec() // flakegate re-executed as the overlay helper ends here
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -212,12 +212,12 @@ func TestOnlyWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowed := map[string]string{
-		"check/check.go":         "os.CreateTemp", // the --out writability probe, removed at once
-		"runner/cgroup_linux.go": "os.WriteFile",  // cgroup control files: kernel interfaces, not files replaced
-		"runner/helper_linux.go": "os.WriteFile",  // cgroup.procs, and empty mount points for files
-		"runner/level.go":        "os.WriteFile",  // the probe's file in its throwaway tree
-		"runner/etc.go":          "os.Rename",     // a whole staged /etc folder put in place, not a file
-		"check/gocache.go":       "os.Rename",     // a whole verified module folder put in place, not a file
+		"check/check.go":                  "os.CreateTemp", // the --out writability probe, removed at once
+		"attempt/sandbox/cgroup_linux.go": "os.WriteFile",  // cgroup control files: kernel interfaces, not files replaced
+		"attempt/sandbox/helper_linux.go": "os.WriteFile",  // cgroup.procs, and empty mount points for files
+		"attempt/sandbox/level.go":        "os.WriteFile",  // the probe's file in its throwaway tree
+		"attempt/sandbox/etc.go":          "os.Rename",     // a whole staged /etc folder put in place, not a file
+		"check/gocache.go":                "os.Rename",     // a whole verified module folder put in place, not a file
 	}
 	found := 0
 	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/filestore"
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/flakegate/flakegate/report"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/spf13/cobra"
 )
 
@@ -128,7 +128,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		By:            "flakegate check",
 		Secrets:       secrets,
 		Env:           ios.environ(),
-		NoOverlay:     ios.Getenv(runner.NoOverlayEnv) == "1",
+		NoOverlay:     ios.Getenv(sandbox.NoOverlayEnv) == "1",
 		LockTimeout:   opts.LockTimeout,
 		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
 			s, err := store.Open(ctx, spec, commonDir)

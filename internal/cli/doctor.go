@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/spf13/cobra"
 )
 
@@ -77,7 +77,7 @@ func runDoctor(ctx context.Context, opts *DoctorOptions) error {
 		secrets = append(secrets, opts.Ledger)
 	}
 	rep, err := check.Doctor(ctx, check.DoctorOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config, Secrets: secrets,
-		Env: opts.IO.environ(), NoOverlay: opts.IO.Getenv(runner.NoOverlayEnv) == "1"})
+		Env: opts.IO.environ(), NoOverlay: opts.IO.Getenv(sandbox.NoOverlayEnv) == "1"})
 	if err != nil {
 		return err
 	}

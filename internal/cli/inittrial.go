@@ -10,12 +10,12 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/store"
-	"github.com/flakegate/flakegate/runner"
 )
 
 // trialOutcome is what one tried entry did: its candidate attempt's wall
@@ -48,7 +48,7 @@ func tryConfig(ctx context.Context, ios *IO, root string, raw []byte, indexes []
 	defer os.RemoveAll(tmp)
 	sum, err := check.Run(ctx, check.Options{
 		Dir: root, Base: sha, Candidate: sha, OutDir: filepath.Join(tmp, "out"), NoReplayCache: true,
-		By: "flakegate init", Env: ios.environ(), NoOverlay: ios.Getenv(runner.NoOverlayEnv) == "1",
+		By: "flakegate init", Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1",
 		OpenStore: func(ctx context.Context, common string) (flakegate.Store, error) {
 			return store.Open(ctx, filepath.Join(tmp, "ledger"), common)
 		},

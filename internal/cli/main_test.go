@@ -3,8 +3,8 @@ package cli
 import (
 	"testing"
 
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/internal/pgtest"
-	"github.com/flakegate/flakegate/runner"
 )
 
 // TestMain makes this test binary its own overlay helper, as main does,
@@ -12,6 +12,6 @@ import (
 // flakegate binary does; the PostgreSQL cluster of doctor's tests
 // (pgtest) is removed when they end.
 func TestMain(m *testing.M) {
-	runner.MaybeOverlayExec()
+	sandbox.MaybeOverlayExec()
 	pgtest.Main(m)
 }

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/template"
 	"github.com/spf13/cobra"
 )
@@ -147,7 +148,7 @@ func runReplay(opts *ReplayOptions) error {
 // before the outcome line.
 func replayRun(ctx context.Context, opts *ReplayOptions, ro check.ReplayOptions, before func()) error {
 	ro.Env = opts.IO.environ()
-	ro.NoOverlay = opts.IO.Getenv(runner.NoOverlayEnv) == "1"
+	ro.NoOverlay = opts.IO.Getenv(sandbox.NoOverlayEnv) == "1"
 	if spec := opts.IO.Getenv("FLAKEGATE_LEDGER"); spec != "" && !postgres.IsDSN(spec) {
 		ro.LedgerPath = spec
 	}
@@ -192,9 +193,9 @@ func startOutput(w io.Writer, argv []string) *termsafe.Writer {
 }
 
 // endOutput ends the command's output: its unfinished last line, then the
-// closing line. runner.Run has returned, so nothing writes to out any more
+// closing line. attempt.Run has returned, so nothing writes to out any more
 // and the outcome line that follows comes after all of the output.
-func endOutput(w io.Writer, out *termsafe.Writer, o runner.Outcome) {
+func endOutput(w io.Writer, out *termsafe.Writer, o attempt.Outcome) {
 	out.Close() //nolint:errcheck // the console's error must not change the result
 	switch n := out.Lines(); {
 	case o.OutputBytes == 0:
@@ -208,16 +209,16 @@ func endOutput(w io.Writer, out *termsafe.Writer, o runner.Outcome) {
 
 // replayOutcome says what one replay did and maps it to the exit status:
 // 0 pass, 1 fail, 3 anything else (never a result).
-func replayOutcome(opts *ReplayOptions, argv []string, o runner.Outcome) error {
+func replayOutcome(opts *ReplayOptions, argv []string, o attempt.Outcome) error {
 	took := strconv.FormatFloat(o.Wall.Seconds(), 'f', 2, 64) + "s"
 	switch o.Result {
-	case runner.Pass:
+	case attempt.Pass:
 		fmt.Fprintf(opts.IO.ErrOut, "replay: pass: %s exited 0 after %s\n", termsafe.Line(argv[0]), took)
 		return nil
-	case runner.Fail:
+	case attempt.Fail:
 		fmt.Fprintf(opts.IO.ErrOut, "replay: fail: %s exited 1 after %s\n", termsafe.Line(argv[0]), took)
 		return &ExitError{Code: ExitReject}
-	case runner.Timeout:
+	case attempt.Timeout:
 		return replayIncomplete(opts, fmt.Sprintf("%s was killed after %s: %s", argv[0], took, o.Reason))
 	default:
 		return replayIncomplete(opts, fmt.Sprintf("%s after %s: %s", argv[0], took, o.Reason))
@@ -248,7 +249,7 @@ func (opts *ReplayOptions) sandbox(cs *config.Sandbox) config.Sandbox {
 }
 
 // replayIncomplete says why the replay is no result. why may quote the
-// command's output (a reason of runner.Run), so it is rendered on one line.
+// command's output (a reason of attempt.Run), so it is rendered on one line.
 func replayIncomplete(opts *ReplayOptions, why string) error {
 	fmt.Fprintf(opts.IO.ErrOut, "replay: incomplete: %s\n", termsafe.Line(why))
 	return &ExitError{Code: ExitInternal}

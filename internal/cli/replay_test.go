@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/internal/golden"
-	"github.com/flakegate/flakegate/runner"
 )
 
 // TestReplayHoldsNoPrivilege: the command that `flakegate replay` runs
@@ -132,7 +132,7 @@ func TestReplayCommand(t *testing.T) {
 	for _, tc := range []testCase{
 		{name: "pass", args: replay(sh(count+`echo "seed=$1"`, "{seed}")...), code: 0, out: "seed=1402\n", errOut: "replay: pass: sh exited 0", runs: 1},
 		{name: "fail runs once, never retries", args: replay(sh(count + "exit 1")...), code: 1, errOut: "replay: fail: sh exited 1", runs: 1},
-		{name: "runs in the workdir, seen at the sandbox's tree path", args: replay(sh("pwd; cat tests/fixtures/retry.json")...), code: 0, out: outputPrefix + runner.TreeMount + "\n" + outputPrefix + "{\"budget\": 3}"},
+		{name: "runs in the workdir, seen at the sandbox's tree path", args: replay(sh("pwd; cat tests/fixtures/retry.json")...), code: 0, out: outputPrefix + sandbox.TreeMount + "\n" + outputPrefix + "{\"budget\": 3}"},
 		{name: "never writes the workdir", args: replay(sh("echo x > written-by-the-test; rm tests/props/test_retry.py")...), code: 0, runs: -1},
 		{name: "placeholders", args: replay(append([]string{"--property", "./tests/props//test_retry.py", "--samples", "200"},
 			sh(`echo "$@"; test -f "$1" && test -f "$3"`, "{path}", "--hypothesis-seed={seed}", "{fixture}", "{samples}")...)...),

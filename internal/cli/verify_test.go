@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/internal/golden"
-	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -35,26 +35,26 @@ func verifyWriteRun(t *testing.T, transcriptPath, transcriptRef string) flakegat
 		PropertySHA256: "p", FixtureSHA256: "f", BaseFixtureSHA256: "f", DiffPaths: []string{"src/a.py"},
 		RetryCap: retryCap, BudgetOK: true, TranscriptComplete: true, TranscriptPath: transcriptRef}
 	write(transcript.Event{Type: transcript.EventRetryCap, RetryCap: &retryCap})
-	attempt := func(side string, index int, argv ...string) string {
+	try := func(side string, index int, argv ...string) string {
 		t.Helper()
 		write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index})
-		o := runner.Run(ctx, runner.Command{Argv: argv})
+		o := attempt.Run(ctx, attempt.Command{Argv: argv})
 		write(transcript.Event{Type: transcript.EventAttemptEnd, Side: side, Index: index, Result: o.Result,
 			ExitCode: o.ExitCode, WallSeconds: o.Wall.Seconds(), Signal: o.Signal, Reason: o.Reason})
 		rec.Attempts = append(rec.Attempts, flakegate.Attempt{Side: side, Index: index, Result: o.Result,
 			ExitCode: o.ExitCode, StartedAt: o.Started, WallSeconds: o.Wall.Seconds(), OutputTail: o.Tail})
 		return o.Result
 	}
-	rec.CandidateResult = attempt(transcript.SideCandidate, 0, "sh", "-c", "echo red; exit 1")
-	rec.BaseSeedResult = attempt(transcript.SideBase, 0, "true")
+	rec.CandidateResult = try(transcript.SideCandidate, 0, "sh", "-c", "echo red; exit 1")
+	rec.BaseSeedResult = try(transcript.SideBase, 0, "true")
 	write(transcript.Event{Type: transcript.EventBaseReplay, Result: rec.BaseSeedResult})
-	rec.RetryResults = []string{attempt(transcript.SideCandidate, 1, "true")}
+	rec.RetryResults = []string{try(transcript.SideCandidate, 1, "true")}
 	write(transcript.Event{Type: transcript.EventComplete})
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
 	rec.TranscriptSHA256 = tr.SHA256()
-	if rec.CandidateResult != runner.Fail || rec.BaseSeedResult != runner.Pass || rec.RetryResults[0] != runner.Pass {
+	if rec.CandidateResult != attempt.Fail || rec.BaseSeedResult != attempt.Pass || rec.RetryResults[0] != attempt.Pass {
 		t.Fatalf("the real run gave %s/%s/%v, want fail/pass/[pass]", rec.CandidateResult, rec.BaseSeedResult, rec.RetryResults)
 	}
 	return rec

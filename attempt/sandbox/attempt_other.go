@@ -1,0 +1,42 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+
+	"github.com/flakegate/flakegate/attempt"
+)
+
+type sandboxRun struct {
+	cmd    *exec.Cmd
+	pr     *os.File
+	status chan bwrapStatus
+	cg     *struct{}
+}
+
+func (s *Sandbox) start(string, *attempt.Command) (*sandboxRun, error) {
+	return nil, errors.New("the sandbox is Linux only")
+}
+
+func (r *sandboxRun) started()       {}
+func (r *sandboxRun) hit() string    { return "" }
+func (r *sandboxRun) finish() string { return "" }
+func (r *sandboxRun) keepErr() error { return nil }
+func (r *sandboxRun) cleanup()       {}
+func helperMain(string) int          { return helperExit }
+func holderMain() int                { return helperExit }
+func dropIdentity() (int, int, bool) { return -1, -1, false }
+func findCgroups() cgroupHost        { return cgroupHost{why: "cgroups are Linux only"} }
+
+type cgroupHost struct {
+	v2       bool
+	mem, why string
+}
+
+func sizeText(n int64) string { return "" }
+func WaitCgroups()            {}
+func dropStandbys()           {}
+func sweepCgroups() int       { return 0 }
