@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// The peer is os/exec as a caller would use it without the runner: no
-// process group, no budget, output discarded. The ratio of the two is the
-// runner's overhead per attempt.
+// The peer is os/exec as a caller would use it without the attempt's
+// supervisor: no process group, no budget, output discarded. The ratio of
+// the two is the supervisor's overhead per attempt.
 
 func BenchmarkRunTrue(b *testing.B) {
 	for b.Loop() {

@@ -1,7 +1,10 @@
-// Package runner runs one attempt of a property command, bounded in wall
-// time and output, in its sandbox.
+// Package attempt runs one attempt of a property command and supervises
+// it: a process in its own group, bounded in wall time and output, plain
+// or in the sandbox it is given (package attempt/sandbox, through the
+// Sandbox interface). It knows no test framework: what the output means
+// is evidence's.
 //
-// The runner never uses a shell: a command is an argv. Each attempt runs
+// An attempt never uses a shell: a command is an argv. Each attempt runs
 // in its own process group, and the whole group is killed when the
 // attempt ends, so nothing the command spawned outlives it.
 package attempt
@@ -20,7 +23,7 @@ import (
 	"github.com/flakegate/flakegate"
 )
 
-// Results of an attempt (the domain's, named here for the runner's
+// Results of an attempt (the domain's, named here for the attempt's
 // callers).
 const (
 	Pass    = flakegate.ResultPass
@@ -31,11 +34,6 @@ const (
 
 // DefaultTailBytes is how much of an attempt's output Outcome.Tail keeps.
 const DefaultTailBytes = 8 << 10
-
-// DefaultNoTestMarkers are output lines that mean an exit 0 ran no test:
-// go test -v, go test without -v ("ok  pkg  0.01s [no tests to run]"), and
-// pytest ("no tests ran", which pytest also signals with exit 5).
-var DefaultNoTestMarkers = []string{"testing: warning: no tests to run", "[no tests to run]", "no tests ran"}
 
 // drainGrace bounds how long Run waits for output after the process group
 // is gone: a process that left the group (setsid) may hold the pipe open.
@@ -58,8 +56,9 @@ type Command struct {
 	// DefaultTailBytes.
 	TailBytes int
 	// NoTestMarkers turn an exit 0 into an error when one of them occurs
-	// anywhere in the output. nil means DefaultNoTestMarkers; an empty,
-	// non-nil slice disables the check.
+	// anywhere in the output; none, no such check. The attempt knows no
+	// test framework: the markers of go test and pytest are evidence's
+	// (evidence.NoTestMarkers).
 	NoTestMarkers []string
 	// Output, if set, also receives the output (stdout and stderr
 	// interleaved) as it is produced. Write errors stop the copy to Output
@@ -160,11 +159,7 @@ func build(ctx context.Context, c Command) (*attempt, Outcome) {
 	if a.tail.max <= 0 {
 		a.tail.max = DefaultTailBytes
 	}
-	markers := c.NoTestMarkers
-	if markers == nil {
-		markers = DefaultNoTestMarkers
-	}
-	a.scan = newMarkerScanner(markers)
+	a.scan = newMarkerScanner(c.NoTestMarkers)
 
 	if c.Sandbox != nil {
 		out.Started = time.Now()

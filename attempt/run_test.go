@@ -13,6 +13,11 @@ import (
 	"time"
 )
 
+// testMarkers are the markers the attempt's tests look for: those of go
+// test and pytest (evidence.NoTestMarkers, which this package cannot
+// import).
+var testMarkers = []string{"testing: warning: no tests to run", "[no tests to run]", "no tests ran"}
+
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "prop.sh"), []byte("#!/bin/sh\necho relative to Dir\n"), 0o755); err != nil {
@@ -63,18 +68,19 @@ func TestRun(t *testing.T) {
 		{name: "stdin is empty", cmd: Command{Argv: sh("if read x; then exit 3; fi")}, result: Pass},
 		{name: "runs in Dir", cmd: Command{Argv: sh("pwd"), Dir: dir}, result: Pass, tail: dir},
 		{name: "uses Env", cmd: Command{Argv: sh("echo seed=$FG_SEED"), Env: []string{"FG_SEED=1402"}}, result: Pass, tail: "seed=1402"},
-		{name: "go test no-test marker", cmd: Command{Argv: sh("echo 'testing: warning: no tests to run'; echo PASS")},
+		{name: "go test no-test marker", cmd: Command{Argv: sh("echo 'testing: warning: no tests to run'; echo PASS"), NoTestMarkers: testMarkers},
 			result: Errored, exit: 0, reason: "no test executed", tail: "PASS"},
-		{name: "pytest no-test marker", cmd: Command{Argv: sh("echo '== no tests ran in 0.01s =='")},
+		{name: "pytest no-test marker", cmd: Command{Argv: sh("echo '== no tests ran in 0.01s =='"), NoTestMarkers: testMarkers},
 			result: Errored, exit: 0, reason: "no test executed"},
-		{name: "marker split across writes", cmd: Command{Argv: sh("printf 'no tes'; sleep 0.1; printf 'ts ran\\n'")},
+		{name: "marker split across writes", cmd: Command{Argv: sh("printf 'no tes'; sleep 0.1; printf 'ts ran\\n'"), NoTestMarkers: testMarkers},
 			result: Errored, exit: 0, reason: "no test executed"},
-		{name: "marker early then much output", cmd: Command{Argv: sh("echo 'no tests ran'; head -c 100000 /dev/zero | tr '\\0' x"), TailBytes: 64},
+		{name: "marker early then much output", cmd: Command{Argv: sh("echo 'no tests ran'; head -c 100000 /dev/zero | tr '\\0' x"), NoTestMarkers: testMarkers, TailBytes: 64},
 			result: Errored, exit: 0, reason: "no test executed", notTail: "no tests ran"},
-		{name: "marker with a failing exit stays a fail", cmd: Command{Argv: sh("echo 'no tests ran'; exit 1")}, result: Fail, exit: 1},
+		{name: "marker with a failing exit stays a fail", cmd: Command{Argv: sh("echo 'no tests ran'; exit 1"), NoTestMarkers: testMarkers}, result: Fail, exit: 1},
 		{name: "custom markers", cmd: Command{Argv: sh("echo 'collected 0 items'"), NoTestMarkers: []string{"collected 0 items"}},
 			result: Errored, exit: 0, reason: "no test executed"},
 		{name: "empty marker list disables the check", cmd: Command{Argv: sh("echo 'no tests ran'"), NoTestMarkers: []string{}}, result: Pass},
+		{name: "no markers: the attempt knows no framework", cmd: Command{Argv: sh("echo 'no tests ran'")}, result: Pass},
 		{name: "timeout", cmd: Command{Argv: sh("echo started; sleep 30"), WallBudget: 200 * time.Millisecond},
 			result: Timeout, exit: -1, signal: "SIGKILL", reason: "wall budget 200ms exceeded", tail: "started"},
 		{name: "within budget", cmd: Command{Argv: sh("exit 1"), WallBudget: time.Minute}, result: Fail, exit: 1},

@@ -17,7 +17,7 @@ func FuzzTail(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data, cuts []byte, size uint8) {
 		n := int(size%64) + 1
 		tail := &tailBuffer{max: n}
-		scan := newMarkerScanner(DefaultNoTestMarkers)
+		scan := newMarkerScanner(testMarkers)
 		rest := data
 		for i := 0; len(rest) > 0; i++ {
 			k := len(rest)
@@ -45,7 +45,7 @@ func FuzzTail(f *testing.F) {
 			t.Errorf("buffer holds %d bytes, total %d, for %d bytes", len(tail.buf), tail.total, len(data))
 		}
 		wantFound := false
-		for _, m := range DefaultNoTestMarkers {
+		for _, m := range testMarkers {
 			wantFound = wantFound || bytes.Contains(data, []byte(m))
 		}
 		if (scan.found != "") != wantFound {

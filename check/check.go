@@ -254,6 +254,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 }
 
 func (c *checker) close() {
+	c.iso.close() // first: no standby holds a tree or a cache past here
 	if c.trees != nil {
 		c.trees.unlock()
 	}

@@ -163,6 +163,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 			rep.add(DoctorFail, "sandbox", "%s", errLine(err))
 			break
 		}
+		defer c.iso.close()
 		if _, _, err := c.probeSandbox(ctx, c.common); err != nil {
 			rep.add(DoctorFail, "sandbox", "%s", errLine(err))
 			for _, why := range usernsBlockers(opts.ProcRoot) {

@@ -184,7 +184,10 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 }
 
 // Close lets go of the replay's hold on the repository's Go caches.
-func (r *Replay) Close() { r.goc.release() }
+func (r *Replay) Close() {
+	r.iso.close()
+	r.goc.release()
+}
 
 // Notes say what the replay did besides the command: the Go build cache
 // it filled, the prepared layer it used or built.
@@ -238,7 +241,8 @@ func (r *Replay) Shortfall() string {
 // by the evidence the options ask for. It never returns an error: a
 // command that cannot start is an Errored outcome.
 func (r *Replay) Run(ctx context.Context, output io.Writer) attempt.Outcome {
-	cmd := attempt.Command{Argv: r.opts.Argv, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: r.opts.WallBudget, Output: output}
+	cmd := attempt.Command{Argv: r.opts.Argv, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: r.opts.WallBudget, Output: output,
+		NoTestMarkers: evidence.NoTestMarkers}
 	if r.iso.mode == IsolationBwrap {
 		sb := r.iso.sandbox
 		sb.Tree = r.opts.Dir

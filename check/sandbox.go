@@ -87,9 +87,9 @@ func buildIsolation(spec sandboxSpec) (*isolation, error) {
 		if err := checkSharedPaths(spec); err != nil {
 			return nil, err
 		}
-		iso.sandbox = sandbox.Sandbox{Bwrap: bwrap, Home: sandbox.SandboxHomeFor(spec.env), Network: sb.Network,
+		iso.sandbox = *sandbox.New(sandbox.Sandbox{Bwrap: bwrap, Home: sandbox.SandboxHomeFor(spec.env), Network: sb.Network,
 			RO: append([]string(nil), sb.RO...), RW: append([]string(nil), sb.RW...),
-			Limits: sandbox.Limits{Memory: sb.Limits.Memory, Pids: sb.Limits.Pids, Tmp: sb.Limits.Tmp, Disk: sb.Limits.Disk}}
+			Limits: sandbox.Limits{Memory: sb.Limits.Memory, Pids: sb.Limits.Pids, Tmp: sb.Limits.Tmp, Disk: sb.Limits.Disk}})
 		hide := append(append([]string(nil), spec.hide...), sandbox.HideSelf(spec.env)...)
 		for i := range hide {
 			hide[i] = resolved(hide[i])
@@ -103,6 +103,14 @@ func buildIsolation(spec sandboxSpec) (*isolation, error) {
 	}
 	iso.env = sandbox.AttemptEnv(envSpec)
 	return iso, nil
+}
+
+// close ends the sandbox's standbys and waits for its attempts' cgroups
+// to go (sandbox.Sandbox.Close); nil and mode none close nothing.
+func (iso *isolation) close() {
+	if iso != nil && iso.mode == IsolationBwrap {
+		iso.sandbox.Close()
+	}
 }
 
 // setupIsolation resolves the sandbox of the base config for every
@@ -135,7 +143,7 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	iso.sandbox.CopyDir = filepath.Join(c.common, "flakegate", "copies")
 	c.iso = iso
 	// The attempts' Go caches are the repository's, built from the base
-	// (gocache.go); the runner's own are hidden.
+	// (gocache.go); the host's own are hidden.
 	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, sandbox.HostGoModCache(envGetter(c.opts.Env)))
 	return err
 }

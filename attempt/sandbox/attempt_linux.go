@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,6 +36,7 @@ type sandboxRun struct {
 	rep     helperReport // the helper's report, once finish read it
 	pid     chan int     // the sandbox's first process, once bwrap says
 	proxy   *proxy       // a prepare's outbound proxy (outbound_linux.go)
+	pool    *pool        // the sandbox's, which waits for its cgroup's removal; nil for none
 }
 
 // start starts the attempt's sandbox around c in dir. On overlays (as
@@ -49,7 +49,7 @@ func (s *Sandbox) start(dir string, c *attempt.Command) (*sandboxRun, error) {
 	if s.Outbound != nil {
 		return s.startOutbound(dir, c)
 	}
-	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" {
+	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" || s.pool == nil {
 		r, err := s.spawn(dir, c.Argv, c.Env, false)
 		if r != nil {
 			r.ran, r.keep = true, c.KeepCacheOnPass
@@ -67,7 +67,7 @@ func (s *Sandbox) start(dir string, c *attempt.Command) (*sandboxRun, error) {
 	msg := []byte(line)
 	key := s.standbyKey(dir, c.Env)
 	for try := 0; ; try++ {
-		r := takeStandby(key, owner)
+		r := s.pool.take(key, owner)
 		if r == nil {
 			if r, err = s.spawn(dir, nil, c.Env, true); err != nil {
 				return nil, err
@@ -94,7 +94,7 @@ func (s *Sandbox) start(dir string, c *attempt.Command) (*sandboxRun, error) {
 // spawn starts a helper for an attempt of argv in dir, or, as a standby,
 // for the next attempt of this sandbox (in its tree's folder).
 func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxRun, error) {
-	r := &sandboxRun{lim: s.Limits}
+	r := &sandboxRun{lim: s.Limits, pool: s.pool}
 	ok := false
 	defer func() {
 		if !ok {
@@ -128,20 +128,8 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	spec := v.helper
 	spec.Standby = standby
 	spec.Argv = append([]string{s.Bwrap}, v.args...)
-	if lv.Cgroup != "" && (s.Limits.Memory > 0 || s.Limits.Pids > 0) {
-		cg, err := newAttemptCgroup(s.Limits)
-		if err != nil {
-			return nil, err
-		}
-		r.cg = cg
-		spec.Cgroups, spec.Leave = cg.dirs, cg.parents()
-	} else {
-		if s.Limits.Memory > 0 {
-			spec.Rlimits = append(spec.Rlimits, rlimit{Resource: unix.RLIMIT_DATA, Value: uint64(s.Limits.Memory)})
-		}
-		if s.Limits.Pids > 0 {
-			spec.Rlimits = append(spec.Rlimits, rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(s.Limits.Pids)})
-		}
+	if err := r.bound(spec, lv); err != nil {
+		return nil, err
 	}
 	cmd, err := helperCommand(spec)
 	if err != nil {
@@ -151,9 +139,57 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	if lv.Root || lv.Copy {
 		cmd.Dir = "/"
 	}
-	prog, err := seccompProgram()
+	var h handOff
+	outW, statusR, repR, err := r.pipes(&h, standby)
 	if err != nil {
 		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, outW // one pipe keeps the two streams in order
+	if lv.Root && lv.Idmap {
+		if err := s.idmaps(r, &h, tree); err != nil {
+			return nil, err
+		}
+	}
+	cmd.Args = append(cmd.Args, h.flags...)
+	cmd.ExtraFiles = h.files
+	if err := r.start(cmd, statusR, repR); err != nil {
+		return nil, err
+	}
+	ok = true
+	return r, nil
+}
+
+// bound puts the attempt's limits into spec: a cgroup of its own where
+// the host gives one (r.cg), else rlimits.
+func (r *sandboxRun) bound(spec *helperSpec, lv Level) error {
+	if lv.Cgroup != "" && (r.lim.Memory > 0 || r.lim.Pids > 0) {
+		cg, err := newAttemptCgroup(r.lim)
+		if err != nil {
+			return err
+		}
+		r.cg = cg
+		spec.Cgroups, spec.Leave = cg.dirs, cg.parents()
+		return nil
+	}
+	if r.lim.Memory > 0 {
+		spec.Rlimits = append(spec.Rlimits, rlimit{Resource: unix.RLIMIT_DATA, Value: uint64(r.lim.Memory)})
+	}
+	if r.lim.Pids > 0 {
+		spec.Rlimits = append(spec.Rlimits, rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(r.lim.Pids)})
+	}
+	return nil
+}
+
+// pipes makes the helper's pipes and hands their child ends to it by
+// name: the attempt's output (its stdout and stderr, in order, r.pr),
+// bwrap's status, the seccomp filter (written now: a few hundred bytes,
+// which the pipe holds), the helper's report and, for a standby, its
+// attempt line (r.specW). It returns the helper's end of the output and
+// flakegate's ends of the status and the report.
+func (r *sandboxRun) pipes(h *handOff, standby bool) (outW, statusR, repR *os.File, err error) {
+	prog, err := seccompProgram()
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	pipe := func() (rd, wr *os.File) {
 		if err != nil {
@@ -174,65 +210,79 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		specR, r.specW = pipe()
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	if _, err = secW.Write(prog); err != nil { // a few hundred bytes: the pipe holds them
-		return nil, err
+	if _, err = secW.Write(prog); err != nil {
+		return nil, nil, nil, err
 	}
 	r.child = []*os.File{outW, statusW, secR, secW, repW}
+	r.pr = outR
+	h.give(fdStatus, statusW)
+	h.give(fdSeccomp, secR)
+	h.give(fdReport, repW)
 	if specR != nil {
 		r.child = append(r.child, specR)
+		h.give(fdAttempt, specR)
 	}
-	r.pr = outR
-	cmd.Stdout, cmd.Stderr = outW, outW // one pipe keeps the two streams in order
-	cmd.ExtraFiles = []*os.File{statusW, secR, repW, specR}
-	if lv.Root && lv.Idmap {
-		if r.owner, err = ownerOf(s.Tree); err != nil {
-			return nil, err
+	return outW, statusR, repR, nil
+}
+
+// idmaps hands the helper the user namespaces of its idmapped mounts
+// (as root): the tree's, from its owner (or, for a fresh copy, from the
+// share identity, which then owns the copy), and the sandbox.rw
+// folders', from the share identity.
+func (s *Sandbox) idmaps(r *sandboxRun, h *handOff, tree string) error {
+	lv := s.Level
+	var err error
+	if r.owner, err = ownerOf(s.Tree); err != nil {
+		return err
+	}
+	treeOwner := r.owner
+	if lv.Copy {
+		// The copy is on the host's disk while the attempt runs: what
+		// the attempt writes there must not be root's (or the tree
+		// owner's). The copy is the share identity's, and the
+		// attempt writes as that identity.
+		uid, gid := shareIdentity()
+		if err := chownCopy(tree, r.owner, uid, gid); err != nil {
+			return err
 		}
-		treeOwner := r.owner
-		if lv.Copy {
-			// The copy is on the host's disk while the attempt runs: what
-			// the attempt writes there must not be root's (or the tree
-			// owner's). The copy is the share identity's, and the
-			// attempt writes as that identity.
-			uid, gid := shareIdentity()
-			if err := chownCopy(tree, r.owner, uid, gid); err != nil {
-				return nil, err
+		treeOwner = [2]int{uid, gid}
+	}
+	ns, err := idmapUserns(treeOwner[0], treeOwner[1], lv.UID, lv.GID)
+	if err != nil {
+		return err
+	}
+	h.give(fdTreeUserns, ns)
+	// No host Go cache is idmapped since the attempts' caches are the
+	// repository's (gocache.go): the helper gets no fdCacheUserns.
+	if len(s.RW) == 0 {
+		return nil
+	}
+	// The shares are idmapped from the share identity, not the tree's
+	// owner: what the attempt writes there is neither root's nor
+	// flakegate's on the host.
+	uid, gid := shareIdentity()
+	for _, p := range s.RW {
+		if _, err := os.Lstat(p); err == nil {
+			if err := handOver(p, r.owner, uid, gid); err != nil {
+				return err
 			}
-			treeOwner = [2]int{uid, gid}
-		}
-		ns, err := idmapUserns(treeOwner[0], treeOwner[1], lv.UID, lv.GID)
-		if err != nil {
-			return nil, err
-		}
-		cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
-		// Descriptor 8 (helperCacheUsernsFD) is empty: no host Go cache
-		// is idmapped since the attempts' caches are the repository's
-		// (gocache.go). The shares' user namespace stays descriptor 9.
-		cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
-		if len(s.RW) > 0 {
-			// The shares are idmapped from the share identity, not the
-			// tree's owner: what the attempt writes there is neither
-			// root's nor flakegate's on the host.
-			uid, gid := shareIdentity()
-			for _, p := range s.RW {
-				if _, err := os.Lstat(p); err == nil {
-					if err := handOver(p, r.owner, uid, gid); err != nil {
-						return nil, err
-					}
-				}
-			}
-			ns, err := idmapUserns(uid, gid, lv.UID, lv.GID)
-			if err != nil {
-				return nil, err
-			}
-			cmd.ExtraFiles = append(cmd.ExtraFiles, ns)
 		}
 	}
+	if ns, err = idmapUserns(uid, gid, lv.UID, lv.GID); err != nil {
+		return err
+	}
+	h.give(fdShareUserns, ns)
+	return nil
+}
+
+// start starts the helper and reads bwrap's status and the helper's
+// report as they come.
+func (r *sandboxRun) start(cmd *exec.Cmd, statusR, repR *os.File) error {
 	r.cmd = cmd
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot start the sandbox helper: %w", err)
+		return fmt.Errorf("cannot start the sandbox helper: %w", err)
 	}
 	r.started()
 	r.status = make(chan bwrapStatus, 1)
@@ -248,107 +298,7 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		_ = json.NewDecoder(repR).Decode(&rep)
 		r.report <- rep
 	}()
-	ok = true
-	return r, nil
-}
-
-// The standbys: a few per sandbox, each made for a next attempt, and
-// how many are being made.
-var (
-	standbyMu   sync.Mutex
-	standbyCond = sync.NewCond(&standbyMu)
-	standbys    = map[string][]*sandboxRun{}
-	making      = map[string]int{}
-)
-
-// standbyDepth is how many standbys of one sandbox are ready or being
-// made after an attempt starts: two, so that on two cores attempts that
-// end at once do not wait for one standby after another.
-const standbyDepth = 2
-
-// maxStandbys bounds the standbys of one sandbox.
-const maxStandbys = 4
-
-// standbyKey names what a standby was built for: everything of the
-// sandbox, its tree, the working folder and the environment; everything
-// but the command.
-func (s *Sandbox) standbyKey(dir string, env []string) string {
-	b, _ := json.Marshal([]any{s.Bwrap, s.Tree, s.Overlay, s.Prepared, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.GoCache, s.FillGoCache, s.GoModCache, dir, env})
-	return string(b)
-}
-
-// takeStandby returns the standby made for key with its mounts for a
-// tree of owner, waiting for one being made; nil if there is none.
-func takeStandby(key string, owner [2]int) *sandboxRun {
-	standbyMu.Lock()
-	for len(standbys[key]) == 0 && making[key] > 0 {
-		standbyCond.Wait()
-	}
-	var r *sandboxRun
-	if list := standbys[key]; len(list) > 0 {
-		r, standbys[key] = list[0], list[1:]
-	}
-	standbyMu.Unlock()
-	if r != nil && r.owner != owner {
-		r.kill()
-		r.cleanup()
-		return nil
-	}
-	return r
-}
-
-// prefetch starts making standbys of this sandbox until standbyDepth
-// are ready or on their way.
-func (s *Sandbox) prefetch(key, dir string, env []string) {
-	standbyMu.Lock()
-	n := standbyDepth - len(standbys[key]) - making[key]
-	if n > 0 {
-		making[key] += n
-	}
-	standbyMu.Unlock()
-	for range n {
-		go s.replenish(key, dir, env)
-	}
-}
-
-// replenish makes a standby for a next attempt of this sandbox.
-func (s *Sandbox) replenish(key, dir string, env []string) {
-	r, err := s.spawn(dir, nil, env, true)
-	standbyMu.Lock()
-	making[key]--
-	if err == nil && len(standbys[key]) < maxStandbys {
-		standbys[key], r = append(standbys[key], r), nil
-	}
-	standbyCond.Broadcast()
-	standbyMu.Unlock()
-	if err == nil && r != nil {
-		r.kill()
-		r.cleanup()
-	}
-}
-
-// dropStandbys ends every standby (flakegate is done), once those being
-// made are made.
-func dropStandbys() {
-	standbyMu.Lock()
-	for busy := true; busy; {
-		busy = false
-		for _, n := range making {
-			busy = busy || n > 0
-		}
-		if busy {
-			standbyCond.Wait()
-		}
-	}
-	all := standbys
-	standbys = map[string][]*sandboxRun{}
-	standbyMu.Unlock()
-	for _, list := range all {
-		for _, r := range list {
-			r.kill()
-			r.cleanup()
-		}
-	}
+	return nil
 }
 
 // kill ends an unused helper: it exits when its attempt descriptor
@@ -433,11 +383,7 @@ func (r *sandboxRun) cleanup() {
 		if r.ran && r.cmd != nil && r.cmd.ProcessState != nil && !(r.keep && r.cmd.ProcessState.ExitCode() == 0) {
 			cg.reclaim() // before the next attempt can start: what this one read leaves the cache
 		}
-		cgroupsGone.Add(1)
-		go func() {
-			defer cgroupsGone.Done()
-			cg.remove()
-		}()
+		r.pool.removing(cg.remove)
 	}
 	if r.layer != "" {
 		os.RemoveAll(r.layer) // an empty folder: its tmpfs went with the helper's namespace
@@ -449,12 +395,6 @@ func (r *sandboxRun) cleanup() {
 		}
 	}
 }
-
-// cgroupsGone counts the attempt cgroups still being removed.
-var cgroupsGone sync.WaitGroup
-
-// WaitCgroups waits until the cgroups of finished attempts are removed.
-func WaitCgroups() { cgroupsGone.Wait() }
 
 // sizeText writes a size in binary units.
 func sizeText(n int64) string { return bytesize.Format(n) }

@@ -26,7 +26,7 @@ func (r *sandboxRun) hit() string    { return "" }
 func (r *sandboxRun) finish() string { return "" }
 func (r *sandboxRun) keepErr() error { return nil }
 func (r *sandboxRun) cleanup()       {}
-func helperMain(string) int          { return helperExit }
+func helperMain([]string) int        { return helperExit }
 func holderMain() int                { return helperExit }
 func dropIdentity() (int, int, bool) { return -1, -1, false }
 func findCgroups() cgroupHost        { return cgroupHost{why: "cgroups are Linux only"} }
@@ -37,6 +37,9 @@ type cgroupHost struct {
 }
 
 func sizeText(n int64) string { return "" }
-func WaitCgroups()            {}
-func dropStandbys()           {}
 func sweepCgroups() int       { return 0 }
+
+type pool struct{}
+
+func newPool() *pool   { return &pool{} }
+func (p *pool) close() {}

@@ -169,12 +169,3 @@ func copyTree(src, dst string) error {
 		return nil
 	})
 }
-
-// Finish ends flakegate's use of the sandbox: it ends the standby
-// helpers and waits until the cgroups of finished attempts are removed.
-// The CLI calls it before it exits. (The staged /etc stays for the next
-// run.)
-func Finish() {
-	dropStandbys()
-	WaitCgroups()
-}

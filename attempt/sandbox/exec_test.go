@@ -40,7 +40,7 @@ func TestWaitingCommandRunsTheAttemptExactly(t *testing.T) {
 	argv := []string{"sh", "-c", script, "zero", "a'b", "c\nd", "$HOME", "`id`", " sp ", `"q"`, "back\\slash", ""}
 	env := []string{"PATH=/usr/bin:/bin", "HOME=/root", "A.B=dotted", "X=1", "PWD=/elsewhere", "X=2", "NL=one\ntwo", "Q='\""}
 	run := func(probe bool) string {
-		sb := &Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits}
+		sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits})
 		if probe {
 			if err := sb.Probe(context.Background(), root, env, true); err != nil {
 				t.Fatal(err)

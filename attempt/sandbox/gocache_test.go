@@ -47,7 +47,7 @@ func TestGoCacheLayer(t *testing.T) {
 	os.Chtimes(filepath.Join(cache, "ab", "entry-d"), old, old)
 	tree := t.TempDir()
 	env := []string{"PATH=/usr/bin:/bin", "GOCACHE=" + SandboxGoCache}
-	sb := &Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits, GoCache: cache}
+	sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits, GoCache: cache})
 	if err := sb.Probe(context.Background(), filepath.Dir(tree), env, true); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestGoModCacheView(t *testing.T) {
 	os.Chmod(mod, 0o755)
 	src := []string{"PATH=" + filepath.Join(tool, "bin") + ":/usr/bin:/bin", "GOMODCACHE=" + filepath.Join(tool, "pkg/mod"), "GOCACHE=" + filepath.Join(tool, "cache/go-build")}
 	tree := t.TempDir()
-	sb := &Sandbox{Bwrap: bwrap, Home: "/root", Limits: testLimits, GoModCache: mod}
+	sb := open(t, Sandbox{Bwrap: bwrap, Home: "/root", Limits: testLimits, GoModCache: mod})
 	env := AttemptEnv(EnvSpec{Src: src, Sandbox: sb})
 	if err := sb.Probe(context.Background(), filepath.Dir(tree), env, true); err != nil {
 		t.Fatal(err)

@@ -40,16 +40,18 @@ type helperSpec struct {
 	Persist string `json:"persist,omitempty"`
 	// Standby: build the whole sandbox, join the cgroup and start bwrap
 	// now: its command is the waiting command (exec.go), which gets the
-	// attempt's command line from flakegate on descriptor 6 (passed on
-	// to it as execFD). A standby is started while the attempt before it
+	// attempt's command line from flakegate on the attempt descriptor
+	// (fdAttempt, passed on to it as execFD). A standby is started while the attempt before it
 	// runs, so that none of this (the cgroup join alone waits about 11 ms
 	// on cgroup v1, for an RCU grace period) is in the attempt's time.
 	Standby bool `json:"standby,omitempty"`
+
+	fds helperFDs // the helper's descriptors, by name (handoff.go)
 }
 
 // cacheLayer is one lower layer of the Go build cache. Idmap shows its
-// owner's files as the identity's (through the user namespace on
-// descriptor 8); the repository's cache and a prepared layer are the
+// owner's files as the identity's (through the user namespace given as
+// fdCacheUserns); the repository's cache and a prepared layer are the
 // identity's already, written by it.
 type cacheLayer struct {
 	Src   string `json:"src"`
@@ -61,7 +63,8 @@ type rlimit struct {
 	Value    uint64 `json:"v"`
 }
 
-// helperReport is what the helper says on descriptor 5 after bwrap.
+// helperReport is what the helper says on its report descriptor
+// (fdReport) after bwrap.
 type helperReport struct {
 	Full []string `json:"full,omitempty"` // "tmp", "disk"
 	// KeepErr says why a prepare's layers could not be kept; NoSpace
@@ -69,18 +72,3 @@ type helperReport struct {
 	KeepErr string `json:"keep_err,omitempty"`
 	NoSpace bool   `json:"no_space,omitempty"`
 }
-
-// Descriptors of the helper: bwrap's status and seccomp descriptors are
-// passed on to bwrap as 3 and 4; 5 is the helper's report; 6 a
-// standby's attempt argv, passed on to bwrap (and its waiting command)
-// as execFD; 7, when present, is the user namespace whose mapping
-// idmaps the tree; 8, when present, the one that idmaps the host's Go
-// build cache; 9, when present, the one that idmaps the sandbox.rw
-// folders (the share identity's files appear as the attempt's).
-const (
-	helperReportFD      = 5
-	helperSpecFD        = 6
-	helperUsernsFD      = 7
-	helperCacheUsernsFD = 8
-	helperShareUsernsFD = 9
-)

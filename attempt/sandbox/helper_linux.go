@@ -41,13 +41,13 @@ import (
 //     bwrap binds at the tree's mount point; bwrap builds the rest;
 //   - always: it joins the attempt's cgroup (or sets rlimits where there
 //     is none) before bwrap starts, and leaves it once bwrap has;
-//   - after bwrap: it reports on descriptor 5 which size-limited tmpfs the
+//   - after bwrap: it reports on its report descriptor which size-limited tmpfs the
 //     attempt filled, then exits as bwrap did.
 //
 // The mounts live in the helper's mount namespace only, and go away with
 // it: nothing is left on the host when an attempt is killed.
 
-func helperMain(arg string) int {
+func helperMain(args []string) int {
 	// No descriptor of the helper's reaches bwrap and the attempt but the
 	// ones handed to it below: not the report (an attempt could write
 	// its own), not the user namespaces, and not whatever flakegate
@@ -57,10 +57,19 @@ func helperMain(arg string) int {
 		return helperExit
 	}
 	var spec helperSpec
-	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
+	if len(args) == 0 {
+		args = []string{""}
+	}
+	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
 		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: bad spec:", err)
 		return helperExit
 	}
+	fds, err := parseFDs(args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper:", err)
+		return helperExit
+	}
+	spec.fds = fds
 	if err := spec.mount(); err != nil {
 		fmt.Fprintf(os.Stderr, "flakegate: cannot prepare the attempt's sandbox: %v\n", err)
 		return helperExit
@@ -88,12 +97,10 @@ func helperMain(arg string) int {
 		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper:", err)
 		return helperExit
 	}
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{os.NewFile(3, "status"), os.NewFile(4, "seccomp")}
-	if spec.Standby {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(helperSpecFD, "attempt")) // execFD in bwrap: 3 + its index
-		cmd.Env = execEnv
+	cmd, err := spec.bwrap()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper:", err)
+		return helperExit
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if spec.UID >= 0 {
@@ -117,6 +124,33 @@ func helperMain(arg string) int {
 		time.Sleep(time.Second)
 	}
 	return cmd.ProcessState.ExitCode()
+}
+
+// bwrap is the helper's bwrap command: spec.Argv with the status and
+// seccomp descriptors handed on by bwrap's own flags, and, for a standby,
+// the attempt line's descriptor at execFD, where its waiting command
+// reads it.
+func (spec *helperSpec) bwrap() (*exec.Cmd, error) {
+	status, filter := spec.fds.file(fdStatus), spec.fds.file(fdSeccomp)
+	if status == nil || filter == nil {
+		return nil, errors.New("no status or seccomp descriptor was given")
+	}
+	var h handOff
+	fdArgs := []string{"--json-status-fd", strconv.Itoa(h.add(status)), "--seccomp", strconv.Itoa(h.add(filter))}
+	cmd := exec.Command(spec.Argv[0], append(fdArgs, spec.Argv[1:]...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if spec.Standby {
+		line := spec.fds.file(fdAttempt)
+		if line == nil {
+			return nil, errors.New("a standby was given no attempt descriptor")
+		}
+		if n := h.add(line); n != execFD {
+			return nil, fmt.Errorf("the attempt descriptor would be %d in bwrap, not %d", n, execFD)
+		}
+		cmd.Env = execEnv
+	}
+	cmd.ExtraFiles = h.files
+	return cmd, nil
 }
 
 // pinLoginUID sets the calling thread's audit login uid, when it is unset, to
@@ -148,11 +182,12 @@ func pinLoginUID(uid int) error {
 	return nil
 }
 
-// report writes which of the attempt's tmpfs are full on descriptor 5;
+// report writes which of the attempt's tmpfs are full on its report
+// descriptor;
 // a prepare that exited 0 (ok) within its bounds has its layers kept
 // first (keepLayers), and the report says why they could not be.
 func (spec *helperSpec) report(ok bool) {
-	f := os.NewFile(helperReportFD, "report")
+	f := spec.fds.file(fdReport)
 	if f == nil || spec.Layer == "" {
 		return
 	}
@@ -289,7 +324,7 @@ func (spec *helperSpec) mountTree() error {
 		if spec.Userns { // the tree is flakegate's user's already
 			return unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, "")
 		}
-		return idmapBind(src, dst, helperUsernsFD)
+		return idmapBind(src, dst, spec.fds.get(fdTreeUserns))
 	}
 	if !spec.Overlay {
 		return bind(spec.Tree, filepath.Join(L, "tree"))
@@ -383,7 +418,7 @@ func (spec *helperSpec) mountGoCache() error {
 		}
 		var err error
 		if g.Idmap {
-			err = idmapBind(g.Src, dst, helperCacheUsernsFD)
+			err = idmapBind(g.Src, dst, spec.fds.get(fdCacheUserns))
 		} else {
 			err = unix.Mount(g.Src, dst, "", unix.MS_BIND|unix.MS_RDONLY, "")
 		}
@@ -410,7 +445,7 @@ func (spec *helperSpec) mountGoCache() error {
 }
 
 // idmapBind binds src at dst as seen through the user namespace on
-// descriptor 6: the files of the tree's owner appear as the unprivileged
+// descriptor usernsFD (-1: none given): the files of the tree's owner appear as the unprivileged
 // identity's. Without that descriptor it is a plain bind.
 func idmapBind(src, dst string, usernsFD int) error {
 	if _, err := unix.FcntlInt(uintptr(usernsFD), unix.F_GETFD, 0); err != nil {

@@ -41,11 +41,7 @@ func MaybeOverlayExec() {
 	if len(os.Args) > 0 {
 		switch os.Args[0] {
 		case helperArg0:
-			arg := ""
-			if len(os.Args) > 1 {
-				arg = os.Args[1]
-			}
-			os.Exit(helperMain(arg))
+			os.Exit(helperMain(os.Args[1:])) // its spec, then its descriptors by name
 		case holderArg0:
 			os.Exit(holderMain())
 		}

@@ -15,15 +15,21 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 )
 
-// testLimits are small limits for the runner's tests.
+// testLimits are small limits for the sandbox's tests.
 var testLimits = Limits{Memory: 512 << 20, Pids: 256, Tmp: 64 << 20, Disk: 64 << 20}
 
 // TestMain makes this test binary its own sandbox helper, as main does.
 func TestMain(m *testing.M) {
 	MaybeOverlayExec()
-	code := m.Run()
-	Finish()
-	os.Exit(code)
+	os.Exit(m.Run())
+}
+
+// open is the sandbox s describes, made by New as the check makes its
+// own, and closed when the test ends.
+func open(t testing.TB, s Sandbox) *Sandbox {
+	sb := New(s)
+	t.Cleanup(sb.Close)
+	return sb
 }
 
 // needOverlay probes sb for a tree beside dir and skips (fails under
@@ -104,7 +110,7 @@ func TestOverlayAttempt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sb := &Sandbox{Bwrap: bwrap, Tree: tree, RW: []string{gate}, Home: "/root", Limits: testLimits}
+	sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, RW: []string{gate}, Home: "/root", Limits: testLimits})
 	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
 	needOverlay(t, sb, root, env)
 
@@ -138,8 +144,8 @@ echo changed; while [ ! -e ` + gate + `/go ]; do sleep 0.05; done; cat mod.txt; 
 		t.Errorf("mounted after the attempt: %q", got)
 	}
 	// The attempt's layer folder is gone; the next attempt's standby and
-	// the staged /etc stay until flakegate is done with the sandbox.
-	Finish()
+	// the staged /etc stay until the sandbox is closed.
+	sb.Close()
 	left, _ := os.ReadDir(tmp)
 	for _, l := range left {
 		if !strings.HasPrefix(l.Name(), "flakegate-etc-") && !strings.HasPrefix(l.Name(), "flakegate-root-") { // the staged /etc and the (empty) folder of the roots are kept for the next run

@@ -38,7 +38,7 @@ func TestPrepareLayerKept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sb := &Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits}
+	sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits})
 	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
 	needOverlay(t, sb, root, env)
 

@@ -49,7 +49,7 @@ func TestSandboxHoldsNoPrivilege(t *testing.T) {
 		probe, overlay bool
 	}
 	run := func(t *testing.T, tc testCase) {
-		sb := &Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits}
+		sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits})
 		if tc.probe {
 			if err := sb.Probe(context.Background(), root, env, tc.overlay); err != nil {
 				t.Fatal(err)

@@ -85,7 +85,7 @@ func (spec *helperSpec) rootStep(R string, op rootOp) error {
 		if err := mountPoint(dst, !fi.IsDir()); err != nil {
 			return err
 		}
-		if err := idmapBind(op.Src, dst, helperShareUsernsFD); err != nil {
+		if err := idmapBind(op.Src, dst, spec.fds.get(fdShareUserns)); err != nil {
 			return err
 		}
 		return setAttr(dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)

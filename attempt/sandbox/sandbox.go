@@ -1,3 +1,18 @@
+// Package sandbox is the whole sandbox an attempt runs in: the
+// bubblewrap jail and its root (sandbox.go, root_linux.go), the staged
+// /etc (etc.go), the helper that flakegate re-executes to build it
+// (helper.go, helper_linux.go, its descriptors by name in handoff.go),
+// the overlays and fresh copies of the tree (overlay.go, freshtree*.go,
+// persist_linux.go), the attempt cgroups (cgroup_linux.go), the seccomp
+// filter (seccomp_linux.go), a prepare's outbound proxy (outbound*.go),
+// the attempt's environment (env.go) and the level probe (level.go).
+//
+// A Sandbox made by New is a value its owner uses for many attempts
+// (attempt.Command.Sandbox) and closes: it holds the standbys
+// (standby_linux.go), the sandboxes built for the next attempts while one
+// runs. There is no package-level pool. The one package-level step is
+// MaybeOverlayExec, the first call of main: a re-executed flakegate
+// becomes the helper there, before anything else runs.
 package sandbox
 
 import (
@@ -91,7 +106,28 @@ type Sandbox struct {
 	// Network must be false. As root only.
 	Outbound *Outbound
 
-	oneShot bool // no standby (the probe's attempts)
+	oneShot bool  // no standby (the probe's attempts)
+	pool    *pool // the standbys and the cgroups being removed (New); nil for none
+}
+
+// New is the sandbox that s describes, ready to hold its standbys: as
+// root, or in the helper's user namespace, each attempt on an overlay
+// takes a sandbox built for it while the attempt before ran, and the
+// next ones are built as it runs. Copies of it (another Tree, a prepared
+// layer) share them. Its owner calls Close when done. A Sandbox that is
+// not made by New builds each attempt's sandbox when the attempt starts.
+func New(s Sandbox) *Sandbox {
+	s.pool = newPool()
+	return &s
+}
+
+// Close ends the sandbox's standbys and waits until the cgroups of its
+// ended attempts are removed. Attempts may still run after it, without
+// standbys. The staged /etc stays for the next run.
+func (s *Sandbox) Close() {
+	if s != nil {
+		s.pool.close()
+	}
 }
 
 // Limits bound one attempt.
@@ -250,8 +286,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--hostname", sandboxHostname,
 		"--die-with-parent", "--new-session",
-		"--json-status-fd", statusFD, "--seccomp", seccompFD,
-	}
+	} // the helper adds --json-status-fd and --seccomp (helperSpec.bwrap)
 	if lv.Root {
 		a = append(a, "--uid", strconv.Itoa(lv.UID), "--gid", strconv.Itoa(lv.GID))
 	} else if lv.Userns { // the helper runs bwrap as its namespace's uid 0: the attempt sees flakegate's uid, as without the helper
@@ -468,13 +503,6 @@ func nested(paths []string) []string {
 	}
 	return out
 }
-
-// statusFD and seccompFD are bwrap's --json-status-fd and --seccomp
-// descriptors in the child: ExtraFiles[0] and [1].
-const (
-	statusFD  = "3"
-	seccompFD = "4"
-)
 
 // under reports whether p is one of dirs or inside one of them.
 func under(p string, dirs []string) bool {

@@ -47,7 +47,7 @@ func TestSandbox(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(inner, "ledger.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sb := &Sandbox{Bwrap: bwrap, Tree: tree, Hide: []string{secret, inner}, RO: []string{shared}, Home: "/root"}
+	sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Hide: []string{secret, inner}, RO: []string{shared}, Home: "/root"})
 	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
 	type testCase struct {
 		name   string

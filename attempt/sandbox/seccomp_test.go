@@ -122,7 +122,7 @@ func TestSeccompRefusesPageCacheAndSetID(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(tree, "probe.py"), []byte(filterProbe), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			sb := &Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits}
+			sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits})
 			if tc.probe {
 				if err := sb.Probe(context.Background(), root, env, tc.overlay); err != nil {
 					t.Fatal(err)

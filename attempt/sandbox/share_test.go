@@ -41,7 +41,7 @@ func TestShareOwnedBySandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
-	sb := &Sandbox{Bwrap: bwrap, Tree: tree, RW: []string{share}, Home: "/root", Limits: testLimits}
+	sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, RW: []string{share}, Home: "/root", Limits: testLimits})
 	if err := sb.Probe(context.Background(), root, env, true); err != nil {
 		t.Fatal(err)
 	}
@@ -73,5 +73,5 @@ func TestShareOwnedBySandbox(t *testing.T) {
 	if st.Uid != 0 {
 		t.Errorf("the hand-over followed a link out of the share: %s is uid %d", filepath.Join(outside, "victim"), st.Uid)
 	}
-	Finish()
+	sb.Close()
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/flakegate/flakegate/attempt/sandbox"
 	"io"
 	"os"
 	"os/signal"
@@ -95,7 +94,6 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	sandbox.Finish() // the sandbox's leftovers: attempt cgroups, the staged /etc
 	if err != nil && !started && flakegate.ErrorCode(err) == flakegate.EINTERNAL {
 		// cobra refused the arguments before any command ran.
 		err = &flakegate.Error{Code: flakegate.EINVALID, Message: err.Error(), Hint: "run 'flakegate --help'"}
