@@ -41,7 +41,8 @@
 # the big repository), PREP_ONLY=1 (only the preparation timing; with
 # BENCH_CACHE on a tmpfs such as /dev/shm it leaves out the disk, whose
 # noise on a shared machine can be larger than either side),
-# FLAKEGATE_NO_OVERLAY=1 (force the reset path).
+# FLAKEGATE_NO_OVERLAY=1 (force the reset path), BIG_FILES (the big
+# repository's file count, default 50000; a smaller one for a quick run).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -138,7 +139,7 @@ add40() {
 
 echo "preparing the repositories under $cache (cached) ..." >&2
 make_repo "$cache/small" 50
-make_repo "$cache/big" 50000
+make_repo "$cache/big" "${BIG_FILES:-50000}"
 add40 "$cache/small"
 add40 "$cache/big"
 

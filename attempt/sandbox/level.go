@@ -145,6 +145,39 @@ func (s *Sandbox) Probe(ctx context.Context, dir string, env []string, overlay b
 	return nil
 }
 
+// probeCgroups removes the cgroups a killed flakegate left and says
+// which attempt cgroups this host gives (Level.Cgroup), or why none.
+func (s *Sandbox) probeCgroups() {
+	sweepCgroups()
+	h := findCgroups()
+	if h.mem == "" {
+		s.Level.Missing = append(s.Level.Missing, "no cgroup: "+h.why)
+		return
+	}
+	s.Level.Cgroup = "v1"
+	if h.v2 {
+		s.Level.Cgroup = "v2"
+	}
+}
+
+// probeRun runs one probe attempt in tree at level lv, on an overlay
+// (ov) or not, with the Go build cache when cache is not "": it writes
+// to the tree and /tmp, reads the tree back, and writes to the cache.
+func (s *Sandbox) probeRun(ctx context.Context, tree string, env []string, lv Level, ov bool, cache string) error {
+	p := *s
+	p.Level, p.Overlay, p.Tree, p.oneShot, p.GoCache = lv, ov, tree, true, cache
+	p.Limits = Limits{Memory: 256 << 20, Pids: 64, Tmp: 16 << 20, Disk: 16 << 20}
+	script := "echo x > probe && test -w /tmp && read l < probe"
+	if cache != "" {
+		script += " && test -d " + SandboxGoCache + " && echo x > " + SandboxGoCache + "/.probe"
+	}
+	out := attempt.Run(ctx, attempt.Command{Argv: []string{"sh", "-c", script}, Dir: tree, Env: env, Sandbox: &p, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
+	if out.Result != attempt.Pass {
+		return errors.New(strings.TrimSpace(out.Reason + " " + lastLine(out.Tail)))
+	}
+	return nil
+}
+
 // probeLevel finds the level. Its first try (the highest level) also
 // tries goCache, when there is one, in the same attempt: warm says that
 // it worked, and spares the check a second probe attempt. A first try
@@ -154,16 +187,7 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 		return false, errors.New("this binary does not run the sandbox helper")
 	}
 	s.Level = Level{}
-	sweepCgroups()
-	h := findCgroups()
-	if h.mem != "" {
-		s.Level.Cgroup = "v1"
-		if h.v2 {
-			s.Level.Cgroup = "v2"
-		}
-	} else {
-		s.Level.Missing = append(s.Level.Missing, "no cgroup: "+h.why)
-	}
+	s.probeCgroups()
 	tree, err := os.MkdirTemp(dir, "probe-")
 	if err != nil {
 		return false, err
@@ -172,20 +196,7 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 	if err := os.WriteFile(filepath.Join(tree, "probe"), []byte("probe\n"), 0o644); err != nil {
 		return false, err
 	}
-	run := func(lv Level, ov bool, cache string) error {
-		p := *s
-		p.Level, p.Overlay, p.Tree, p.oneShot, p.GoCache = lv, ov, tree, true, cache
-		p.Limits = Limits{Memory: 256 << 20, Pids: 64, Tmp: 16 << 20, Disk: 16 << 20}
-		script := "echo x > probe && test -w /tmp && read l < probe"
-		if cache != "" {
-			script += " && test -d " + SandboxGoCache + " && echo x > " + SandboxGoCache + "/.probe"
-		}
-		out := attempt.Run(ctx, attempt.Command{Argv: []string{"sh", "-c", script}, Dir: tree, Env: env, Sandbox: &p, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
-		if out.Result != attempt.Pass {
-			return errors.New(strings.TrimSpace(out.Reason + " " + lastLine(out.Tail)))
-		}
-		return nil
-	}
+	run := func(lv Level, ov bool, cache string) error { return s.probeRun(ctx, tree, env, lv, ov, cache) }
 	first := true
 	try := func(lv Level, ov bool) error {
 		if first && goCache != "" {
