@@ -70,7 +70,7 @@ type Command struct {
 	Sandbox Sandbox
 	// KeepCacheOnPass leaves what the attempt read in the page cache when
 	// it exits 0. Otherwise its memory cgroup is reclaimed before Run
-	// returns (cgroup_linux.go), so that an attempt that follows cannot
+	// returns (attempt/sandbox/cgroup_linux.go), so that an attempt that follows cannot
 	// tell it ran by what it left cached. The check sets it for candidate
 	// attempts: an exit 0 (a pass, or an error) ends its triple, so no
 	// retry follows that could tell, and a harmless candidate keeps its
@@ -95,7 +95,7 @@ type Outcome struct {
 	// 4GiB"), "" if none; its Result is then Timeout, as for the wall
 	// budget.
 	Limit string
-	// KeepErr says why a prepare's (Sandbox.Persist) layers could not be
+	// KeepErr says why a prepare's (sandbox.Sandbox.Persist) layers could not be
 	// kept after it exited 0; it wraps ENOSPC when the disk is full.
 	KeepErr error
 }

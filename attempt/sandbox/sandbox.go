@@ -45,12 +45,12 @@ import (
 //     (or rlimits where there is none), the tmpfs by their size, and what
 //     it writes to its tree by the size of the overlay's upper layer.
 //
-// The environment is exactly Command.Env.
+// The environment is exactly attempt.Command.Env.
 type Sandbox struct {
 	// Bwrap is the bwrap binary, an absolute path.
 	Bwrap string
 	// Tree is the attempt's tree on the host; it is seen at TreeMount.
-	// Command.Dir must be inside it.
+	// attempt.Command.Dir must be inside it.
 	Tree string
 	// Hide lists host paths the attempt must not see even where a shared
 	// path holds them: the repository's git folder, other worktrees, the

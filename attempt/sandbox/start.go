@@ -15,10 +15,6 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 )
 
-// drainGrace bounds how long an ended attempt waits for what bwrap and
-// the helper report.
-const drainGrace = 500 * time.Millisecond
-
 var _ attempt.Sandbox = (*Sandbox)(nil)
 
 // Start starts c in the sandbox, in c.Dir (a host path inside Tree; ""
@@ -41,6 +37,10 @@ func (s *Sandbox) Start(c *attempt.Command) (attempt.Sandboxed, error) {
 	}
 	return sr, nil
 }
+
+// drainGrace bounds how long an ended attempt waits for what bwrap and
+// the helper report.
+const drainGrace = 500 * time.Millisecond
 
 // Process is the helper (the leader of the attempt's group) and the read
 // end of the attempt's output.
