@@ -1,4 +1,4 @@
-package check_test
+package e2e_test
 
 import (
 	"os"

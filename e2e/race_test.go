@@ -1,5 +1,5 @@
 //go:build race
 
-package check_test
+package e2e_test
 
 const raceEnabled = true
