@@ -458,7 +458,7 @@ func (a *a16) snapshot(t *testing.T) *state16 {
 	for p, data := range readTree(t, a.ledger) {
 		name := strings.TrimPrefix(p, a.ledger)
 		if strings.HasPrefix(name, "/records/") || strings.HasSuffix(name, ".lock") || name == "/lock" ||
-			name == "/corpus.json" { // the check records failing seeds (check/corpus_test.go)
+			name == "/corpus.json" { // the check records failing seeds (e2e/corpus_test.go)
 			continue
 		}
 		s.store[name] = data

@@ -154,7 +154,7 @@ func (a *attackRepo) storeFiles(t *testing.T) map[string]string {
 	all := storetest.SnapshotDir(t, a.ledger)
 	for name := range all {
 		if strings.HasPrefix(name, "/records/") || strings.HasSuffix(name, ".lock") || name == "/lock" ||
-			name == "/corpus.json" { // the check records failing seeds (check/corpus_test.go)
+			name == "/corpus.json" { // the check records failing seeds (e2e/corpus_test.go)
 			delete(all, name)
 		}
 	}
