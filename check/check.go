@@ -70,6 +70,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/flock"
+	"github.com/flakegate/flakegate/internal/infra"
 )
 
 // Options are the inputs of one check.
@@ -168,9 +169,7 @@ type checker struct {
 	now         func() time.Time
 	progress    ProgressHandler
 	secret      []byte                           // the store's seed secret, when seeds are drawn (seeds.go)
-	baseFiles   map[string]bool                  // the files of the base revision (infra.go), read once
-	baseText    map[string]string                // base files infra.go read, kept for the next property
-	goPkgs      map[string]map[string]*goPackage // the packages of each Go module at base, by module folder (goinfra.go)
+	baseInfra   *infra.Finder                    // the base revision's test infrastructure (props.go)
 	histMu      sync.Mutex
 	hist        map[string]history       // base results of earlier records, by triple (probe.go)
 	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)

@@ -18,6 +18,7 @@ import (
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/infra"
 	"github.com/flakegate/flakegate/template"
 )
 
@@ -126,10 +127,10 @@ func (c *checker) preflight(ctx context.Context) error {
 		}
 		for _, d := range c.diff {
 			for _, g := range globs {
-				if config.MatchGlob(g.glob, d) {
+				if config.MatchGlob(g.Glob, d) {
 					ps.watch = append(ps.watch, d)
 					ps.contaminated = append(ps.contaminated, d)
-					ps.watchWhy = append(ps.watchWhy, d+" ("+g.why+")")
+					ps.watchWhy = append(ps.watchWhy, d+" ("+g.Why+")")
 					break
 				}
 			}
@@ -324,14 +325,32 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 	return sha256Hex(b)
 }
 
-// watchGlob is one glob a property is graded against, and why.
-type watchGlob struct {
-	glob, why string
+// watchGlob is one glob a property is graded against, and why (the
+// type internal/infra lists what it finds in).
+type watchGlob = infra.Watch
+
+// propGlobs is watchGlobs plus the infrastructure found in the base
+// revision (internal/infra), by the property's framework and its file's
+// language.
+func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlob, error) {
+	found, err := c.infra().Find(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return append(watchGlobs(c.cfg, p), found...), nil
+}
+
+// infra is the base revision's infrastructure finder, made once.
+func (c *checker) infra() *infra.Finder {
+	if c.baseInfra == nil {
+		c.baseInfra = infra.New(c.git, c.baseSHA)
+	}
+	return c.baseInfra
 }
 
 // watchGlobs lists the globs of p besides its file and generator: the
 // framework's defaults (from its framework and its file), the property's watch and the
-// global watch. propGlobs (infra.go) adds what it finds in the base
+// global watch. propGlobs adds what it finds in the base
 // revision: pytest helper modules, vitest and jest files.
 //
 //   - pytest: conftest.py, pytest.ini, pyproject.toml, setup.cfg and
@@ -352,7 +371,7 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 				if f == "pyproject.toml" && p.Prepare != nil {
 					continue // it decides the prepare: a patch may change it (see prepare.go)
 				}
-				out = append(out, watchGlob{path.Join(d, f), "pytest configuration"})
+				out = append(out, watchGlob{Glob: path.Join(d, f), Why: "pytest configuration"})
 			}
 			if d == "." {
 				break
@@ -361,14 +380,14 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 	}
 	if p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go") {
 		out = append(out,
-			watchGlob{path.Join(dir, "*_test.go"), "a test file of the property's Go package"},
-			watchGlob{path.Join(dir, "testdata/rapid/**"), "rapid fail files of the property's package"})
+			watchGlob{Glob: path.Join(dir, "*_test.go"), Why: "a test file of the property's Go package"},
+			watchGlob{Glob: path.Join(dir, "testdata/rapid/**"), Why: "rapid fail files of the property's package"})
 	}
 	for _, g := range p.Watch {
-		out = append(out, watchGlob{g, "the property's watch"})
+		out = append(out, watchGlob{Glob: g, Why: "the property's watch"})
 	}
 	for _, g := range cfg.Watch {
-		out = append(out, watchGlob{g, "the global watch"})
+		out = append(out, watchGlob{Glob: g, Why: "the global watch"})
 	}
 	return out
 }
@@ -410,8 +429,8 @@ func (c *checker) checkSeeds(base string, ps *propState) error {
 		}
 		files := []string{p.Path}
 		for _, g := range watchGlobs(c.cfg, p) {
-			if g.why == "pytest configuration" {
-				files = append(files, g.glob)
+			if g.Why == "pytest configuration" {
+				files = append(files, g.Glob)
 			}
 		}
 		for _, f := range files {
@@ -493,7 +512,7 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 			return nil, err
 		}
 		for _, g := range globs {
-			wl.Watch = append(wl.Watch, WatchItem{g.glob, g.why})
+			wl.Watch = append(wl.Watch, WatchItem{g.Glob, g.Why})
 		}
 		out = append(out, wl)
 	}

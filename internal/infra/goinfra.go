@@ -2,7 +2,7 @@
 // found by reading the imports of the base revision's .go files
 // (go/parser, imports only; nothing is built or run).
 
-package check
+package infra
 
 import (
 	"go/parser"
@@ -31,7 +31,7 @@ type goPackage struct {
 // those tests rather than a pass.
 //
 // cache, when not nil, keeps each module's packages for the next property.
-func goHelpers(prop string, files map[string]bool, read func(string) string, cache map[string]map[string]*goPackage) []watchGlob {
+func goHelpers(prop string, files map[string]bool, read func(string) string, cache map[string]map[string]*goPackage) []Watch {
 	root, module := goModule(path.Dir(prop), files, read)
 	if module == "" {
 		return nil
@@ -89,9 +89,9 @@ func goHelpers(prop string, files map[string]bool, read func(string) string, cac
 		}
 	}
 	sort.Strings(dirs)
-	var out []watchGlob
+	var out []Watch
 	for _, d := range dirs {
-		out = append(out, watchGlob{path.Join(d, "*.go"), "a Go package of the module only tests import (a test helper of " + propDir + ")"})
+		out = append(out, Watch{path.Join(d, "*.go"), "a Go package of the module only tests import (a test helper of " + propDir + ")"})
 	}
 	return out
 }

@@ -1,8 +1,12 @@
-// Test infrastructure found, not declared: the Python helper modules a
-// pytest property imports from the repository's test folders, and the
-// config and setup files of vitest and jest.
-
-package check
+// Package infra finds a property's test infrastructure in the base
+// revision, by reading it, never by running it: the Python helper modules
+// a pytest property imports from the repository's test folders
+// (pyimports.go), the Go packages of the module that only tests import
+// (goinfra.go), and the config and setup files of vitest and jest
+// (jsconfig.go). What it finds is watched like the property's own file:
+// a candidate that changes it is CONTAMINATED for that property. The check
+// calls it through a Finder, one per base revision.
+package infra
 
 import (
 	"context"
@@ -11,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/git"
 )
 
 // JavaScript test runners whose files are watched.
@@ -19,75 +24,94 @@ const (
 	jsJest   = config.FrameworkJest
 )
 
-// repoFiles lists the files of the base revision once.
-func (c *checker) repoFiles(ctx context.Context) (map[string]bool, error) {
-	if c.baseFiles != nil {
-		return c.baseFiles, nil
+// Watch is one path or glob a property is graded against, and why.
+type Watch struct {
+	Glob, Why string
+}
+
+// Finder reads one revision of a repository, each file at most once, for
+// every property it is asked about. It is not safe for concurrent use.
+type Finder struct {
+	git    *git.Client
+	sha    string
+	files  map[string]bool                  // the files of the revision, read once
+	text   map[string]string                // the files read, kept for the next property
+	goPkgs map[string]map[string]*goPackage // the packages of each Go module, by module folder (goinfra.go)
+}
+
+// New is a Finder over revision sha of the repository g reads.
+func New(g *git.Client, sha string) *Finder {
+	return &Finder{git: g, sha: sha}
+}
+
+// Files lists the files of the revision (read once).
+func (f *Finder) Files(ctx context.Context) (map[string]bool, error) {
+	if f.files != nil {
+		return f.files, nil
 	}
-	names, err := c.git.ListFiles(ctx, c.baseSHA)
+	names, err := f.git.ListFiles(ctx, f.sha)
 	if err != nil {
 		return nil, err
 	}
-	c.baseFiles = make(map[string]bool, len(names))
+	f.files = make(map[string]bool, len(names))
 	for _, n := range names {
-		c.baseFiles[n] = true
+		f.files[n] = true
 	}
-	return c.baseFiles, nil
+	return f.files, nil
 }
 
-// propGlobs is watchGlobs plus the infrastructure found in the base
-// revision, by the property's framework and its file's language (never
-// by how run is spelled): the Python helper modules a .py property
-// imports, the Go packages of the module only tests import, and what the
-// vitest or jest config names.
-func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlob, error) {
-	out := watchGlobs(c.cfg, p)
+// Find lists the infrastructure of property p found in the revision, by
+// its framework and its file's language (never by how run is spelled):
+// the Python helper modules a .py property imports, the Go packages of the
+// module only tests import, and what the vitest or jest config names.
+func (f *Finder) Find(ctx context.Context, p *config.Property) ([]Watch, error) {
 	py := p.Framework == config.FrameworkPytest || strings.HasSuffix(p.Path, ".py")
 	gotest := p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go")
 	js := p.Framework == jsVitest || p.Framework == jsJest
 	if !py && !gotest && !js {
-		return out, nil
+		return nil, nil
 	}
-	files, err := c.repoFiles(ctx)
+	files, err := f.Files(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if c.baseText == nil {
-		c.baseText = map[string]string{}
+	if f.text == nil {
+		f.text = map[string]string{}
 	}
 	read := func(rel string) string {
-		if s, ok := c.baseText[rel]; ok {
+		if s, ok := f.text[rel]; ok {
 			return s
 		}
-		b, err := c.git.Show(ctx, c.baseSHA, rel)
+		b, err := f.git.Show(ctx, f.sha, rel)
 		if err != nil {
 			return ""
 		}
-		c.baseText[rel] = string(b)
+		f.text[rel] = string(b)
 		return string(b)
 	}
-	if gotest && c.goPkgs == nil {
-		// Every .go file and go.mod of the base, in one git process.
+	if gotest && f.goPkgs == nil {
+		// Every .go file and go.mod of the revision, in one git process.
 		var names []string
-		for f := range files {
-			if strings.HasSuffix(f, ".go") || path.Base(f) == "go.mod" {
-				names = append(names, f)
+		for name := range files {
+			if strings.HasSuffix(name, ".go") || path.Base(name) == "go.mod" {
+				names = append(names, name)
 			}
 		}
-		got, err := c.git.ShowFiles(ctx, c.baseSHA, names)
+		got, err := f.git.ShowFiles(ctx, f.sha, names)
 		if err != nil {
 			return nil, err
 		}
-		for _, f := range names {
-			c.baseText[f] = string(got[f])
+		for _, name := range names {
+			f.text[name] = string(got[name])
 		}
-		c.goPkgs = map[string]map[string]*goPackage{}
+		f.goPkgs = map[string]map[string]*goPackage{}
 	}
+	var out []Watch
 	if py {
 		out = append(out, pyHelpers(p.Path, files, read)...)
 	}
 	if gotest {
-		out = append(out, goHelpers(p.Path, files, read, c.goPkgs)...)
+		out = append(out, goHelpers(p.Path, files, read, f.goPkgs)...)
 	}
 	if js {
 		out = append(out, jsInfra(p.Framework, p, files, read)...)
@@ -100,7 +124,7 @@ func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlo
 // folder and every folder holding a conftest.py, with what lies below
 // them (never the repository root itself, which holds product code in
 // most layouts). Product code it imports is not watched, nor followed.
-func pyHelpers(prop string, files map[string]bool, read func(string) string) []watchGlob {
+func pyHelpers(prop string, files map[string]bool, read func(string) string) []Watch {
 	var testDirs []string
 	if d := path.Dir(prop); d != "." {
 		testDirs = append(testDirs, d)
@@ -118,7 +142,7 @@ func pyHelpers(prop string, files map[string]bool, read func(string) string) []w
 		}
 		return false
 	}
-	var out []watchGlob
+	var out []Watch
 	seen := map[string]bool{prop: true}
 	queue := []string{prop}
 	add := func(f, importer string) {
@@ -126,7 +150,7 @@ func pyHelpers(prop string, files map[string]bool, read func(string) string) []w
 			return
 		}
 		seen[f] = true
-		out = append(out, watchGlob{f, "a test helper imported by " + importer})
+		out = append(out, Watch{f, "a test helper imported by " + importer})
 		queue = append(queue, f)
 	}
 	for len(queue) > 0 {
@@ -144,7 +168,7 @@ func pyHelpers(prop string, files map[string]bool, read func(string) string) []w
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].glob < out[j].glob })
+	sort.Slice(out, func(i, j int) bool { return out[i].Glob < out[j].Glob })
 	return out
 }
 

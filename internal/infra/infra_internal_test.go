@@ -1,4 +1,4 @@
-package check
+package infra
 
 import (
 	"reflect"
@@ -57,7 +57,7 @@ func TestPyHelpers(t *testing.T) {
 	src["tests/test_calc.py"] += "from support.fixtures import load\n"
 	var got []string
 	for _, g := range pyHelpers("tests/test_calc.py", files, func(f string) string { return src[f] }) {
-		got = append(got, g.glob+" <- "+strings.TrimPrefix(g.why, "a test helper imported by "))
+		got = append(got, g.Glob+" <- "+strings.TrimPrefix(g.Why, "a test helper imported by "))
 	}
 	want := []string{
 		"support/fixtures.py <- tests/test_calc.py",
@@ -77,8 +77,8 @@ func TestJSInfra(t *testing.T) {
 	p := &config.Property{Path: "web/src/a.test.ts", Run: []string{"npx", "vitest", "run", "{path}"}}
 	var got []string
 	for _, g := range jsInfra(jsVitest, p, files, func(f string) string { return src[f] }) {
-		if !strings.Contains(g.glob, "*") {
-			got = append(got, g.glob+": "+g.why)
+		if !strings.Contains(g.Glob, "*") {
+			got = append(got, g.Glob+": "+g.Why)
 		}
 	}
 	want := []string{"web/test/setup.ts: setupFiles of web/vitest.config.ts", "web/test/global.ts: globalSetup of web/vitest.config.ts"}
@@ -87,7 +87,7 @@ func TestJSInfra(t *testing.T) {
 	}
 	var globs []string
 	for _, g := range jsInfra(jsJest, &config.Property{Path: "a/b.test.js", Run: []string{"npx", "jest", "--config", "cfg/jest.js"}}, nil, func(string) string { return "" }) {
-		globs = append(globs, g.glob)
+		globs = append(globs, g.Glob)
 	}
 	if strings.Join(globs, " ") != "cfg/jest.js a/jest.config.* a/jest.setup.* jest.config.* jest.setup.*" {
 		t.Errorf("jest: %q", globs)

@@ -9,7 +9,7 @@
 // everything under the config's folder is watched: a patch cannot reach
 // the test through what flakegate did not understand.
 
-package check
+package infra
 
 import (
 	"encoding/json"
@@ -52,7 +52,7 @@ var jsExts = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".ts
 // jest.config.* and jest.setup.* for jest, and package.json's "jest") in
 // the property's folder and every folder above it; and every local file
 // those configs name or import (see jsReader).
-func jsInfra(fw string, p *config.Property, files map[string]bool, read func(string) string) []watchGlob {
+func jsInfra(fw string, p *config.Property, files map[string]bool, read func(string) string) []Watch {
 	r := &jsReader{fw: fw, files: files, read: read, seen: map[string]bool{}}
 	var configs []string
 	for i, a := range p.Run {
@@ -76,7 +76,7 @@ func jsInfra(fw string, p *config.Property, files map[string]bool, read func(str
 	for d := path.Dir(p.Path); ; d = path.Dir(d) {
 		for _, n := range names {
 			g := path.Join(d, n)
-			r.out = append(r.out, watchGlob{g, fw + " configuration"})
+			r.out = append(r.out, Watch{g, fw + " configuration"})
 			if len(configs) == 0 && !strings.Contains(n, ".setup.") {
 				for f := range files {
 					if config.MatchGlob(g, f) {
@@ -129,7 +129,7 @@ type jsReader struct {
 	read  func(string) string
 	seen  map[string]bool
 	queue []string // local JavaScript files whose imports are followed
-	out   []watchGlob
+	out   []Watch
 }
 
 func (r *jsReader) add(glob, why string) {
@@ -137,7 +137,7 @@ func (r *jsReader) add(glob, why string) {
 		return
 	}
 	r.seen[glob] = true
-	r.out = append(r.out, watchGlob{glob, why})
+	r.out = append(r.out, Watch{glob, why})
 }
 
 // unreadable watches everything under cf's folder, saying why.

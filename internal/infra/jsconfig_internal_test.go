@@ -1,4 +1,4 @@
-package check
+package infra
 
 import (
 	"reflect"
@@ -51,8 +51,8 @@ module.exports = {
 	p := &config.Property{Path: "src/a.test.js", Framework: jsJest}
 	var got []string
 	for _, g := range jsInfra(jsJest, p, files, func(f string) string { return src[f] }) {
-		if !strings.Contains(g.why, "configuration") {
-			got = append(got, g.glob)
+		if !strings.Contains(g.Why, "configuration") {
+			got = append(got, g.Glob)
 		}
 	}
 	sort.Strings(got)
@@ -83,8 +83,8 @@ export default defineConfig({ plugins: [react(), mine()], test: { setupFiles: t 
 	}
 	got = nil
 	for _, g := range jsInfra(jsVitest, &config.Property{Path: "web/src/a.test.ts", Framework: jsVitest}, files2, func(f string) string { return src2[f] }) {
-		if !strings.Contains(g.why, "configuration") {
-			got = append(got, g.glob+": "+g.why)
+		if !strings.Contains(g.Why, "configuration") {
+			got = append(got, g.Glob+": "+g.Why)
 		}
 	}
 	want = []string{
@@ -100,7 +100,7 @@ export default defineConfig({ plugins: [react(), mine()], test: { setupFiles: t 
 	files3 := map[string]bool{"package.json": true, "t.js": true, "a.test.js": true}
 	got = nil
 	for _, g := range jsInfra(jsJest, &config.Property{Path: "a.test.js", Framework: jsJest}, files3, func(f string) string { return src3[f] }) {
-		got = append(got, g.glob+": "+g.why)
+		got = append(got, g.Glob+": "+g.Why)
 	}
 	if !strings.Contains(strings.Join(got, "\n"), "t.js: transform of package.json") {
 		t.Errorf("package.json jest: %q", got)
@@ -127,7 +127,7 @@ func TestGoHelpers(t *testing.T) {
 	}
 	var got []string
 	for _, g := range goHelpers("sorter/sort_test.go", files, func(f string) string { return src[f] }, nil) {
-		got = append(got, g.glob)
+		got = append(got, g.Glob)
 	}
 	if want := []string{"internal/sorttest/*.go", "internal/sorttest/gen/*.go"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("helpers %q, want %q", got, want)
@@ -145,8 +145,8 @@ func FuzzJSConfig(f *testing.F) {
 		read := func(f string) string { return src }
 		for _, fw := range []string{jsJest, jsVitest} {
 			for _, g := range jsInfra(fw, &config.Property{Path: "a.test.js", Framework: fw}, files, read) {
-				if strings.HasPrefix(g.glob, "/") || strings.HasPrefix(g.glob, "..") {
-					t.Fatalf("%q names %q", src, g.glob)
+				if strings.HasPrefix(g.Glob, "/") || strings.HasPrefix(g.Glob, "..") {
+					t.Fatalf("%q names %q", src, g.Glob)
 				}
 			}
 		}

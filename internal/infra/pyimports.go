@@ -2,7 +2,7 @@
 // read with pysrc's tokenizer (strings, comments, brackets and
 // continuation lines are understood), never run.
 
-package check
+package infra
 
 import (
 	"strings"
