@@ -168,8 +168,8 @@ type checker struct {
 	iso         *isolation
 	now         func() time.Time
 	progress    ProgressHandler
-	secret      []byte                           // the store's seed secret, when seeds are drawn (seeds.go)
-	baseInfra   *infra.Finder                    // the base revision's test infrastructure (props.go)
+	secret      []byte        // the store's seed secret, when seeds are drawn (seeds.go)
+	baseInfra   *infra.Finder // the base revision's test infrastructure (props.go)
 	histMu      sync.Mutex
 	hist        map[string]history       // base results of earlier records, by triple (probe.go)
 	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)
