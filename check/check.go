@@ -57,7 +57,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -186,8 +185,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		return nil, internalf("check: no store opener was given")
 	}
 	if strings.TrimSpace(opts.Base) == "" {
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
-			Hint: "pass the revision the candidate is measured against, e.g. --base origin/main"}
+		return nil, errNoBase
 	}
 	c := &checker{opts: opts, now: opts.Now, progress: opts.Progress}
 	if c.progress == nil {
@@ -199,31 +197,24 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 	if c.opts.By == "" {
 		c.opts.By = "flakegate check"
 	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
-	c.git = &git.Client{Dir: dir, Git: opts.Git}
-	var err error
-	if c.top, err = c.git.TopLevel(ctx); err != nil {
+	b, err := OpenRepo(ctx, opts.Dir, opts.Git)
+	if err != nil {
 		return nil, err
 	}
-	if c.common, err = c.git.CommonDir(ctx); err != nil {
-		return nil, err
-	}
-	if c.baseSHA, err = c.resolve(ctx, "--base", opts.Base); err != nil {
+	if err := b.Resolve(ctx, opts.Base); err != nil {
 		return nil, err
 	}
 	cand := opts.Candidate
 	if cand == "" {
 		cand = "HEAD"
 	}
-	if c.candSHA, err = c.resolve(ctx, "--candidate", cand); err != nil {
+	if c.candSHA, err = resolve(ctx, b.Git, "--candidate", cand); err != nil {
 		return nil, err
 	}
-	if err := c.loadConfig(ctx); err != nil {
+	if err := b.LoadConfig(ctx, opts.ConfigPath); err != nil {
 		return nil, err
 	}
+	c.useBase(b)
 	if c.diff, err = c.git.DiffNames(ctx, c.baseSHA, c.candSHA); err != nil {
 		return nil, err
 	}
@@ -262,63 +253,31 @@ func (c *checker) close() {
 	c.goc.release()
 }
 
-func (c *checker) resolve(ctx context.Context, flag, rev string) (string, error) {
-	sha, err := c.git.RevParse(ctx, rev)
-	if err != nil {
-		var fe *flakegate.Error
-		if errors.As(err, &fe) && fe.Code == flakegate.EINVALID {
-			return "", &flakegate.Error{Code: flakegate.EINVALID, Op: "check " + flag, Message: fe.Message, Hint: fe.Hint}
-		}
-		return "", err
-	}
-	return sha, nil
-}
-
-// loadConfig reads the config at the base revision: a patch must not
-// choose its own gate.
-func (c *checker) loadConfig(ctx context.Context) error {
-	p := c.opts.ConfigPath
-	if p == "" {
-		p = config.DefaultPath
-	}
-	clean, err := config.CleanRepoPath(p)
-	if err != nil {
-		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --config", Path: p, Message: err.Error(),
-			Hint: "give the config's path relative to the repository root"}
-	}
-	c.cfgPath = clean
-	raw, err := c.git.Show(ctx, c.baseSHA, clean)
-	if err != nil {
-		switch flakegate.ErrorCode(err) {
-		case flakegate.ENOTFOUND:
-			return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: clean,
-				Message: fmt.Sprintf("no such file at the base revision %s", flakegate.ShortSHA(c.baseSHA)),
-				Hint:    "commit " + clean + " on the base branch (the config is always read from the base), or pass --config PATH"}
-		case flakegate.EINVALID:
-			return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: clean, Message: "cannot read the config at the base revision", Err: err}
-		}
-		return err
-	}
-	c.cfgSHA = sha256Hex(raw)
-	c.cfg, err = config.LoadWith(raw, clean, showAt(ctx, c.git, c.baseSHA))
-	if err != nil {
-		return err
-	}
-	c.watch = []string{clean}
-	return nil
+// useBase takes the repository and the config of b.
+func (c *checker) useBase(b *Base) {
+	c.git, c.top, c.common, c.baseSHA = b.Git, b.Top, b.Common, b.SHA
+	c.cfgPath, c.cfgSHA, c.cfg = b.ConfigPath, b.ConfigSHA, b.Config
+	c.watch = []string{b.ConfigPath}
 }
 
 // watchLedger adds a file ledger that lives inside the work tree to the
 // watched paths, as a folder prefix.
 func (c *checker) watchLedger() error {
-	if c.opts.LedgerPath == "" {
-		return nil
+	w, err := ledgerWatch(c.top, c.opts.LedgerPath)
+	c.watch = append(c.watch, w...)
+	return err
+}
+
+// ledgerWatch is what a file ledger at ledgerPath adds to the watched
+// paths of the work tree top: its folder, when it lives inside.
+func ledgerWatch(top, ledgerPath string) ([]string, error) {
+	if ledgerPath == "" {
+		return nil, nil
 	}
-	abs, err := filepath.Abs(c.opts.LedgerPath)
+	abs, err := filepath.Abs(ledgerPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	top := c.top
 	if r, err := filepath.EvalSymlinks(top); err == nil {
 		top = r
 	}
@@ -327,15 +286,14 @@ func (c *checker) watchLedger() error {
 	}
 	rel, err := filepath.Rel(top, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil
+		return nil, nil
 	}
 	rel = filepath.ToSlash(rel)
 	if rel == "." {
-		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --ledger", Path: c.opts.LedgerPath,
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check --ledger", Path: ledgerPath,
 			Message: "the ledger cannot be the repository root", Hint: "keep the ledger in its own folder"}
 	}
-	c.watch = append(c.watch, rel, rel+"/")
-	return nil
+	return []string{rel, rel + "/"}, nil
 }
 
 // evalExisting resolves symlinks of the longest existing prefix of p.

@@ -333,11 +333,17 @@ type watchGlob = infra.Watch
 // revision (internal/infra), by the property's framework and its file's
 // language.
 func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlob, error) {
-	found, err := c.infra().Find(ctx, p)
+	return propGlobs(ctx, c.cfg, c.infra(), p)
+}
+
+// propGlobs is what p of cfg is graded against besides its file and
+// generator: watchGlobs, and what finder finds.
+func propGlobs(ctx context.Context, cfg *config.Config, finder *infra.Finder, p *config.Property) ([]watchGlob, error) {
+	found, err := finder.Find(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return append(watchGlobs(c.cfg, p), found...), nil
+	return append(watchGlobs(cfg, p), found...), nil
 }
 
 // infra is the base revision's infrastructure finder, made once.
@@ -463,35 +469,18 @@ type WatchItem struct {
 	Why  string `json:"why"`
 }
 
-// ExplainWatch reads the config at opts.Base and lists what each property
-// watches, without running anything.
-func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
-	if strings.TrimSpace(opts.Base) == "" {
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
-			Hint: "pass the revision whose config you want explained, e.g. --base origin/main"}
-	}
-	c := &checker{opts: opts}
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
-	c.git = &git.Client{Dir: dir, Git: opts.Git}
-	var err error
-	if c.top, err = c.git.TopLevel(ctx); err != nil {
+// ExplainWatch lists what each property of b's config watches, with the
+// file ledger at ledgerPath ("" for none), without running anything.
+func ExplainWatch(ctx context.Context, b *Base, ledgerPath string) ([]WatchList, error) {
+	ledger, err := ledgerWatch(b.Top, ledgerPath)
+	if err != nil {
 		return nil, err
 	}
-	if c.baseSHA, err = c.resolve(ctx, "--base", opts.Base); err != nil {
-		return nil, err
-	}
-	if err := c.loadConfig(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.watchLedger(); err != nil {
-		return nil, err
-	}
+	watch := append([]string{b.ConfigPath}, ledger...)
+	finder := infra.New(b.Git, b.SHA)
 	var out []WatchList
-	for i := range c.cfg.Properties {
-		p := &c.cfg.Properties[i]
+	for i := range b.Config.Properties {
+		p := &b.Config.Properties[i]
 		wl := WatchList{Property: p.ID(), Framework: p.Framework}
 		if p.Prepare != nil {
 			wl.Prepare = p.Prepare.Run
@@ -500,14 +489,14 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 		if p.Generator != "" {
 			wl.Watch = append(wl.Watch, WatchItem{p.Generator, "the fixture generator"})
 		}
-		for _, w := range c.watch {
+		for _, w := range watch {
 			why := "the config"
-			if w != c.cfgPath {
+			if w != b.ConfigPath {
 				why = "the ledger (inside the repository)"
 			}
 			wl.Watch = append(wl.Watch, WatchItem{w, why})
 		}
-		globs, err := c.propGlobs(ctx, p)
+		globs, err := propGlobs(ctx, b.Config, finder, p)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package check
+package doctor
 
 import (
 	"bytes"
@@ -12,51 +12,51 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/runner"
 	"github.com/flakegate/flakegate/template"
 )
 
-// Doctor statuses: every line of `flakegate doctor` is one of them.
+// Statuses: every line of `flakegate doctor` is one of them.
 const (
-	DoctorOK   = "ok"
-	DoctorWarn = "warn"
-	DoctorFail = "fail"
+	OK   = "ok"
+	Warn = "warn"
+	Fail = "fail"
 )
 
 // BwrapInstall is the one command that installs bubblewrap on Debian and
 // Ubuntu, which doctor prints when bwrap is missing.
 const BwrapInstall = "sudo apt-get install -y bubblewrap"
 
-// DoctorLine is one finding of Doctor: a status, what was looked at, and
-// what was found.
-type DoctorLine struct {
-	Status string `json:"status"` // DoctorOK, DoctorWarn or DoctorFail
+// Line is one finding of Doctor: a status, what was looked at, and what
+// was found.
+type Line struct {
+	Status string `json:"status"` // OK, Warn or Fail
 	Topic  string `json:"topic"`  // "config", "bwrap", "sandbox", "toolchain", "prepare", "run", "sandbox.env"
 	Text   string `json:"text"`
 }
 
-// DoctorReport is what Doctor found. CommonDir is the repository's git
+// Report is what Doctor found. CommonDir is the repository's git
 // common directory ("" outside a repository): the default store lives
 // there.
-type DoctorReport struct {
-	Lines     []DoctorLine
+type Report struct {
+	Lines     []Line
 	CommonDir string
 }
 
 // Failed reports whether any line is a failure.
-func (r *DoctorReport) Failed() bool {
-	return slices.ContainsFunc(r.Lines, func(l DoctorLine) bool { return l.Status == DoctorFail })
+func (r *Report) Failed() bool {
+	return slices.ContainsFunc(r.Lines, func(l Line) bool { return l.Status == Fail })
 }
 
-func (r *DoctorReport) add(status, topic, format string, args ...any) {
-	r.Lines = append(r.Lines, DoctorLine{status, topic, fmt.Sprintf(format, args...)})
+func (r *Report) add(status, topic, format string, args ...any) {
+	r.Lines = append(r.Lines, Line{status, topic, fmt.Sprintf(format, args...)})
 }
 
-// DoctorOptions are the inputs of Doctor: Dir, Base ("" is HEAD),
-// ConfigPath, Env, Git and Bwrap mean what they mean for Run.
-type DoctorOptions struct {
+// Options are the inputs of Doctor: Dir, Base ("" is HEAD),
+// ConfigPath, Env, Git and Bwrap mean what they mean for check.Run.
+type Options struct {
 	Dir, Base, ConfigPath string
 	// Env is the environment a check would have (nil: none); the CLI
 	// passes its own.
@@ -70,178 +70,191 @@ type DoctorOptions struct {
 	ProcRoot string
 }
 
+// doctor is one run of Doctor: what it found so far.
+type doctor struct {
+	opts  Options
+	rep   *Report
+	base  *check.Base
+	cfg   *config.Config // the base's, or a config with no sandbox block
+	site  *check.Site    // the check's sandbox (nil outside a repository)
+	bwrap string         // the bwrap found ("" for none)
+}
+
 // Doctor says what a check would meet here, without running one: the
 // config at the base, bwrap, the sandbox level the check's own probe
 // reaches (and why not more), each toolchain the config's run and
 // prepare commands name, on the host PATH and inside the very sandbox the
 // check builds, each prepare run once on the base tree as the check runs
-// it (doctorprepare.go), each property's program as its attempts find it
-// (doctorrun.go), and the sandbox.env names that are unset. The store is the
-// caller's (internal/store.Status). An error is returned only for a --base
+// it (prepare.go), each property's program as its attempts find it
+// (run.go), and the sandbox.env names that are unset. The store is the
+// caller's (internal/store.Status). An error is returned only for a base
 // that does not resolve (a usage error); everything else is a line.
-func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
-	rep := &DoctorReport{}
-	explicit := strings.TrimSpace(opts.Base) != ""
-	if !explicit {
-		opts.Base = "HEAD"
+func Doctor(ctx context.Context, opts Options) (*Report, error) {
+	d := &doctor{opts: opts, rep: &Report{}}
+	cfgOK, err := d.config(ctx)
+	if err != nil {
+		return nil, err
 	}
-	c := &checker{opts: Options{Dir: opts.Dir, Base: opts.Base, ConfigPath: opts.ConfigPath, Env: opts.Env, NoOverlay: opts.NoOverlay, Git: opts.Git, Secrets: opts.Secrets}, now: time.Now}
-	notes := &noteRecorder{}
-	c.progress = notes
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
+	d.lookAtBwrap(ctx)
+	if d.base.Common == "" {
+		d.rep.add(Warn, "sandbox", "not looked at: run doctor inside the repository")
+		return d.rep, nil
 	}
-	c.git = &git.Client{Dir: dir, Git: opts.Git}
-
-	// The config at the base, loaded as check loads it.
-	cfgOK := false
-	var err error
-	if c.top, err = c.git.TopLevel(ctx); err != nil {
-		rep.add(DoctorFail, "config", "%s", errLine(err))
-	} else if c.common, err = c.git.CommonDir(ctx); err != nil {
-		rep.add(DoctorFail, "config", "%s", errLine(err))
-	} else if c.baseSHA, err = c.resolve(ctx, "--base", opts.Base); err != nil {
-		if explicit {
-			return nil, err
-		}
-		rep.add(DoctorFail, "config", "HEAD does not resolve (a repository without a commit?): %s", errLine(err))
-	} else if err := c.loadConfig(ctx); err != nil {
-		rep.add(DoctorFail, "config", "at %s (%s): %s", opts.Base, flakegate.ShortSHA(c.baseSHA), errLine(err))
-	} else {
-		cfgOK = true
-		rep.add(DoctorOK, "config", "%s at %s (%s) is valid: %d properties, %d listed triples", c.cfgPath, opts.Base, flakegate.ShortSHA(c.baseSHA), len(c.cfg.Properties), c.cfg.Triples())
-	}
-	rep.CommonDir = c.common
+	sandboxed := d.lookAtSandbox(ctx)
 	if !cfgOK {
-		// Without a config, bwrap and the sandbox are still looked at, as
-		// a config with no sandbox block would have them.
-		c.cfg = &config.Config{Sandbox: config.Sandbox{Mode: config.SandboxAuto, Limits: config.DefaultLimits()}}
-	}
-	c.cfgPath = c.configName()
-
-	// bwrap.
-	bwrapOK := false
-	bwrap := opts.Bwrap
-	if bwrap == "" {
-		bwrap, err = lookPath("bwrap", opts.Env)
-	} else {
-		_, err = os.Stat(bwrap)
-	}
-	none := c.cfg.Sandbox.Mode == config.SandboxNone
-	switch {
-	case err != nil && none:
-		rep.add(DoctorWarn, "bwrap", "not found on PATH; the config says sandbox: {mode: none}, so attempts run unsandboxed and earn no freeze (install it: %s)", BwrapInstall)
-	case err != nil:
-		rep.add(DoctorFail, "bwrap", "bwrap (bubblewrap) was not found on PATH: every attempt runs in a bubblewrap sandbox, so check stops with exit 2; install it: %s", BwrapInstall)
-	default:
-		v := firstLine(commandOutput(ctx, opts.Env, bwrap, "--version"))
-		if v == "" {
-			rep.add(DoctorFail, "bwrap", "%s does not run (%s --version printed nothing); reinstall it: %s", bwrap, bwrap, BwrapInstall)
-		} else {
-			bwrapOK = true
-			rep.add(DoctorOK, "bwrap", "%s, %s", bwrap, v)
-		}
-	}
-	if c.common == "" {
-		rep.add(DoctorWarn, "sandbox", "not looked at: run doctor inside the repository")
-		return rep, nil
-	}
-
-	// The sandbox: the check's own setup and probe.
-	sandboxed := false
-	switch {
-	case none:
-		rep.add(DoctorWarn, "sandbox", "the config says sandbox: {mode: none}: attempts run unsandboxed, records say \"isolation\": \"none\" and earn no freeze")
-	case !bwrapOK:
-		rep.add(DoctorFail, "sandbox", "no sandbox without bwrap")
-	default:
-		c.opts.Bwrap = bwrap
-		c.outDir = filepath.Join(c.common, "flakegate", "out", "doctor") // hidden; never created
-		if err := c.setupIsolation(ctx); err != nil {
-			rep.add(DoctorFail, "sandbox", "%s", errLine(err))
-			break
-		}
-		if _, _, err := c.probeSandbox(ctx, c.common); err != nil {
-			rep.add(DoctorFail, "sandbox", "%s", errLine(err))
-			for _, why := range usernsBlockers(opts.ProcRoot) {
-				rep.add(DoctorFail, "sandbox", "%s", why)
-			}
-			break
-		}
-		sandboxed = true
-		lv := c.iso.sandbox.Level
-		rep.add(DoctorOK, "sandbox", "%s: %s", lv.String(c.iso.sandbox.Overlay), strings.TrimPrefix(notes.find("sandbox: "), "sandbox: "))
-		for _, m := range lv.Missing {
-			rep.add(DoctorWarn, "sandbox", "%s", c.redact(m))
-		}
-	}
-	if !cfgOK {
-		return rep, nil
+		return d.rep, nil
 	}
 
 	// Toolchains, outside and inside.
 	var sb *runner.Sandbox
-	var attemptEnv []string
+	attemptEnv := d.site.Env()
 	if sandboxed {
-		tree, err := os.MkdirTemp(c.common, "doctor-")
+		tree, err := os.MkdirTemp(d.base.Common, "doctor-")
 		if err != nil {
-			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "doctor", Path: c.common, Err: err}
+			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "doctor", Path: d.base.Common, Err: err}
 		}
 		defer os.RemoveAll(tree)
-		sb = c.sandboxFor(tree)
-		attemptEnv = c.iso.env
-	} else if c.iso != nil {
-		attemptEnv = c.iso.env
+		sb = d.site.SandboxFor(tree)
 	}
-	for _, tool := range c.toolchains() {
-		c.doctorTool(ctx, rep, tool, opts.Env, attemptEnv, sb)
+	for _, tool := range toolchains(d.cfg) {
+		d.lookAtTool(ctx, tool, attemptEnv, sb)
 	}
 	baseFiles := map[string]bool{}
-	if files, err := c.git.ListFiles(ctx, c.baseSHA); err == nil {
+	if files, err := d.base.Git.ListFiles(ctx, d.base.SHA); err == nil {
 		for _, f := range files {
 			baseFiles[f] = true
 		}
 	}
-	var preps map[*config.Prepare]*doctorPrep
+	var preps map[*config.Prepare]*prepResult
 	switch {
 	case sandboxed:
 		var done func()
-		preps, done = c.doctorPrepares(ctx, rep)
+		preps, done = d.prepares(ctx)
 		defer done()
-	case none && slices.ContainsFunc(c.cfg.Properties, func(p config.Property) bool { return p.Prepare != nil }):
-		rep.add(DoctorFail, "prepare", "not run: a prepare needs attempts on overlays, and the config says sandbox: {mode: none}: every triple of its properties would be INCOMPLETE")
+	case d.cfg.Sandbox.Mode == config.SandboxNone && slices.ContainsFunc(d.cfg.Properties, func(p config.Property) bool { return p.Prepare != nil }):
+		d.rep.add(Fail, "prepare", "not run: a prepare needs attempts on overlays, and the config says sandbox: {mode: none}: every triple of its properties would be INCOMPLETE")
 	}
-	c.doctorRuns(ctx, rep, sb, attemptEnv, baseFiles, preps)
+	d.runs(ctx, sb, attemptEnv, baseFiles, preps)
+	d.lookAtEnv()
+	return d.rep, nil
+}
 
-	// sandbox.env.
+// config loads the config at the base as check loads it, and says so. It
+// reports whether it loaded; an error is a base that was asked for and
+// does not resolve.
+func (d *doctor) config(ctx context.Context) (bool, error) {
+	opts, rep := d.opts, d.rep
+	explicit := strings.TrimSpace(opts.Base) != ""
+	if !explicit {
+		opts.Base = "HEAD"
+	}
+	b, err := check.OpenRepo(ctx, opts.Dir, opts.Git)
+	d.base = b
+	cfgOK := false
+	if err != nil {
+		rep.add(Fail, "config", "%s", errLine(err))
+	} else if err := b.Resolve(ctx, opts.Base); err != nil {
+		if explicit {
+			return false, err
+		}
+		rep.add(Fail, "config", "HEAD does not resolve (a repository without a commit?): %s", errLine(err))
+	} else if err := b.LoadConfig(ctx, opts.ConfigPath); err != nil {
+		rep.add(Fail, "config", "at %s (%s): %s", opts.Base, flakegate.ShortSHA(b.SHA), errLine(err))
+	} else {
+		cfgOK = true
+		rep.add(OK, "config", "%s at %s (%s) is valid: %d properties, %d listed triples", b.ConfigPath, opts.Base, flakegate.ShortSHA(b.SHA), len(b.Config.Properties), b.Config.Triples())
+	}
+	rep.CommonDir = b.Common
+	if !cfgOK {
+		// Without a config, bwrap and the sandbox are still looked at, as
+		// a config with no sandbox block would have them.
+		b.Config = &config.Config{Sandbox: config.Sandbox{Mode: config.SandboxAuto, Limits: config.DefaultLimits()}}
+	}
+	if b.ConfigPath == "" {
+		b.ConfigPath = opts.ConfigPath
+	}
+	if b.ConfigPath == "" {
+		b.ConfigPath = config.DefaultPath
+	}
+	d.cfg = b.Config
+	return cfgOK, nil
+}
+
+// lookAtBwrap finds bwrap and asks its version.
+func (d *doctor) lookAtBwrap(ctx context.Context) {
+	opts, rep := d.opts, d.rep
+	bwrap, err := opts.Bwrap, error(nil)
+	if bwrap == "" {
+		bwrap, err = check.LookPath("bwrap", opts.Env)
+	} else {
+		_, err = os.Stat(bwrap)
+	}
+	switch {
+	case err != nil && d.cfg.Sandbox.Mode == config.SandboxNone:
+		rep.add(Warn, "bwrap", "not found on PATH; the config says sandbox: {mode: none}, so attempts run unsandboxed and earn no freeze (install it: %s)", BwrapInstall)
+	case err != nil:
+		rep.add(Fail, "bwrap", "bwrap (bubblewrap) was not found on PATH: every attempt runs in a bubblewrap sandbox, so check stops with exit 2; install it: %s", BwrapInstall)
+	default:
+		v := firstLine(commandOutput(ctx, opts.Env, bwrap, "--version"))
+		if v == "" {
+			rep.add(Fail, "bwrap", "%s does not run (%s --version printed nothing); reinstall it: %s", bwrap, bwrap, BwrapInstall)
+		} else {
+			d.bwrap = bwrap
+			rep.add(OK, "bwrap", "%s, %s", bwrap, v)
+		}
+	}
+}
+
+// lookAtSandbox sets the check's sandbox up and probes it, as the check
+// does, and reports whether the attempts would run in it.
+func (d *doctor) lookAtSandbox(ctx context.Context) bool {
+	rep := d.rep
+	d.site = check.NewSite(d.base, check.SiteOptions{Env: d.opts.Env, NoOverlay: d.opts.NoOverlay, Bwrap: d.bwrap, Secrets: d.opts.Secrets})
+	switch {
+	case d.cfg.Sandbox.Mode == config.SandboxNone:
+		rep.add(Warn, "sandbox", "the config says sandbox: {mode: none}: attempts run unsandboxed, records say \"isolation\": \"none\" and earn no freeze")
+		return false
+	case d.bwrap == "":
+		rep.add(Fail, "sandbox", "no sandbox without bwrap")
+		return false
+	}
+	if err := d.site.Setup(ctx); err != nil {
+		rep.add(Fail, "sandbox", "%s", errLine(err))
+		return false
+	}
+	line, err := d.site.Probe(ctx)
+	if err != nil {
+		rep.add(Fail, "sandbox", "%s", errLine(err))
+		for _, why := range usernsBlockers(d.opts.ProcRoot) {
+			rep.add(Fail, "sandbox", "%s", why)
+		}
+		return false
+	}
+	sb := d.site.Sandbox()
+	rep.add(OK, "sandbox", "%s: %s", sb.Level.String(sb.Overlay), line)
+	for _, m := range sb.Level.Missing {
+		rep.add(Warn, "sandbox", "%s", d.site.Redact(m))
+	}
+	return true
+}
+
+// lookAtEnv says which sandbox.env names are set here.
+func (d *doctor) lookAtEnv() {
 	var set []string
-	for _, name := range c.cfg.Sandbox.Env {
-		_, ok := lookupEnv(opts.Env, name)
+	for _, name := range d.cfg.Sandbox.Env {
+		_, ok := lookupEnv(d.opts.Env, name)
 		switch {
 		case config.SecretName(name):
-			rep.add(DoctorWarn, "sandbox.env", "%s is never passed: its name says it holds a secret", name)
+			d.rep.add(Warn, "sandbox.env", "%s is never passed: its name says it holds a secret", name)
 		case !ok:
-			rep.add(DoctorWarn, "sandbox.env", "%s is not set here: the attempts run without it", name)
+			d.rep.add(Warn, "sandbox.env", "%s is not set here: the attempts run without it", name)
 		default:
 			set = append(set, name)
 		}
 	}
 	if len(set) > 0 {
-		rep.add(DoctorOK, "sandbox.env", "%s set", strings.Join(set, ", "))
+		d.rep.add(OK, "sandbox.env", "%s set", strings.Join(set, ", "))
 	}
-	return rep, nil
-}
-
-// configName is the config's repo-relative path as check names it.
-func (c *checker) configName() string {
-	if c.cfgPath != "" {
-		return c.cfgPath
-	}
-	if c.opts.ConfigPath != "" {
-		return c.opts.ConfigPath
-	}
-	return config.DefaultPath
 }
 
 // tool is one program a config's commands run: Prog as named (a bare name
@@ -260,7 +273,7 @@ var interpreters = []string{"python", "python3", "node", "go", "pytest", "npx", 
 // toolchains lists the programs the config's run and prepare commands
 // resolve to: each argv[0], and behind `env` and `sh -c` the
 // interpreters named. Relative paths (scripts in the tree) are skipped.
-func (c *checker) toolchains() []tool {
+func toolchains(cfg *config.Config) []tool {
 	var out []tool
 	seen := map[string]int{}
 	add := func(prog, where string, direct bool) {
@@ -304,16 +317,16 @@ func (c *checker) toolchains() []tool {
 			return
 		}
 	}
-	if c.cfg.Prepare != nil {
-		walk(c.cfg.Prepare.Run, "prepare")
+	if cfg.Prepare != nil {
+		walk(cfg.Prepare.Run, "prepare")
 	}
-	for i := range c.cfg.Properties {
-		p := &c.cfg.Properties[i]
+	for i := range cfg.Properties {
+		p := &cfg.Properties[i]
 		key := fmt.Sprintf("properties[%d]", i)
-		if argv, err := template.Expand(p.Run, vars(p, flakegate.Seed("1"))); err == nil {
+		if argv, err := template.Expand(p.Run, check.Vars(p, flakegate.Seed("1"))); err == nil {
 			walk(argv, key+".run")
 		}
-		if p.Prepare != nil && p.Prepare != c.cfg.Prepare {
+		if p.Prepare != nil && p.Prepare != cfg.Prepare {
 			walk(p.Prepare.Run, key+".prepare")
 		}
 	}
@@ -332,12 +345,13 @@ func versionArgs(prog string) []string {
 	return []string{"--version"}
 }
 
-// doctorTool looks tool up on the host PATH (env) and inside the sandbox
-// (sb, with the attempts' environment), asks each for its version, and
-// says whether they differ.
-func (c *checker) doctorTool(ctx context.Context, rep *DoctorReport, t tool, env, attemptEnv []string, sb *runner.Sandbox) {
+// lookAtTool looks tool up on the host PATH (the check's environment)
+// and inside the sandbox (sb, with the attempts' environment), asks each
+// for its version, and says whether they differ.
+func (d *doctor) lookAtTool(ctx context.Context, t tool, attemptEnv []string, sb *runner.Sandbox) {
+	rep, env := d.rep, d.opts.Env
 	name := t.Prog + " (" + t.Where + ")"
-	outPath, err := lookPath(t.Prog, env)
+	outPath, err := check.LookPath(t.Prog, env)
 	if filepath.IsAbs(t.Prog) {
 		outPath = t.Prog
 		if _, err = os.Stat(t.Prog); err != nil {
@@ -348,16 +362,16 @@ func (c *checker) doctorTool(ctx context.Context, rep *DoctorReport, t tool, env
 	if err == nil && versionArgs(t.Prog) != nil {
 		outVer = firstLine(commandOutput(ctx, env, outPath, versionArgs(t.Prog)...))
 	}
-	missing := DoctorWarn
+	missing := Warn
 	if t.Direct {
-		missing = DoctorFail // every attempt of that command would fail to start
+		missing = Fail // every attempt of that command would fail to start
 	}
 	if sb == nil {
 		switch {
 		case outPath == "":
 			rep.add(missing, "toolchain", "%s: not found on PATH", name)
 		default:
-			rep.add(DoctorOK, "toolchain", "%s: %s, %s (not run in a sandbox here)", name, outPath, orNone(outVer))
+			rep.add(OK, "toolchain", "%s: %s, %s (not run in a sandbox here)", name, outPath, orNone(outVer))
 		}
 		return
 	}
@@ -375,17 +389,17 @@ func (c *checker) doctorTool(ctx context.Context, rep *DoctorReport, t tool, env
 	}
 	switch {
 	case o.Result != runner.Pass:
-		rep.add(DoctorFail, "toolchain", "%s: the sandbox could not look it up: %s", name, c.redact(strings.TrimSpace(o.Result+" "+o.Reason)))
+		rep.add(Fail, "toolchain", "%s: the sandbox could not look it up: %s", name, d.site.Redact(strings.TrimSpace(o.Result+" "+o.Reason)))
 	case inPath == "" && outPath == "":
 		rep.add(missing, "toolchain", "%s: not found, on PATH or in the sandbox", name)
 	case inPath == "":
 		rep.add(missing, "toolchain", "%s: %s on PATH, but not found in the sandbox (a folder the sandbox does not share: a home folder is hidden, only known tool managers' folders under it are shared; add its folder to sandbox.ro)", name, outPath)
 	case outPath == "":
-		rep.add(DoctorWarn, "toolchain", "%s: not on your PATH, but the sandbox finds %s, %s", name, inPath, orNone(inVer))
+		rep.add(Warn, "toolchain", "%s: not on your PATH, but the sandbox finds %s, %s", name, inPath, orNone(inVer))
 	case inPath != outPath || inVer != outVer:
-		rep.add(DoctorWarn, "toolchain", "%s differs: the sandbox runs %s (%s), your shell %s (%s); what lives under a hidden $HOME or reads it (pyenv, nvm) is not what the attempts see: add its folder to sandbox.ro or call the tool by its absolute path", name, inPath, orNone(inVer), outPath, orNone(outVer))
+		rep.add(Warn, "toolchain", "%s differs: the sandbox runs %s (%s), your shell %s (%s); what lives under a hidden $HOME or reads it (pyenv, nvm) is not what the attempts see: add its folder to sandbox.ro or call the tool by its absolute path", name, inPath, orNone(inVer), outPath, orNone(outVer))
 	default:
-		rep.add(DoctorOK, "toolchain", "%s: %s, %s, the same in the sandbox", name, outPath, orNone(outVer))
+		rep.add(OK, "toolchain", "%s: %s, %s, the same in the sandbox", name, outPath, orNone(outVer))
 	}
 }
 
@@ -460,22 +474,4 @@ func errLine(err error) string {
 		return err.Error() + " (try: " + h + ")"
 	}
 	return err.Error()
-}
-
-// noteRecorder is the progress handler of Doctor: it keeps the notes.
-type noteRecorder struct {
-	discardProgress
-	notes []string
-}
-
-func (n *noteRecorder) Note(_, msg string) { n.notes = append(n.notes, msg) }
-
-// find returns the first note starting with prefix.
-func (n *noteRecorder) find(prefix string) string {
-	for _, m := range n.notes {
-		if strings.HasPrefix(m, prefix) {
-			return m
-		}
-	}
-	return ""
 }

@@ -1,4 +1,4 @@
-package check
+package doctor
 
 import (
 	"os"
@@ -25,7 +25,7 @@ func TestDoctorToolchains(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, tl := range (&checker{cfg: cfg}).toolchains() {
+		for _, tl := range toolchains(cfg) {
 			s := tl.Prog + "@" + tl.Where
 			if tl.Direct {
 				s += "!"

@@ -1,10 +1,10 @@
 // Doctor's look at what check will run: each property's run[0] (after
 // env), as the attempt will find it (in the base tree, in the tree the
-// prepare made, which doctorprepare.go runs, or on the sandbox's PATH), and for pytest properties whether
+// prepare made, which prepare.go runs, or on the sandbox's PATH), and for pytest properties whether
 // that interpreter has pytest and Hypothesis, inside the sandbox, and
 // whether the interpreter the prepare gets is the one the attempts get.
 
-package check
+package doctor
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/runner"
@@ -82,11 +83,11 @@ print(" ".join(m for m in ("pytest", "hypothesis") if importlib.util.find_spec(m
 // sandboxPython asks prog, inside sb with the attempts' environment,
 // where it is and whether it has pytest and Hypothesis. found is false
 // when the sandbox has no such program; missing lists what it lacks.
-func (c *checker) sandboxPython(ctx context.Context, sb *runner.Sandbox, env []string, prog string) (path string, missing []string, found bool, err string) {
+func (d *doctor) sandboxPython(ctx context.Context, sb *runner.Sandbox, env []string, prog string) (path string, missing []string, found bool, err string) {
 	o := runner.Run(ctx, runner.Command{Argv: []string{"sh", "-c", pytestProbe, "sh", prog}, Dir: sb.Tree, Env: env, Sandbox: sb,
 		WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
 	if o.Result != runner.Pass {
-		return "", nil, false, c.redact(strings.TrimSpace(o.Result + " " + o.Reason))
+		return "", nil, false, d.site.Redact(strings.TrimSpace(o.Result + " " + o.Reason))
 	}
 	lines := strings.Split(strings.TrimSpace(o.Tail), "\n")
 	if len(lines) == 0 || lines[0] == "not found" {
@@ -107,20 +108,21 @@ func (c *checker) sandboxPython(ctx context.Context, sb *runner.Sandbox, env []s
 	return path, missing, true, ""
 }
 
-// doctorRuns adds one line per property's run[0]: where the attempt finds
+// runs adds one line per property's run[0]: where the attempt finds
 // it, and for a pytest property, inside the sandbox, whether its
 // interpreter has pytest and Hypothesis and whether the prepare's
 // interpreter is the same one.
-func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.Sandbox, env []string, baseFiles map[string]bool, preps map[*config.Prepare]*doctorPrep) {
+func (d *doctor) runs(ctx context.Context, sb *runner.Sandbox, env []string, baseFiles map[string]bool, preps map[*config.Prepare]*prepResult) {
+	rep := d.rep
 	type seenKey struct {
 		prog, prep string
 		prepare    *config.Prepare
 	}
 	seen := map[seenKey]bool{}
-	for i := range c.cfg.Properties {
-		p := &c.cfg.Properties[i]
+	for i := range d.cfg.Properties {
+		p := &d.cfg.Properties[i]
 		key := fmt.Sprintf("properties[%d].run", i)
-		argv, err := template.Expand(p.Run, vars(p, flakegate.Seed("1")))
+		argv, err := template.Expand(p.Run, check.Vars(p, flakegate.Seed("1")))
 		if err != nil {
 			continue // the config line said so
 		}
@@ -137,37 +139,37 @@ func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.
 		relative := strings.Contains(prog, "/") && !filepath.IsAbs(prog)
 		switch {
 		case relative && baseFiles[filepath.Clean(prog)]:
-			rep.add(DoctorOK, "run", "%s: %s is in the base tree", key, prog)
+			rep.add(OK, "run", "%s: %s is in the base tree", key, prog)
 			continue
 		case relative && p.Prepare == nil:
-			rep.add(DoctorFail, "run", "%s: %s is not in the base tree and no prepare makes it: every attempt fails to start; commit it, add a prepare that makes it, or run a program on PATH (flakegate init writes one that runs)", key, prog)
+			rep.add(Fail, "run", "%s: %s is not in the base tree and no prepare makes it: every attempt fails to start; commit it, add a prepare that makes it, or run a program on PATH (flakegate init writes one that runs)", key, prog)
 			continue
 		case relative:
 			// Made by the prepare: looked for in the tree it prepared.
 			if dp := preps[p.Prepare]; dp != nil {
-				c.doctorPreparedRun(ctx, rep, key, prog, prepInterp, pytest, dp, env)
+				d.preparedRun(ctx, key, prog, prepInterp, pytest, dp, env)
 				continue
 			}
 			// Not prepared here: a virtual environment's python is the
 			// prepare's interpreter (with its system packages).
 			if !isPython(prog) || prepInterp == "" {
-				rep.add(DoctorWarn, "run", "%s: %s is not in the base tree: the prepare must make it (the prepare did not run here)", key, prog)
+				rep.add(Warn, "run", "%s: %s is not in the base tree: the prepare must make it (the prepare did not run here)", key, prog)
 				continue
 			}
 			if sb == nil {
-				rep.add(DoctorWarn, "run", "%s: %s is made by the prepare from %s (not looked at in a sandbox here)", key, prog, prepInterp)
+				rep.add(Warn, "run", "%s: %s is made by the prepare from %s (not looked at in a sandbox here)", key, prog, prepInterp)
 				continue
 			}
-			path, missing, found, why := c.sandboxPython(ctx, sb, env, prepInterp)
+			path, missing, found, why := d.sandboxPython(ctx, sb, env, prepInterp)
 			switch {
 			case why != "":
-				rep.add(DoctorFail, "run", "%s: the prepare's %s: the sandbox could not ask it: %s", key, prepInterp, why)
+				rep.add(Fail, "run", "%s: the prepare's %s: the sandbox could not ask it: %s", key, prepInterp, why)
 			case !found:
-				rep.add(DoctorFail, "run", "%s: %s is made by the prepare from %s, which the sandbox does not find: the prepare fails, and every attempt with it; call an interpreter the sandbox sees by its absolute path (/usr/bin/python3)", key, prog, prepInterp)
+				rep.add(Fail, "run", "%s: %s is made by the prepare from %s, which the sandbox does not find: the prepare fails, and every attempt with it; call an interpreter the sandbox sees by its absolute path (/usr/bin/python3)", key, prog, prepInterp)
 			case pytest && len(missing) > 0:
-				rep.add(DoctorWarn, "run", "%s: %s is made by the prepare from %s, which is %s in the sandbox and has no %s: the attempts get pytest only if the prepare installs it; an interpreter outside $HOME that has it (flakegate init picks one) needs no prepare", key, prog, prepInterp, path, strings.Join(missing, " or "))
+				rep.add(Warn, "run", "%s: %s is made by the prepare from %s, which is %s in the sandbox and has no %s: the attempts get pytest only if the prepare installs it; an interpreter outside $HOME that has it (flakegate init picks one) needs no prepare", key, prog, prepInterp, path, strings.Join(missing, " or "))
 			default:
-				rep.add(DoctorOK, "run", "%s: %s is made by the prepare from %s (%s in the sandbox, the one the attempts' virtual environment gets)", key, prog, prepInterp, path)
+				rep.add(OK, "run", "%s: %s is made by the prepare from %s (%s in the sandbox, the one the attempts' virtual environment gets)", key, prog, prepInterp, path)
 			}
 			continue
 		}
@@ -175,34 +177,34 @@ func (c *checker) doctorRuns(ctx context.Context, rep *DoctorReport, sb *runner.
 			continue // the toolchain lines looked it up
 		}
 		if sb == nil {
-			rep.add(DoctorWarn, "run", "%s: %s: whether it has pytest is not looked at without a sandbox", key, prog)
+			rep.add(Warn, "run", "%s: %s: whether it has pytest is not looked at without a sandbox", key, prog)
 			continue
 		}
 		psb := sb // the prepared tree under it, when the prepare ran
 		if dp := preps[p.Prepare]; dp != nil && dp.sb != nil {
 			psb = dp.sb
 		}
-		path, missing, found, why := c.sandboxPython(ctx, psb, env, prog)
+		path, missing, found, why := d.sandboxPython(ctx, psb, env, prog)
 		switch {
 		case why != "":
-			rep.add(DoctorFail, "run", "%s: %s: the sandbox could not ask it: %s", key, prog, why)
+			rep.add(Fail, "run", "%s: %s: the sandbox could not ask it: %s", key, prog, why)
 		case !found:
-			rep.add(DoctorFail, "run", "%s: %s is not found in the sandbox: every attempt fails to start; run an interpreter the sandbox sees by its absolute path (flakegate init picks one)", key, prog)
+			rep.add(Fail, "run", "%s: %s is not found in the sandbox: every attempt fails to start; run an interpreter the sandbox sees by its absolute path (flakegate init picks one)", key, prog)
 		case len(missing) > 0:
-			rep.add(DoctorFail, "run", "%s: %s is %s in the sandbox, which cannot import %s: the test never runs; install it for that interpreter (Debian: apt-get install python3-pytest python3-hypothesis), or run one that has it (flakegate init picks one; a pyenv shim under $HOME is not what the sandbox runs)", key, prog, path, strings.Join(missing, " or "))
+			rep.add(Fail, "run", "%s: %s is %s in the sandbox, which cannot import %s: the test never runs; install it for that interpreter (Debian: apt-get install python3-pytest python3-hypothesis), or run one that has it (flakegate init picks one; a pyenv shim under $HOME is not what the sandbox runs)", key, prog, path, strings.Join(missing, " or "))
 		default:
 			line := fmt.Sprintf("%s: %s is %s in the sandbox, with pytest and Hypothesis", key, prog, path)
 			if prepInterp != "" {
-				pp, _, pfound, _ := c.sandboxPython(ctx, psb, env, prepInterp)
+				pp, _, pfound, _ := d.sandboxPython(ctx, psb, env, prepInterp)
 				if pfound && pp != path {
-					rep.add(DoctorWarn, "run", "%s; but the prepare's %s is %s: what the prepare installs is not what the attempts import; name the same interpreter in both", line, prepInterp, pp)
+					rep.add(Warn, "run", "%s; but the prepare's %s is %s: what the prepare installs is not what the attempts import; name the same interpreter in both", line, prepInterp, pp)
 					continue
 				}
 				if pfound {
 					line += "; the prepare gets the same one"
 				}
 			}
-			rep.add(DoctorOK, "run", "%s", line)
+			rep.add(OK, "run", "%s", line)
 		}
 	}
 }
