@@ -15,7 +15,11 @@
 // Where the code is:
 //
 //	check.go      Options, Run, the checker: revisions, config, output folder
-//	props.go      per-property digests of both sides, watched paths (preflight)
+//	base.go       Base: the repository and the config at the base, read and never
+//	              run (plan, explain-watch, doctor and the checker itself)
+//	site.go       Site: a check set up up to its first attempt, for doctor
+//	props.go      per-property digests of both sides, watched paths (preflight),
+//	              with the test infrastructure internal/infra finds
 //	worktrees.go  the clean worktrees each worker runs in, and their lock;
 //	              clean.go resets one, normalize_linux.go undoes what git leaves
 //	              in a tree reset in full (modes, user.* xattrs)
@@ -35,10 +39,6 @@
 //	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history
-//	infra.go      test infrastructure found, by framework: pytest helpers, and the two below
-//	goinfra.go    Go packages of the module only tests import (test helpers)
-//	jsconfig.go   the local files a vitest or jest config names, read from its literals
-//	pyimports.go  the Python import statements of a file, read with a tokenizer
 //	replay.go     the base replay, the replay cache and the replay lock
 //	replaycmd.go  flakegate replay: one command once, in the sandbox sandbox.go builds
 //	replayprepare.go  the replay's prepared layer: the check's own, or built the same way
@@ -46,8 +46,6 @@
 //	seeds.go      seeds drawn for the candidate with the store's secret
 //	output.go     files written and the reproduce command line
 //	progress.go   the ProgressHandler interface
-//	doctor.go     Doctor: what a check would meet here (flakegate doctor);
-//	              doctorrun.go: each property's run[0] and its interpreter
 //	reason.go     the summary's reasons in words (an attempt that never ran,
 //	              a contamination naming each path once)
 //	plan.go       what a config will cost (check --plan, init)
