@@ -1,3 +1,10 @@
+// Package doctor is `flakegate doctor`: what a check would meet here,
+// looked at without running one. It starts from check.Base (the
+// repository and the config at the base, as a check reads them) and
+// check.Site (the check's own sandbox and prepares, set up as a check
+// sets them up), so that what it says is what the check will do; the
+// lines are its own (doctor.go: the config, bwrap, the sandbox and the
+// toolchains; prepare.go: the prepares; run.go: each property's program).
 package doctor
 
 import (
