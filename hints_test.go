@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -106,5 +107,37 @@ func TestHintsNameNoFlag(t *testing.T) {
 	sort.Strings(stale)
 	for _, pkg := range stale {
 		t.Errorf("%s may name flags in its hints but no longer does: drop it from hintsNamingFlags and docs/design.md", pkg)
+	}
+}
+
+// TestBaseRequiredSaidOnce: a check without a base is refused in one
+// place, the CLI, which names its flag; the libraries say "no base
+// revision was given".
+func TestBaseRequiredSaidOnce(t *testing.T) {
+	var where []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for range strings.Count(string(b), "--base is required") {
+			where = append(where, filepath.ToSlash(path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(where) != 1 || where[0] != "internal/cli/check.go" {
+		t.Errorf(`"--base is required" is written in %q, want once, in internal/cli/check.go`, where)
 	}
 }
