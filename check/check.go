@@ -15,7 +15,11 @@
 // Where the code is:
 //
 //	check.go      Options, Run, the checker: revisions, config, output folder
-//	props.go      per-property digests of both sides, watched paths (preflight)
+//	base.go       Base: the repository and the config at the base, read and never
+//	              run (plan, explain-watch, doctor and the checker itself)
+//	site.go       Site: a check set up up to its first attempt, for doctor
+//	props.go      per-property digests of both sides, watched paths (preflight),
+//	              with the test infrastructure internal/infra finds
 //	worktrees.go  the clean worktrees each worker runs in, and their lock;
 //	              clean.go resets one, normalize_linux.go undoes what git leaves
 //	              in a tree reset in full (modes, user.* xattrs)
@@ -35,10 +39,6 @@
 //	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history
-//	infra.go      test infrastructure found, by framework: pytest helpers, and the two below
-//	goinfra.go    Go packages of the module only tests import (test helpers)
-//	jsconfig.go   the local files a vitest or jest config names, read from its literals
-//	pyimports.go  the Python import statements of a file, read with a tokenizer
 //	replay.go     the base replay, the replay cache and the replay lock
 //	replaycmd.go  flakegate replay: one command once, in the sandbox sandbox.go builds
 //	replayprepare.go  the replay's prepared layer: the check's own, or built the same way
@@ -46,8 +46,6 @@
 //	seeds.go      seeds drawn for the candidate with the store's secret
 //	output.go     files written and the reproduce command line
 //	progress.go   the ProgressHandler interface
-//	doctor.go     Doctor: what a check would meet here (flakegate doctor);
-//	              doctorrun.go: each property's run[0] and its interpreter
 //	reason.go     the summary's reasons in words (an attempt that never ran,
 //	              a contamination naming each path once)
 //	plan.go       what a config will cost (check --plan, init)
@@ -57,7 +55,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -70,6 +67,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/flock"
+	"github.com/flakegate/flakegate/internal/infra"
 )
 
 // Options are the inputs of one check.
@@ -167,10 +165,8 @@ type checker struct {
 	iso         *isolation
 	now         func() time.Time
 	progress    ProgressHandler
-	secret      []byte                           // the store's seed secret, when seeds are drawn (seeds.go)
-	baseFiles   map[string]bool                  // the files of the base revision (infra.go), read once
-	baseText    map[string]string                // base files infra.go read, kept for the next property
-	goPkgs      map[string]map[string]*goPackage // the packages of each Go module at base, by module folder (goinfra.go)
+	secret      []byte        // the store's seed secret, when seeds are drawn (seeds.go)
+	baseInfra   *infra.Finder // the base revision's test infrastructure (props.go)
 	histMu      sync.Mutex
 	hist        map[string]history       // base results of earlier records, by triple (probe.go)
 	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)
@@ -187,8 +183,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		return nil, internalf("check: no store opener was given")
 	}
 	if strings.TrimSpace(opts.Base) == "" {
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
-			Hint: "pass the revision the candidate is measured against, e.g. --base origin/main"}
+		return nil, errNoBase
 	}
 	c := &checker{opts: opts, now: opts.Now, progress: opts.Progress}
 	if c.progress == nil {
@@ -200,31 +195,24 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 	if c.opts.By == "" {
 		c.opts.By = "flakegate check"
 	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
-	c.git = &git.Client{Dir: dir, Git: opts.Git}
-	var err error
-	if c.top, err = c.git.TopLevel(ctx); err != nil {
+	b, err := OpenRepo(ctx, opts.Dir, opts.Git)
+	if err != nil {
 		return nil, err
 	}
-	if c.common, err = c.git.CommonDir(ctx); err != nil {
-		return nil, err
-	}
-	if c.baseSHA, err = c.resolve(ctx, "--base", opts.Base); err != nil {
+	if err := b.Resolve(ctx, opts.Base); err != nil {
 		return nil, err
 	}
 	cand := opts.Candidate
 	if cand == "" {
 		cand = "HEAD"
 	}
-	if c.candSHA, err = c.resolve(ctx, "--candidate", cand); err != nil {
+	if c.candSHA, err = resolve(ctx, b.Git, "--candidate", cand); err != nil {
 		return nil, err
 	}
-	if err := c.loadConfig(ctx); err != nil {
+	if err := b.LoadConfig(ctx, opts.ConfigPath); err != nil {
 		return nil, err
 	}
+	c.useBase(b)
 	if c.diff, err = c.git.DiffNames(ctx, c.baseSHA, c.candSHA); err != nil {
 		return nil, err
 	}
@@ -264,63 +252,31 @@ func (c *checker) close() {
 	c.goc.release()
 }
 
-func (c *checker) resolve(ctx context.Context, flag, rev string) (string, error) {
-	sha, err := c.git.RevParse(ctx, rev)
-	if err != nil {
-		var fe *flakegate.Error
-		if errors.As(err, &fe) && fe.Code == flakegate.EINVALID {
-			return "", &flakegate.Error{Code: flakegate.EINVALID, Op: "check " + flag, Message: fe.Message, Hint: fe.Hint}
-		}
-		return "", err
-	}
-	return sha, nil
-}
-
-// loadConfig reads the config at the base revision: a patch must not
-// choose its own gate.
-func (c *checker) loadConfig(ctx context.Context) error {
-	p := c.opts.ConfigPath
-	if p == "" {
-		p = config.DefaultPath
-	}
-	clean, err := config.CleanRepoPath(p)
-	if err != nil {
-		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --config", Path: p, Message: err.Error(),
-			Hint: "give the config's path relative to the repository root"}
-	}
-	c.cfgPath = clean
-	raw, err := c.git.Show(ctx, c.baseSHA, clean)
-	if err != nil {
-		switch flakegate.ErrorCode(err) {
-		case flakegate.ENOTFOUND:
-			return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: clean,
-				Message: fmt.Sprintf("no such file at the base revision %s", flakegate.ShortSHA(c.baseSHA)),
-				Hint:    "commit " + clean + " on the base branch (the config is always read from the base), or pass --config PATH"}
-		case flakegate.EINVALID:
-			return &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Path: clean, Message: "cannot read the config at the base revision", Err: err}
-		}
-		return err
-	}
-	c.cfgSHA = sha256Hex(raw)
-	c.cfg, err = config.LoadWith(raw, clean, showAt(ctx, c.git, c.baseSHA))
-	if err != nil {
-		return err
-	}
-	c.watch = []string{clean}
-	return nil
+// useBase takes the repository and the config of b.
+func (c *checker) useBase(b *Base) {
+	c.git, c.top, c.common, c.baseSHA = b.Git, b.Top, b.Common, b.SHA
+	c.cfgPath, c.cfgSHA, c.cfg = b.ConfigPath, b.ConfigSHA, b.Config
+	c.watch = []string{b.ConfigPath}
 }
 
 // watchLedger adds a file ledger that lives inside the work tree to the
 // watched paths, as a folder prefix.
 func (c *checker) watchLedger() error {
-	if c.opts.LedgerPath == "" {
-		return nil
+	w, err := ledgerWatch(c.top, c.opts.LedgerPath)
+	c.watch = append(c.watch, w...)
+	return err
+}
+
+// ledgerWatch is what a file ledger at ledgerPath adds to the watched
+// paths of the work tree top: its folder, when it lives inside.
+func ledgerWatch(top, ledgerPath string) ([]string, error) {
+	if ledgerPath == "" {
+		return nil, nil
 	}
-	abs, err := filepath.Abs(c.opts.LedgerPath)
+	abs, err := filepath.Abs(ledgerPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	top := c.top
 	if r, err := filepath.EvalSymlinks(top); err == nil {
 		top = r
 	}
@@ -329,15 +285,14 @@ func (c *checker) watchLedger() error {
 	}
 	rel, err := filepath.Rel(top, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil
+		return nil, nil
 	}
 	rel = filepath.ToSlash(rel)
 	if rel == "." {
-		return &flakegate.Error{Code: flakegate.EINVALID, Op: "check --ledger", Path: c.opts.LedgerPath,
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check --ledger", Path: ledgerPath,
 			Message: "the ledger cannot be the repository root", Hint: "keep the ledger in its own folder"}
 	}
-	c.watch = append(c.watch, rel, rel+"/")
-	return nil
+	return []string{rel, rel + "/"}, nil
 }
 
 // evalExisting resolves symlinks of the longest existing prefix of p.

@@ -132,7 +132,7 @@ func TestWatchGlobsAndDigests(t *testing.T) {
 	py := &config.Property{Path: "a/b/test_x.py", Run: []string{"python3", "-m", "pytest", "{path}"}, Watch: []string{"a/helpers.py"}}
 	var got []string
 	for _, g := range watchGlobs(cfg, py) {
-		got = append(got, g.glob)
+		got = append(got, g.Glob)
 	}
 	for _, want := range []string{"a/b/conftest.py", "a/conftest.py", "conftest.py", "pytest.ini", "a/b/tox.ini", "a/helpers.py", "ci/**"} {
 		if !slices.Contains(got, want) {
@@ -142,7 +142,7 @@ func TestWatchGlobsAndDigests(t *testing.T) {
 	gop := &config.Property{Path: "pkg/x_test.go", Run: []string{"go", "test", "./pkg"}}
 	got = got[:0]
 	for _, g := range watchGlobs(cfg, gop) {
-		got = append(got, g.glob)
+		got = append(got, g.Glob)
 	}
 	if strings.Join(got, " ") != "pkg/*_test.go pkg/testdata/rapid/** ci/**" {
 		t.Errorf("go test globs: %v", got)

@@ -6,15 +6,12 @@
 package check
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/git"
 )
 
 // PlanWarnAfter is the estimate above which a plan warns.
@@ -185,42 +182,6 @@ func (c Cost) Lines() []string {
 			"batches (batch: true, many triples per process), more workers, or fewer properties (exclude, or remove entries)", PlanWarnAfter))
 	}
 	return lines
-}
-
-// PlanOptions are the inputs of LoadPlanConfig: Dir, Base, ConfigPath and
-// Git mean what they mean for Run.
-type PlanOptions struct {
-	Dir, Base, ConfigPath, Git string
-}
-
-// LoadPlanConfig reads the config at the base as check reads it, and
-// runs nothing. It returns the config, the repository's git common
-// directory (where measured timings are kept) and the base sha.
-func LoadPlanConfig(ctx context.Context, opts PlanOptions) (*config.Config, string, string, error) {
-	if strings.TrimSpace(opts.Base) == "" {
-		return nil, "", "", &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
-			Hint: "pass the revision whose config you want planned, e.g. --base origin/main"}
-	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
-	c := &checker{opts: Options{Dir: dir, Base: opts.Base, ConfigPath: opts.ConfigPath, Git: opts.Git}}
-	c.git = &git.Client{Dir: dir, Git: opts.Git}
-	var err error
-	if c.top, err = c.git.TopLevel(ctx); err != nil {
-		return nil, "", "", err
-	}
-	if c.common, err = c.git.CommonDir(ctx); err != nil {
-		return nil, "", "", err
-	}
-	if c.baseSHA, err = c.resolve(ctx, "--base", opts.Base); err != nil {
-		return nil, "", "", err
-	}
-	if err := c.loadConfig(ctx); err != nil {
-		return nil, "", "", err
-	}
-	return c.cfg, c.common, c.baseSHA, nil
 }
 
 func count(n int, one, many string) string {

@@ -106,7 +106,7 @@ func (c *checker) watchPrepares(ctx context.Context, ps *propState) error {
 	if err != nil {
 		return err
 	}
-	files, err := c.repoFiles(ctx)
+	files, err := c.infra().Files(ctx)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func watchedAmong(paths, exact []string, globs []watchGlob) string {
 			return p
 		}
 		for _, g := range globs {
-			if config.MatchGlob(g.glob, p) {
+			if config.MatchGlob(g.Glob, p) {
 				return p
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/infra"
 	"github.com/flakegate/flakegate/template"
 )
 
@@ -126,10 +127,10 @@ func (c *checker) preflight(ctx context.Context) error {
 		}
 		for _, d := range c.diff {
 			for _, g := range globs {
-				if config.MatchGlob(g.glob, d) {
+				if config.MatchGlob(g.Glob, d) {
 					ps.watch = append(ps.watch, d)
 					ps.contaminated = append(ps.contaminated, d)
-					ps.watchWhy = append(ps.watchWhy, d+" ("+g.why+")")
+					ps.watchWhy = append(ps.watchWhy, d+" ("+g.Why+")")
 					break
 				}
 			}
@@ -324,14 +325,38 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 	return sha256Hex(b)
 }
 
-// watchGlob is one glob a property is graded against, and why.
-type watchGlob struct {
-	glob, why string
+// watchGlob is one glob a property is graded against, and why (the
+// type internal/infra lists what it finds in).
+type watchGlob = infra.Watch
+
+// propGlobs is watchGlobs plus the infrastructure found in the base
+// revision (internal/infra), by the property's framework and its file's
+// language.
+func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlob, error) {
+	return propGlobs(ctx, c.cfg, c.infra(), p)
+}
+
+// propGlobs is what p of cfg is graded against besides its file and
+// generator: watchGlobs, and what finder finds.
+func propGlobs(ctx context.Context, cfg *config.Config, finder *infra.Finder, p *config.Property) ([]watchGlob, error) {
+	found, err := finder.Find(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return append(watchGlobs(cfg, p), found...), nil
+}
+
+// infra is the base revision's infrastructure finder, made once.
+func (c *checker) infra() *infra.Finder {
+	if c.baseInfra == nil {
+		c.baseInfra = infra.New(c.git, c.baseSHA)
+	}
+	return c.baseInfra
 }
 
 // watchGlobs lists the globs of p besides its file and generator: the
 // framework's defaults (from its framework and its file), the property's watch and the
-// global watch. propGlobs (infra.go) adds what it finds in the base
+// global watch. propGlobs adds what it finds in the base
 // revision: pytest helper modules, vitest and jest files.
 //
 //   - pytest: conftest.py, pytest.ini, pyproject.toml, setup.cfg and
@@ -352,7 +377,7 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 				if f == "pyproject.toml" && p.Prepare != nil {
 					continue // it decides the prepare: a patch may change it (see prepare.go)
 				}
-				out = append(out, watchGlob{path.Join(d, f), "pytest configuration"})
+				out = append(out, watchGlob{Glob: path.Join(d, f), Why: "pytest configuration"})
 			}
 			if d == "." {
 				break
@@ -361,14 +386,14 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 	}
 	if p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go") {
 		out = append(out,
-			watchGlob{path.Join(dir, "*_test.go"), "a test file of the property's Go package"},
-			watchGlob{path.Join(dir, "testdata/rapid/**"), "rapid fail files of the property's package"})
+			watchGlob{Glob: path.Join(dir, "*_test.go"), Why: "a test file of the property's Go package"},
+			watchGlob{Glob: path.Join(dir, "testdata/rapid/**"), Why: "rapid fail files of the property's package"})
 	}
 	for _, g := range p.Watch {
-		out = append(out, watchGlob{g, "the property's watch"})
+		out = append(out, watchGlob{Glob: g, Why: "the property's watch"})
 	}
 	for _, g := range cfg.Watch {
-		out = append(out, watchGlob{g, "the global watch"})
+		out = append(out, watchGlob{Glob: g, Why: "the global watch"})
 	}
 	return out
 }
@@ -410,8 +435,8 @@ func (c *checker) checkSeeds(base string, ps *propState) error {
 		}
 		files := []string{p.Path}
 		for _, g := range watchGlobs(c.cfg, p) {
-			if g.why == "pytest configuration" {
-				files = append(files, g.glob)
+			if g.Why == "pytest configuration" {
+				files = append(files, g.Glob)
 			}
 		}
 		for _, f := range files {
@@ -444,35 +469,18 @@ type WatchItem struct {
 	Why  string `json:"why"`
 }
 
-// ExplainWatch reads the config at opts.Base and lists what each property
-// watches, without running anything.
-func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
-	if strings.TrimSpace(opts.Base) == "" {
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "--base is required",
-			Hint: "pass the revision whose config you want explained, e.g. --base origin/main"}
-	}
-	c := &checker{opts: opts}
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
-	c.git = &git.Client{Dir: dir, Git: opts.Git}
-	var err error
-	if c.top, err = c.git.TopLevel(ctx); err != nil {
+// ExplainWatch lists what each property of b's config watches, with the
+// file ledger at ledgerPath ("" for none), without running anything.
+func ExplainWatch(ctx context.Context, b *Base, ledgerPath string) ([]WatchList, error) {
+	ledger, err := ledgerWatch(b.Top, ledgerPath)
+	if err != nil {
 		return nil, err
 	}
-	if c.baseSHA, err = c.resolve(ctx, "--base", opts.Base); err != nil {
-		return nil, err
-	}
-	if err := c.loadConfig(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.watchLedger(); err != nil {
-		return nil, err
-	}
+	watch := append([]string{b.ConfigPath}, ledger...)
+	finder := infra.New(b.Git, b.SHA)
 	var out []WatchList
-	for i := range c.cfg.Properties {
-		p := &c.cfg.Properties[i]
+	for i := range b.Config.Properties {
+		p := &b.Config.Properties[i]
 		wl := WatchList{Property: p.ID(), Framework: p.Framework}
 		if p.Prepare != nil {
 			wl.Prepare = p.Prepare.Run
@@ -481,19 +489,19 @@ func ExplainWatch(ctx context.Context, opts Options) ([]WatchList, error) {
 		if p.Generator != "" {
 			wl.Watch = append(wl.Watch, WatchItem{p.Generator, "the fixture generator"})
 		}
-		for _, w := range c.watch {
+		for _, w := range watch {
 			why := "the config"
-			if w != c.cfgPath {
+			if w != b.ConfigPath {
 				why = "the ledger (inside the repository)"
 			}
 			wl.Watch = append(wl.Watch, WatchItem{w, why})
 		}
-		globs, err := c.propGlobs(ctx, p)
+		globs, err := propGlobs(ctx, b.Config, finder, p)
 		if err != nil {
 			return nil, err
 		}
 		for _, g := range globs {
-			wl.Watch = append(wl.Watch, WatchItem{g.glob, g.why})
+			wl.Watch = append(wl.Watch, WatchItem{g.Glob, g.Why})
 		}
 		out = append(out, wl)
 	}

@@ -162,12 +162,12 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 // planCheck prints what a check of the base config will cost (JSON with
 // --json), from the timings flakegate init kept; it runs nothing.
 func planCheck(ctx context.Context, opts *CheckOptions) error {
-	cfg, common, _, err := check.LoadPlanConfig(ctx, check.PlanOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config})
+	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config})
 	if err != nil {
 		return err
 	}
-	m := readMeasured(common)
-	cost := check.PlanCost(cfg, m.Seconds, m.Source)
+	m := readMeasured(b.Common)
+	cost := check.PlanCost(b.Config, m.Seconds, m.Source)
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
@@ -232,7 +232,11 @@ func printReproduce(w io.Writer, sum *flakegate.Summary) {
 
 // explainWatch prints what each property watches (JSON with --json).
 func explainWatch(ctx context.Context, ios *IO, asJSON bool, opts check.Options) error {
-	lists, err := check.ExplainWatch(ctx, opts)
+	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: opts.Dir, Base: opts.Base, ConfigPath: opts.ConfigPath, Git: opts.Git})
+	if err != nil {
+		return err
+	}
+	lists, err := check.ExplainWatch(ctx, b, opts.LedgerPath)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate/attempt/sandbox"
-	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/doctor"
 	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
@@ -76,20 +76,20 @@ func runDoctor(ctx context.Context, opts *DoctorOptions) error {
 	if postgres.IsDSN(opts.Ledger) {
 		secrets = append(secrets, opts.Ledger)
 	}
-	rep, err := check.Doctor(ctx, check.DoctorOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config, Secrets: secrets,
+	rep, err := doctor.Doctor(ctx, doctor.Options{Dir: ".", Base: opts.Base, ConfigPath: opts.Config, Secrets: secrets,
 		Env: opts.IO.environ(), NoOverlay: opts.IO.Getenv(sandbox.NoOverlayEnv) == "1"})
 	if err != nil {
 		return err
 	}
 	h := store.Status(ctx, opts.Ledger, rep.CommonDir)
-	status := check.DoctorOK
+	status := doctor.OK
 	switch {
 	case h.Fail:
-		status = check.DoctorFail
+		status = doctor.Fail
 	case h.Warn:
-		status = check.DoctorWarn
+		status = doctor.Warn
 	}
-	rep.Lines = append(rep.Lines, check.DoctorLine{Status: status, Topic: "store", Text: h.Text})
+	rep.Lines = append(rep.Lines, doctor.Line{Status: status, Topic: "store", Text: h.Text})
 	counts := map[string]int{}
 	for _, l := range rep.Lines {
 		counts[l.Status]++
@@ -99,8 +99,8 @@ func runDoctor(ctx context.Context, opts *DoctorOptions) error {
 		}
 		fmt.Fprintf(opts.IO.Out, "%-4s %s: %s\n", l.Status, l.Topic, termsafe.Line(text))
 	}
-	fmt.Fprintf(opts.IO.Out, "doctor: %d ok, %d warn, %d fail\n", counts[check.DoctorOK], counts[check.DoctorWarn], counts[check.DoctorFail])
-	if counts[check.DoctorFail] > 0 {
+	fmt.Fprintf(opts.IO.Out, "doctor: %d ok, %d warn, %d fail\n", counts[doctor.OK], counts[doctor.Warn], counts[doctor.Fail])
+	if counts[doctor.Fail] > 0 {
 		return &ExitError{Code: ExitReject}
 	}
 	return nil

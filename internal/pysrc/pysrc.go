@@ -102,31 +102,19 @@ func LogicalLines(src string) []Line {
 			add(Token{Literal, ""}, at)
 			i = j
 		case isNameStart(c) || c >= utf8.RuneSelf:
-			j := i
-			for j < len(src) {
-				r, n := utf8.DecodeRuneInString(src[j:])
-				if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
-					j += n
-					continue
-				}
-				break
-			}
-			if j == i { // a character that is no part of a name
+			j, k := nameAt(src, i)
+			switch {
+			case j == i: // a character that is no part of a name
 				_, n := utf8.DecodeRuneInString(src[i:])
 				i += n
-				continue
-			}
-			word := src[i:j]
-			// A string prefix (r, b, f, u, rb, br, fr, rf in any case).
-			if j < len(src) && (src[j] == '"' || src[j] == '\'') && len(word) <= 2 && strings.Trim(strings.ToLower(word), "rbfu") == "" {
-				k := skipString(src, j)
+			case k > 0: // a prefixed string
 				lineNo += strings.Count(src[j:k], "\n")
 				add(Token{Literal, ""}, i)
 				i = k
-				continue
+			default:
+				add(Token{Name, src[i:j]}, i)
+				i = j
 			}
-			add(Token{Name, word}, i)
-			i = j
 		case c >= '0' && c <= '9':
 			j := i
 			for j < len(src) && (isNameStart(src[j]) || (src[j] >= '0' && src[j] <= '9') || src[j] == '.') {
@@ -149,6 +137,26 @@ func LogicalLines(src string) []Line {
 	}
 	flush()
 	return lines
+}
+
+// nameAt reads the name that starts at src[i]: end is where it ends (i
+// when src[i] is no part of a name). A string prefix (r, b, f, u, rb, br,
+// fr, rf in any case) before a quote is no name: strEnd is then where
+// that string ends (0 otherwise).
+func nameAt(src string, i int) (end, strEnd int) {
+	j := i
+	for j < len(src) {
+		r, n := utf8.DecodeRuneInString(src[j:])
+		if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			break
+		}
+		j += n
+	}
+	word := src[i:j]
+	if j > i && j < len(src) && (src[j] == '"' || src[j] == '\'') && len(word) <= 2 && strings.Trim(strings.ToLower(word), "rbfu") == "" {
+		return j, skipString(src, j)
+	}
+	return j, 0
 }
 
 // indentOf measures the leading whitespace of a physical line's start.

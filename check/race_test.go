@@ -1,5 +1,0 @@
-//go:build race
-
-package check_test
-
-const raceEnabled = true

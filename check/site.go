@@ -1,0 +1,207 @@
+// A check set up and never run: the attempts' sandbox and environment
+// over a base, and the base side's prepares, built by the check's own
+// steps (useBase, setupIsolation, prepareTree), for doctor to look at.
+
+package check
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/internal/flock"
+	"github.com/flakegate/flakegate/template"
+	"github.com/flakegate/flakegate/transcript"
+)
+
+// SiteOptions are what a check's attempts are set up from besides the
+// base; each means what it means for Run.
+type SiteOptions struct {
+	Env       []string
+	NoOverlay bool
+	Bwrap     string   // "" looks bwrap up on PATH
+	Secrets   []string // values never shown
+}
+
+// Site is what a check of a base sets up before its first attempt.
+type Site struct {
+	c     *checker
+	notes *noteRecorder
+}
+
+// NewSite is the site of a check of b; nothing is set up yet.
+func NewSite(b *Base, opts SiteOptions) *Site {
+	notes := &noteRecorder{}
+	c := &checker{opts: Options{Dir: b.Git.Dir, Git: b.Git.Git, ConfigPath: b.ConfigPath, Env: opts.Env,
+		NoOverlay: opts.NoOverlay, Bwrap: opts.Bwrap, Secrets: opts.Secrets}, now: time.Now, progress: notes}
+	c.useBase(b)
+	c.outDir = filepath.Join(b.Common, "flakegate", "out", "doctor") // guarded in the sandbox; never created
+	return &Site{c: c, notes: notes}
+}
+
+// Setup resolves the sandbox and the environment of the attempts, as a
+// check does before its first one.
+func (s *Site) Setup(ctx context.Context) error { return s.c.setupIsolation(ctx) }
+
+// Probe finds the isolation this host gives the attempts, as a check
+// does, and returns the line a check prints about it (without its
+// "sandbox: ").
+func (s *Site) Probe(ctx context.Context) (string, error) {
+	if _, _, err := s.c.probeSandbox(ctx, s.c.common); err != nil {
+		return "", err
+	}
+	return strings.TrimPrefix(s.notes.find("sandbox: "), "sandbox: "), nil
+}
+
+// Sandbox is the attempts' sandbox without its tree (after Setup, and
+// Probe for its level).
+func (s *Site) Sandbox() sandbox.Sandbox { return s.c.iso.sandbox }
+
+// SandboxFor is the sandbox of one attempt in tree, nil without bwrap.
+func (s *Site) SandboxFor(tree string) *sandbox.Sandbox { return s.c.sandboxFor(tree) }
+
+// Env is the attempts' environment, nil before Setup.
+func (s *Site) Env() []string {
+	if s.c.iso == nil {
+		return nil
+	}
+	return s.c.iso.env
+}
+
+// Redact replaces every secret value in text.
+func (s *Site) Redact(text string) string { return s.c.redact(text) }
+
+// BasePrepare is one distinct prepare of the config (by its digest), run
+// once on the base tree as a check's base side runs it.
+type BasePrepare struct {
+	Where   string            // "prepare" or "properties[I].prepare"
+	Prepare *config.Prepare   // the first prepare with this digest
+	Shared  []*config.Prepare // every prepare of the config with this digest
+	Err     error             // it could not be run
+	Failed  string            // it ran and failed: why
+	Seconds float64           // how long it ran
+	Cached  bool              // its layer was kept from an earlier run
+	// Sandbox is the attempts' sandbox over the base tree with the
+	// prepared layer under it, when it passed.
+	Sandbox *sandbox.Sandbox
+}
+
+// BasePrepares is what PrepareBase did: Runs, one per distinct prepare.
+// Busy is the error of the worktree lock a running check holds (nothing
+// ran); Err, with ErrWhat ("" or what it made), is why nothing could run;
+// Uncollected, why the kept layers were not collected afterwards.
+type BasePrepares struct {
+	Runs        []*BasePrepare
+	Busy        error
+	Err         error
+	ErrWhat     string
+	Uncollected error
+}
+
+// prepareLockWait is how long PrepareBase waits for the worktree lock a
+// running check of the repository holds.
+const prepareLockWait = time.Minute
+
+// PrepareBase runs each distinct prepare of the config once on the base
+// tree, in the check's base worktree and sandbox (after Setup and Probe),
+// as a check's base side runs it: the check's base side of the same
+// commit reuses the layers. done lets go of the layers and the worktrees.
+// Without a prepare nothing runs and nothing is opened.
+func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func()) {
+	c := s.c
+	res, done = &BasePrepares{}, func() {}
+	bySHA := map[string]*BasePrepare{}
+	for i := range c.cfg.Properties {
+		p := c.cfg.Properties[i].Prepare
+		if p == nil {
+			continue
+		}
+		sha := prepareSHA256(p, c.iso.env)
+		if bp, ok := bySHA[sha]; ok {
+			bp.Shared = append(bp.Shared, p)
+			continue
+		}
+		where := "prepare"
+		if p != c.cfg.Prepare {
+			where = fmt.Sprintf("properties[%d].prepare", i)
+		}
+		bySHA[sha] = &BasePrepare{Where: where, Prepare: p, Shared: []*config.Prepare{p}}
+		res.Runs = append(res.Runs, bySHA[sha])
+	}
+	if len(res.Runs) == 0 {
+		return res, done
+	}
+	root, err := makeWorktreeRoot(c.common)
+	if err != nil {
+		res.Err = err
+		return res, done
+	}
+	lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), flock.Options{What: "the worktree lock", Op: "doctor", Timeout: prepareLockWait})
+	if err != nil {
+		res.Busy, res.Runs = err, nil
+		return res, done
+	}
+	sb := c.iso.sandbox
+	t := &tree{dir: filepath.Join(root, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: sb.Overlay || sb.Level.Copy}
+	c.trees = &worktrees{workers: []*workerTrees{{base: t}}, lock: lock, git: c.git, overlay: t.overlay}
+	c.prepared = map[string]*preparedTree{}
+	done = func() {
+		c.releasePrepares()
+		c.trees.unlock()
+	}
+	if err := c.trees.prepare(ctx, t); err != nil {
+		res.Err, res.ErrWhat = err, "the base worktree"
+		return res, done
+	}
+	if err := c.fillGoCache(ctx); err != nil {
+		res.Err, res.ErrWhat = err, "the Go build cache"
+		return res, done
+	}
+	for _, bp := range res.Runs {
+		sha := prepareSHA256(bp.Prepare, c.iso.env)
+		pt, err := c.prepareTree(ctx, transcript.SideBase, bp.Prepare, sha, c.trees.workers[0])
+		if err != nil {
+			bp.Err = err
+			continue
+		}
+		c.prepared[preparedKey(transcript.SideBase, sha)] = pt // releasePrepares lets go of it
+		bp.Seconds, bp.Cached = pt.seconds, pt.cached
+		if !pt.ok {
+			bp.Failed = pt.reason
+			continue
+		}
+		bp.Sandbox = c.sandboxFor(t.dir)
+		bp.Sandbox.Prepared = pt.dir
+	}
+	res.Uncollected = c.collectLayers()
+	return res, done
+}
+
+// Vars are the template variables of p's run for seed.
+func Vars(p *config.Property, seed flakegate.Seed) template.Vars { return vars(p, seed) }
+
+// LookPath finds prog in the PATH of env (flakegate's own when env is nil).
+func LookPath(prog string, env []string) (string, error) { return lookPath(prog, env) }
+
+// noteRecorder is the progress handler of a Site: it keeps the notes.
+type noteRecorder struct {
+	discardProgress
+	notes []string
+}
+
+func (n *noteRecorder) Note(_, msg string) { n.notes = append(n.notes, msg) }
+
+// find returns the first note starting with prefix.
+func (n *noteRecorder) find(prefix string) string {
+	for _, m := range n.notes {
+		if strings.HasPrefix(m, prefix) {
+			return m
+		}
+	}
+	return ""
+}

@@ -1,0 +1,143 @@
+package flakegate_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// flagWord is a command-line flag.
+var flagWord = regexp.MustCompile(`(^|[^\w-])--[a-z]+`)
+
+// hintsNamingFlags are the packages outside internal/cli whose hints
+// (the Hint of a flakegate.Error) may name a flag of the command they
+// serve, and why; docs/design.md names them. Every other package's hints
+// name none: the command that called it adds its own.
+var hintsNamingFlags = map[string]string{
+	// The library half of `flakegate check` and `replay`: its Options are
+	// the command's flags, and its errors say which one to change (--base,
+	// --shard, --ledger, --join...).
+	"check": "the check command's library",
+	// The stores are opened from --ledger (or FLAKEGATE_LEDGER) and wait
+	// --lock-timeout, and their errors say so.
+	"filestore":      "opened from --ledger",
+	"postgres":       "opened from --ledger",
+	"internal/store": "opened from --ledger",
+	// The lock helper's timeout is --lock-timeout.
+	"internal/flock": "its timeout is --lock-timeout",
+}
+
+// TestHintsNameNoFlag holds docs/design.md's rule on hints: the domain's
+// hints name no command-line flag, except in the packages
+// hintsNamingFlags allows.
+func TestHintsNameNoFlag(t *testing.T) {
+	root, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			switch {
+			case d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "out",
+				rel == "internal/cli" || rel == "cmd" || rel == "e2e":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		pkg := filepath.ToSlash(filepath.Dir(rel))
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			kv, ok := n.(*ast.KeyValueExpr)
+			if !ok {
+				return true
+			}
+			if k, ok := kv.Key.(*ast.Ident); !ok || k.Name != "Hint" {
+				return true
+			}
+			ast.Inspect(kv.Value, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil || !flagWord.MatchString(s) {
+					return true
+				}
+				if _, ok := hintsNamingFlags[pkg]; ok {
+					seen[pkg] = true
+					return true
+				}
+				t.Errorf("%s: a hint of %s names a flag (%q): the domain's hints name none; let internal/cli add it", fset.Position(lit.Pos()), pkg, flagWord.FindString(s))
+				return true
+			})
+			return false
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stale []string
+	for pkg := range hintsNamingFlags {
+		if !seen[pkg] {
+			stale = append(stale, pkg)
+		}
+	}
+	sort.Strings(stale)
+	for _, pkg := range stale {
+		t.Errorf("%s may name flags in its hints but no longer does: drop it from hintsNamingFlags and docs/design.md", pkg)
+	}
+}
+
+// TestBaseRequiredSaidOnce: a check without a base is refused in one
+// place, the CLI, which names its flag; the libraries say "no base
+// revision was given".
+func TestBaseRequiredSaidOnce(t *testing.T) {
+	var where []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for range strings.Count(string(b), "--base is required") {
+			where = append(where, filepath.ToSlash(path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(where) != 1 || where[0] != "internal/cli/check.go" {
+		t.Errorf(`"--base is required" is written in %q, want once, in internal/cli/check.go`, where)
+	}
+}
