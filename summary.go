@@ -60,6 +60,9 @@ type Result struct {
 	BaseSHA      string `json:"base_sha,omitempty"`
 	CandidateSHA string `json:"candidate_sha,omitempty"`
 	At           string `json:"at,omitempty"`
+	// Suite is the path of the suites: entry whose test this triple is
+	// ("./...", "tests"); "" for a property's triple.
+	Suite string `json:"suite,omitempty"`
 }
 
 // ID names the result's test: "path" or "path::name".
@@ -90,6 +93,20 @@ type Summary struct {
 	// flake_origin is "new" or "unknown" makes the verdict reject
 	// (SetVerdict).
 	RejectNewFlakes bool `json:"reject_new_flakes,omitempty"`
+	// NewTests are the tests the candidate adds to a suite (absent from the
+	// base's list): not triples, since no base can replay them; each ran
+	// new_test_runs times on the candidate.
+	NewTests []NewTest `json:"new_tests,omitempty"`
+}
+
+// NewTest is one test the candidate added to a suite and how often it
+// passed of the times it ran on the candidate.
+type NewTest struct {
+	Suite  string `json:"suite"`
+	Path   string `json:"path"`
+	Name   string `json:"name"`
+	Runs   int    `json:"runs"`
+	Passed int    `json:"passed"`
 }
 
 // PrepareRun is one prepare of a check: the tree it prepared, how long it
