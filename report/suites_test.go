@@ -1,0 +1,289 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/internal/golden"
+)
+
+// suiteShape says how big a made-up suite summary is.
+type suiteShape struct {
+	goPackages, goTests int // a Go suite "./...": packages × tests each
+	pyFiles, pyTests    int // a pytest suite "tests": files × tests each
+	seeds               int
+	properties          int // property triples beside the suites (seeds 1400...)
+}
+
+// suiteSummary makes a check summary of two suites and some property
+// triples, in the order a check writes them (suite by suite, test by
+// test, seed by seed). The triples that do not pass sit at fixed places:
+//   - go pkg03 TestA005 seed 2: PROPERTY, with a failing attempt's output;
+//   - go pkg07 TestA001 every seed: SCHEDULER (a new flake on seed 1);
+//   - go pkg07 TestA002 seed 3: SCHEDULER skipped (frozen);
+//   - pytest file 02 test_04: CONTAMINATED (the patch edits the file);
+//   - pytest file 05 test_00 seed 1: INCOMPLETE (the batch timed out);
+//   - property seed 1401: PROPERTY.
+//
+// Two new tests: one passed 5 of 5, one 4 of 5.
+func suiteSummary(sh suiteShape) *flakegate.Summary {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	s := &flakegate.Summary{Verdict: flakegate.VerdictReject, Base: strings.Repeat("b", 40), Candidate: strings.Repeat("c", 40), Isolation: "bwrap"}
+	add := func(r flakegate.Result) {
+		r.RecordSHA256 = fmt.Sprintf("%064x", len(s.Results)+1)
+		if r.Label != flakegate.Pass || r.Skipped {
+			r.Record = ".flakegate/records/" + r.RecordSHA256[56:] + ".json"
+			r.Reproduce = fmt.Sprintf("flakegate replay --order %s --record %s", r.Seed, r.Record)
+		}
+		if !r.Skipped {
+			r.CandidateAttempts, r.BaseAttempts = 1, 1
+		}
+		s.Results = append(s.Results, r)
+	}
+	fail := func(r *flakegate.Result, out string) {
+		r.Attempts = []flakegate.Attempt{
+			{Side: "candidate", Index: 0, Result: "fail", ExitCode: 1, WallSeconds: 0.4, StartedAt: at, OutputTail: out},
+			{Side: "base", Index: 0, Result: "pass", WallSeconds: 0.3, StartedAt: at},
+		}
+	}
+	for p := range sh.goPackages {
+		for i := range sh.goTests {
+			for seed := 1; seed <= sh.seeds; seed++ {
+				r := flakegate.Result{Suite: "./...", PropertyPath: fmt.Sprintf("pkg%02d/a_test.go", p), Name: fmt.Sprintf("TestA%03d", i),
+					Seed: flakegate.Seed(fmt.Sprint(seed)), Label: flakegate.Pass, Seconds: 0.01, Isolation: "bwrap"}
+				switch {
+				case p == 3 && i == 5 && seed == 2:
+					r.Label, r.Reason = flakegate.Property, "candidate failed 1 of 1 attempts; the same order passes on base"
+					fail(&r, "--- FAIL: TestA005 (0.00s)\n    a_test.go:12: cache holds 3, want 4\n")
+				case p == 7 && i == 1:
+					r.Label, r.Freeze = flakegate.Scheduler, true
+					fail(&r, "--- FAIL: TestA001 (0.20s)\n")
+					r.Attempts = append(r.Attempts, flakegate.Attempt{Side: "candidate", Index: 1, Result: "pass", StartedAt: at})
+					r.CandidateAttempts = 2
+					r.FlakeOrigin, r.BaseProbeResults = flakegate.FlakeOriginBase, []string{"pass", "fail", "pass"}
+					if seed == 1 {
+						r.FlakeOrigin, r.BaseProbeResults = flakegate.FlakeOriginNew, []string{"pass", "pass", "pass"}
+					}
+				case p == 7 && i == 2 && seed == 3:
+					r.Label, r.Skipped, r.RunsLeft, r.Owner = flakegate.Scheduler, true, intPtr(4), "alice@example.com"
+					r.FrozenCandidate, r.Isolation = strings.Repeat("f", 40), ""
+				}
+				add(r)
+			}
+		}
+	}
+	for f := range sh.pyFiles {
+		for i := range sh.pyTests {
+			for seed := 1; seed <= sh.seeds; seed++ {
+				r := flakegate.Result{Suite: "tests", PropertyPath: fmt.Sprintf("tests/test_m%02d.py", f), Name: fmt.Sprintf("test_%02d", i),
+					Seed: flakegate.Seed(fmt.Sprint(seed)), Label: flakegate.Pass, Seconds: 0.02, Isolation: "bwrap"}
+				switch {
+				case f == 2 && i == 4:
+					r.Label, r.Row = flakegate.Contaminated, 2
+					r.Reason, r.AttemptsSkipped, r.CandidateAttempts = "the candidate diff edits tests/test_m02.py", "decided by the diff", 0
+				case f == 5 && i == 0 && seed == 1:
+					r.Label, r.Reason = flakegate.Incomplete, "the batch's candidate attempt timed out"
+				}
+				add(r)
+				if r.Label == flakegate.Contaminated {
+					s.Results[len(s.Results)-1].CandidateAttempts, s.Results[len(s.Results)-1].BaseAttempts = 0, 0
+				}
+			}
+		}
+	}
+	for k := range sh.properties {
+		r := flakegate.Result{PropertyPath: "tests/props/test_budget.py", Name: "test_budget", Seed: flakegate.Seed(fmt.Sprint(1400 + k)), Label: flakegate.Pass, Seconds: 1.5}
+		if k == 1 {
+			r.Label, r.Reason = flakegate.Property, "candidate failed 1 of 1 attempts; the same seed passes on base"
+			fail(&r, "Falsifying example: test_budget(n=3)\n")
+		}
+		add(r)
+	}
+	s.NewTests = []flakegate.NewTest{
+		{Suite: "./...", Path: "pkg01/new_test.go", Name: "TestNewCache", Runs: 5, Passed: 5},
+		{Suite: "./...", Path: "pkg01/new_test.go", Name: "TestNewRace", Runs: 5, Passed: 4},
+	}
+	return s
+}
+
+// twoThousand is the 2,000-triple summary of the golden files: 1,200 Go
+// triples in 20 packages, 780 pytest triples in 10 files, 20 property
+// triples.
+var twoThousand = suiteShape{goPackages: 20, goTests: 20, pyFiles: 10, pyTests: 26, seeds: 3, properties: 20}
+
+// sixThousand is 2,000 Go tests × 3 seeds, in 40 packages.
+var sixThousand = suiteShape{goPackages: 40, goTests: 50, seeds: 3, properties: 4}
+
+func TestSuiteShapes(t *testing.T) {
+	if n := len(suiteSummary(twoThousand).Results); n != 2000 {
+		t.Fatalf("twoThousand has %d triples", n)
+	}
+	if n := len(suiteSummary(sixThousand).Results); n != 6004 {
+		t.Fatalf("sixThousand has %d triples", n)
+	}
+}
+
+// TestSuiteMarkdownGolden: the Markdown summary of 2,000 triples counts
+// per package or file and lists only the triples that did not pass.
+func TestSuiteMarkdownGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Markdown(&buf, suiteSummary(twoThousand)); err != nil {
+		t.Fatal(err)
+	}
+	golden.Assert(t, "suites.golden.md", buf.Bytes())
+}
+
+// TestSuiteJUnitGolden: the JUnit of 2,000 triples has a <testsuite> per
+// package or file and a <testcase> per triple, the passes bare. The
+// golden file keeps the first and last bare <testcase> of each run and
+// counts the ones between (foldBareCases), so it stays small;
+// TestSuiteJUnitModel checks that every triple has its case.
+func TestSuiteJUnitGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JUnit(&buf, suiteSummary(twoThousand)); err != nil {
+		t.Fatal(err)
+	}
+	golden.Assert(t, "suites.golden.xml", foldBareCases(buf.Bytes()))
+}
+
+// bareCase is a <testcase> line with nothing inside.
+var bareCase = regexp.MustCompile(`^\s*<testcase name="[^"]*" classname="[^"]*" time="[0-9.]+"></testcase>$`)
+
+// foldBareCases replaces the inside of each run of bare <testcase> lines
+// by a comment that counts them.
+func foldBareCases(xmlBytes []byte) []byte {
+	lines := strings.Split(string(xmlBytes), "\n")
+	var out []string
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && bareCase.MatchString(lines[j]) {
+			j++
+		}
+		if j-i > 2 {
+			out = append(out, lines[i], fmt.Sprintf("    <!-- %d bare testcases folded by the test -->", j-i-2), lines[j-1])
+			i = j
+			continue
+		}
+		if j == i {
+			j++
+		}
+		out = append(out, lines[i:j]...)
+		i = j
+	}
+	return []byte(strings.Join(out, "\n"))
+}
+
+// TestSuiteJUnitModel reads the JUnit of 6,000 triples back: a
+// <testcase> per triple, a <testsuite> per package, counts that add up,
+// the failures where the summary has them, and the new tests.
+func TestSuiteJUnitModel(t *testing.T) {
+	s := suiteSummary(sixThousand)
+	var buf bytes.Buffer
+	if err := JUnit(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	cases, failures := 0, 0
+	byName := map[string]junitSuite{}
+	seen := map[string]bool{}
+	for _, su := range doc.Suites {
+		for _, c := range su.Cases {
+			seen[c.Classname+" "+c.Name] = true
+		}
+		if len(su.Cases) != su.Tests {
+			t.Errorf("suite %s: tests=%d but %d cases", su.Name, su.Tests, len(su.Cases))
+		}
+		cases += len(su.Cases)
+		failures += su.Failures
+		byName[su.Name] = su
+	}
+	if want := len(s.Results) + len(s.NewTests); cases != want || doc.Tests != want {
+		t.Errorf("%d test cases, tests=%d; want %d (a case per triple and per new test)", cases, doc.Tests, want)
+	}
+	for i := range s.Results {
+		r := &s.Results[i]
+		if !seen[r.PropertyPath+" "+junitName(r)] {
+			t.Fatalf("no test case for %s seed %s", r.ID(), r.Seed)
+		}
+	}
+	// 40 packages, the property file, the new tests.
+	if len(doc.Suites) != 42 {
+		t.Errorf("%d testsuites, want 42", len(doc.Suites))
+	}
+	pkg3 := byName["pkg03"]
+	if pkg3.Tests != 150 || pkg3.Failures != 1 {
+		t.Errorf("pkg03: tests=%d failures=%d, want 150 and 1", pkg3.Tests, pkg3.Failures)
+	}
+	var suiteProp string
+	for _, p := range pkg3.Properties {
+		if p.Name == "flakegate.suite" {
+			suiteProp = p.Value
+		}
+	}
+	if suiteProp != "./..." {
+		t.Errorf("pkg03 names suite %q, want ./...", suiteProp)
+	}
+	pkg7 := byName["pkg07"]
+	if pkg7.Skipped != 1 || pkg7.Failures != 0 {
+		t.Errorf("pkg07: skipped=%d failures=%d, want 1 and 0", pkg7.Skipped, pkg7.Failures)
+	}
+	flaky := 0
+	for _, c := range pkg7.Cases {
+		flaky += len(c.Flaky)
+	}
+	if flaky != 3 {
+		t.Errorf("pkg07 has %d flakyFailures, want 3 (TestA001 on each seed)", flaky)
+	}
+	nt := byName["new tests of ./..."]
+	if nt.Tests != 2 || nt.Failures != 1 || !strings.Contains(nt.Cases[1].Failure.Message, "new test TestNewRace: 4 of 5 passed") {
+		t.Errorf("new tests suite: %+v", nt)
+	}
+	// Property triples, the PROPERTY suite triple, the new test.
+	if failures != 3 || doc.Failures != 3 {
+		t.Errorf("%d failures (root %d), want 3", failures, doc.Failures)
+	}
+	for _, c := range pkg3.Cases {
+		if c.Failure == nil && c.SystemOut != nil {
+			t.Fatalf("passed suite triple %s carries system-out; the passes are folded", c.Name)
+		}
+	}
+}
+
+// TestSuiteJUnitSchema validates the JUnit of both big summaries with
+// xmllint against testdata/junit.xsd.
+func TestSuiteJUnitSchema(t *testing.T) {
+	xmllint, err := exec.LookPath("xmllint")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("xmllint is missing (Debian package libxml2-utils); CI must run this test")
+		}
+		t.Skip("xmllint not installed (apt-get install libxml2-utils)")
+	}
+	for name, sh := range map[string]suiteShape{"2000": twoThousand, "6000": sixThousand} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := JUnit(&buf, suiteSummary(sh)); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "junit.xml")
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(xmllint, "--noout", "--nonet", "--schema", filepath.Join("testdata", "junit.xsd"), path).CombinedOutput(); err != nil {
+				t.Fatalf("xmllint rejects the output: %v\n%s", err, out)
+			}
+		})
+	}
+}
