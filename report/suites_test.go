@@ -287,3 +287,36 @@ func TestSuiteJUnitSchema(t *testing.T) {
 		})
 	}
 }
+
+// TestSuiteHTMLPage: the page of the 2,000-triple summary names every
+// group with its counts, shows the triples that did not pass, and holds
+// every pass inside a closed group.
+func TestSuiteHTMLPage(t *testing.T) {
+	s := suiteSummary(twoThousand)
+	var buf bytes.Buffer
+	if err := SummaryHTML(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		`<details class="group" data-group="pkg03" open>`,
+		`<details class="group" data-group="pkg00">`,
+		`<details class="group" data-group="tests/test_m02.py" open>`,
+		"18 packages where every triple passed",
+		"new test <code>TestNewRace</code>: 4 of 5 passed",
+		"cache holds 3, want 4",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, `<tr class="triple pass">`); n != 1990-19 {
+		t.Errorf("%d suite pass rows, want %d", n, 1990-19)
+	}
+	if n := strings.Count(page, `<tr class="triple not-passed">`); n != 9 {
+		t.Errorf("%d suite rows that did not pass, want 9", n)
+	}
+	if strings.Contains(page, "ZgotmplZ") {
+		t.Error("the template refused a value (ZgotmplZ)")
+	}
+}
