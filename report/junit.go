@@ -203,6 +203,9 @@ func junitTestCase(r *flakegate.Result) junitCase {
 		Classname: xmlText(r.PropertyPath),
 		Time:      junitTime(r.Seconds),
 	}
+	if r.Suite != "" && passed(r) {
+		return c // folded: thousands of passes stay one line each
+	}
 	meta := fmt.Sprintf("label: %s\nrecord: %s\nrecord_sha256: %s\n", r.Label, r.Record, r.RecordSHA256)
 	if !r.Skipped {
 		meta += "attempts: " + attemptCounts(r) + "\n"
@@ -218,9 +221,6 @@ func junitTestCase(r *flakegate.Result) junitCase {
 	}
 	if r.CandidateSHA != "" {
 		meta += "candidate: " + r.CandidateSHA + "\nbase: " + r.BaseSHA + "\nat: " + r.At + "\n"
-	}
-	if r.Suite != "" && r.Label == flakegate.Pass && !r.Skipped {
-		return c // folded: thousands of passes stay one line each
 	}
 	reproduce := ""
 	if r.Reproduce != "" {

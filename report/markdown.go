@@ -201,9 +201,11 @@ func mdFence(s string) string {
 	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
 }
 
+var htmlEscapes = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
 // htmlEscape escapes s for the text of an HTML element.
 func htmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(oneLine(s))
+	return htmlEscapes.Replace(oneLine(s))
 }
 
 func capRows(rs []*flakegate.Result) []*flakegate.Result {
@@ -242,8 +244,12 @@ func labelIcon(l flakegate.Label) string {
 // (internal/termsafe): every table cell, progress line and summary goes
 // through it.
 func oneLine(s string) string {
-	return termsafe.Line(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s))
+	return termsafe.Line(lineBreaks.Replace(s))
 }
+
+// lineBreaks folds line breaks into spaces. A Replacer builds its tables
+// at first use: one shared Replacer builds them once, not per cell.
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 
 // mdText escapes s so that Markdown shows it as typed, on one line and
 // inside a table cell.
