@@ -320,3 +320,56 @@ func TestSuiteHTMLPage(t *testing.T) {
 		t.Error("the template refused a value (ZgotmplZ)")
 	}
 }
+
+// TestSuiteAnnotations: a suite's test is one ::error for all its
+// rejected seeds, a failed new test is one too, and the passes get none.
+func TestSuiteAnnotations(t *testing.T) {
+	var buf bytes.Buffer
+	if err := GitHubAnnotations(&buf, suiteSummary(twoThousand)); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	errors, notices := strings.Count(out, "::error "), strings.Count(out, "::notice ")
+	// The property's PROPERTY, TestA005, test_04 (3 seeds in one), test_00,
+	// TestNewRace.
+	if errors != 5 {
+		t.Errorf("%d ::error lines, want 5:\n%s", errors, out)
+	}
+	// TestA001 on 3 seeds, TestA002's frozen skip.
+	if notices != 4 {
+		t.Errorf("%d ::notice lines, want 4:\n%s", notices, out)
+	}
+	for _, want := range []string{
+		"::error file=tests/test_m02.py,title=flakegate CONTAMINATED::test_04 (suite tests) rejected on 3 order seeds%0Aseed 1: CONTAMINATED",
+		"::error file=pkg01/new_test.go,title=flakegate new test failed::new test TestNewRace: 4 of 5 passed on the candidate",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("annotations lack %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestSuiteProgressBatch: a suite's batch line names the triples that
+// did not pass and counts the passes; a property batch names every member.
+func TestSuiteProgressBatch(t *testing.T) {
+	s := suiteSummary(sixThousand)
+	var batch []flakegate.Result
+	for _, r := range s.Results {
+		if r.PropertyPath == "pkg07/a_test.go" && r.Seed == "3" {
+			batch = append(batch, r)
+		}
+	}
+	var buf bytes.Buffer
+	p := newProgress(&buf, false, fakeClock())
+	p.Start(len(batch))
+	p.BatchDone("go ./pkg07, seed 3", batch)
+	p.Finish()
+	line := strings.SplitN(buf.String(), "\n", 2)[0]
+	want := "batch of 50 (go ./pkg07, seed 3) · 0.01s: SCHEDULER pkg07/a_test.go::TestA001, SCHEDULER skipped (frozen) pkg07/a_test.go::TestA002, 48 PASS"
+	if !strings.Contains(line, want) {
+		t.Errorf("batch line\n%s\nwant it to hold\n%s", line, want)
+	}
+	if p.done != 50 || p.labels[flakegate.Pass] != 48 {
+		t.Errorf("done %d, PASS %d; want 50 and 48", p.done, p.labels[flakegate.Pass])
+	}
+}
