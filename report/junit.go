@@ -100,8 +100,8 @@ func JUnit(w io.Writer, s *flakegate.Summary) error {
 		key, name := r.PropertyPath, r.PropertyPath
 		if r.Suite != "" {
 			// A NUL cannot be in a path: suite groups never meet a property.
-			name = groupKey(r.PropertyPath)
-			key = r.Suite + "\x00" + name
+			key = r.Suite + "\x00" + groupKey(r.PropertyPath)
+			name = xmlText(groupKey(r.PropertyPath))
 		}
 		k, ok := index[key]
 		if !ok {

@@ -373,3 +373,146 @@ func TestSuiteProgressBatch(t *testing.T) {
 		t.Errorf("done %d, PASS %d; want 50 and 48", p.done, p.labels[flakegate.Pass])
 	}
 }
+
+// hostileSuiteSummary is a suite whose path, test file, test name,
+// reason and output attack the reader, and a new test whose name and
+// path do.
+func hostileSuiteSummary() *flakegate.Summary {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	suite := "./\x1b]2;green\x07|`x`</code>..."
+	file := "pkg`|<img src=x>\x1b[8m/a_test.go"
+	name := "Test|`x`<script>alert(1)</script>\n::error::forged"
+	s := &flakegate.Summary{Verdict: "reject", Base: "b", Candidate: "c"}
+	for seed := 1; seed <= 2; seed++ {
+		s.Results = append(s.Results, flakegate.Result{Suite: suite, PropertyPath: file, Name: name, Seed: flakegate.Seed(fmt.Sprint(seed)),
+			Label: flakegate.Property, Reason: "the last line is " + hostileTail, Reproduce: "flakegate replay --seed 1 " + hostileTail,
+			Attempts: []flakegate.Attempt{{Side: "candidate", Result: "fail", ExitCode: 1, StartedAt: at, OutputTail: hostileTail}}})
+		s.Results = append(s.Results, flakegate.Result{Suite: suite, PropertyPath: file, Name: "TestOK", Seed: flakegate.Seed(fmt.Sprint(seed)), Label: flakegate.Pass})
+	}
+	s.NewTests = []flakegate.NewTest{{Suite: suite, Path: file, Name: name, Runs: 5, Passed: 1}}
+	return s
+}
+
+// TestSuiteReportsEscapeHostile writes every report of hostileSuiteSummary
+// and checks that the attack stays inert text: no terminal control, no
+// live markup, no forged annotation line, a JUnit file that parses.
+func TestSuiteReportsEscapeHostile(t *testing.T) {
+	s := hostileSuiteSummary()
+	type testCase struct {
+		name  string
+		write func(*bytes.Buffer) error
+		check func(t *testing.T, out string)
+	}
+	run := func(t *testing.T, tc testCase) {
+		var buf bytes.Buffer
+		if err := tc.write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		assertNoControls(t, buf.String())
+		tc.check(t, buf.String())
+	}
+	for _, tc := range []testCase{
+		{"markdown", func(b *bytes.Buffer) error { return Markdown(b, s) }, func(t *testing.T, out string) {
+			outside, _ := splitFences(out)
+			outside = stripCodeSpans(outside)
+			for _, bad := range []string{"<script>", "</script>", "<img", "</code>", "<details open>"} {
+				if live(outside, bad) {
+					t.Errorf("%q live outside a code block:\n%s", bad, outside)
+				}
+			}
+			for line := range strings.Lines(outside) {
+				if strings.HasPrefix(line, "::") || strings.HasPrefix(line, "# Heading") {
+					t.Errorf("a line of the input stands on its own: %q", line)
+				}
+			}
+		}},
+		{"html", func(b *bytes.Buffer) error { return SummaryHTML(b, s) }, func(t *testing.T, out string) {
+			for _, bad := range []string{"<script>", "<img src=x", "</script><script>", "<details open>"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("%q is live in the page", bad)
+				}
+			}
+		}},
+		{"junit", func(b *bytes.Buffer) error { return JUnit(b, s) }, func(t *testing.T, out string) {
+			var doc junitSuites
+			if err := xml.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("the XML does not parse: %v", err)
+			}
+			if doc.Tests != 5 || doc.Failures != 3 {
+				t.Errorf("tests=%d failures=%d, want 5 and 3", doc.Tests, doc.Failures)
+			}
+		}},
+		{"github", func(b *bytes.Buffer) error { return GitHubAnnotations(b, s) }, func(t *testing.T, out string) {
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("%d lines, want the test's one ::error and the new test's:\n%s", len(lines), out)
+			}
+			for _, l := range lines {
+				if !strings.HasPrefix(l, "::error file=") {
+					t.Errorf("line %q", l)
+				}
+			}
+		}},
+		{"progress", func(b *bytes.Buffer) error {
+			p := NewProgress(b, false)
+			p.Start(len(s.Results))
+			p.BatchDone(hostileTail, s.Results)
+			p.Finish()
+			return nil
+		}, func(t *testing.T, out string) {
+			if n := strings.Count(out, "\n"); n != 2 {
+				t.Errorf("%d lines, want the batch's and the tally:\n%s", n, out)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
+	}
+}
+
+// stripCodeSpans drops the inline code spans of md: a run of n backticks
+// to the next run of exactly n (a backslash-escaped backtick opens
+// none). Markdown shows a code span's text as
+// typed, so markup inside one is not live.
+func stripCodeSpans(md string) string {
+	var b strings.Builder
+	for i := 0; i < len(md); {
+		if md[i] == '\\' && i+1 < len(md) {
+			b.WriteString(md[i : i+2]) // an escaped character opens no span
+			i += 2
+			continue
+		}
+		if md[i] != '`' {
+			b.WriteByte(md[i])
+			i++
+			continue
+		}
+		n := 0
+		for i+n < len(md) && md[i+n] == '`' {
+			n++
+		}
+		fence := strings.Repeat("`", n)
+		end := -1
+		for j := i + n; j < len(md); {
+			k := strings.Index(md[j:], fence)
+			if k < 0 {
+				break
+			}
+			at := j + k
+			if (at+n >= len(md) || md[at+n] != '`') && md[at-1] != '`' {
+				end = at
+				break
+			}
+			j = at + 1
+			for j < len(md) && md[j] == '`' {
+				j++
+			}
+		}
+		if end < 0 {
+			b.WriteString(fence)
+			i += n
+			continue
+		}
+		i = end + n
+	}
+	return b.String()
+}

@@ -43,6 +43,7 @@ type summaryPage struct {
 // open, then the groups where every triple passed, folded together.
 type suitePage struct {
 	*suiteView
+	Path         string // the suite's path as a terminal would show it
 	Columns      []flakegate.Label
 	Frozen       bool // a column for the frozen skips
 	NumCols      int  // the number columns: triples, one per label, frozen
@@ -91,7 +92,10 @@ func SummaryHTML(w io.Writer, s *flakegate.Summary) error {
 	for _, sv := range suites {
 		p.Suites = append(p.Suites, newSuitePage(sv))
 	}
-	p.NewTests = append(p.NewTests, s.NewTests...)
+	for _, t := range s.NewTests {
+		t.Suite, t.Path, t.Name = oneLine(t.Suite), oneLine(t.Path), oneLine(t.Name)
+		p.NewTests = append(p.NewTests, t)
+	}
 	sort.SliceStable(p.NewTests, func(i, j int) bool { return newTestFailed(p.NewTests[i]) && !newTestFailed(p.NewTests[j]) })
 	for _, t := range p.NewTests {
 		if newTestFailed(t) {
@@ -102,13 +106,13 @@ func SummaryHTML(w io.Writer, s *flakegate.Summary) error {
 }
 
 func newSuitePage(sv *suiteView) suitePage {
-	sp := suitePage{suiteView: sv, Columns: sv.columns(), Frozen: sv.Counts.Skipped > 0}
+	sp := suitePage{suiteView: sv, Path: oneLine(sv.Path), Columns: sv.columns(), Frozen: sv.Counts.Skipped > 0}
 	sp.NumCols = 1 + len(sp.Columns)
 	if sp.Frozen {
 		sp.NumCols++
 	}
 	for _, g := range sv.Groups {
-		gp := groupPage{Key: termsafe.String(g.Key), Total: g.Counts.Total}
+		gp := groupPage{Key: oneLine(g.Key), Total: g.Counts.Total}
 		for _, l := range sp.Columns {
 			gp.Cells = append(gp.Cells, g.Counts.Labels[l])
 		}
