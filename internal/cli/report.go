@@ -171,6 +171,13 @@ func readSummary(ios *IO, path string) (*flakegate.Summary, error) {
 				Hint:    "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
 		}
 	}
+	for i, t := range sum.NewTests {
+		if t.Name == "" || t.Path == "" || t.Runs < 0 || t.Passed < 0 || t.Passed > t.Runs {
+			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path,
+				Message: fmt.Sprintf("new test %d: want a name, a path and 0 <= passed <= runs, got %q in %q, %d of %d", i, t.Name, t.Path, t.Passed, t.Runs),
+				Hint:    "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
+		}
+	}
 	return &sum, nil
 }
 
