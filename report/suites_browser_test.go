@@ -83,32 +83,7 @@ func TestSuiteHTMLInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
-	defer cancelAlloc()
-	var mu sync.Mutex
-	var requests []string
-	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
-			mu.Lock()
-			requests = append(requests, e.Request.URL)
-			mu.Unlock()
-		}
-	}))
-	defer cancelTab()
-	if _, err := chromedp.Call(tab, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 1600),
-		chromedp.Navigate("file://"+file), chromedp.WaitVisible(chromedp.CSS(`#suite-0`))); err != nil {
-		t.Fatalf("open the page in %s: %v", exe, err)
-	}
+	tab, requests := openInChromium(t, exe, file)
 	facts := func() suitePageFacts {
 		f, err := chromedp.Run(tab, chromedp.Evaluate[suitePageFacts](suitePageFactsJS))
 		if err != nil {
@@ -175,12 +150,47 @@ func TestSuiteHTMLInBrowser(t *testing.T) {
 	if f.ScrollWidth > f.ViewportWidth {
 		t.Errorf("page scrolls sideways: %.0fpx wide in a %.0fpx window", f.ScrollWidth, f.ViewportWidth)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, u := range requests {
+	for _, u := range requests() {
 		if !strings.HasPrefix(u, "file://") {
 			t.Errorf("the page requested %s", u)
 		}
 	}
 	t.Logf("screenshots in %s", artifacts)
+}
+
+// openInChromium opens file in a headless Chromium tab (closed when the
+// test ends) and returns the tab and the URLs it requested so far.
+func openInChromium(t *testing.T, exe, file string) (context.Context, func() []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	t.Cleanup(cancel)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	t.Cleanup(cancelAlloc)
+	var mu sync.Mutex
+	var requests []string
+	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			requests = append(requests, e.Request.URL)
+			mu.Unlock()
+		}
+	}))
+	t.Cleanup(cancelTab)
+	if _, err := chromedp.Call(tab, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 1600),
+		chromedp.Navigate("file://"+file), chromedp.WaitVisible(chromedp.CSS(`#suite-0`))); err != nil {
+		t.Fatalf("open the page in %s: %v", exe, err)
+	}
+	return tab, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), requests...)
+	}
 }
