@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"os"
@@ -515,4 +517,44 @@ func stripCodeSpans(md string) string {
 		i = end + n
 	}
 	return b.String()
+}
+
+// TestLedgerChartGroupsSuiteRecords: the ledger page charts a suite's
+// records under their package, a property's under its file.
+func TestLedgerChartGroupsSuiteRecords(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	put := func(path string, seed int, suite string, label flakegate.Label) {
+		_, raw := makeRecord(t, path, seed, label, at, seed)
+		if suite != "" {
+			var rec map[string]any
+			if err := json.Unmarshal(raw, &rec); err != nil {
+				t.Fatal(err)
+			}
+			rec["suite"], rec["order"] = suite, seed
+			raw, _ = json.Marshal(rec)
+		}
+		sha, err := flakegate.RecordSHA256(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.PutRecord(ctx, sha, raw)
+	}
+	put("pkg/cache/a_test.go", 1, "./...", flakegate.Pass)
+	put("pkg/cache/b_test.go", 2, "./...", flakegate.Property)
+	put("tests/test_x.py", 3, "tests", flakegate.Pass)
+	put("tests/props/test_p.py", 4, "", flakegate.Pass)
+	d, err := LoadHTMLData(ctx, m, reportNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, p := range d.Properties {
+		got[p.PropertyPath] = p.Total
+	}
+	want := map[string]int{"pkg/cache": 2, "tests/test_x.py": 1, "tests/props/test_p.py": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("chart rows %v, want %v", got, want)
+	}
 }
