@@ -174,7 +174,7 @@ func TestReport(t *testing.T) {
 			},
 		},
 		{name: "new test passed more than it ran", args: []string{"report", "--from", "-", "--markdown", "-"},
-			stdin: `{"verdict":"pass","results":[],"new_tests":[{"suite":"./...","path":"a_test.go","name":"TestN","runs":5,"passed":6}]}`,
+			stdin:    `{"verdict":"pass","results":[],"new_tests":[{"suite":"./...","path":"a_test.go","name":"TestN","runs":5,"passed":6}]}`,
 			wantCode: ExitUsage, wantErr: []string{"new test 0: want a name, a path and 0 <= passed <= runs", "6 of 5"}},
 		{name: "summary page without a summary", args: []string{"report", "--summary-html", "{dir}/c.html"}, wantCode: ExitUsage, wantErr: []string{"need --from"}},
 		{name: "html into a missing folder", args: []string{"report", "--html", "{dir}/no/such/dir/r.html", "--ledger", ledger}, wantCode: ExitUsage, wantErr: []string{"cannot create the report"}},
