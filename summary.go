@@ -35,6 +35,9 @@ type Result struct {
 	// (check --join and verdict --ledger).
 	RunnerID   string `json:"runner_id,omitempty"`
 	RunnerHost string `json:"runner_host,omitempty"`
+	// Suite is the path of the suite the triple's test comes from ("" for
+	// a property).
+	Suite string `json:"suite,omitempty"`
 
 	CandidateAttempts int    `json:"candidate_attempts"`
 	BaseAttempts      int    `json:"base_attempts"`
@@ -60,9 +63,6 @@ type Result struct {
 	BaseSHA      string `json:"base_sha,omitempty"`
 	CandidateSHA string `json:"candidate_sha,omitempty"`
 	At           string `json:"at,omitempty"`
-	// Suite is the path of the suites: entry whose test this triple is
-	// ("./...", "tests"); "" for a property's triple.
-	Suite string `json:"suite,omitempty"`
 }
 
 // ID names the result's test: "path" or "path::name".
@@ -93,20 +93,12 @@ type Summary struct {
 	// flake_origin is "new" or "unknown" makes the verdict reject
 	// (SetVerdict).
 	RejectNewFlakes bool `json:"reject_new_flakes,omitempty"`
-	// NewTests are the tests the candidate adds to a suite (absent from the
-	// base's list): not triples, since no base can replay them; each ran
-	// new_test_runs times on the candidate.
-	NewTests []NewTest `json:"new_tests,omitempty"`
-}
-
-// NewTest is one test the candidate added to a suite and how often it
-// passed of the times it ran on the candidate.
-type NewTest struct {
-	Suite  string `json:"suite"`
-	Path   string `json:"path"`
-	Name   string `json:"name"`
-	Runs   int    `json:"runs"`
-	Passed int    `json:"passed"`
+	// NewTests are the tests the candidate adds to a suite, each run
+	// new_test_runs times (suite.go); RejectFlakyNewTests is the config's
+	// reject_flaky_new_tests: a new test that did not pass every run
+	// makes the verdict reject.
+	NewTests            []NewTest `json:"new_tests,omitempty"`
+	RejectFlakyNewTests bool      `json:"reject_flaky_new_tests,omitempty"`
 }
 
 // PrepareRun is one prepare of a check: the tree it prepared, how long it
@@ -140,6 +132,11 @@ func (s *Summary) SetVerdict() {
 	s.Verdict = VerdictOf(s.Results)
 	if s.RejectNewFlakes && s.NewFlakes() > 0 {
 		s.Verdict = VerdictReject
+	}
+	for _, t := range s.NewTests {
+		if s.RejectFlakyNewTests && t.Flaky() {
+			s.Verdict = VerdictReject
+		}
 	}
 }
 

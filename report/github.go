@@ -72,7 +72,7 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 	for _, t := range s.NewTests {
 		if newTestFailed(t) {
 			fmt.Fprintf(bw, "::error file=%s,title=%s::%s\n", escapeProperty(termsafe.String(t.Path)), escapeProperty("flakegate new test failed"),
-				escapeData(termsafe.String(newTestText(t)+" on the candidate (suite "+t.Suite+"); no base can replay a test the patch adds, and with reject_flaky_new_tests one failure rejects the patch")))
+				escapeData(termsafe.String(newTestText(t)+" on the candidate (suite "+t.Suite+"); no base can replay a test the patch adds. "+newTestPolicy(s))))
 		}
 	}
 	return bw.Flush()

@@ -190,7 +190,7 @@ func junitNewTests(s *flakegate.Summary) []junitSuite {
 			SystemOut: newCDATA(newTestText(t) + "\n")}
 		if newTestFailed(t) {
 			c.Failure = &junitFailure{Message: xmlText(newTestText(t)), Type: "NEW_TEST", Body: xmlText(newTestText(t) +
-				" on the candidate; a test the candidate adds has no base to replay, and with reject_flaky_new_tests one failure rejects the patch\n")}
+				" on the candidate; a test the candidate adds has no base to replay. " + newTestPolicy(s) + "\n")}
 		}
 		out[k].add(c)
 	}

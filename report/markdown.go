@@ -41,7 +41,7 @@ func Markdown(w io.Writer, s *flakegate.Summary) error {
 	for _, sv := range suites {
 		mdSuite(bw, sv)
 	}
-	mdNewTests(bw, s.NewTests)
+	mdNewTests(bw, s)
 	mdPasses(bw, passes)
 	return bw.Flush()
 }

@@ -123,7 +123,8 @@ func passedIn(groups []*groupView, dirty bool) int {
 
 // mdNewTests writes the tests the candidate adds: each ran on the
 // candidate only, so it is reported apart from the triples.
-func mdNewTests(bw *bufio.Writer, tests []flakegate.NewTest) {
+func mdNewTests(bw *bufio.Writer, s *flakegate.Summary) {
+	tests := s.NewTests
 	if len(tests) == 0 {
 		return
 	}
@@ -137,7 +138,7 @@ func mdNewTests(bw *bufio.Writer, tests []flakegate.NewTest) {
 		}
 	}
 	fmt.Fprintf(bw, "### New tests (%d, %d failed a run)\n\n", len(tests), failed)
-	bw.WriteString("The candidate adds these tests. No base can replay them, so they are not triples: each ran on the candidate alone, the number of times `new_test_runs` says, and with `reject_flaky_new_tests` one failure rejects the patch.\n\n")
+	bw.WriteString("The candidate adds these tests. No base can replay them, so they are not triples: each ran on the candidate alone, the number of times `new_test_runs` says. " + mdText(newTestPolicy(s)) + "\n\n")
 	for i, t := range tests {
 		if i == MaxMarkdownRows {
 			fmt.Fprintf(bw, "\n… and %d more; `check --json` lists them all.\n", len(tests)-MaxMarkdownRows)
@@ -147,7 +148,7 @@ func mdNewTests(bw *bufio.Writer, tests []flakegate.NewTest) {
 		if newTestFailed(t) {
 			icon = "❌"
 		}
-		fmt.Fprintf(bw, "- %s new test %s: %d of %d passed · %s · suite %s\n", icon, mdCode(t.Name), t.Passed, t.Runs, mdCode(t.Path), mdCode(t.Suite))
+		fmt.Fprintf(bw, "- %s new test %s: %s · %s · suite %s\n", icon, mdCode(t.Name), mdText(newTestRuns(t)), mdCode(t.Path), mdCode(t.Suite))
 	}
 	bw.WriteString("\n")
 }

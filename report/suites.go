@@ -156,13 +156,36 @@ func (sv *suiteView) heading() string {
 	return plural(sv.Counts.Total, "triple") + " (" + plural(sv.Tests, "test") + " × " + plural(sv.Seeds, "seed") + ") in " + plural(len(sv.Groups), sv.Word)
 }
 
-// newTestText is one new test's line: "new test TestX: 5 of 5 passed".
+// newTestText is one new test's line: "new test TestX: 5 of 5 passed",
+// then its runs' results and why one did not finish, when the summary
+// has them.
 func newTestText(t flakegate.NewTest) string {
-	return "new test " + t.Name + ": " + strconv.Itoa(t.Passed) + " of " + strconv.Itoa(t.Runs) + " passed"
+	return "new test " + t.Name + ": " + newTestRuns(t)
 }
 
-// newTestFailed says whether a new test failed a run (or never ran).
-func newTestFailed(t flakegate.NewTest) bool { return t.Runs == 0 || t.Passed < t.Runs }
+// newTestRuns is "4 of 5 passed (pass, fail, pass, pass, pass)".
+func newTestRuns(t flakegate.NewTest) string {
+	s := strconv.Itoa(t.Passed) + " of " + strconv.Itoa(t.Runs) + " passed"
+	if len(t.Results) > 0 {
+		s += " (" + strings.Join(t.Results, ", ") + ")"
+	}
+	if t.Reason != "" {
+		s += "; " + t.Reason
+	}
+	return s
+}
+
+// newTestFailed says whether a new test did not pass every run, as the
+// verdict reads it (flakegate.NewTest.Flaky).
+func newTestFailed(t flakegate.NewTest) bool { return t.Flaky() }
+
+// newTestPolicy says what a failed new test does to the verdict.
+func newTestPolicy(s *flakegate.Summary) string {
+	if s.RejectFlakyNewTests {
+		return "reject_flaky_new_tests is on: a new test that fails one run rejects the patch."
+	}
+	return "reject_flaky_new_tests is off: a new test's failures are reported and do not reject the patch."
+}
 
 // suiteNote is what the reports say about a suite's triple that did not
 // pass: the reason of a reject, the origin of a SCHEDULER result, the

@@ -112,8 +112,9 @@ func suiteSummary(sh suiteShape) *flakegate.Summary {
 	}
 	s.NewTests = []flakegate.NewTest{
 		{Suite: "./...", Path: "pkg01/new_test.go", Name: "TestNewCache", Runs: 5, Passed: 5},
-		{Suite: "./...", Path: "pkg01/new_test.go", Name: "TestNewRace", Runs: 5, Passed: 4},
+		{Suite: "./...", Path: "pkg01/new_test.go", Name: "TestNewRace", Runs: 5, Passed: 4, Results: []string{"pass", "fail", "pass", "pass", "pass"}},
 	}
+	s.RejectFlakyNewTests = true
 	return s
 }
 
@@ -343,7 +344,7 @@ func TestSuiteAnnotations(t *testing.T) {
 	}
 	for _, want := range []string{
 		"::error file=tests/test_m02.py,title=flakegate CONTAMINATED::test_04 (suite tests) rejected on 3 order seeds%0Aseed 1: CONTAMINATED",
-		"::error file=pkg01/new_test.go,title=flakegate new test failed::new test TestNewRace: 4 of 5 passed on the candidate",
+		"::error file=pkg01/new_test.go,title=flakegate new test failed::new test TestNewRace: 4 of 5 passed (pass, fail, pass, pass, pass) on the candidate (suite ./...); no base can replay a test the patch adds. reject_flaky_new_tests is on",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("annotations lack %q:\n%s", want, out)

@@ -22,6 +22,7 @@ var summaryTemplate = sync.OnceValue(func() *template.Template {
 		"labelColor": labelColor,
 		"plural":     plural,
 		"failedNew":  newTestFailed,
+		"newRuns":    newTestRuns,
 	}).Parse(summarySource))
 })
 
@@ -37,6 +38,7 @@ type summaryPage struct {
 	Suites                []suitePage
 	NewTests              []flakegate.NewTest
 	NewFailed             int
+	NewPolicy             string
 }
 
 // suitePage is one suite: its groups with a triple that did not pass,
@@ -79,7 +81,7 @@ type tripleRow struct {
 // passes folded (a group opens with a click), and the new tests.
 func SummaryHTML(w io.Writer, s *flakegate.Summary) error {
 	props, suites := splitSuites(s)
-	p := summaryPage{S: s, Counts: CountResults(s), Unsandboxed: s.Isolation == "none"}
+	p := summaryPage{S: s, Counts: CountResults(s), Unsandboxed: s.Isolation == "none", NewPolicy: newTestPolicy(s)}
 	for _, l := range chartLegendOrder {
 		if n := p.Counts.Labels[l]; n > 0 {
 			p.Legend = append(p.Legend, legendItem{Label: l, Color: labelColor(l), Count: n})
@@ -93,7 +95,11 @@ func SummaryHTML(w io.Writer, s *flakegate.Summary) error {
 		p.Suites = append(p.Suites, newSuitePage(sv))
 	}
 	for _, t := range s.NewTests {
-		t.Suite, t.Path, t.Name = oneLine(t.Suite), oneLine(t.Path), oneLine(t.Name)
+		t.Suite, t.Path, t.Name, t.Reason = oneLine(t.Suite), oneLine(t.Path), oneLine(t.Name), oneLine(t.Reason)
+		t.Results = append([]string(nil), t.Results...)
+		for i := range t.Results {
+			t.Results[i] = oneLine(t.Results[i])
+		}
 		p.NewTests = append(p.NewTests, t)
 	}
 	sort.SliceStable(p.NewTests, func(i, j int) bool { return newTestFailed(p.NewTests[i]) && !newTestFailed(p.NewTests[j]) })
