@@ -559,3 +559,19 @@ func TestLedgerChartGroupsSuiteRecords(t *testing.T) {
 		t.Errorf("chart rows %v, want %v", got, want)
 	}
 }
+
+// TestSuiteHTMLCapsAGroup: a group of more passes than htmlRowsMax lists
+// htmlRowsMax of them and counts the rest.
+func TestSuiteHTMLCapsAGroup(t *testing.T) {
+	s := suiteSummary(suiteShape{goPackages: 1, goTests: htmlRowsMax/2 + 10, seeds: 2})
+	var buf bytes.Buffer
+	if err := SummaryHTML(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), `<tr class="triple pass">`); n != htmlRowsMax {
+		t.Errorf("%d pass rows, want %d", n, htmlRowsMax)
+	}
+	if !strings.Contains(buf.String(), "20 more passes not listed") {
+		t.Error("the page does not count the passes it leaves out")
+	}
+}

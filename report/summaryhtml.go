@@ -61,6 +61,8 @@ type groupPage struct {
 	Cells     []int
 	NotPassed []tripleRow
 	Passed    []tripleRow
+	// PassedHidden counts the passes past htmlRowsMax, counted only.
+	PassedHidden int
 }
 
 // tripleRow is one triple as the page shows it; every text is what a
@@ -128,7 +130,11 @@ func newSuitePage(sv *suiteView) suitePage {
 		for _, r := range g.NotPassed {
 			gp.NotPassed = append(gp.NotPassed, newTripleRow(r, true))
 		}
-		for _, r := range g.Passed {
+		for i, r := range g.Passed {
+			if i == htmlRowsMax {
+				gp.PassedHidden = len(g.Passed) - htmlRowsMax
+				break
+			}
 			gp.Passed = append(gp.Passed, newTripleRow(r, true))
 		}
 		if len(g.NotPassed) > 0 {
