@@ -575,3 +575,34 @@ func TestSuiteHTMLCapsAGroup(t *testing.T) {
 		t.Error("the page does not count the passes it leaves out")
 	}
 }
+
+// TestSuiteMarkdownTables: every row of every table in the suites'
+// Markdown has its header's number of cells, hostile names included (an
+// unescaped pipe would add one).
+func TestSuiteMarkdownTables(t *testing.T) {
+	for name, s := range map[string]*flakegate.Summary{"2000": suiteSummary(twoThousand), "hostile": hostileSuiteSummary()} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Markdown(&buf, s); err != nil {
+				t.Fatal(err)
+			}
+			cells, rows := 0, 0
+			for _, line := range strings.Split(buf.String(), "\n") {
+				if !strings.HasPrefix(line, "|") {
+					cells = 0
+					continue
+				}
+				rows++
+				n := strings.Count(line, "|") - strings.Count(line, `\|`)
+				if cells == 0 {
+					cells = n
+				} else if n != cells {
+					t.Errorf("row has %d cell borders, header %d: %s", n, cells, line)
+				}
+			}
+			if rows == 0 {
+				t.Fatal("no table rows")
+			}
+		})
+	}
+}
