@@ -20,11 +20,21 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 		fmt.Fprintf(bw, "::warning title=%s::%s\n", escapeProperty("flakegate not sandboxed"),
 			escapeData("the attempts ran without the sandbox (sandbox: {mode: none}, isolation none): the code under test could reach the gate, so no freeze is granted"))
 	}
+	suiteRejects := suiteRejectsByTest(s)
 	for i := range s.Results {
 		r := &s.Results[i]
 		var kind, title string
 		var msg strings.Builder
 		switch {
+		case r.Suite != "" && r.Label.Reject() && !r.Skipped:
+			// A suite's test is one annotation for all its seeds, written
+			// where its first reject is.
+			rs := suiteRejects[r.Suite+"\x00"+r.ID()]
+			if rs[0] != r {
+				continue
+			}
+			kind, title = "error", "flakegate "+string(r.Label)
+			suiteRejectMessage(&msg, rs)
 		case r.Skipped:
 			kind, title = "notice", fmt.Sprintf("flakegate %s %s", r.Label, FrozenWording)
 			fmt.Fprintf(&msg, "%sseed %s %s: %s", namePrefix(r), seedText(r), FrozenWording, frozenLine(r))
@@ -59,7 +69,40 @@ func GitHubAnnotations(w io.Writer, s *flakegate.Summary) error {
 		fmt.Fprintf(bw, "::%s file=%s,title=%s::%s\n", kind, escapeProperty(termsafe.String(r.PropertyPath)),
 			escapeProperty(termsafe.String(title)), escapeData(termsafe.String(msg.String())))
 	}
+	for _, t := range s.NewTests {
+		if newTestFailed(t) {
+			fmt.Fprintf(bw, "::error file=%s,title=%s::%s\n", escapeProperty(termsafe.String(t.Path)), escapeProperty("flakegate new test failed"),
+				escapeData(termsafe.String(newTestText(t)+" on the candidate (suite "+t.Suite+"); no base can replay a test the patch adds. "+newTestPolicy(s))))
+		}
+	}
 	return bw.Flush()
+}
+
+// suiteRejectsByTest gathers the rejected triples of each suite's test
+// (suite, path and name), in summary order.
+func suiteRejectsByTest(s *flakegate.Summary) map[string][]*flakegate.Result {
+	out := map[string][]*flakegate.Result{}
+	for i := range s.Results {
+		r := &s.Results[i]
+		if r.Suite != "" && r.Label.Reject() && !r.Skipped {
+			k := r.Suite + "\x00" + r.ID()
+			out[k] = append(out[k], r)
+		}
+	}
+	return out
+}
+
+// suiteRejectMessage tells one suite test's rejects: which order seeds,
+// each one's label and reason, and how to reproduce it.
+func suiteRejectMessage(msg *strings.Builder, rs []*flakegate.Result) {
+	r := rs[0]
+	fmt.Fprintf(msg, "%s(suite %s) rejected on %s", namePrefix(r), r.Suite, plural(len(rs), "order seed"))
+	for _, x := range rs {
+		fmt.Fprintf(msg, "\nseed %s: %s: %s", seedText(x), x.Label, reasonOf(x))
+		if x.Reproduce != "" {
+			fmt.Fprintf(msg, "\nreproduce: %s", x.Reproduce)
+		}
+	}
 }
 
 // namePrefix is "NAME " for a result with a test name.

@@ -86,27 +86,28 @@ type junitSkipped struct {
 // JUnit writes s as JUnit XML: one <testsuite> per property path, in the
 // order the paths first appear, and one <testcase> per triple with the
 // property path as classname and "NAME seed=S" as name ("seed=S" for an
-// entry without a name; a drawn seed adds " (drawn)").
+// entry without a name; a drawn seed adds " (drawn)"). A suite's triples
+// get one <testsuite> per package or file (suites.go), where a passed
+// triple is a bare <testcase>, and the new tests one <testsuite> per
+// suite, a <testcase> each.
 func JUnit(w io.Writer, s *flakegate.Summary) error {
 	doc := junitSuites{Name: "flakegate"}
 	index := map[string]int{}
 	var total float64
-	suiteTime := map[string]float64{}
+	suiteTime := map[int]float64{}
 	for i := range s.Results {
 		r := &s.Results[i]
-		k, ok := index[r.PropertyPath]
+		key, name := r.PropertyPath, r.PropertyPath
+		if r.Suite != "" {
+			// A NUL cannot be in a path: suite groups never meet a property.
+			key = r.Suite + "\x00" + groupKey(r.PropertyPath)
+			name = xmlText(groupKey(r.PropertyPath))
+		}
+		k, ok := index[key]
 		if !ok {
 			k = len(doc.Suites)
-			index[r.PropertyPath] = k
-			props := []junitProperty{
-				{Name: "flakegate.verdict", Value: s.Verdict},
-				{Name: "flakegate.base", Value: s.Base},
-				{Name: "flakegate.candidate", Value: s.Candidate},
-			}
-			if s.Isolation != "" {
-				props = append(props, junitProperty{Name: "flakegate.isolation", Value: s.Isolation})
-			}
-			doc.Suites = append(doc.Suites, junitSuite{Name: r.PropertyPath, Properties: props})
+			index[key] = k
+			doc.Suites = append(doc.Suites, junitSuite{Name: name, Properties: junitSuiteProperties(s, r.Suite)})
 		}
 		suite := &doc.Suites[k]
 		if r.FlakeOrigin != "" {
@@ -116,21 +117,16 @@ func JUnit(w io.Writer, s *flakegate.Summary) error {
 				junitProperty{Name: xmlText("flakegate.flake_origin[" + junitName(r) + "]"), Value: r.FlakeOrigin},
 				junitProperty{Name: xmlText("flakegate.base_probe_results[" + junitName(r) + "]"), Value: strings.Join(r.BaseProbeResults, ",")})
 		}
-		c := junitTestCase(r)
-		suite.Tests++
-		switch {
-		case c.Skipped != nil:
-			suite.Skipped++
-		case c.Failure != nil:
-			suite.Failures++
-		}
-		suite.Cases = append(suite.Cases, c)
-		suiteTime[r.PropertyPath] += r.Seconds
+		suite.add(junitTestCase(r))
+		suiteTime[k] += r.Seconds
 		total += r.Seconds
 	}
 	for i := range doc.Suites {
+		doc.Suites[i].Time = junitTime(suiteTime[i])
+	}
+	doc.Suites = append(doc.Suites, junitNewTests(s)...)
+	for i := range doc.Suites {
 		su := &doc.Suites[i]
-		su.Time = junitTime(suiteTime[su.Name])
 		doc.Tests += su.Tests
 		doc.Failures += su.Failures
 		doc.Skipped += su.Skipped
@@ -148,11 +144,67 @@ func JUnit(w io.Writer, s *flakegate.Summary) error {
 	return err
 }
 
+// add appends a test case and counts it.
+func (su *junitSuite) add(c junitCase) {
+	su.Tests++
+	switch {
+	case c.Skipped != nil:
+		su.Skipped++
+	case c.Failure != nil:
+		su.Failures++
+	}
+	su.Cases = append(su.Cases, c)
+}
+
+// junitSuiteProperties are the properties every <testsuite> carries: the
+// verdict, both revisions, the isolation, and for a suite's group the
+// suite's path.
+func junitSuiteProperties(s *flakegate.Summary, suite string) []junitProperty {
+	props := []junitProperty{
+		{Name: "flakegate.verdict", Value: s.Verdict},
+		{Name: "flakegate.base", Value: s.Base},
+		{Name: "flakegate.candidate", Value: s.Candidate},
+	}
+	if s.Isolation != "" {
+		props = append(props, junitProperty{Name: "flakegate.isolation", Value: s.Isolation})
+	}
+	if suite != "" {
+		props = append(props, junitProperty{Name: "flakegate.suite", Value: xmlText(suite)})
+	}
+	return props
+}
+
+// junitNewTests is one <testsuite> per suite with new tests: a test case
+// per new test, failed when a run of it failed.
+func junitNewTests(s *flakegate.Summary) []junitSuite {
+	var out []junitSuite
+	index := map[string]int{}
+	for _, t := range s.NewTests {
+		k, ok := index[t.Suite]
+		if !ok {
+			k = len(out)
+			index[t.Suite] = k
+			out = append(out, junitSuite{Name: xmlText("new tests of " + t.Suite), Time: junitTime(0), Properties: junitSuiteProperties(s, t.Suite)})
+		}
+		c := junitCase{Name: xmlText(t.Name + " (new test)"), Classname: xmlText(t.Path), Time: junitTime(0),
+			SystemOut: newCDATA(newTestText(t) + "\n")}
+		if newTestFailed(t) {
+			c.Failure = &junitFailure{Message: xmlText(newTestText(t)), Type: "NEW_TEST", Body: xmlText(newTestText(t) +
+				" on the candidate; a test the candidate adds has no base to replay. " + newTestPolicy(s) + "\n")}
+		}
+		out[k].add(c)
+	}
+	return out
+}
+
 func junitTestCase(r *flakegate.Result) junitCase {
 	c := junitCase{
 		Name:      xmlText(junitName(r)),
 		Classname: xmlText(r.PropertyPath),
 		Time:      junitTime(r.Seconds),
+	}
+	if r.Suite != "" && passed(r) {
+		return c // folded: thousands of passes stay one line each
 	}
 	meta := fmt.Sprintf("label: %s\nrecord: %s\nrecord_sha256: %s\n", r.Label, r.Record, r.RecordSHA256)
 	if !r.Skipped {

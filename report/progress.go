@@ -119,17 +119,24 @@ func (p *Progress) BatchDone(head string, rs []flakegate.Result) {
 		b.WriteString("\r\x1b[K")
 	}
 	fmt.Fprintf(&b, "[%*d/%d] batch of %d (%s) · %s:", width, p.done, p.total, len(rs), oneLine(head), seconds(secs))
+	// A suite's batch runs a package's every test: its passes are counted,
+	// and only the others named.
+	sep, folded := "", 0
 	for i := range rs {
 		r := &rs[i]
+		if r.Suite != "" && passed(r) {
+			folded++
+			continue
+		}
 		tag := string(r.Label)
 		if r.Skipped {
 			tag += " " + FrozenWording
 		}
-		sep := ","
-		if i == 0 {
-			sep = ""
-		}
 		fmt.Fprintf(&b, "%s %s %s", sep, p.color(*r, tag), oneLine(idOf(r)))
+		sep = ","
+	}
+	if folded > 0 {
+		fmt.Fprintf(&b, "%s %d %s", sep, folded, p.color(flakegate.Result{Label: flakegate.Pass}, "PASS"))
 	}
 	b.WriteByte('\n')
 	io.WriteString(p.w, b.String())

@@ -21,6 +21,7 @@ type ReportOptions struct {
 
 	HTML, Ledger          string
 	From, JUnit, Markdown string
+	SummaryHTML           string
 	GitHub                bool
 }
 
@@ -30,7 +31,7 @@ type ReportOptions struct {
 func NewCmdReport(ios *IO, runF func(*ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{IO: ios}
 	cmd := &cobra.Command{
-		Use:   "report (--html FILE [--ledger DIR|DSN] | --from SUMMARY.json [--junit FILE] [--markdown FILE] [--github])",
+		Use:   "report (--html FILE [--ledger DIR|DSN] | --from SUMMARY.json [--junit FILE] [--markdown FILE] [--summary-html FILE] [--github])",
 		Short: "Write the HTML ledger report, or JUnit/Markdown/GitHub reports of a saved check",
 		Long: `report --html FILE writes one self-contained HTML page (no scripts, no
 external requests) over the configured stores: the freezes with their runs
@@ -42,11 +43,14 @@ store of the current repository.
 report --from SUMMARY.json reads the output of 'check --json' and writes
 the same reports check itself can: --junit FILE, --markdown FILE, and
 --github (annotations on stdout, the Markdown summary appended to
-$GITHUB_STEP_SUMMARY). A FILE of "-" is stdout.`,
+$GITHUB_STEP_SUMMARY). --summary-html FILE writes a page of that one
+check (a suite's triples grouped by package or file, the passes folded).
+A FILE of "-" is stdout.`,
 		Example: `  flakegate report --html ledger.html
   flakegate report --html ledger.html --ledger postgres://ci@db/flakegate
   flakegate check --base main --json > summary.json
-  flakegate report --from summary.json --junit junit.xml --github`,
+  flakegate report --from summary.json --junit junit.xml --github
+  flakegate report --from summary.json --summary-html check.html`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := opts.validate(); err != nil {
@@ -64,6 +68,7 @@ $GITHUB_STEP_SUMMARY). A FILE of "-" is stdout.`,
 	fl.StringVar(&opts.From, "from", "", "read a saved 'check --json' summary from `SUMMARY.json` (- for stdin)")
 	fl.StringVar(&opts.JUnit, "junit", "", "write the summary as JUnit XML to `FILE` (needs --from)")
 	fl.StringVar(&opts.Markdown, "markdown", "", "write the summary as Markdown to `FILE` (needs --from)")
+	fl.StringVar(&opts.SummaryHTML, "summary-html", "", "write the summary as an HTML page to `FILE` (needs --from)")
 	fl.BoolVar(&opts.GitHub, "github", false, "print GitHub annotations and append the Markdown summary to $GITHUB_STEP_SUMMARY (needs --from)")
 	return cmd
 }
@@ -73,17 +78,17 @@ func (opts *ReportOptions) validate() error {
 	usage := func(msg string) error {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "report", Message: msg, Hint: "run 'flakegate report --help'"}
 	}
-	summaryOutputs := opts.JUnit != "" || opts.Markdown != "" || opts.GitHub
+	summaryOutputs := opts.JUnit != "" || opts.Markdown != "" || opts.SummaryHTML != "" || opts.GitHub
 	switch {
 	case summaryOutputs && opts.From == "":
-		return usage("--junit, --markdown and --github need --from SUMMARY.json (a saved 'check --json')")
+		return usage("--junit, --markdown, --summary-html and --github need --from SUMMARY.json (a saved 'check --json')")
 	case opts.HTML == "" && opts.From == "":
-		return usage("nothing to write: give --html FILE, or --from SUMMARY.json with --junit, --markdown or --github")
+		return usage("nothing to write: give --html FILE, or --from SUMMARY.json with --junit, --markdown, --summary-html or --github")
 	case opts.From != "" && !summaryOutputs:
-		return usage("--from needs an output: --junit FILE, --markdown FILE or --github")
+		return usage("--from needs an output: --junit FILE, --markdown FILE, --summary-html FILE or --github")
 	}
 	stdout := 0
-	for _, p := range []string{opts.HTML, opts.JUnit, opts.Markdown} {
+	for _, p := range []string{opts.HTML, opts.JUnit, opts.Markdown, opts.SummaryHTML} {
 		if p == "-" {
 			stdout++
 		}
@@ -106,6 +111,11 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 		}
 		if err := writeReportFiles(ios, "report", opts.JUnit, opts.Markdown, sum); err != nil {
 			return err
+		}
+		if opts.SummaryHTML != "" {
+			if err := writeOutput(ios, opts.SummaryHTML, "report --summary-html", func(w io.Writer) error { return report.SummaryHTML(w, sum) }); err != nil {
+				return err
+			}
 		}
 		if opts.GitHub {
 			if err := writeGitHub(ios, "report --github", ios.Out, sum); err != nil {
@@ -158,6 +168,13 @@ func readSummary(ios *IO, path string) (*flakegate.Summary, error) {
 		if !r.Label.Known() || r.PropertyPath == "" {
 			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path,
 				Message: fmt.Sprintf("result %d: want a property_path and one of the seven labels, got label %q", i, r.Label),
+				Hint:    "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
+		}
+	}
+	for i, t := range sum.NewTests {
+		if t.Name == "" || t.Path == "" || t.Runs < 0 || t.Passed < 0 || t.Passed > t.Runs {
+			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "report --from", Path: path,
+				Message: fmt.Sprintf("new test %d: want a name, a path and 0 <= passed <= runs, got %q in %q, %d of %d", i, t.Name, t.Path, t.Passed, t.Runs),
 				Hint:    "pass the stdout of 'flakegate check --json' (or the summary.json in its --out folder)"}
 		}
 	}

@@ -155,6 +155,28 @@ func TestReport(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "summary page of a suite", args: []string{"report", "--from", "-", "--summary-html", "{dir}/check.html"},
+			stdin: `{"verdict":"reject","base":"b","candidate":"c","results":[` +
+				`{"property_path":"pkg/a_test.go","name":"TestA","suite":"./...","seed":1,"label":"PASS"},` +
+				`{"property_path":"pkg/a_test.go","name":"TestB","suite":"./...","seed":1,"label":"PROPERTY","reason":"broke"}],` +
+				`"new_tests":[{"suite":"./...","path":"pkg/n_test.go","name":"TestNew","runs":5,"passed":5}]}`,
+			check: func(t *testing.T, dir string) {
+				page, err := os.ReadFile(filepath.Join(dir, "check.html"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, want := range []string{`<details class="group" data-group="pkg" open>`, "a_test.go::TestB", "broke", "1 PASS folded", "new test <code>TestNew</code>: 5 of 5 passed"} {
+					if !strings.Contains(string(page), want) {
+						t.Errorf("page lacks %q", want)
+					}
+				}
+			},
+		},
+		{name: "new test passed more than it ran", args: []string{"report", "--from", "-", "--markdown", "-"},
+			stdin:    `{"verdict":"pass","results":[],"new_tests":[{"suite":"./...","path":"a_test.go","name":"TestN","runs":5,"passed":6}]}`,
+			wantCode: ExitUsage, wantErr: []string{"new test 0: want a name, a path and 0 <= passed <= runs", "6 of 5"}},
+		{name: "summary page without a summary", args: []string{"report", "--summary-html", "{dir}/c.html"}, wantCode: ExitUsage, wantErr: []string{"need --from"}},
 		{name: "html into a missing folder", args: []string{"report", "--html", "{dir}/no/such/dir/r.html", "--ledger", ledger}, wantCode: ExitUsage, wantErr: []string{"cannot create the report"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
