@@ -62,6 +62,8 @@ func (c *checker) shapeOf(j *job) *batchShape {
 		s = goShape(ps.prop.Run, argv, ps.prop.Name)
 	case evidence.FrameworkPytest:
 		s = pytestShape(ps.prop.Run, argv, ps.prop.Path+"::"+ps.prop.Name)
+	case evidence.FrameworkJest, evidence.FrameworkVitest:
+		s = jsShape(fw, ps.prop.Run, argv, ps.prop.Path, ps.prop.Name) // batchjs.go
 	}
 	if s == nil {
 		return nil
@@ -196,6 +198,8 @@ func batchArgv(s *batchShape, members []*batchShape) []string {
 			argv = append(argv, "-v")
 		}
 		return append(argv, "-o", "junit_family=xunit1") // and --junitxml (batch.go, attempt)
+	case evidence.FrameworkJest, evidence.FrameworkVitest:
+		return jsBatchArgv(s, members)
 	}
 	return nil
 }
