@@ -287,7 +287,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		case killed && tr.Started && !tr.Ended:
 			o.Result, o.Wall = runner.Timeout, out.Wall
 			o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", len(run), out.Wall.Seconds(), batchWhy(out, budget))
-		case killed && tr.Rerun && len(run) == 1:
+		case killed && !tr.Started && len(run) == 1 && isJSFramework(b.shape.framework):
 			// A js batch of one killed before its report: it was running.
 			o.Result, o.Wall = runner.Timeout, out.Wall
 			o.Reason = fmt.Sprintf("killed at %.1fs (%s) before %s wrote its report", out.Wall.Seconds(), batchWhy(out, budget), b.shape.framework)

@@ -130,14 +130,14 @@ func (j *JSReport) parse() *jsFileReport {
 
 // Report is what the report says of the test named name (its full name)
 // in the test file file (a path relative to the folder the framework ran
-// in). Without a report it has no result and Rerun is set: the members
-// run again in smaller batches (a killed batch wrote none).
+// in). Without a report it is an error that never started: a killed
+// batch wrote none, and its members run again alone (check/batchjs.go).
 func (j *JSReport) Report(file, name string) TestReport {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	r := j.parse()
 	if r == nil {
-		return TestReport{Reason: j.why, Rerun: true}
+		return TestReport{Result: runner.Errored, Reason: j.why}
 	}
 	want := path.Join(j.root, path.Clean(file))
 	var found []TestReport
