@@ -307,8 +307,8 @@ func TestCheckJSBatchHang(t *testing.T) {
 	}
 }
 
-// TestCheckJSBatchMatchesAlone: fast-check properties of two files, on
-// two seeds, give the same labels in a batch and one by one (batch:
+// TestCheckJSBatchMatchesAlone: fast-check properties of two files (one
+// in a describe block) give the same labels in a batch and one by one (batch:
 // false), for jest and for vitest; the records of triples run alone name
 // no batch.
 func TestCheckJSBatchMatchesAlone(t *testing.T) {
@@ -328,7 +328,7 @@ func TestCheckJSBatchMatchesAlone(t *testing.T) {
 				var entries []string
 				for _, f := range []string{"tests/p1.test.js", "tests/p2.test.js"} {
 					for _, n := range []string{"clamps", "sort orders"} {
-						entries = append(entries, strings.Replace(jsEntry(f, n, "60s"), "seeds: [7]", "seeds: [7, 8]", 1))
+						entries = append(entries, jsEntry(f, n, "60s"))
 					}
 				}
 				files := map[string]string{"src/p1.js": good, "src/p2.js": good, "tests/p1.test.js": prop("p1"), "tests/p2.test.js": prop("p2")}
@@ -338,7 +338,7 @@ func TestCheckJSBatchMatchesAlone(t *testing.T) {
 					}
 				}
 				r := newRepo(t, jsProject(t, fw, jsConfig(fw, extra, entries...), files))
-				// p2 sorts as strings: "sort orders" fails for p2 on both seeds.
+				// p2 sorts as strings: "sort orders" fails for p2.
 				r.candidate("bad", map[string]string{"src/p2.js": fw.source("export const clamp = (x) => Math.min(10, Math.max(0, x));\nexport const sorted = (xs) => [...xs].sort();\n")})
 				cr := r.check("--base", "base", "--candidate", "bad")
 				if cr.code != 1 {
@@ -350,8 +350,36 @@ func TestCheckJSBatchMatchesAlone(t *testing.T) {
 					t.Errorf("batch %q: the transcript names a batch: %v", extra, batched)
 				}
 			}
-			if want := "PASS,PASS,PASS,PASS,PASS,PASS,PROPERTY,PROPERTY"; got[0] != want || got[1] != want {
+			if want := "PASS,PASS,PASS,PROPERTY"; got[0] != want || got[1] != want {
 				t.Fatalf("batched %s, alone %s; want %s for both", got[0], got[1], want)
+			}
+		})
+	}
+}
+
+// TestCheckJSBatchOwnBudget: a member's own time in the JSON report is
+// held against its wall_budget: over it is BUDGET, in a batch that was not
+// killed, and the member beside it keeps its PASS.
+func TestCheckJSBatchOwnBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real jest and vitest")
+	}
+	for _, fw := range jsFrameworks {
+		t.Run(fw.name, func(t *testing.T) {
+			test := "import { test, expect } from \"vitest\";\nimport { nap } from \"../src/nap.js\";\n\n" +
+				"test(\"quick\", () => {});\n\ntest(\"slow\", () => {\n  nap();\n});\n"
+			cfg := jsConfig(fw, "", jsEntry("tests/n.test.js", "quick", "60s"), jsEntry("tests/n.test.js", "slow", "2s"))
+			r := newRepo(t, jsProject(t, fw, cfg, map[string]string{"src/nap.js": "export const nap = () => {};\n", "tests/n.test.js": test}))
+			r.candidate("slow", map[string]string{"src/nap.js": fw.source("export const nap = () => {\n  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3500);\n};\n")})
+			cr := r.check("--base", "base", "--candidate", "slow")
+			if want := "PASS,BUDGET"; cr.code != 1 || strings.Join(cr.labels(), ",") != want {
+				t.Fatalf("want %s\n%s", want, cr)
+			}
+			if reason := cr.summary.Results[1].Reason; !strings.Contains(reason, "over its wall budget") {
+				t.Errorf("slow's reason %q does not name its own time", reason)
+			}
+			if bs := transcriptBatches(t, cr.record(t, 1).TranscriptPath); len(bs) == 0 || len(bs[0].Members) != 2 {
+				t.Errorf("slow's first attempt ran in %+v; want the batch of both", bs)
 			}
 		})
 	}
