@@ -7,6 +7,7 @@
 //
 //	go test [FLAGS] -run ^{name}$ ./PKG [FLAGS]      (the -run value exactly ^{name}$)
 //	pytest|python -m pytest [OPTS] {path}::{name} [OPTS]
+//	jest, vitest: RUNNER [OPTS] {path} [OPTS] -t ^{name}$ [OPTS]   (batchjs.go)
 //
 // The key of a batch is the side-independent rest of the command: the
 // template expanded for the seed with the selection (and, for go, the
