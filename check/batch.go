@@ -163,6 +163,16 @@ func (b *batchRun) settle(ctx context.Context, side string, members []*batchMemb
 		if len(unstarted) == 0 {
 			break
 		}
+		if len(unstarted) == len(todo) && len(todo) > 1 && isJSFramework(b.shape.framework) {
+			// A killed jest or vitest batch wrote no report: which test
+			// was running is not known, so each runs again alone.
+			for _, m := range unstarted {
+				if _, err := b.attempt(ctx, side, []*batchMember{m}, keep, index, tree(), results); err != nil {
+					return nil, err
+				}
+			}
+			break
+		}
 		if len(unstarted) == len(todo) {
 			// Killed before any test started (a build as long as the
 			// budget): no batch of fewer members would do better.
@@ -241,9 +251,22 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		}
 		argv = cmd.Argv
 	}
+	if isJSFramework(b.shape.framework) {
+		file, err := jsReportFile(&cmd)
+		if err != nil {
+			return nil, err
+		}
+		junit = file
+		defer os.RemoveAll(filepath.Dir(junit))
+		argv = cmd.Argv
+	}
 	out := attempt.Run(ctx, cmd)
 	if pr, ok := rep.(pytestReport); ok {
 		pr.SetJUnit(readBounded(junit, 64<<20))
+	}
+	if jr, ok := rep.(jsReport); ok {
+		data, err := readBounded(junit, 64<<20)
+		jr.SetFile(data, err, jsRoot(cmd))
 	}
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
 		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall)}
@@ -265,6 +288,10 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		case killed && tr.Started && !tr.Ended:
 			o.Result, o.Wall = attempt.Timeout, out.Wall
 			o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", len(run), out.Wall.Seconds(), batchWhy(out, budget))
+		case killed && !tr.Started && len(run) == 1 && isJSFramework(b.shape.framework):
+			// A js batch of one killed before its report: it was running.
+			o.Result, o.Wall = attempt.Timeout, out.Wall
+			o.Reason = fmt.Sprintf("killed at %.1fs (%s) before %s wrote its report", out.Wall.Seconds(), batchWhy(out, budget), b.shape.framework)
 		case killed && !tr.Started || tr.Rerun:
 			unstarted = append(unstarted, m)
 			continue
@@ -450,6 +477,9 @@ func (b *batchRun) retry(ctx context.Context, i int, want map[*batchMember]bool)
 	if err != nil {
 		return nil, err
 	}
+	if unstarted, err = b.jsRetryAlone(ctx, i, unstarted, keep, results); err != nil {
+		return nil, err
+	}
 	for _, m := range unstarted {
 		out := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(),
 			Reason: "this test did not run in the retry batch (it was killed at its budget, or stopped, before the test)"}
@@ -542,6 +572,9 @@ type batchReport interface {
 func newBatchReport(framework, dir string) batchReport {
 	if framework == evidence.FrameworkPytest {
 		return pytestReport{evidence.NewPytestJUnit()}
+	}
+	if isJSFramework(framework) {
+		return jsReport{evidence.NewJSReport(framework)}
 	}
 	mod, err := goModulePath(filepath.Join(dir, "go.mod"))
 	return &goReport{GoJSON: evidence.NewGoJSON(), module: mod, modErr: err}

@@ -14,7 +14,7 @@ func batchFramework(ps *propState) string {
 		return ""
 	}
 	switch ps.framework {
-	case evidence.FrameworkGo, evidence.FrameworkPytest:
+	case evidence.FrameworkGo, evidence.FrameworkPytest, evidence.FrameworkJest, evidence.FrameworkVitest:
 		return ps.framework
 	}
 	return ""

@@ -7,6 +7,7 @@
 //
 //	go test [FLAGS] -run ^{name}$ ./PKG [FLAGS]      (the -run value exactly ^{name}$)
 //	pytest|python -m pytest [OPTS] {path}::{name} [OPTS]
+//	jest, vitest: RUNNER [OPTS] {path} [OPTS] -t ^{name}$ [OPTS]   (batchjs.go)
 //
 // The key of a batch is the side-independent rest of the command: the
 // template expanded for the seed with the selection (and, for go, the
@@ -62,6 +63,8 @@ func (c *checker) shapeOf(j *job) *batchShape {
 		s = goShape(ps.prop.Run, argv, ps.prop.Name)
 	case evidence.FrameworkPytest:
 		s = pytestShape(ps.prop.Run, argv, ps.prop.Path+"::"+ps.prop.Name)
+	case evidence.FrameworkJest, evidence.FrameworkVitest:
+		s = jsShape(fw, ps.prop.Run, argv, ps.prop.Path, ps.prop.Name) // batchjs.go
 	}
 	if s == nil {
 		return nil
@@ -196,6 +199,8 @@ func batchArgv(s *batchShape, members []*batchShape) []string {
 			argv = append(argv, "-v")
 		}
 		return append(argv, "-o", "junit_family=xunit1") // and --junitxml (batch.go, attempt)
+	case evidence.FrameworkJest, evidence.FrameworkVitest:
+		return jsBatchArgv(s, members)
 	}
 	return nil
 }

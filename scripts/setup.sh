@@ -7,7 +7,11 @@
 #   demo   git, make and bubblewrap: the demo's check runs every attempt in bwrap
 #   test   the demo's, and what the sandbox, PostgreSQL, browser, framework,
 #          report and action tests need (without them those tests skip, or
-#          fail with CI=true)
+#          fail with CI=true), and the real jest and vitest of the batch
+#          tests: npm ci of testdata/jsbatch (its package-lock.json pins
+#          every version) into a cache folder named by the lockfile's
+#          digest, $XDG_CACHE_HOME/flakegate/jsbatch-DIGEST (default
+#          ~/.cache), once; check/batchjs_e2e_test.go finds it there
 #
 # As root it runs apt-get (only when something is missing); as anyone else
 # it prints the one `sudo apt-get install` line and stops (exit 1).
@@ -32,12 +36,14 @@ declare -A probe=(
 	[python3-hypothesis]='/usr/bin/python3 -c "import hypothesis"'
 	[libxml2-utils]='command -v xmllint'
 	[jq]='command -v jq'
+	[nodejs]='command -v node'
+	[npm]='command -v npm'
 )
 
 profile=${1:-}
 case $profile in
 demo) packages=(git make bubblewrap) ;;
-test) packages=(git make openssl time bubblewrap postgresql chromium python3 python3-pytest python3-hypothesis libxml2-utils jq) ;;
+test) packages=(git make openssl time bubblewrap postgresql chromium python3 python3-pytest python3-hypothesis libxml2-utils jq nodejs npm) ;;
 *)
 	echo "usage: scripts/setup.sh demo|test" >&2
 	exit 2
@@ -48,6 +54,27 @@ if [ "${NO_SETUP:-}" = 1 ]; then
 	echo "setup: skipped (NO_SETUP=1)"
 	exit 0
 fi
+
+# jsbatch installs the batch tests' jest and vitest (test profile), once
+# per lockfile: into a folder of its own, renamed into place when npm ci
+# is done, so that a half install is never found.
+jsbatch() {
+	[ "$profile" = test ] || return 0
+	local src lock sum cache dest tmp
+	src=$(cd "$(dirname "$0")/.." && pwd)/testdata/jsbatch
+	lock=$src/package-lock.json
+	sum=$(sha256sum "$lock" | cut -c1-16)
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/flakegate
+	dest=$cache/jsbatch-$sum
+	[ -d "$dest/node_modules" ] && return 0
+	mkdir -p "$cache"
+	tmp=$(mktemp -d "$cache/.jsbatch-XXXXXX")
+	cp "$src/package.json" "$lock" "$tmp/"
+	echo "setup: npm ci of testdata/jsbatch into $dest"
+	(cd "$tmp" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+	chmod -R a+rX "$tmp"
+	mv -T "$tmp" "$dest" 2>/dev/null || rm -rf "$tmp" # another setup was first
+}
 
 missing() {
 	local p
@@ -66,6 +93,7 @@ fi
 
 if [ ${#need[@]} -eq 0 ]; then
 	[ -z "$nogo" ] || { echo "$nogo" >&2; exit 1; }
+	jsbatch
 	exit 0
 fi
 
@@ -99,4 +127,5 @@ if [ ${#still[@]} -ne 0 ]; then
 	exit 1
 fi
 [ -z "$nogo" ] || { echo "$nogo" >&2; exit 1; }
+jsbatch
 echo "setup: done"

@@ -1,0 +1,57 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/evidence"
+)
+
+// TestJSShape: which jest and vitest run templates batch, and the
+// command of a batch of two members of two files.
+func TestJSShape(t *testing.T) {
+	jest := []string{"env", "FAST_CHECK_SEED={seed}", "npx", "jest", "--ci", "{path}", "-t", "^{name}$"}
+	for _, tc := range []struct {
+		name, fw string
+		run      []string
+		want     string // "" when it runs alone
+	}{
+		{"jest", evidence.FrameworkJest, jest,
+			`env FAST_CHECK_SEED=7 npx jest --ci a.test.js b.test.js -t ^(sort orders|a\.b\(c\))$ --json`},
+		{"jest --json and the name first", evidence.FrameworkJest, []string{"jest", "--json", "--testNamePattern={name}", "{path}"},
+			`jest --testNamePattern=^(sort orders|a\.b\(c\))$ a.test.js b.test.js --json`},
+		{"vitest", evidence.FrameworkVitest, []string{"npx", "vitest", "run", "{path}", "-t", "{name}", "--seed={seed}"},
+			`npx vitest run a.test.js b.test.js -t ^(sort orders|a\.b\(c\))$ --seed=7 --reporter=json`},
+		{"a reporter of its own", evidence.FrameworkVitest, []string{"vitest", "run", "{path}", "-t", "{name}", "--reporter=verbose"}, ""},
+		{"an output file", evidence.FrameworkJest, append(append([]string{}, jest...), "--outputFile=x.json"), ""},
+		{"bail", evidence.FrameworkJest, append(append([]string{}, jest...), "--bail"), ""},
+		{"watch", evidence.FrameworkVitest, []string{"vitest", "{path}", "-t", "{name}", "--watch"}, ""},
+		{"no name selection", evidence.FrameworkJest, []string{"jest", "{path}"}, ""},
+		{"the name in a pattern", evidence.FrameworkJest, []string{"jest", "{path}", "-t", "{name} works"}, ""},
+		{"the name twice", evidence.FrameworkJest, []string{"jest", "{path}", "-t", "{name}", "--x={name}"}, ""},
+		{"the path in a shell", evidence.FrameworkJest, []string{"sh", "-c", "jest {path} -t {name}"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mk := func(path, name string) *job {
+				p := &config.Property{Path: path, Name: name, Run: tc.run, Batch: true}
+				return &job{ps: &propState{prop: p, framework: tc.fw}, seed: flakegate.Seed("7")}
+			}
+			c := &checker{}
+			a, b := c.shapeOf(mk("a.test.js", "sort orders")), c.shapeOf(mk("b.test.js", "a.b(c)"))
+			if tc.want == "" {
+				if a != nil {
+					t.Fatalf("batches as %+v; want alone", a)
+				}
+				return
+			}
+			if a == nil || b == nil || a.key != b.key {
+				t.Fatalf("shapes %+v and %+v; want one key", a, b)
+			}
+			if got := strings.Join(batchArgv(a, []*batchShape{a, b, a}), " "); got != tc.want {
+				t.Errorf("batch argv\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
