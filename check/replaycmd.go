@@ -162,7 +162,7 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 				base = "HEAD"
 			}
 			if sha, err := repo.RevParse(ctx, base); err == nil {
-				if r.goc, err = setupGoCaches(ctx, repo, common, sha, iso, runner.HostGoModCache(envGetter(opts.Env))); err != nil {
+				if r.goc, err = setupGoCaches(ctx, repo, common, sha, iso, envGetter(opts.Env)); err != nil {
 					return nil, err
 				}
 			}

@@ -136,7 +136,7 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	c.iso = iso
 	// The attempts' Go caches are the repository's, built from the base
 	// (gocache.go); the runner's own are hidden.
-	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, runner.HostGoModCache(envGetter(c.opts.Env)))
+	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, envGetter(c.opts.Env))
 	return err
 }
 
