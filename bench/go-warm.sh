@@ -78,7 +78,8 @@ check() { # $1: mode, $2: repo, $3: candidate
 
 # The non-root user's home and module cache (rapid, from root's cache).
 mkdir -p "$work/home" "$work/gomod"
-(cd examples/go-rapid && GOMODCACHE=$work/gomod GOPROXY=file://$(go env GOMODCACHE)/cache/download GOFLAGS=-mod=mod go mod download)
+rootmod=$(go env GOMODCACHE)
+(cd examples/go-rapid && GOMODCACHE=$work/gomod GOPROXY=file://$rootmod/cache/download GOFLAGS=-mod=mod go mod download)
 chown -R "$uid:$uid" "$work/home" "$work/gomod"
 
 for mode in root nonroot; do
