@@ -186,6 +186,7 @@ func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso 
 	}
 	iso.sandbox.GoCache = filepath.Join(gc.dir, "cache")
 	iso.sandbox.GoModCache = gc.modView
+	stampUsed(iso.sandbox.GoCache)
 	return gc, nil
 }
 

@@ -1,6 +1,8 @@
 package check_test
 
 import (
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -23,8 +25,10 @@ func goWarmFiles() map[string]string {
 		"warm.go": "package warm\n\nimport \"strings\"\n\n// Up is s in upper case.\nfunc Up(s string) string { return strings.ToUpper(s) }\n",
 		"warm_test.go": "package warm\n\nimport (\n\t\"encoding/json\"\n\t\"testing\"\n)\n\n" +
 			"func TestUp(t *testing.T) {\n\tb, _ := json.Marshal(Up(\"x\"))\n\tif string(b) != `\"X\"` {\n\t\tt.Fatal(string(b))\n\t}\n}\n",
-		"props/gox.sh": `go test -x -count=1 -run '^TestUp$' . > out.log 2>&1
+		"props/gox.sh": `[ -e "$GOCACHE/fg-marker" ] && echo SEEN-MARKER
+go test -x -count=1 -run '^TestUp$' . > out.log 2>&1
 st=$?
+(echo m > "$GOCACHE/fg-marker" && echo WROTE-MARKER) 2>/dev/null
 grep -E '/compile .* -p ' out.log | sed -E 's/.* -p ([^ ]+) .*/compiled \1/' | sort -u
 grep -E '^(ok|FAIL|---)' out.log
 exit $st
@@ -38,7 +42,9 @@ exit $st
 // repository's build cache warm, as root's do: a harmless candidate's
 // attempts compile only the package it changed (read from `go test
 // -x`), never the standard library nor anything the base's fill built,
-// and the base's attempts compile nothing. Before the helper laid the
+// and the base's attempts compile nothing. What an attempt writes to its
+// cache no later attempt sees, and it never reaches the host (the
+// repository's cache lies in its git folder). Before the helper laid the
 // cache (bwrap 0.8 has no --overlay-src), every attempt compiled the
 // standard library's packages in a cold cache.
 func TestCheckGoWarmCacheNonRoot(t *testing.T) {
@@ -55,8 +61,19 @@ func TestCheckGoWarmCacheNonRoot(t *testing.T) {
 			!strings.Contains(cr.stderr, "Go caches: the repository's build cache, built from the base") {
 			t.Errorf("[%s] the check did not lay the repository's build cache under the attempts:\n%s", m.name, cr.stderr)
 		}
+		// What an attempt writes into its build cache is its own: no
+		// later attempt sees it, and the repository's cache never holds it.
+		filepath.WalkDir(a.dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Name() == "fg-marker" {
+				t.Errorf("[%s] an attempt's write reached the host: %s", m.name, p)
+			}
+			return nil
+		})
 		for i := range cr.summary.Results {
 			for _, at := range cr.record(t, i).Attempts {
+				if strings.Contains(at.OutputTail, "SEEN-MARKER") || !strings.Contains(at.OutputTail, "WROTE-MARKER") {
+					t.Errorf("[%s] %s attempt %d saw an earlier attempt's cache write, or could not write its own:\n%s", m.name, at.Side, at.Index, at.OutputTail)
+				}
 				var pkgs []string
 				for _, l := range strings.Split(at.OutputTail, "\n") {
 					if p, ok := strings.CutPrefix(l, "compiled "); ok {

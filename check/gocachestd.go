@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/atomicfile"
@@ -233,4 +234,29 @@ func copyEntry(src, dst string, fi fs.FileInfo) error {
 	}
 	os.Chtimes(tmp, fi.ModTime(), fi.ModTime())
 	return os.Rename(tmp, dst)
+}
+
+// goUsedInterval is how old an entry's time may get before go, reading
+// it, stamps it used (go's own interval is an hour).
+const goUsedInterval = 30 * time.Minute
+
+// stampUsed gives the entries of the build cache dir that are older than
+// goUsedInterval the time now, as flakegate's own write, before a
+// check's attempts read it. go stamps each entry it reads once its time
+// is an hour old; under an attempt that stamp is a write to the
+// overlay's lower layer, and without metacopy (a user namespace's
+// overlay: no root) it copies the whole file up, package by package,
+// into the attempt's disk limit. Stamped here, no attempt's go writes
+// them.
+func stampUsed(dir string) {
+	now := time.Now()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && now.Sub(fi.ModTime()) > goUsedInterval {
+			os.Chtimes(p, now, now)
+		}
+		return nil
+	})
 }
