@@ -88,7 +88,7 @@ for mode in root nonroot; do
 	[ $mode = root ] || chown -R "$uid:$uid" "$repo"
 	candidate $mode "$repo" c0
 	t0=$(now); check $mode "$repo" c0; t1=$(now)
-	echo "$mode: first check (fills the repository's Go build cache) $(echo "$t1 - $t0" | bc) s: $(grep -o 'Go build cache filled[^)]*s' "$work/last.err" | head -1); $(grep -o 'Go caches: [^;(]*' "$work/last.err" | head -1)"
+	echo "$mode: first check (fills the repository's Go build cache) $(echo "$t1 - $t0" | bc) s: $(grep -o 'Go build cache filled[^(]*' "$work/last.err" | head -1); $(grep -o 'Go caches: [^;(]*' "$work/last.err" | head -1)"
 	bare $mode "$repo" >/dev/null # warms the bare side's build cache
 done
 
