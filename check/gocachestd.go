@@ -42,18 +42,20 @@ func goStdRoot(get func(string) (string, bool)) string {
 
 // goStdEnv is what of the attempts' environment can change how go
 // compiles the standard library: the toolchain's own variables (GO*,
-// CGO_*), the C toolchain cgo runs and the PATH that finds them. The
+// CGO_*, but not where its caches are) and the C toolchain cgo runs. The
 // layer's key is these, not the whole environment, so that repositories
-// whose configs pass other variables share it. (Go's cache keys each
-// entry by the inputs of the action anyway: the key only keeps layers
-// apart that would hold different entries.)
+// whose configs pass other variables, or whose PATH differs, share it.
+// (Go's cache keys each entry by the inputs of its action anyway, the C
+// compiler's identity included: the key only keeps layers apart that
+// would hold different entries.)
 func goStdEnv(env []string) []string {
 	var out []string
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
+		case name == "GOCACHE", name == "GOMODCACHE", name == "GOPATH":
 		case strings.HasPrefix(name, "GO"), strings.HasPrefix(name, "CGO_"),
-			name == "CC", name == "CXX", name == "AR", name == "PKG_CONFIG", name == "PATH":
+			name == "CC", name == "CXX", name == "AR", name == "PKG_CONFIG":
 			out = append(out, kv)
 		}
 	}
