@@ -38,6 +38,7 @@ type goCaches struct {
 	modules []string // the base's Go modules: folders holding a go.mod ("." for the root)
 	dir     string   // <common>/flakegate/gocache/KEY: cache/, filled, locks
 	modView string   // <common>/flakegate/gomod/DIGEST: the module cache
+	std     string   // the user's standard library layer (gocachestd.go), "" for none
 	named   int      // modules (with a version) the base's go.sum names
 	found   int      // of those, verified into modView
 	held    []*os.File
@@ -101,11 +102,13 @@ func goTool(env []string) (string, string) {
 
 // setupGoCaches gives iso's sandbox the repository's Go caches for the
 // base commit: the build cache's folder (filled later, by fill) and the
-// module cache of the base's go.sum, copied from hostModCache (the
-// runner's, "" for none) after verifying each module against its go.sum
-// hash. Without a Go module at the base, or without go on the attempts'
-// PATH, there are none (nil). Old caches are collected.
-func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso *isolation, hostModCache string) (*goCaches, error) {
+// module cache of the base's go.sum, copied from the runner's (found in
+// flakegate's environment, get) after verifying each module against its
+// go.sum hash, and the user's standard library layer. Without a Go
+// module at the base, or without go on the attempts' PATH, there are
+// none (nil). Old caches are collected.
+func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso *isolation, get func(string) (string, bool)) (*goCaches, error) {
+	hostModCache := sandbox.HostGoModCache(get)
 	if iso.mode != IsolationBwrap {
 		return nil, nil
 	}
@@ -179,8 +182,12 @@ func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso 
 	}
 	collectGoCaches(root, gc.dir)
 	collectGoCaches(mroot, gc.modView)
+	if err := gc.setStd(goStdRoot(get), tool, iso.env); err != nil {
+		gc.std = "" // the fill compiles the standard library itself
+	}
 	iso.sandbox.GoCache = filepath.Join(gc.dir, "cache")
 	iso.sandbox.GoModCache = gc.modView
+	stampUsed(iso.sandbox.GoCache)
 	return gc, nil
 }
 
@@ -514,6 +521,7 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 	sb.GoCache, sb.FillGoCache, sb.Tree, sb.Prepared, sb.Persist = filepath.Join(gc.dir, "cache"), true, tree, "", ""
 	sb.Network = false
 	started := time.Now()
+	std := gc.seedStd(ctx, sb, env, tree, op)
 	var why []string
 	for _, m := range gc.modules {
 		dir := filepath.Join(tree, filepath.FromSlash(m))
@@ -535,7 +543,7 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 	if err := atomicfile.WriteFile(filepath.Join(gc.dir, "filled"), []byte(strings.Join(list, "\n")+"\n"), 0o600); err != nil {
 		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.dir, Message: "cannot record the Go build cache's fill", Err: err}
 	}
-	line := fmt.Sprintf("Go build cache filled from the base %s in %.1f s", flakegate.ShortSHA(gc.base), time.Since(started).Seconds())
+	line := fmt.Sprintf("Go build cache filled from the base %s in %.1f s", flakegate.ShortSHA(gc.base), time.Since(started).Seconds()) + std
 	if len(why) > 0 {
 		line += " (what built is kept; " + strings.Join(why, "; ") + ")"
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
-	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
@@ -163,7 +162,7 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 				base = "HEAD"
 			}
 			if sha, err := repo.RevParse(ctx, base); err == nil {
-				if r.goc, err = setupGoCaches(ctx, repo, common, sha, iso, sandbox.HostGoModCache(envGetter(opts.Env))); err != nil {
+				if r.goc, err = setupGoCaches(ctx, repo, common, sha, iso, envGetter(opts.Env)); err != nil {
 					return nil, err
 				}
 			}

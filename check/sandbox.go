@@ -143,8 +143,8 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	iso.sandbox.CopyDir = filepath.Join(c.common, "flakegate", "copies")
 	c.iso = iso
 	// The attempts' Go caches are the repository's, built from the base
-	// (gocache.go); the host's own are hidden.
-	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, sandbox.HostGoModCache(envGetter(c.opts.Env)))
+	// (gocache.go); the runner's own are hidden.
+	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, envGetter(c.opts.Env))
 	return err
 }
 

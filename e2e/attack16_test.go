@@ -274,7 +274,7 @@ func (a *a16) exec(t *testing.T, env []string, args ...string) *checkRun {
 	cmd.Dir = a.dir
 	cmd.Env = append(append(cleanEnv(), "FG_STATE="+a.state, "TMPDIR="+a.tmp), env...)
 	if a.m.asOther() {
-		cmd.Env = append(cmd.Env, "HOME="+a.home)
+		cmd.Env = append(cmd.Env, "HOME="+a.home, "XDG_CACHE_HOME="+userCache(t, a.m.uid))
 	}
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

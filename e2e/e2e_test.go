@@ -39,6 +39,7 @@ func buildAndRun(m *testing.M) int {
 		return 3
 	}
 	defer os.RemoveAll(dir)
+	defer removeUserCaches()
 	_, self, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(self))
 	flakegateBin = filepath.Join(dir, "flakegate")

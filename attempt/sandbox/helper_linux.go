@@ -438,6 +438,9 @@ func (spec *helperSpec) mountGoCache() error {
 		return err
 	}
 	opts := "lowerdir=" + strings.Join(lowers, ":") + ",upperdir=" + upper + ",workdir=" + work
+	if spec.Userns {
+		return overlayAt(L, "gocache", opts+",userxattr") // a user namespace's overlay: no metacopy
+	}
 	if err := overlayAt(L, "gocache", opts+",metacopy=on"); err == nil {
 		return nil
 	}

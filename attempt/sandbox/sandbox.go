@@ -262,6 +262,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 	v := &attemptView{}
 	lv := s.Level
 	bindTree := tree // what bwrap binds at TreeMount without root
+	bindCache := ""  // what bwrap binds at SandboxGoCache without root ("": its own overlay of GoCache)
 	if lv.Root {
 		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp,
 			Prepared: s.Prepared, Persist: s.Persist}
@@ -278,6 +279,9 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 		}
 		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: -1, GID: -1, Disk: s.Limits.Disk, Userns: true, TreeAt: at}
 		bindTree = at
+		// The Go build cache as root has it (gocache_userns.go), and
+		// bwrap binds the helper's mount.
+		bindCache = v.helper.userGoCache(s, layer)
 	} else {
 		v.helper = &helperSpec{UID: -1, GID: -1}
 	}
@@ -304,7 +308,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 		}
 		a = append(a, "--dev-bind", v.helper.RootAt, "/", "--proc", "/proc")
 	} else {
-		a = append(a, s.bwrapArgs(ops, bindTree)...)
+		a = append(a, s.bwrapArgs(ops, bindTree, bindCache)...)
 	}
 	a = append(a, "--chdir", s.inside(dir), "--")
 	v.args = append(a, argv...)
@@ -436,8 +440,9 @@ func (s *Sandbox) rootOps(env []string) []rootOp {
 
 // bwrapArgs is the root as bwrap's own arguments, for a caller without
 // root: tree (the helper's fixed folder, or the tree itself) is bound at
-// TreeMount, the Go cache from the host.
-func (s *Sandbox) bwrapArgs(ops []rootOp, tree string) []string {
+// TreeMount, and cache (the helper's Go build cache) at SandboxGoCache;
+// without one, bwrap lays the Go cache from the host itself.
+func (s *Sandbox) bwrapArgs(ops []rootOp, tree, cache string) []string {
 	var a []string
 	for _, op := range ops {
 		switch op.Op {
@@ -475,7 +480,9 @@ func (s *Sandbox) bwrapArgs(ops []rootOp, tree string) []string {
 		case "tree":
 			a = append(a, "--bind", tree, op.Dst)
 		case "gocache":
-			if s.FillGoCache {
+			if cache != "" {
+				a = append(a, "--bind", cache, op.Dst)
+			} else if s.FillGoCache {
 				a = append(a, "--bind", op.Src, op.Dst)
 			} else {
 				a = append(a, "--overlay-src", op.Src, "--tmp-overlay", op.Dst)
