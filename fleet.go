@@ -157,3 +157,19 @@ type CheckQueue interface {
 	// ENOTFOUND for an unknown check id.
 	Progress(ctx context.Context, checkID string) ([]CheckProgress, error)
 }
+
+// GroupQueue is a CheckQueue that claims the triples of one batch at
+// once (check --join runs a batch group as one process, as a check
+// alone does).
+type GroupQueue interface {
+	CheckQueue
+	// ClaimGroup claims, in one transaction, the first claimable triple
+	// of the check, as Claim does, and then every triple of its group
+	// (group gives the positions of the batch the first one is in) that
+	// is claimable too: each under a lease of its own, with its own
+	// token, renewed, completed and taken over after an expiry one by
+	// one exactly as a triple Claim took. The first lease comes first;
+	// the others follow in position order. Triples another runner holds
+	// are skipped, never waited for. Empty when nothing is claimable.
+	ClaimGroup(ctx context.Context, checkID string, r Runner, lease time.Duration, group func(position int) []int) ([]TripleLease, error)
+}

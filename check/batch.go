@@ -235,8 +235,12 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	argv := batchArgv(b.shape, shapes)
 	rep := newBatchReport(b.shape.framework, at.dir)
 	sum := sha256.New()
+	// As for a triple alone (attempt.go), a candidate batch that exits 0
+	// keeps what it read in the page cache: an exit 0 ends every
+	// member's attempts (a member reported failed is an error then,
+	// below), so no retry follows that could tell it ran.
 	cmd := attempt.Command{Argv: argv, Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
-		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
+		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum), KeepCacheOnPass: side == transcript.SideCandidate}
 	var junit string
 	if b.shape.framework == evidence.FrameworkPytest {
 		dir, err := junitDir()
@@ -280,6 +284,12 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		o := attempt.Outcome{Result: tr.Result, ExitCode: out.ExitCode, Signal: out.Signal, Started: out.Started, Wall: tr.Elapsed, Tail: tr.Output, Reason: tr.Reason}
 		budgetOf := m.r.j.ps.prop.WallBudget
 		switch {
+		case tr.Result == attempt.Fail && out.ExitCode == 0:
+			// The framework exits non-zero when a test fails: a failure
+			// in the report of a process that exited 0 is output the
+			// code under test wrote, never a result.
+			o.Result = attempt.Errored
+			o.Reason = memberLabel(m.r.j) + " is reported failed, but the batch exited 0: the report is not the framework's own"
 		case tr.Result == attempt.Pass || tr.Result == attempt.Fail:
 			if budgetOf > 0 && tr.Elapsed > budgetOf {
 				o.Result = attempt.Timeout

@@ -24,6 +24,10 @@ type task struct {
 	// batch, when set, are the triples run as one batch (batch.go); j is
 	// then the first of them.
 	batch []*job
+	// members, when set (a batch claimed from the queue), are the tasks
+	// of batch's triples, each with its own lease (ctx, run, sink and
+	// release), in the same order.
+	members []*task
 	// ctx, when set, ends the triple's attempts early (its lease was lost).
 	ctx context.Context
 	// run, when set, replaces runTriple (a triple given up on).
@@ -74,15 +78,14 @@ func (s *listSource) next(ctx context.Context) (*task, error) {
 // worktree pair per worker, and returns their results by config position
 // (n of them; the ones this run did not label are zero). Workers only
 // run attempts; one finisher goroutine writes the records, so the disk
-// syncs of one triple overlap the attempts of the next.
+// syncs of one triple overlap the attempts of the next. A worker hands
+// the finisher a whole batch at once (one send, not one per member), so
+// it starts the next batch while the records of the last one are
+// written, and the finisher writes the records of a batch a few at a
+// time (finishBatch).
 func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleResult, error) {
 	results := make([]tripleResult, n)
-	type pending struct {
-		t      *task
-		finish func() (tripleResult, error)
-		batch  *batchTally
-	}
-	finished := make(chan pending, len(c.trees.workers))
+	finished := make(chan []pending, len(c.trees.workers))
 	errs := make(chan error, len(c.trees.workers)+1)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -100,15 +103,10 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 					break
 				}
 				if t.batch != nil {
-					done, err := c.runBatch(ctx, w, t.batch)
-					if err != nil {
+					if err := c.runBatchTask(ctx, w, t, finished); err != nil {
 						first = err
 						cancel(err)
 						break
-					}
-					tally := newBatchTally(t.batch)
-					for _, f := range done {
-						finished <- pending{&task{j: f.j}, f.finish, tally}
 					}
 					continue
 				}
@@ -133,7 +131,7 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 					cancel(err)
 					break
 				}
-				finished <- pending{t, finish, nil}
+				finished <- []pending{{t, finish, nil}}
 			}
 			errs <- first
 		}(w)
@@ -141,28 +139,37 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 	finisherDone := make(chan error, 1)
 	go func() {
 		var first error
-		for p := range finished {
+		for unit := range finished {
 			if first != nil {
+				for _, p := range unit {
+					p.t.done()
+				}
+				continue
+			}
+			rs, ferrs := finishBatch(unit)
+			for i, p := range unit {
+				if first != nil {
+					p.t.done()
+					continue
+				}
+				r, err := rs[i], ferrs[i]
+				keep := err == nil
+				if err == nil && p.t.sink != nil {
+					keep, err = p.t.sink(ctx, &r)
+				}
 				p.t.done()
-				continue
-			}
-			r, err := p.finish()
-			keep := err == nil
-			if err == nil && p.t.sink != nil {
-				keep, err = p.t.sink(ctx, &r)
-			}
-			p.t.done()
-			if err != nil {
-				first = err
-				cancel(err)
-				continue
-			}
-			if keep {
-				results[p.t.j.index] = r
-				if p.batch != nil {
-					p.batch.done(c.progress, p.t.j, r.result)
-				} else {
-					c.progress.Done(r.result)
+				if err != nil {
+					first = err
+					cancel(err)
+					continue
+				}
+				if keep {
+					results[p.t.j.index] = r
+					if p.batch != nil {
+						p.batch.done(c.progress, p.t.j, r.result)
+					} else {
+						c.progress.Done(r.result)
+					}
 				}
 			}
 		}
@@ -182,4 +189,147 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 		first = interrupted(ctx)
 	}
 	return results, first
+}
+
+// pending is a triple whose attempts are done, for the finisher.
+type pending struct {
+	t      *task
+	finish func() (tripleResult, error)
+	batch  *batchTally
+}
+
+// runBatchTask runs the triples of batch task t on worker w and hands
+// each one to the finisher. In a joined check (t.members set) every
+// member keeps its own lease: a member given up on is settled alone, the
+// others run as one batch, which stops only when the lease of every one
+// of them is lost (then none is labelled: the triples are other
+// runners' now). A member whose lease alone is lost runs on with the
+// batch, but its sink refuses its label, as for a triple alone.
+func (c *checker) runBatchTask(ctx context.Context, w int, t *task, finished chan<- []pending) error {
+	if t.members == nil {
+		done, err := c.runBatch(ctx, w, t.batch)
+		if err != nil {
+			return err
+		}
+		tally := newBatchTally(t.batch)
+		unit := make([]pending, len(done))
+		for i, f := range done {
+			unit[i] = pending{&task{j: f.j}, f.finish, tally}
+		}
+		finished <- unit
+		return nil
+	}
+	byJob := map[*job]*task{}
+	var live []*task
+	var jobs []*job
+	for _, m := range t.members {
+		if m.run == nil {
+			byJob[m.j] = m
+			live = append(live, m)
+			jobs = append(jobs, m.j)
+			continue
+		}
+		finish, err := m.run(m.ctx, w, m.j)
+		if err != nil {
+			m.done()
+			if m.ctx.Err() != nil && ctx.Err() == nil {
+				c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: lease lost; another runner has the triple", m.j.ps.prop.Path, m.j.seed))
+				continue
+			}
+			for _, o := range live {
+				o.done()
+			}
+			return err
+		}
+		finished <- []pending{{m, finish, nil}}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	bctx, stop := whileAnyLease(ctx, live)
+	done, err := c.runBatch(bctx, w, jobs)
+	stop()
+	if bctx.Err() != nil && ctx.Err() == nil {
+		for _, m := range live {
+			m.done()
+		}
+		c.progress.Note(NoteTopic, fmt.Sprintf("batch of %d (%s seed %s ...): every lease lost; other runners have the triples", len(live), live[0].j.ps.prop.Path, live[0].j.seed))
+		return nil
+	}
+	if err != nil {
+		for _, m := range live {
+			m.done()
+		}
+		return err
+	}
+	tally := newBatchTally(jobs)
+	unit := make([]pending, len(done))
+	for i, f := range done {
+		unit[i] = pending{byJob[f.j], f.finish, tally}
+	}
+	finished <- unit
+	return nil
+}
+
+// whileAnyLease returns a context of ctx that ends when the contexts of
+// all members have ended (every lease lost), until stop is called;
+// after stop it ends only with ctx.
+func whileAnyLease(ctx context.Context, members []*task) (context.Context, func()) {
+	bctx, cancel := context.WithCancelCause(ctx)
+	stopped := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for _, m := range members {
+			select {
+			case <-m.ctx.Done():
+			case <-stopped:
+				return
+			}
+		}
+		cancel(errLeaseLost)
+	}()
+	stop := sync.OnceFunc(func() {
+		close(stopped)
+		<-exited
+		// bctx is still the finisher's (the members' records): it ends
+		// with ctx, when the check's workers are done.
+	})
+	return bctx, stop
+}
+
+// finishParallel is how many records of one batch the finisher writes
+// at once: each waits mostly on its disk syncs (the transcript, the
+// record, its decision, the store's copy), which the file system
+// commits together.
+const finishParallel = 4
+
+// finishBatch runs the finish of every pending triple of a unit, a few
+// at a time, and returns their results in the unit's order. The bytes
+// of each record are the same as one at a time: each finish writes only
+// its own triple's files.
+func finishBatch(unit []pending) ([]tripleResult, []error) {
+	rs := make([]tripleResult, len(unit))
+	errs := make([]error, len(unit))
+	if len(unit) == 1 {
+		rs[0], errs[0] = unit[0].finish()
+		return rs, errs
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(finishParallel, len(unit)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				rs[i], errs[i] = unit[i].finish()
+			}
+		}()
+	}
+	for i := range unit {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return rs, errs
 }

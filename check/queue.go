@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -76,7 +77,19 @@ func (c *checker) joinQueue(ctx context.Context, jobs []job) (jobSource, error) 
 		verb = "created"
 	}
 	c.queueLine(fmt.Sprintf("%s check %s (%d triples) as runner %s on %s", verb, jo.CheckID, len(triples), c.opts.Runner.ID, c.opts.Runner.Host))
-	return &queueSource{c: c, q: q, opts: jo, jobs: jobs}, nil
+	all := make([]int, len(jobs))
+	for i := range all {
+		all[i] = i
+	}
+	// The check's own batch plan: every runner makes the same one, from
+	// the same config and seeds.
+	units := map[int][]int{}
+	for _, u := range c.planBatches(jobs, all) {
+		for _, pos := range u {
+			units[pos] = u
+		}
+	}
+	return &queueSource{c: c, q: q, opts: jo, jobs: jobs, units: units}, nil
 }
 
 // queueSource claims the check's triples one at a time from the queue.
@@ -85,26 +98,31 @@ type queueSource struct {
 	q    flakegate.CheckQueue
 	opts JoinOptions
 	jobs []job
+	// units gives each position the positions of its batch (itself
+	// alone when it runs alone), from planBatches.
+	units map[int][]int
 
 	mu        sync.Mutex
 	lastShown time.Time
 }
 
-// next claims a triple. With nothing to claim it waits (polling) while
-// other runners hold triples, since one of them may die and leave its
-// triple to be taken over, and returns nil once every triple is labelled.
+// next claims a triple, and with it the other triples of its batch that
+// no other runner holds (a GroupQueue claims them in one transaction).
+// With nothing to claim it waits (polling) while other runners hold
+// triples, since one of them may die and leave its triple to be taken
+// over, and returns nil once every triple is labelled.
 func (s *queueSource) next(ctx context.Context) (*task, error) {
 	id := s.opts.CheckID
 	for {
-		l, ok, err := s.q.Claim(ctx, id, s.c.opts.Runner, s.opts.Lease)
+		leases, err := s.claim(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil
 			}
 			return nil, storeError("claim a triple", err)
 		}
-		if ok {
-			return s.task(ctx, l)
+		if len(leases) > 0 {
+			return s.group(ctx, leases)
 		}
 		ps, err := s.q.Progress(ctx, id)
 		if err != nil {
@@ -125,6 +143,46 @@ func (s *queueSource) next(ctx context.Context) (*task, error) {
 		case <-time.After(s.opts.Poll):
 		}
 	}
+}
+
+// claim claims the next triple and the claimable triples of its batch;
+// none when nothing is claimable now.
+func (s *queueSource) claim(ctx context.Context) ([]flakegate.TripleLease, error) {
+	if gq, ok := s.q.(flakegate.GroupQueue); ok {
+		return gq.ClaimGroup(ctx, s.opts.CheckID, s.c.opts.Runner, s.opts.Lease, func(pos int) []int { return s.units[pos] })
+	}
+	l, ok, err := s.q.Claim(ctx, s.opts.CheckID, s.c.opts.Runner, s.opts.Lease)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return []flakegate.TripleLease{l}, nil
+}
+
+// group makes the task of the claimed triples: one triple alone, or a
+// batch whose members each keep their own lease (renewed, labelled and,
+// when lost, left to another runner one by one, as a triple alone).
+func (s *queueSource) group(ctx context.Context, leases []flakegate.TripleLease) (*task, error) {
+	var members []*task
+	for _, l := range leases {
+		t, err := s.task(ctx, l)
+		if err != nil {
+			for _, m := range members {
+				m.done()
+			}
+			return nil, err
+		}
+		members = append(members, t)
+	}
+	if len(members) == 1 {
+		return members[0], nil
+	}
+	// The batch's order is the plan's: config order.
+	sort.SliceStable(members, func(i, k int) bool { return members[i].j.index < members[k].j.index })
+	t := &task{j: members[0].j, members: members}
+	for _, m := range members {
+		t.batch = append(t.batch, m.j)
+	}
+	return t, nil
 }
 
 // due reports whether a waiting runner should print progress again.

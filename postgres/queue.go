@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-var _ flakegate.CheckQueue = (*Store)(nil)
+var _ flakegate.GroupQueue = (*Store)(nil)
 
 // maxProgressChecks bounds the checks Progress lists when no id is given.
 const maxProgressChecks = 50
@@ -112,9 +113,22 @@ func unknownCheck(id string) error {
 // other runners are claiming at this moment are skipped (SKIP LOCKED).
 // Taking over an expired lease counts an expiry against the triple.
 func (s *Store) Claim(ctx context.Context, checkID string, r flakegate.Runner, lease time.Duration) (flakegate.TripleLease, bool, error) {
-	const op = "postgres claim triple"
+	l, ok, err := claimFirst(ctx, s.pool, checkID, r, lease)
+	if err != nil {
+		return flakegate.TripleLease{}, false, s.FormatError("postgres claim triple", err)
+	}
+	return l, ok, nil
+}
+
+// rowQuerier is a pool or a transaction.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// claimFirst is Claim's statement, on q.
+func claimFirst(ctx context.Context, q rowQuerier, checkID string, r flakegate.Runner, lease time.Duration) (flakegate.TripleLease, bool, error) {
 	l := flakegate.TripleLease{Token: newToken()}
-	err := s.pool.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		WITH pick AS (
 			SELECT triple_id, state FROM flakegate.check_triples
 			WHERE check_id = $1 AND (state = 'queued' OR (state = 'claimed' AND lease_expires < now()))
@@ -134,9 +148,83 @@ func (s *Store) Claim(ctx context.Context, checkID string, r flakegate.Runner, l
 		return flakegate.TripleLease{}, false, nil
 	}
 	if err != nil {
-		return flakegate.TripleLease{}, false, s.FormatError(op, err)
+		return flakegate.TripleLease{}, false, err
 	}
 	return l, true, nil
+}
+
+// ClaimGroup claims the first claimable triple (Claim's statement) and,
+// in the same transaction, the claimable triples of its group, each
+// under its own token. The group claims of one check are serialized by
+// a transaction's advisory lock (a few milliseconds). An expired lease taken over counts an expiry
+// against its triple, as in Claim; rows other runners are claiming at
+// this moment are skipped (SKIP LOCKED).
+func (s *Store) ClaimGroup(ctx context.Context, checkID string, r flakegate.Runner, lease time.Duration, group func(position int) []int) ([]flakegate.TripleLease, error) {
+	const op = "postgres claim batch"
+	var out []flakegate.TripleLease
+	err := s.inTx(ctx, op, func(tx pgx.Tx) error {
+		out = nil
+		// Group claims of one check take turns (a lock held for two
+		// statements), so that another runner's claim never takes a
+		// triple out of a batch between its first triple and the rest.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('flakegate claim ' || $1, 0))`, checkID); err != nil {
+			return err
+		}
+		first, ok, err := claimFirst(ctx, tx, checkID, r, lease)
+		if err != nil || !ok {
+			return err
+		}
+		out = append(out, first)
+		var positions []int32
+		var tokens []string
+		for _, p := range group(first.Position) {
+			if p != first.Position && p >= 0 && !slices.Contains(positions, int32(p)) {
+				positions = append(positions, int32(p))
+				tokens = append(tokens, newToken())
+			}
+		}
+		if len(positions) == 0 {
+			return nil
+		}
+		rows, err := tx.Query(ctx, `
+			WITH want AS (SELECT * FROM unnest($5::integer[], $6::text[]) AS w(position, token)),
+			pick AS (
+				SELECT t.triple_id, t.state, want.token FROM flakegate.check_triples t JOIN want ON t.position = want.position
+				WHERE t.check_id = $1 AND (t.state = 'queued' OR (t.state = 'claimed' AND t.lease_expires < now()))
+				FOR UPDATE OF t SKIP LOCKED)
+			UPDATE flakegate.check_triples t SET
+				state = 'claimed', lease_token = pick.token, runner_id = $2, runner_host = $3,
+				lease_expires = now() + $4 * interval '1 millisecond',
+				claims = t.claims + 1,
+				expiries = t.expiries + CASE WHEN pick.state = 'claimed' THEN 1 ELSE 0 END,
+				expired_runners = CASE WHEN pick.state = 'claimed' THEN t.expired_runners || coalesce(t.runner_id, '') ELSE t.expired_runners END
+			FROM pick
+			WHERE t.check_id = $1 AND t.triple_id = pick.triple_id
+			RETURNING t.triple_id, t.position, t.lease_token, t.expiries, t.expired_runners`,
+			checkID, r.ID, r.Host, lease.Milliseconds(), positions, tokens)
+		if err != nil {
+			return err
+		}
+		var rest []flakegate.TripleLease
+		for rows.Next() {
+			var l flakegate.TripleLease
+			if err := rows.Scan(&l.TripleID, &l.Position, &l.Token, &l.Expiries, &l.Runners); err != nil {
+				rows.Close()
+				return err
+			}
+			rest = append(rest, l)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		sort.Slice(rest, func(i, k int) bool { return rest[i].Position < rest[k].Position })
+		out = append(out, rest...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Renew extends l's lease from now, if l.Token still holds it.

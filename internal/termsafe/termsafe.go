@@ -135,7 +135,7 @@ func bidi(r rune) bool {
 // under test's, not flakegate's. A UTF-8 sequence or a CRLF split between
 // two writes is rendered as if written at once. Close ends an unfinished
 // last line; Lines counts the lines written. A Writer is not safe for
-// concurrent use; runner.Run writes to its Output from one goroutine.
+// concurrent use; attempt.Run writes to its Output from one goroutine.
 type Writer struct {
 	w       io.Writer
 	prefix  string
