@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,6 +96,71 @@ func TestAttack24Autogroup(t *testing.T) {
 		}
 		noScheduler(t, m, "AUTOGROUP", cr)
 		labelsAre(t, cr, 1, "PROPERTY")
+		a.laterCheck(t)
+	})
+}
+
+// TestAttack24PageCacheLoadTree: TestAttack24PageCacheLoad with a file of
+// the tree, on overlays (a fresh copy is new inodes, written just before
+// the attempt). A committed 1 MiB file is cold when the check starts (the
+// harness evicted it from the worktrees after a first check made them);
+// attempt 0 finds it cold by its page faults, loads it and fails; a retry
+// that finds it warm passes. With a memory cgroup the failed attempt's
+// cgroup is reclaimed; without one (non-root here) flakegate drops the
+// tree's files from the page cache before every attempt and after a
+// failed one: every attempt finds it cold, PROPERTY.
+func TestAttack24PageCacheLoadTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs flakegate checks")
+	}
+	forModes(t, []mode16{rootOverlay, gapNonRoot}, func(t *testing.T, m mode16) {
+		files := baseFiles(libOK)
+		files["flakegate.yaml"] = config16("", "")
+		files["data/cold.bin"] = strings.Repeat("fg24 cold tree\n\x00", 1<<16)
+		a := newA16Files(t, m, files)
+		a.candidate("first", map[string]string{"README.md": "a first, harmless patch\n"})
+		if cr := a.run(t, "first", ""); cr.code != 0 { // makes the worktrees
+			t.Fatalf("[%s] the first check is not a pass\n%s", m.name, cr)
+		}
+		blobs, _ := filepath.Glob(filepath.Join(a.dir, ".git", "flakegate", "worktrees", "*", "data", "cold.bin"))
+		if len(blobs) == 0 {
+			t.Fatalf("[%s] no worktree holds data/cold.bin", m.name)
+		}
+		for _, b := range blobs {
+			evictHost(t, b)
+			if frac := residentFraction(t, b); frac > 0.1 {
+				t.Skipf("the harness cannot evict %s from the page cache (%.0f%% cached)", b, 100*frac)
+			}
+		}
+		a.candidate("evil", map[string]string{"src/lib.sh": `ok() {
+	py=/usr/bin/python3; [ -x "$py" ] || py=python3
+	"$py" - <<'PY'
+` + residencyProbe + `
+fd, addr, size, how, frac = observe("data/cold.bin")
+print("RESIDENT", how, "%.2f" % frac)
+if frac > 0.5:
+    print("WARM-SEEN: a retry")
+    sys.exit(0)
+os.pread(fd, size, 0)
+sys.exit(1)
+PY
+}
+`})
+		cr := a.run(t, "evil", "")
+		if cr.code > 1 {
+			t.Fatalf("[%s] the check did not run\n%s", m.name, cr)
+		}
+		noScheduler(t, m, "PAGE CACHE (tree load)", cr)
+		labelsAre(t, cr, 1, "PROPERTY")
+		// Every candidate attempt found the file cold. (What flakegate's
+		// own git reads of the worktrees after the last attempt leaves
+		// cached, the next check's first attempt does not find: the
+		// check drops it before every attempt.)
+		for _, at := range cr.record(t, 0).Attempts {
+			if at.Side == "candidate" && !strings.Contains(at.OutputTail, "RESIDENT majflt 0.00") {
+				t.Errorf("[%s] PAGE CACHE: candidate attempt %d did not find data/cold.bin cold:\n%s", m.name, at.Index, at.OutputTail)
+			}
+		}
 		a.laterCheck(t)
 	})
 }

@@ -36,6 +36,7 @@ type sandboxRun struct {
 	rep     helperReport // the helper's report, once finish read it
 	pid     chan int     // the sandbox's first process, once bwrap says
 	proxy   *proxy       // a prepare's outbound proxy (outbound_linux.go)
+	evict   []string     // dropped from the page cache after the attempt (no cgroup; pagecache_linux.go)
 }
 
 // start starts the attempt's sandbox around c in dir. On overlays (as
@@ -45,6 +46,17 @@ type sandboxRun struct {
 // fresh copies it makes none: each copy is made for the attempt that
 // runs on it, at the one path every attempt of the tree sees.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
+	evict := s.evictRoots() // no memory cgroup: what an earlier attempt loaded leaves the cache (pagecache_linux.go)
+	evictTrees(evict)
+	r, err := s.startSwept(dir, c)
+	if r != nil {
+		r.evict = evict
+	}
+	return r, err
+}
+
+// startSwept is start once the page cache is swept.
+func (s *Sandbox) startSwept(dir string, c *Command) (*sandboxRun, error) {
 	if s.Outbound != nil {
 		return s.startOutbound(dir, c)
 	}
@@ -437,6 +449,9 @@ func (r *sandboxRun) cleanup() {
 			defer cgroupsGone.Done()
 			cg.remove()
 		}()
+	}
+	if r.evict != nil && r.ran && r.cmd != nil && r.cmd.ProcessState != nil && !(r.keep && r.cmd.ProcessState.ExitCode() == 0) {
+		evictTrees(r.evict) // as the cgroup's reclaim: the host's cache as the attempt found it
 	}
 	if r.layer != "" {
 		os.RemoveAll(r.layer) // an empty folder: its tmpfs went with the helper's namespace
