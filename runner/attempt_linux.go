@@ -46,16 +46,14 @@ type sandboxRun struct {
 // fresh copies it makes none: each copy is made for the attempt that
 // runs on it, at the one path every attempt of the tree sees.
 func (s *Sandbox) start(dir string, c *Command) (*sandboxRun, error) {
-	evict := s.evictRoots() // no memory cgroup: what an earlier attempt loaded leaves the cache (pagecache_linux.go)
-	evictTrees(evict)
 	r, err := s.startSwept(dir, c)
 	if r != nil {
-		r.evict = evict
+		r.evict = s.evictRoots() // swept again after it (pagecache_linux.go)
 	}
 	return r, err
 }
 
-// startSwept is start once the page cache is swept.
+// startSwept is start once Run swept the page cache (sweepPageCache).
 func (s *Sandbox) startSwept(dir string, c *Command) (*sandboxRun, error) {
 	if s.Outbound != nil {
 		return s.startOutbound(dir, c)

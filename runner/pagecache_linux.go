@@ -47,6 +47,11 @@ func (s *Sandbox) evictRoots() []string {
 	return roots
 }
 
+// sweepPageCache drops evictRoots from the page cache before an attempt
+// (Run calls it before the attempt's clock starts: the sweep is not the
+// test's time).
+func (s *Sandbox) sweepPageCache() { evictTrees(s.evictRoots()) }
+
 // evictTrees drops every regular file under roots from the page cache,
 // the folders walked by as many goroutines as there are processors.
 // Best effort: what cannot be opened is skipped.

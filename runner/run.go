@@ -177,6 +177,7 @@ func build(ctx context.Context, c Command) (*attempt, Outcome) {
 			out.Result, out.Reason = Errored, "the sandbox needs absolute paths for bwrap, the tree and the working directory"
 			return nil, out
 		}
+		c.Sandbox.sweepPageCache() // no memory cgroup: what an earlier attempt loaded leaves the cache, before the clock starts
 		out.Started = time.Now()
 		sr, err := c.Sandbox.start(dir, &a.c)
 		if err != nil {
