@@ -37,6 +37,7 @@ type sandboxRun struct {
 	pid     chan int     // the sandbox's first process, once bwrap says
 	proxy   *proxy       // a prepare's outbound proxy (outbound_linux.go)
 	evict   []string     // dropped from the page cache after the attempt (no cgroup; pagecache_linux.go)
+	ready   time.Time    // when its fresh copy was made (Level.Copy): the attempt's clock starts there
 }
 
 // start starts the attempt's sandbox around c in dir. On overlays (as
@@ -126,6 +127,7 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		if err := freshCopy(s.Tree, tree); err != nil {
 			return nil, err
 		}
+		r.ready = time.Now() // the copy is flakegate's time, not the attempt's
 	}
 	if standby {
 		argv = execArgv

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"time"
 )
 
 type sandboxRun struct {
@@ -13,6 +14,7 @@ type sandboxRun struct {
 	pr     *os.File
 	status chan bwrapStatus
 	cg     *struct{}
+	ready  time.Time
 }
 
 func (s *Sandbox) start(string, *Command) (*sandboxRun, error) {

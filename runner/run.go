@@ -185,6 +185,9 @@ func build(ctx context.Context, c Command) (*attempt, Outcome) {
 			return nil, out
 		}
 		a.sr, a.cmd, a.pr = sr, sr.cmd, sr.pr
+		if !sr.ready.IsZero() {
+			out.Started = sr.ready // a fresh copy of the tree is not the test's time (nor its budget's)
+		}
 		a.out = out
 		return a, Outcome{}
 	}
