@@ -171,6 +171,9 @@ func build(ctx context.Context, c Command) (*attempt, Outcome) {
 		if sr != nil {
 			a.sr = sr
 			a.cmd, a.pr = sr.Process()
+			if r, ok := sr.(interface{ Ready() time.Time }); ok && !r.Ready().IsZero() {
+				out.Started = r.Ready() // what the sandbox made first (a fresh copy) is not the test's time, nor its budget's
+			}
 			a.out = out
 			return a, Outcome{}
 		}

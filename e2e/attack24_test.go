@@ -207,7 +207,9 @@ def evict(fd, addr, size):
 // sees it resident, evicts it and fails; a retry that sees it evicted
 // passes. Every probe but the page-fault count and every eviction is
 // refused: the retry sees it resident too, the label is PROPERTY, and the
-// host's copy in the worktree is still cached after the check.
+// host's copy in the worktree is still cached after the check. Without a
+// memory cgroup on overlays every attempt finds it cold instead (flakegate
+// drops the tree from the cache before each): the test passes at once.
 func TestAttack24PageCacheEvict(t *testing.T) {
 	forModes(t, allModes16, func(t *testing.T, m mode16) {
 		a := newA16(t, m, config16("", ""), libOK)
@@ -245,6 +247,15 @@ PY
 			}
 		}
 		noScheduler(t, m, "PAGE CACHE", cr)
+		if strings.Contains(cr.stderr, "rlimits: no cgroup") && !strings.Contains(cr.stderr, "fresh copy per attempt") {
+			// No memory cgroup, on overlays: flakegate drops the tree
+			// from the page cache before every attempt, so every attempt
+			// finds the file cold, attempt 0 included, and the test
+			// passes the same way each time (runner/pagecache_linux.go).
+			labelsAre(t, cr, 0, "PASS")
+			a.laterCheck(t)
+			return
+		}
 		labelsAre(t, cr, 1, "PROPERTY")
 		blobs, _ := filepath.Glob(filepath.Join(a.dir, ".git", "flakegate", "worktrees", "*", "data", "blob.bin"))
 		for _, b := range blobs {
@@ -263,7 +274,9 @@ PY
 // finds it warm passes. Each failed attempt's cgroup is reclaimed before
 // the next attempt starts, so every attempt finds it cold: PROPERTY, and
 // the file is as cold after the check as before. Without a memory cgroup
-// (the non-root mode here) nothing reclaims the pages: a known gap.
+// (the non-root modes here) flakegate drops the shared folders' files
+// from the page cache before every attempt and after a failed one
+// (runner/pagecache_linux.go): the same.
 func TestAttack24PageCacheLoad(t *testing.T) {
 	pageCacheLoad(t, false)
 }
@@ -279,7 +292,7 @@ func TestAttack24PageCacheLoadByBase(t *testing.T) {
 }
 
 func pageCacheLoad(t *testing.T, byBase bool) {
-	forModes(t, allModes16, func(t *testing.T, m mode16) {
+	forModes(t, append(allModes16, gapNonRootCopy), func(t *testing.T, m mode16) {
 		ro := filepath.Join(t.TempDir(), "ro")
 		if err := os.Mkdir(ro, 0o755); err != nil {
 			t.Fatal(err)
@@ -319,11 +332,7 @@ PY
 		if cr.code > 1 {
 			t.Fatalf("[%s] the check did not run\n%s", m.name, cr)
 		}
-		noCgroup := strings.Contains(cr.stderr, "rlimits: no cgroup")
 		frac := residentFraction(t, cold)
-		if noCgroup {
-			t.Skipf("[%s] KNOWN GAP (docs/sandbox.md, the inventory): without a memory cgroup nothing reclaims what an attempt read; labels %v, the file is %.0f%% cached after the check", m.name, cr.labels(), 100*frac)
-		}
 		noScheduler(t, m, "PAGE CACHE (load)", cr)
 		labelsAre(t, cr, 1, "PROPERTY")
 		if frac > 0.1 {

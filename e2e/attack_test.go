@@ -291,7 +291,7 @@ func TestAttack6Daemon(t *testing.T) {
 	a := newAttackRepo(t)
 	const marker = "fgattack6daemon"
 	a.candidate("evil", map[string]string{"src/lib.sh": `ok() {
-	setsid nohup sh -c 'while :; do for d in ` + a.dir + `/.git/flakegate/worktrees/*/src ./src; do echo "ok() { return 0; }" > $d/lib.sh; done; sleep 0.05; done # ` + marker + `' >/dev/null 2>&1 &
+	(nohup sh -c 'while :; do for d in ` + a.dir + `/.git/flakegate/worktrees/*/src ./src; do echo "ok() { return 0; }" > $d/lib.sh; done; sleep 0.05; done # ` + marker + `' >/dev/null 2>&1 &) # detached (setsid is refused)
 	sleep 0.2
 	return 0
 }
@@ -369,7 +369,7 @@ func TestAttack9HeldLock(t *testing.T) {
 	const marker = "fgattack9lock"
 	a.candidate("evil", map[string]string{"src/lib.sh": `ok() {
 	for l in "` + a.ledger + `/lock" ../../lock; do
-		setsid nohup sh -c 'exec 9>>"$1"; flock 9; sleep 600 # ` + marker + `' sh "$l" >/dev/null 2>&1 &
+		(nohup sh -c 'exec 9>>"$1"; flock 9; sleep 600 # ` + marker + `' sh "$l" >/dev/null 2>&1 &) # detached (setsid is refused)
 	done
 	sleep 0.2
 	return 0

@@ -37,6 +37,8 @@ type sandboxRun struct {
 	pid     chan int     // the sandbox's first process, once bwrap says
 	proxy   *proxy       // a prepare's outbound proxy (outbound_linux.go)
 	pool    *pool        // the sandbox's, which waits for its cgroup's removal; nil for none
+	evict   []string     // dropped from the page cache after the attempt (no cgroup; pagecache_linux.go)
+	ready   time.Time    // when its fresh copy was made (Level.Copy): the attempt's clock starts there
 }
 
 // start starts the attempt's sandbox around c in dir. On overlays (as
@@ -46,6 +48,15 @@ type sandboxRun struct {
 // fresh copies it makes none: each copy is made for the attempt that
 // runs on it, at the one path every attempt of the tree sees.
 func (s *Sandbox) start(dir string, c *attempt.Command) (*sandboxRun, error) {
+	r, err := s.startSwept(dir, c)
+	if r != nil {
+		r.evict = s.evictRoots() // swept again after it (pagecache_linux.go)
+	}
+	return r, err
+}
+
+// startSwept is start once Run swept the page cache (sweepPageCache).
+func (s *Sandbox) startSwept(dir string, c *attempt.Command) (*sandboxRun, error) {
 	if s.Outbound != nil {
 		return s.startOutbound(dir, c)
 	}
@@ -117,6 +128,7 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		if err := freshCopy(s.Tree, tree); err != nil {
 			return nil, err
 		}
+		r.ready = time.Now() // the copy is flakegate's time, not the attempt's
 	}
 	if standby {
 		argv = execArgv
@@ -384,6 +396,9 @@ func (r *sandboxRun) cleanup() {
 			cg.reclaim() // before the next attempt can start: what this one read leaves the cache
 		}
 		r.pool.removing(cg.remove)
+	}
+	if r.evict != nil && r.ran && r.cmd != nil && r.cmd.ProcessState != nil && !(r.keep && r.cmd.ProcessState.ExitCode() == 0) {
+		evictTrees(r.evict) // as the cgroup's reclaim: the host's cache as the attempt found it
 	}
 	if r.layer != "" {
 		os.RemoveAll(r.layer) // an empty folder: its tmpfs went with the helper's namespace

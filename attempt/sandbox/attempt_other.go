@@ -8,6 +8,7 @@ import (
 	"os/exec"
 
 	"github.com/flakegate/flakegate/attempt"
+	"time"
 )
 
 type sandboxRun struct {
@@ -15,11 +16,14 @@ type sandboxRun struct {
 	pr     *os.File
 	status chan bwrapStatus
 	cg     *struct{}
+	ready  time.Time
 }
 
 func (s *Sandbox) start(string, *attempt.Command) (*sandboxRun, error) {
 	return nil, errors.New("the sandbox is Linux only")
 }
+
+func (s *Sandbox) sweepPageCache() {}
 
 func (r *sandboxRun) started()       {}
 func (r *sandboxRun) hit() string    { return "" }

@@ -87,7 +87,7 @@ func TestSandbox(t *testing.T) {
 
 	t.Run("a daemon dies with the attempt", func(t *testing.T) {
 		marker := filepath.Join(tree, "alive")
-		o := attempt.Run(context.Background(), attempt.Command{Argv: []string{"sh", "-c", "setsid sh -c 'while :; do date > alive; sleep 0.05; done' </dev/null >/dev/null 2>&1 & sleep 0.3; exit 0"},
+		o := attempt.Run(context.Background(), attempt.Command{Argv: []string{"sh", "-c", "(sh -c 'while :; do date > alive; sleep 0.05; done' </dev/null >/dev/null 2>&1 &); sleep 0.3; exit 0"},
 			Dir: tree, Env: env, Sandbox: sb, WallBudget: time.Minute})
 		if o.Result != attempt.Pass {
 			t.Fatalf("result %q reason %q", o.Result, o.Reason)

@@ -41,6 +41,18 @@ var newNamespaceFlags = []uint64{
 	unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWCGROUP, unix.CLONE_NEWTIME,
 }
 
+// sessionCalls start a new session, and every new session on the machine
+// takes the next number of one counter, the autogroup id any process
+// reads in /proc/self/autogroup: attempt 0 could count it up to a value
+// (modulo a number it picks) that a retry's own setsid would recognise,
+// so setsid is refused inside the attempt. bwrap's own --new-session
+// runs before it applies the filter, so every attempt is still a session
+// (and an autogroup) of its own, and its leader. The cost: a test cannot
+// start a session of its own (Python's start_new_session=True, Go's
+// SysProcAttr.Setsid, setsid(1), a daemon that detaches, pg_ctl start)
+// and gets EPERM. setpgid (a process group of its own) still works.
+var sessionCalls = []string{"setsid"}
+
 // residencyCalls tell whether a file's pages are in the host's page
 // cache, which every attempt shares (the tree's lower layer, /usr, the
 // shares): denied whole, so that a retry cannot ask whether an earlier
@@ -114,8 +126,8 @@ func lowWordIs(arg uint32, v uint64) seccomp.ArgumentConditions {
 // seccompProgram is the attempt's seccomp filter as the raw BPF program
 // bwrap's --seccomp reads (struct sock_filter[], native byte order). It
 // allows everything but deniedSyscalls, clone with a namespace flag, the
-// page-cache probes and evictions, the socket cookie counter, set-id
-// modes, and clone3 and openat2,
+// page-cache probes and evictions, the socket cookie counter, setsid,
+// set-id modes, and clone3 and openat2,
 // whose flags and mode a filter cannot read: they fail with ENOSYS, so
 // libc falls back to clone and openat, which the filter can read (as it
 // does for Linux AIO's io_setup, whose requests can carry RWF_NOWAIT). A
@@ -135,7 +147,7 @@ var seccompProgram = sync.OnceValues(func() ([]byte, error) {
 		}
 		return out
 	}
-	group := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: known(append(append([]string(nil), deniedSyscalls...), residencyCalls...))}
+	group := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: known(append(append(append([]string(nil), deniedSyscalls...), residencyCalls...), sessionCalls...))}
 	cond := func(name string, c seccomp.ArgumentConditions) {
 		if len(known([]string{name})) == 1 {
 			group.NamesWithCondtions = append(group.NamesWithCondtions, seccomp.NameWithConditions{Name: name, Conditions: c})

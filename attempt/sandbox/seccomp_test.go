@@ -74,6 +74,20 @@ allowed("chmod 755", sc(90, b"plain", 0o755))
 allowed("chmod 1777", sc(90, b"plain", 0o1777))
 allowed("openat O_CREAT 644", sc(257, -100, b"new7", os.O_CREAT | os.O_WRONLY, 0o644))
 allowed("mkdir 755", sc(83, b"dir3", 0o755))
+pid = os.fork()
+if pid == 0:
+    r = sc(112)
+    if r[0] >= 0:
+        os._exit(3)
+    os._exit(0 if sc(109, 0, 0)[0] == 0 else 4)
+st = os.waitpid(pid, 0)[1]
+if st == 3 << 8:
+    print("ALLOWED setsid")
+elif st != 0:
+    print("REFUSED setpgid", st)
+else:
+    print("ok setsid refused, setpgid allowed")
+allowed("getsid", sc(124, 0))
 for p in ("new1", "new2", "new3", "new4", "new5", "new6", "dir1", "dir2"):
     if os.path.lexists(p) and os.lstat(p).st_mode & 0o6000:
         print("ALLOWED set-id file", p, oct(os.lstat(p).st_mode))
@@ -82,8 +96,8 @@ print("done")
 
 // TestSeccompRefusesPageCacheAndSetID: in every kind of attempt (bwrap
 // alone, and as root through the helper on an overlay and on the tree
-// itself), the page-cache probes and evictions and every way to give a
-// file a set-id mode are refused, high bits above an int argument
+// itself), the page-cache probes and evictions, setsid (the autogroup
+// counter) and every way to give a file a set-id mode are refused, high bits above an int argument
 // included, while the harmless neighbours of each still work.
 func TestSeccompRefusesPageCacheAndSetID(t *testing.T) {
 	bwrap := needBwrap(t)

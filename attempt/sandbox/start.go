@@ -31,9 +31,14 @@ func (s *Sandbox) Start(c *attempt.Command) (attempt.Sandboxed, error) {
 	if !filepath.IsAbs(dir) || !filepath.IsAbs(s.Tree) || !filepath.IsAbs(s.Bwrap) {
 		return nil, errors.New("the sandbox needs absolute paths for bwrap, the tree and the working directory")
 	}
+	s.sweepPageCache() // no memory cgroup: what an earlier attempt loaded leaves the cache (pagecache_linux.go)
+	swept := time.Now()
 	sr, err := s.start(dir, c)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the attempt's sandbox: %w", err)
+	}
+	if sr.ready.IsZero() {
+		sr.ready = swept // the sweep is flakegate's time, not the attempt's
 	}
 	return sr, nil
 }
@@ -52,6 +57,10 @@ func (r *sandboxRun) Polled() bool { return r.cg != nil }
 
 // Limit names a cgroup limit the attempt reached so far, "" if none.
 func (r *sandboxRun) Limit() string { return r.hit() }
+
+// Ready is when the attempt's own time began: after the page-cache
+// sweep, and after its fresh copy was made.
+func (r *sandboxRun) Ready() time.Time { return r.ready }
 
 // Cleanup removes the attempt's cgroup, layer folder and fresh copy.
 func (r *sandboxRun) Cleanup() { r.cleanup() }
