@@ -35,6 +35,9 @@ type Result struct {
 	// (check --join and verdict --ledger).
 	RunnerID   string `json:"runner_id,omitempty"`
 	RunnerHost string `json:"runner_host,omitempty"`
+	// Suite is the path of the suite the triple's test comes from ("" for
+	// a property).
+	Suite string `json:"suite,omitempty"`
 
 	CandidateAttempts int    `json:"candidate_attempts"`
 	BaseAttempts      int    `json:"base_attempts"`
@@ -90,6 +93,12 @@ type Summary struct {
 	// flake_origin is "new" or "unknown" makes the verdict reject
 	// (SetVerdict).
 	RejectNewFlakes bool `json:"reject_new_flakes,omitempty"`
+	// NewTests are the tests the candidate adds to a suite, each run
+	// new_test_runs times (suite.go); RejectFlakyNewTests is the config's
+	// reject_flaky_new_tests: a new test that did not pass every run
+	// makes the verdict reject.
+	NewTests            []NewTest `json:"new_tests,omitempty"`
+	RejectFlakyNewTests bool      `json:"reject_flaky_new_tests,omitempty"`
 }
 
 // PrepareRun is one prepare of a check: the tree it prepared, how long it
@@ -123,6 +132,11 @@ func (s *Summary) SetVerdict() {
 	s.Verdict = VerdictOf(s.Results)
 	if s.RejectNewFlakes && s.NewFlakes() > 0 {
 		s.Verdict = VerdictReject
+	}
+	for _, t := range s.NewTests {
+		if s.RejectFlakyNewTests && t.Flaky() {
+			s.Verdict = VerdictReject
+		}
 	}
 }
 
