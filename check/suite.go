@@ -55,7 +55,9 @@ type suiteList struct {
 	// rapid.
 	pkgTests map[string][]string
 	rapid    map[string]bool
-	// hypothesis says the sandbox's python3 has Hypothesis (pytest).
+	// python is the interpreter that runs pytest in the sandbox, and
+	// hypothesis says it has Hypothesis (pytest).
+	python     string
 	hypothesis bool
 }
 
@@ -163,19 +165,21 @@ func suiteRun(s *config.Suite, t suiteTest, list *suiteList) []string {
 		}
 		return run
 	}
-	run := append([]string{}, pytestSuiteArgv...)
-	run = append(run, "{path}::{name}")
+	run := append(pytestSuiteArgv(list.python), "{path}::{name}")
 	if list.hypothesis {
 		run = append(run, "--hypothesis-seed={seed}")
 	}
 	return run
 }
 
-// pytestSuiteArgv starts every pytest command of a suite: node ids are
+// pytestSuiteArgv starts every pytest command of a suite, run by python
+// (the interpreter the listing found, pytestPython): node ids are
 // relative to the repository root (--rootdir=.), no cache is written or
 // read (it could reorder the next run: --ff, --lf), and pytest-randomly,
 // if installed, does not reorder what flakegate ordered.
-var pytestSuiteArgv = []string{"python3", "-m", "pytest", "--rootdir=.", "-p", "no:cacheprovider", "-p", "no:randomly"}
+func pytestSuiteArgv(python string) []string {
+	return []string{python, "-m", "pytest", "--rootdir=.", "-p", "no:cacheprovider", "-p", "no:randomly"}
+}
 
 // pytestRank is where a node id goes in the order of seed: node ids are
 // sorted by it.

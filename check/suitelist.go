@@ -201,19 +201,38 @@ func lastLines(out []byte, n int) string {
 	return strings.Join(lines, " | ")
 }
 
+// pytestPython finds, in the sandbox, the first of python3 (on the
+// attempts' PATH), /usr/bin/python3 and /usr/local/bin/python3 that
+// imports pytest, and says whether it imports Hypothesis too.
+const pytestPython = `for p in python3 /usr/bin/python3 /usr/local/bin/python3; do
+  w=$(command -v "$p") || continue
+  "$w" -I -c 'import pytest' 2>/dev/null || continue
+  if "$w" -I -c 'import hypothesis' 2>/dev/null; then echo "$w hypothesis"; else echo "$w"; fi
+  exit 0
+done
+exit 1`
+
 // listPytest lists a pytest suite: the node ids `pytest --collect-only -q`
-// prints (relative to the repository root), and whether the sandbox's
-// python3 has Hypothesis.
+// prints (relative to the repository root), run by the sandbox's first
+// interpreter that has pytest.
 func (c *checker) listPytest(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
-	argv := append(append([]string{}, pytestSuiteArgv...), "--collect-only", "-q", s.Path)
-	o, out, err := c.listRun(ctx, t, s, argv)
+	o, out, err := c.listRun(ctx, t, s, []string{"sh", "-c", pytestPython})
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(string(out))
+	if o.Result != runner.Pass || len(f) == 0 || !strings.HasPrefix(f[0], "/") {
+		return nil, c.suiteError(s, "no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
+	}
+	list := &suiteList{python: f[0], hypothesis: len(f) > 1 && f[1] == "hypothesis"}
+	argv := append(pytestSuiteArgv(list.python), "--collect-only", "-q", s.Path)
+	o, out, err = c.listRun(ctx, t, s, argv)
 	if err != nil {
 		return nil, err
 	}
 	if o.Result != runner.Pass && o.ExitCode != 5 { // 5: no tests collected
 		return nil, c.suiteError(s, "pytest --collect-only failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
 	}
-	list := &suiteList{}
 	for _, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if line == "" {
@@ -228,11 +247,6 @@ func (c *checker) listPytest(ctx context.Context, s *config.Suite, t *tree) (*su
 		}
 		list.tests = append(list.tests, suiteTest{file: file, name: name})
 	}
-	h, _, err := c.listRun(ctx, t, s, []string{"python3", "-I", "-c", "import hypothesis"})
-	if err != nil {
-		return nil, err
-	}
-	list.hypothesis = h.Result == runner.Pass
 	return list, nil
 }
 
