@@ -213,6 +213,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 		rep.add(DoctorFail, "prepare", "not run: a prepare needs attempts on overlays, and the config says sandbox: {mode: none}: every triple of its properties would be INCOMPLETE")
 	}
 	c.doctorRuns(ctx, rep, sb, attemptEnv, baseFiles, preps)
+	c.doctorSuites(ctx, rep)
 
 	// sandbox.env.
 	var set []string
