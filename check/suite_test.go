@@ -261,3 +261,33 @@ func TestCNew(t *testing.T) {
 		t.Fatalf("flaky new test: want exit 1, all triples PASS, 4 of 5 passed; got %v %+v\n%s", notPass(cr), nt, cr)
 	}
 }
+
+// TestCheckGoSuiteNewFileCannotHide: a patch that breaks Value and adds a
+// test file whose init sets it back does not pass: the base's tests run
+// on the base's test files over the candidate's code, without the new
+// file (check/suite.go), so they fail: PROPERTY. Its own new test runs
+// on the candidate's tree, where the init does run, and passes 5 of 5.
+func TestCheckGoSuiteNewFileCannotHide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: real git, go and a sandbox")
+	}
+	needTool(t, "go")
+	r := newRepo(t, map[string]string{
+		"go.mod": "module example.com/hide\n\ngo 1.21\n",
+		"a/a.go": "package a\n\n// Value is i.\nfunc Value(i int) int { return i }\n",
+		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif Value(1) != 1 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n\n" +
+			"func TestTwo(t *testing.T) {\n\tif Value(2) != 2 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
+		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: ./a\n    framework: go\n    seeds: [1]\n    wall_budget: 60s\n",
+	})
+	r.candidate("hide", map[string]string{
+		"a/a.go":         "package a\n\n// Offset is a regression.\nvar Offset = 1\n\n// Value is i plus Offset.\nfunc Value(i int) int { return i + Offset }\n",
+		"a/hide_test.go": "package a\n\nimport \"testing\"\n\nfunc init() { Offset = 0 }\n\nfunc TestHidden(t *testing.T) {\n\tif Value(3) != 3 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
+	})
+	cr := r.check("--base", "base", "--candidate", "hide")
+	if got, want := notPass(cr), []string{"TestOne 1 PROPERTY", "TestTwo 1 PROPERTY"}; cr.code != 1 || !slices.Equal(got, want) {
+		t.Fatalf("want exit 1 and %v, got %v\n%s", want, got, cr)
+	}
+	if nt := cr.summary.NewTests; len(nt) != 1 || nt[0].Name != "TestHidden" || nt[0].Passed != 5 {
+		t.Errorf("new tests: %+v", nt)
+	}
+}
