@@ -267,6 +267,7 @@ func TestCNew(t *testing.T) {
 // on the base's test files over the candidate's code, without the new
 // file (check/suite.go), so they fail: PROPERTY. Its own new test runs
 // on the candidate's tree, where the init does run, and passes 5 of 5.
+// A test that a property names too is gated once, as the property.
 func TestCheckGoSuiteNewFileCannotHide(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end: real git, go and a sandbox")
@@ -277,15 +278,22 @@ func TestCheckGoSuiteNewFileCannotHide(t *testing.T) {
 		"a/a.go": "package a\n\n// Value is i.\nfunc Value(i int) int { return i }\n",
 		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif Value(1) != 1 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n\n" +
 			"func TestTwo(t *testing.T) {\n\tif Value(2) != 2 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
-		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: ./a\n    framework: go\n    seeds: [1]\n    wall_budget: 60s\n",
+		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: ./a\n    framework: go\n    seeds: [1]\n    wall_budget: 60s\n" +
+			"properties:\n  - path: a/a_test.go\n    name: TestOne\n    seeds: [1]\n    run: [go, test, -count=1, -run, \"^{name}$\", ./a]\n    wall_budget: 60s\n",
 	})
 	r.candidate("hide", map[string]string{
 		"a/a.go":         "package a\n\n// Offset is a regression.\nvar Offset = 1\n\n// Value is i plus Offset.\nfunc Value(i int) int { return i + Offset }\n",
 		"a/hide_test.go": "package a\n\nimport \"testing\"\n\nfunc init() { Offset = 0 }\n\nfunc TestHidden(t *testing.T) {\n\tif Value(3) != 3 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
 	})
 	cr := r.check("--base", "base", "--candidate", "hide")
-	if got, want := notPass(cr), []string{"TestOne 1 PROPERTY", "TestTwo 1 PROPERTY"}; cr.code != 1 || !slices.Equal(got, want) {
+	// TestOne is a property too: gated once, as the property, which
+	// watches every test file of its package (CONTAMINATED by the new
+	// one); TestTwo is the suite's, graded without the new file.
+	if got, want := notPass(cr), []string{"TestOne 1 CONTAMINATED", "TestTwo 1 PROPERTY"}; cr.code != 1 || !slices.Equal(got, want) {
 		t.Fatalf("want exit 1 and %v, got %v\n%s", want, got, cr)
+	}
+	if res := cr.summary.Results; len(res) != 2 || res[0].Name != "TestOne" || res[0].Suite != "" || res[1].Suite != "./a" {
+		t.Errorf("want TestOne once, as the property, then TestTwo of suite ./a: %+v", res)
 	}
 	if nt := cr.summary.NewTests; len(nt) != 1 || nt[0].Name != "TestHidden" || nt[0].Passed != 5 {
 		t.Errorf("new tests: %+v", nt)
