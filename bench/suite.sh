@@ -11,7 +11,10 @@
 # warm-up check, as after any first check of this base) against the bare
 # suite once per seed: go test -count=1 -v -shuffle=S . for S in 1 2 3.
 # (`./...` would add cobra's doc package, whose go-md2man module this
-# machine does not have offline; both sides run the root package only.)
+# machine does not have offline; both sides run the root package only.
+# TestFailGen* expect a write to a read-only file to fail, which it does
+# not as root: excluded from the suite, -skip'ed from the bare run, so
+# 254 tests, 762 triples.)
 # ROUNDS rounds (default 3), medians of wall seconds. Aim: <= 1.5x.
 set -euo pipefail
 
@@ -48,9 +51,10 @@ suites:
     framework: go
     seeds: [1, 2, 3]
     wall_budget: 10m
+    exclude: ["TestFailGen*"]
 YAML
 (cd "$repo" && git init -q -b main && gitc add -A && gitc commit -qm base && git tag base)
-echo "# tests: $(cd "$repo" && go test -list . . | grep -c '^Test')"
+echo "# tests: $(cd "$repo" && go test -list . . | grep -c '^Test') (the suite excludes TestFailGen*)"
 
 candidate() { (cd "$repo" && git checkout -q --detach base && echo "$1" >>README.md && gitc commit -qam "$1" && git tag "$1"); }
 
@@ -67,7 +71,7 @@ check() { # $1: candidate
 	echo "#   check $1: $(cat "$work/t.last") s wall; $(grep -c '"label": "PASS"' "$work/last.json") PASS; $(grep -c 'batch of' "$work/last.err") batch lines"
 }
 bare() {
-	(cd "$repo" && git checkout -q base && timed sh -c 'for s in 1 2 3; do go test -count=1 -v -shuffle=$s . >/dev/null || exit 1; done')
+	(cd "$repo" && git checkout -q base && timed sh -c 'for s in 1 2 3; do go test -count=1 -v -shuffle=$s -skip "^TestFailGen" . >/dev/null || exit 1; done')
 	echo "#   bare: $(cat "$work/t.last") s wall"
 }
 
