@@ -99,6 +99,11 @@ type RunRecord struct {
 	// shown (NewFlakeConfidence), "unknown" otherwise (flake_probe_runs: 0
 	// included).
 	FlakeOrigin string `json:"flake_origin,omitempty"`
+	// Suite (extra key) is the path of the suite the test comes from;
+	// Order (extra key) is the order its batch ran in (SuiteOrder). Both
+	// are absent for a property.
+	Suite string      `json:"suite,omitempty"`
+	Order *SuiteOrder `json:"order,omitempty"`
 }
 
 // Flake origins.

@@ -71,6 +71,9 @@ func (c *checker) shapeOf(j *job) *batchShape {
 	}
 	s.framework = fw
 	k, _ := json.Marshal([]any{fw, s.lead, s.trail, ps.prepareSHA256})
+	if ps.prop.Suite != nil && fw == evidence.FrameworkGo {
+		k, _ = json.Marshal([]any{fw, s.lead, s.trail, ps.prepareSHA256, "suite", s.pkg}) // one process per package and seed
+	}
 	s.key = string(k)
 	return s
 }

@@ -176,6 +176,7 @@ type checker struct {
 	prepareRuns []flakegate.PrepareRun   // under prepareMu
 	prepWatchMu sync.Mutex
 	prepWatch   map[int]*prepWatch // what the prepares of a property wrote, by its index (preparewatch.go)
+	suite       suiteState         // the suites' lists, orders and new tests (suite.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -340,6 +341,9 @@ func (c *checker) makeOutDir() error {
 
 func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	workers := min(c.cfg.Workers, c.cfg.Triples())
+	if len(c.cfg.Suites) > 0 {
+		workers = c.cfg.Workers // the suites' tests are listed below
+	}
 	var err error
 	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: noteWriter{c.progress}}
 	root, err := makeWorktreeRoot(c.common)
@@ -350,11 +354,17 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.trees, err = openWorktrees(ctx, c.git, root, workers, c.baseSHA, c.candSHA, overlay, lo); err != nil {
+	if c.suite.graded, err = c.gradedCandidate(ctx); err != nil {
+		return nil, err
+	}
+	if c.trees, err = openWorktrees(ctx, c.git, root, workers, c.baseSHA, c.suite.graded, overlay, lo); err != nil {
 		return nil, err
 	}
 	c.sayTrees(why)
 	if err := c.fillGoCache(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.expandSuites(ctx); err != nil {
 		return nil, err
 	}
 	if err := c.preflight(ctx); err != nil {
@@ -368,7 +378,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	}
 	c.initPrepares()
 	defer c.releasePrepares()
-	jobs := c.jobs()
+	jobs := c.orderSuites(c.jobs())
 	src, mine, shard, err := c.source(ctx, jobs)
 	if err != nil {
 		return nil, err
@@ -388,6 +398,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 			return nil, err
 		}
 	}
+	if err := c.runNewTests(ctx, root); err != nil {
+		return nil, err
+	}
 	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.label(), Prepares: c.prepareRuns, Results: make([]flakegate.Result, len(mine))}
 	for i, pos := range mine {
 		sum.Results[i] = results[pos].result
@@ -402,6 +415,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		sum.Prepares = c.prepareRuns
 	}
 	sum.RejectNewFlakes = c.cfg.RejectNewFlakes
+	sum.NewTests, sum.RejectFlakyNewTests = c.suite.newTests, c.cfg.RejectFlakyNewTests
 	sum.SetVerdict()
 	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {
 		return nil, err

@@ -98,6 +98,7 @@ func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d fla
 		Skipped:       true,
 		RunsLeft:      &left,
 		Owner:         d.Freeze.Owner,
+		Suite:         suitePath(j),
 		RecordSHA256:  d.Freeze.RecordSHA256,
 		Record:        recPath,
 		Reproduce:     reproduce,

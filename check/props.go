@@ -384,10 +384,13 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 			}
 		}
 	}
+	if (p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go")) && p.Suite == nil {
+		out = append(out, watchGlob{Glob: path.Join(dir, "*_test.go"), Why: "a test file of the property's Go package"})
+	}
+	// A suite's test runs on the base's test files (check/suite.go): the
+	// package's other test files cannot change it, and are not watched.
 	if p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go") {
-		out = append(out,
-			watchGlob{Glob: path.Join(dir, "*_test.go"), Why: "a test file of the property's Go package"},
-			watchGlob{Glob: path.Join(dir, "testdata/rapid/**"), Why: "rapid fail files of the property's package"})
+		out = append(out, watchGlob{Glob: path.Join(dir, "testdata/rapid/**"), Why: "rapid fail files of the property's package"})
 	}
 	for _, g := range p.Watch {
 		out = append(out, watchGlob{Glob: g, Why: "the property's watch"})

@@ -104,6 +104,7 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 		FlakeOrigin:          t.origin,
 	}
 	rec.SeedOrigin = r.j.seedOrigin()
+	rec.Suite, rec.Order = c.suiteKeys(r.j)
 	return rec
 }
 
@@ -198,6 +199,7 @@ func (r *tripleRun) result(rec *flakegate.RunRecord, d flakegate.Decision, sha, 
 		RunnerID:         c.opts.Runner.ID,
 		RunnerHost:       c.opts.Runner.Host,
 		Isolation:        c.iso.label(),
+		Suite:            rec.Suite,
 		FlakeOrigin:      origin,
 		BaseProbeResults: t.probes,
 		FlakeCounts:      counts,

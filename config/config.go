@@ -16,7 +16,10 @@
 //	  expires_after_runs: 20    runs a granted freeze lasts (1..100; default 20)
 //	sandbox:                    optional; see Sandbox (default mode: auto)
 //	prepare: {run: [go, build, ./...], budget: 10m, network: false}   optional; see Prepare
-//	properties:                 required, at least one
+//	suites:                     optional; whole suites, see Suite (suite.go)
+//	new_test_runs: 5            runs of each test a candidate adds to a suite (1..100)
+//	reject_flaky_new_tests: false   optional; a new test that failed a run makes the check exit 1
+//	properties:                 required unless suites are there, at least one
 //	  - path: tests/props/test_retry_budget.py   required; the property file (watched)
 //	    name: test_budget                        optional; the test id in the file ({name})
 //	    fixture: tests/fixtures/retry            optional; file or folder (digested)
@@ -124,6 +127,14 @@ type Config struct {
 	RejectNewFlakes bool
 	// Ledger is the ledger block: where the runner's ledger key is.
 	Ledger LedgerPolicy
+	// Suites are the suites: entries (suite.go); a check turns each into
+	// one property per test the base lists.
+	Suites []Suite
+	// NewTestRuns is new_test_runs: how many times each test the
+	// candidate adds to a suite runs (default 5).
+	NewTestRuns int
+	// RejectFlakyNewTests makes a check exit 1 when a new test failed a run.
+	RejectFlakyNewTests bool
 }
 
 // DefaultLedgerKeyEnv is the variable that holds the ledger key unless
@@ -191,6 +202,9 @@ type Property struct {
 	// Batch says the property's triples may share a process with others
 	// (batch:; default true for every framework but none).
 	Batch bool
+	// Suite is the suite a check made this property from (one test the
+	// base lists), nil for an entry of properties.
+	Suite *Suite
 }
 
 // errorf returns an EINVALID error naming the file and the key.

@@ -173,67 +173,91 @@ func contains(list []string, s string) bool {
 }
 
 func (l *loader) config(root *ast.MappingNode) (*Config, error) {
-	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "prepare", "properties", "flake_probe_runs", "reject_new_flakes", "ledger")
+	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "prepare", "properties", "flake_probe_runs", "reject_new_flakes", "ledger",
+		"suites", "new_test_runs", "reject_flaky_new_tests")
 	if err != nil {
 		return nil, err
 	}
 	cfg := &Config{RetryCap: DefaultRetryCap, Workers: DefaultWorkers, Freeze: FreezePolicy{ExpiresAfterRuns: DefaultExpiresAfterRuns},
 		FlakeProbeRuns: DefaultFlakeProbeRuns}
+	if err := l.scalars(cfg, root, f); err != nil {
+		return nil, err
+	}
+	if err := l.blocks(cfg, f); err != nil {
+		return nil, err
+	}
+	if err := l.suites(cfg, f); err != nil {
+		return nil, err
+	}
+	if err := l.properties(cfg, root, f); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
 
+// scalars reads the config's top-level numbers, flags and watch globs.
+func (l *loader) scalars(cfg *Config, root *ast.MappingNode, f map[string]ast.Node) error {
 	v, ok := f["version"]
 	if !ok {
-		return nil, l.errf("version", root, "missing; want version: 1")
+		return l.errf("version", root, "missing; want version: 1")
 	}
+	var err error
 	if cfg.Version, err = l.integer("version", v, 1, 1); err != nil {
-		return nil, err
+		return err
 	}
 	if v, ok := f["retry_cap"]; ok {
 		if cfg.RetryCap, err = l.integer("retry_cap", v, 0, MaxRetryCap); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if v, ok := f["workers"]; ok {
 		if cfg.Workers, err = l.integer("workers", v, 1, MaxWorkers); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if v, ok := f["random_seeds"]; ok {
 		if cfg.RandomSeeds, err = l.integer("random_seeds", v, 0, MaxRandomSeeds); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if v, ok := f["watch"]; ok {
 		if cfg.Watch, err = l.globs("watch", v); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if v, ok := f["flake_probe_runs"]; ok {
 		if cfg.FlakeProbeRuns, err = l.integer("flake_probe_runs", v, 0, MaxFlakeProbeRuns); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if v, ok := f["reject_new_flakes"]; ok {
 		if cfg.RejectNewFlakes, err = l.boolean("reject_new_flakes", v); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// blocks reads the ledger, freeze, sandbox and prepare blocks.
+func (l *loader) blocks(cfg *Config, f map[string]ast.Node) error {
+	var err error
 	cfg.Ledger.KeyEnv = DefaultLedgerKeyEnv
 	if v, ok := f["ledger"]; ok {
 		m, err := l.mapping("ledger", v)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		lf, err := l.fields("ledger", m, "key_env")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if v, ok := lf["key_env"]; ok {
 			name, err := l.str("ledger.key_env", v)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if !envNameRe.MatchString(name) {
-				return nil, l.errf("ledger.key_env", v, "%q is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
+				return l.errf("ledger.key_env", v, "%q is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
 			}
 			cfg.Ledger.KeyEnv = name
 		}
@@ -241,46 +265,54 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 	if v, ok := f["freeze"]; ok {
 		m, err := l.mapping("freeze", v)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ff, err := l.fields("freeze", m, "expires_after_runs")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if v, ok := ff["expires_after_runs"]; ok {
 			if cfg.Freeze.ExpiresAfterRuns, err = l.integer("freeze.expires_after_runs", v, 1, flakegate.MaxFreezeRuns); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	cfg.Sandbox = Sandbox{Mode: SandboxAuto, Limits: DefaultLimits()}
 	if v, ok := f["sandbox"]; ok {
 		if cfg.Sandbox, err = l.sandbox(v); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if v, ok := f["prepare"]; ok {
 		if cfg.Prepare, err = l.prepare("prepare", v); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	v, ok = f["properties"]
+	return nil
+}
+
+// properties reads the properties list: required unless suites are there.
+func (l *loader) properties(cfg *Config, root *ast.MappingNode, f map[string]ast.Node) error {
+	v, ok := f["properties"]
+	if !ok && len(cfg.Suites) > 0 {
+		return nil
+	}
 	if !ok {
-		return nil, l.errf("properties", root, "missing; want a list of properties")
+		return l.errf("properties", root, "missing; want a list of properties (or suites)")
 	}
 	seq, err := l.sequence("properties", v)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(seq.Values) == 0 {
-		return nil, l.errf("properties", v, "empty; want at least one property")
+		return l.errf("properties", v, "empty; want at least one property")
 	}
 	seen := map[string]string{}
 	for i, pn := range seq.Values {
 		key := fmt.Sprintf("properties[%d]", i)
 		p, err := l.property(key, pn, cfg.RandomSeeds, cfg.FlakeProbeRuns)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if p.Prepare == nil {
 			p.Prepare = cfg.Prepare
@@ -290,14 +322,14 @@ func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 		id := p.Path + "\x00" + p.Name
 		if prev, dup := seen[id]; dup {
 			if p.Name == "" {
-				return nil, l.errf(key, pn, "same path %s as %s and neither has a name; give each entry its test's name (name: ...), or merge their seeds", p.Path, prev)
+				return l.errf(key, pn, "same path %s as %s and neither has a name; give each entry its test's name (name: ...), or merge their seeds", p.Path, prev)
 			}
-			return nil, l.errf(key, pn, "same path %s and name %q as %s; each test is listed once (merge their seeds)", p.Path, p.Name, prev)
+			return l.errf(key, pn, "same path %s and name %q as %s; each test is listed once (merge their seeds)", p.Path, p.Name, prev)
 		}
 		seen[id] = key
 		cfg.Properties = append(cfg.Properties, p)
 	}
-	return cfg, nil
+	return nil
 }
 
 func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (Property, error) {
@@ -350,34 +382,8 @@ func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (P
 			return p, err
 		}
 	}
-	if v, ok := f["pass_marker"]; ok {
-		s, err := l.str(join(key, "pass_marker"), v)
-		if err != nil {
-			return p, err
-		}
-		if s == "" {
-			return p, l.errf(join(key, "pass_marker"), v, "empty; want a regexp the passing output prints")
-		}
-		if p.PassMarker, err = regexp.Compile("(?m)" + s); err != nil {
-			return p, l.errf(join(key, "pass_marker"), v, "not a regexp: %v", err)
-		}
-	}
-	if v, ok := f["flake_probe_runs"]; ok {
-		if p.FlakeProbeRuns, err = l.integer(join(key, "flake_probe_runs"), v, 0, MaxFlakeProbeRuns); err != nil {
-			return p, err
-		}
-	}
-	if v, ok := f["fail_marker"]; ok {
-		s, err := l.str(join(key, "fail_marker"), v)
-		if err != nil {
-			return p, err
-		}
-		if s == "" {
-			return p, l.errf(join(key, "fail_marker"), v, "empty; want a regexp the failing output prints")
-		}
-		if p.FailMarker, err = regexp.Compile("(?m)" + s); err != nil {
-			return p, l.errf(join(key, "fail_marker"), v, "not a regexp: %v", err)
-		}
+	if err := l.markers(key, f, &p); err != nil {
+		return p, err
 	}
 	if p.Run, err = l.run(join(key, "run"), f["run"]); err != nil {
 		return p, err
@@ -407,6 +413,41 @@ func (l *loader) property(key string, n ast.Node, randomSeeds, probeRuns int) (P
 		return p, l.errf(join(key, "samples"), m, "missing, but run uses {samples}")
 	}
 	return p, nil
+}
+
+// markers reads pass_marker, fail_marker and flake_probe_runs.
+func (l *loader) markers(key string, f map[string]ast.Node, p *Property) error {
+	var err error
+	if v, ok := f["pass_marker"]; ok {
+		s, err := l.str(join(key, "pass_marker"), v)
+		if err != nil {
+			return err
+		}
+		if s == "" {
+			return l.errf(join(key, "pass_marker"), v, "empty; want a regexp the passing output prints")
+		}
+		if p.PassMarker, err = regexp.Compile("(?m)" + s); err != nil {
+			return l.errf(join(key, "pass_marker"), v, "not a regexp: %v", err)
+		}
+	}
+	if v, ok := f["flake_probe_runs"]; ok {
+		if p.FlakeProbeRuns, err = l.integer(join(key, "flake_probe_runs"), v, 0, MaxFlakeProbeRuns); err != nil {
+			return err
+		}
+	}
+	if v, ok := f["fail_marker"]; ok {
+		s, err := l.str(join(key, "fail_marker"), v)
+		if err != nil {
+			return err
+		}
+		if s == "" {
+			return l.errf(join(key, "fail_marker"), v, "empty; want a regexp the failing output prints")
+		}
+		if p.FailMarker, err = regexp.Compile("(?m)" + s); err != nil {
+			return l.errf(join(key, "fail_marker"), v, "not a regexp: %v", err)
+		}
+	}
+	return nil
 }
 
 // testName reads a test id: one line of printable text that cannot be

@@ -143,6 +143,7 @@ func Doctor(ctx context.Context, opts Options) (*Report, error) {
 		d.rep.add(Fail, "prepare", "not run: a prepare needs attempts on overlays, and the config says sandbox: {mode: none}: every triple of its properties would be INCOMPLETE")
 	}
 	d.runs(ctx, sb, attemptEnv, baseFiles, preps)
+	d.suites(ctx)
 	d.lookAtEnv()
 	return d.rep, nil
 }
@@ -482,4 +483,26 @@ func errLine(err error) string {
 		return err.Error() + " (try: " + h + ")"
 	}
 	return err.Error()
+}
+
+// suites says, for each suite of the config, how many tests the base
+// lists in the check's sandbox, and so how many triples a check gates.
+func (d *doctor) suites(ctx context.Context) {
+	if d.site == nil {
+		return
+	}
+	counts, busy, err := d.site.ListSuites(ctx)
+	switch {
+	case err != nil:
+		d.rep.add(Fail, "suites", "%s", errLine(err))
+	case busy != "":
+		d.rep.add(Warn, "suites", "%s", d.site.Redact(busy))
+	}
+	for _, sc := range counts {
+		if sc.Err != nil {
+			d.rep.add(Fail, "suites", "suites[%d] (%s %s): %s", sc.Index, sc.Framework, sc.Path, d.site.Redact(errLine(sc.Err)))
+			continue
+		}
+		d.rep.add(OK, "suites", "%s", sc.Line())
+	}
 }

@@ -120,8 +120,9 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	for _, s := range found.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
 	}
-	if len(found.Tests) == 0 {
-		return initErr(flakegate.ENOTFOUND, "no property test found in "+root,
+	suites, suiteNotes := initconfig.Suites(os.DirFS(root), "")
+	if len(found.Tests) == 0 && len(suites) == 0 {
+		return initErr(flakegate.ENOTFOUND, "no property test found in "+root+", and no test suite",
 			"init looks for Go tests calling rapid.Check, pytest tests with Hypothesis's @given or a state machine's TestCase, "+
 				"and vitest/jest tests calling fast-check's assert; docs/writing-properties.md shows how to write one, or write flakegate.yaml by hand (docs/configuration.md)")
 	}
@@ -131,7 +132,11 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
 	}
-	if len(pl.Entries) == 0 {
+	pl.Suites = initSuites(pl, suites, &suiteNotes)
+	for _, n := range suiteNotes {
+		fmt.Fprintf(report, "note: %s\n", termsafe.Line(n))
+	}
+	if len(pl.Entries) == 0 && len(pl.Suites) == 0 {
 		return initErr(flakegate.ENOTFOUND, "no property test found in "+root+" that a config can name", "see the skipped lines above; write flakegate.yaml by hand (docs/configuration.md)")
 	}
 	printFound(report, found)
@@ -151,7 +156,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	source := ""
 	if opts.NoTry {
 		fmt.Fprintln(report, "not tried (--no-try): the config is written as found, unchecked")
-	} else {
+	} else if len(pl.Entries) > 0 {
 		fmt.Fprintf(report, "trying %d of %d %s in the sandbox (the prepare once, then one attempt each, as check runs them) ...\n",
 			len(tried), len(pl.Entries), plural(len(pl.Entries), "property", "properties"))
 		trialRaw, err := initconfig.RenderTrial(pl, found.SeedHook, tried)
@@ -201,6 +206,12 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 			}
 		}
 	}
+	if opts.Measure && len(pl.Suites) > 0 {
+		measureSuites(ctx, report, root, bopts.Python, pl)
+		if raw, err = initconfig.Render(pl, found.SeedHook); err != nil {
+			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
+		}
+	}
 	if !found.SeedHook && hasJS(found.Tests) {
 		fmt.Fprintf(report, "warning: no file reads %s: fast-check draws random inputs for every seed until a setup file\n"+
 			"  passes it on, e.g. fc.configureGlobal({ seed: Number(process.env.%s) }) (docs/writing-properties.md)\n", discover.SeedEnv, discover.SeedEnv)
@@ -236,7 +247,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	if err := atomicfile.WriteFile(target, raw, 0o644); err != nil {
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Path: target, Message: err.Error()}
 	}
-	fmt.Fprintf(report, "wrote %s (%d %s)\n\nNext:\n", target, len(pl.Entries), plural(len(pl.Entries), "property", "properties"))
+	fmt.Fprintf(report, "wrote %s (%d %s, %d %s)\n\nNext:\n", target, len(pl.Entries), plural(len(pl.Entries), "property", "properties"), len(pl.Suites), plural(len(pl.Suites), "suite", "suites"))
 	if failed != nil {
 		fmt.Fprintf(report, "  0. fix the problems above, then flakegate init --force (or edit %s)\n", config.DefaultPath)
 	}

@@ -181,8 +181,7 @@ func TestInitRefuses(t *testing.T) {
 	for _, tc := range []testCase{
 		{"not a repository", func(t *testing.T) string { return t.TempDir() }, "not inside a git repository"},
 		{"no property test", func(t *testing.T) string {
-			return initRepo(t, map[string]string{"go.mod": "module x\n", "x_test.go": "package x\nimport \"testing\"\nfunc TestX(t *testing.T) {}\n",
-				"test_a.py": "# @given(st.integers())\ndef test_a(): pass\n"})
+			return initRepo(t, map[string]string{"go.mod": "module x\n", "x.go": "package x\n", "a.py": "# @given(st.integers())\ndef test_a(): pass\n"})
 		}, "no property test found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
@@ -328,5 +327,28 @@ func TestInitNoPytest(t *testing.T) {
 	}
 	if !strings.Contains(out, `run: ["python3", "-m", "pytest"`) {
 		t.Errorf("stdout:\n%s", out)
+	}
+}
+
+// TestInitWritesSuites: a repository with a Go module's tests and a
+// pytest folder, and no property test, gets a suites: entry for each,
+// with reject_flaky_new_tests: true, and no properties: key; the file
+// loads.
+func TestInitWritesSuites(t *testing.T) {
+	dir := initRepo(t, map[string]string{"go.mod": "module x\n", "x_test.go": "package x\nimport \"testing\"\nfunc TestX(t *testing.T) {}\n",
+		"tests/unit/test_a.py": "def test_a(): pass\n", "tests/test_b.py": "def test_b(): pass\n"})
+	out, errOut, code := runInitIn(t, dir, "--dry-run", "--no-try")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	cfg, err := config.Load([]byte(out), "flakegate.yaml")
+	if err != nil {
+		t.Fatalf("not a config: %v\n%s", err, out)
+	}
+	if len(cfg.Properties) != 0 || len(cfg.Suites) != 2 || !cfg.RejectFlakyNewTests || cfg.NewTestRuns != 5 {
+		t.Fatalf("want two suites and reject_flaky_new_tests, got %+v\n%s", cfg, out)
+	}
+	if g, p := cfg.Suites[0], cfg.Suites[1]; g.Path != "./..." || g.Framework != "go" || p.Path != "tests" || p.Framework != "pytest" || len(p.Seeds) != 3 {
+		t.Errorf("suites %+v %+v\n%s", g, p, out)
 	}
 }

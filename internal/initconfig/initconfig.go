@@ -74,6 +74,9 @@ type Plan struct {
 	// Python is what pytest entries import: the layout read, the
 	// interpreter and the modules the tests import.
 	Python PythonPlan
+	// Suites are the suites: entries (Suites), written beside the
+	// properties; a trial leaves them out.
+	Suites []Suite
 }
 
 // PythonPlan is how pytest entries run.
@@ -267,7 +270,7 @@ func Render(pl *Plan, hook bool) ([]byte, error) { return render(pl, hook, false
 // its base replay) per entry.
 func RenderTrial(pl *Plan, hook bool, indexes []int) ([]byte, error) {
 	trial := *pl
-	trial.Entries = nil
+	trial.Entries, trial.Suites = nil, nil
 	for _, i := range indexes {
 		trial.Entries = append(trial.Entries, pl.Entries[i])
 	}
@@ -298,7 +301,9 @@ func render(pl *Plan, hook, trial bool) ([]byte, error) {
 	if pl.PrepareTop != nil {
 		writePrepare(&b, "", pl.PrepareTop)
 	}
-	w("properties:\n")
+	if len(pl.Entries) > 0 {
+		w("properties:\n")
+	}
 	framework := ""
 	for _, e := range pl.Entries {
 		if e.Test.Framework != framework {
@@ -332,6 +337,11 @@ func render(pl *Plan, hook, trial bool) ([]byte, error) {
 			writePrepare(&b, "    ", e.Prepare)
 		}
 	}
+	suiteSeeds := make([]string, len(Seeds))
+	for i, s := range Seeds {
+		suiteSeeds[i] = strconv.Itoa(s)
+	}
+	writeSuites(w, pl.Suites, suiteSeeds)
 	out := []byte(b.String())
 	if _, err := config.Load(out, config.DefaultPath); err != nil {
 		return nil, fmt.Errorf("the generated file does not load: %w", err)

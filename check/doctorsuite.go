@@ -1,0 +1,85 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/flakegate/flakegate/internal/flock"
+	"github.com/flakegate/flakegate/transcript"
+)
+
+// SuiteCount is what the base lists of one suite of the config, for
+// doctor: how many tests its framework lists in the base tree, in the
+// check's sandbox, and so how many triples a check gates.
+type SuiteCount struct {
+	Index     int    // in the config's suites
+	Framework string // the suite's
+	Path      string // the suite's
+	Tests     int    // listed and not excluded
+	Excluded  int    // listed and excluded
+	Seeds     int    // listed and drawn order seeds
+	Err       error  // the listing failed
+}
+
+// Line is the count in words: "the base lists 2 tests (1 excluded): 4
+// triples with 2 order seeds".
+func (s SuiteCount) Line() string {
+	return fmt.Sprintf("suites[%d] (%s %s): the base lists %s (%d excluded): %d triples with %s", s.Index, s.Framework, s.Path,
+		count(s.Tests, "test", "tests"), s.Excluded, s.Tests*s.Seeds, count(s.Seeds, "order seed", "order seeds"))
+}
+
+// siteLockWait is how long ListSuites waits for the worktree lock a
+// running check of the repository holds.
+const siteLockWait = time.Minute
+
+// ListSuites lists each suite of the config on the base tree (after
+// Setup and Probe), in the base worktree, which it opens under the
+// worktree lock. busy is why it could not (a check holds the worktrees,
+// or the sandbox is not set up); err a worktree that cannot be made.
+func (s *Site) ListSuites(ctx context.Context) (counts []SuiteCount, busy string, err error) {
+	c := s.c
+	if len(c.cfg.Suites) == 0 {
+		return nil, "", nil
+	}
+	if c.iso == nil {
+		return nil, "not listed: the sandbox is not set up here", nil
+	}
+	if c.trees == nil {
+		root, err := makeWorktreeRoot(c.common)
+		if err != nil {
+			return nil, "", err
+		}
+		lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), flock.Options{What: "the worktree lock", Op: "doctor", Timeout: siteLockWait})
+		if err != nil {
+			return nil, "not listed (a check of this repository may hold its worktrees): " + err.Error(), nil
+		}
+		overlay := c.iso.sandbox.Overlay || c.iso.sandbox.Level.Copy
+		t := &tree{dir: filepath.Join(root, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: overlay}
+		c.trees = &worktrees{workers: []*workerTrees{{base: t}}, lock: lock, git: c.git, overlay: overlay}
+		defer func() { c.trees.unlock(); c.trees = nil }()
+		if err := c.trees.prepare(ctx, t); err != nil {
+			return nil, "", fmt.Errorf("the base worktree: %w", err)
+		}
+	}
+	base := c.trees.workers[0].base
+	for i := range c.cfg.Suites {
+		st := &c.cfg.Suites[i]
+		sc := SuiteCount{Index: i, Framework: st.Framework, Path: st.Path, Seeds: len(st.Seeds) + st.RandomSeeds}
+		list, err := c.listSuite(ctx, st, base)
+		if err != nil {
+			sc.Err = err
+		} else {
+			for _, t := range list.tests {
+				if st.Excluded(t.name) {
+					sc.Excluded++
+				} else {
+					sc.Tests++
+				}
+			}
+		}
+		counts = append(counts, sc)
+	}
+	return counts, "", nil
+}

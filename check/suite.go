@@ -1,0 +1,288 @@
+// Suites (config suites:): every test the framework lists in the base
+// tree is a property of its own, one triple per order seed, batched per
+// Go package and seed (per pytest suite and seed). How the patch's own
+// test files are kept from grading it:
+//
+//   - The candidate's trees are a graded candidate: the candidate's
+//     commit with every test file of a suite's scope (*_test.go under a
+//     go suite's packages; test_*.py and *_test.py under a pytest suite's
+//     path) taken from the base, and the test files the patch adds left
+//     out (gradedCandidate, git.OverlayCommit). The base's tests run on
+//     the candidate's code with the base's test files, so a new or edited
+//     test file in the same package (its init, its TestMain, its extra
+//     tests in the shuffle) cannot change how they run.
+//   - A test file the patch edits or deletes is in the diff, and the
+//     triples of its tests are CONTAMINATED (the property's file is
+//     watched). The other test files of a Go package are not watched for
+//     a suite's test (unlike a property): the graded tree does not run
+//     them, so a fix with a new test in a new file keeps the package's
+//     gate.
+//   - The tests the candidate adds (in its own list, not the base's) run
+//     new_test_runs times on the candidate's own tree (suitenew.go).
+//
+// A patch that only adds a test file: the graded candidate is the base's
+// tree plus nothing, so every base triple runs (and passes where the
+// base passes), and the new tests are tried new_test_runs times.
+
+package check
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+)
+
+// suiteTest is one test a suite's framework lists.
+type suiteTest struct {
+	pkg  string // go: the package's folder argument ("./p"); pytest: ""
+	file string // the test's file, repo-relative
+	name string // go: the test's name; pytest: the node id after "file::"
+}
+
+// suiteList is what a suite's framework listed in one tree.
+type suiteList struct {
+	tests []suiteTest
+	// pkgTests are a go package's names as go test -list printed them
+	// (the list -shuffle permutes); rapid marks the packages that use
+	// rapid.
+	pkgTests map[string][]string
+	rapid    map[string]bool
+	// python is the interpreter that runs pytest in the sandbox, and
+	// hypothesis says it has Hypothesis (pytest).
+	python     string
+	hypothesis bool
+}
+
+// suiteState is what a check keeps of its suites.
+type suiteState struct {
+	graded   string             // the graded candidate's commit (gradedCandidate)
+	lists    map[int]*suiteList // the base's lists, by suite index
+	orders   suiteOrders
+	newTests []flakegate.NewTest
+}
+
+// suiteOrders are the orders of a check's suite triples, by property and
+// seed (filled by orderSuites, read by the record).
+type suiteOrders map[*config.Property]map[flakegate.Seed]*flakegate.SuiteOrder
+
+// inSuiteScope reports whether rel is a test file of the suite's scope:
+// the files the graded candidate takes from the base.
+func inSuiteScope(s *config.Suite, rel string) bool {
+	base := path.Base(rel)
+	switch s.Framework {
+	case config.FrameworkGo:
+		if !strings.HasSuffix(base, "_test.go") {
+			return false
+		}
+		dir := path.Dir(rel)
+		pat := strings.TrimPrefix(s.Path, "./")
+		if rest, ok := strings.CutSuffix(pat, "..."); ok {
+			rest = strings.TrimSuffix(rest, "/")
+			return rest == "" || rest == "." || dir == rest || strings.HasPrefix(dir, rest+"/")
+		}
+		return dir == pat || pat == "." && dir == "."
+	case config.FrameworkPytest:
+		if !strings.HasSuffix(base, ".py") || !(strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")) {
+			return false
+		}
+		return s.Path == "." || rel == s.Path || strings.HasPrefix(rel, s.Path+"/")
+	}
+	return false
+}
+
+// gradedCandidate returns the commit the candidate's trees check out:
+// the candidate with the test files of every suite's scope taken from the
+// base (see the top of this file); the candidate itself without suites.
+func (c *checker) gradedCandidate(ctx context.Context) (string, error) {
+	if len(c.cfg.Suites) == 0 {
+		return c.candSHA, nil
+	}
+	pick := func(rel string) bool {
+		return slices.ContainsFunc(c.cfg.Suites, func(s config.Suite) bool { return inSuiteScope(&s, rel) })
+	}
+	sha, err := c.git.OverlayCommit(ctx, c.baseSHA, c.candSHA, pick)
+	if err != nil {
+		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot lay the base's test files over the candidate", Err: err}
+	}
+	return sha, nil
+}
+
+// expandSuites lists every suite's tests in the base tree and adds one
+// property per test to the config, after the config's own properties. A
+// test a property already names (same file and name) is gated once, as
+// the property.
+func (c *checker) expandSuites(ctx context.Context) error {
+	if len(c.cfg.Suites) == 0 {
+		return nil
+	}
+	named := map[string]bool{}
+	for _, p := range c.cfg.Properties {
+		named[p.Path+"\x00"+p.Name] = true
+	}
+	c.suite.lists = map[int]*suiteList{}
+	base := c.trees.workers[0].base
+	for i := range c.cfg.Suites {
+		s := &c.cfg.Suites[i]
+		list, err := c.listSuite(ctx, s, base)
+		if err != nil {
+			return err
+		}
+		c.suite.lists[i] = list
+		fixture := ""
+		if s.FixtureRoot != "" && c.checkBaseFile(base.dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
+			fixture = s.FixtureRoot
+		}
+		for _, t := range list.tests {
+			if s.Excluded(t.name) || named[t.file+"\x00"+t.name] {
+				continue
+			}
+			named[t.file+"\x00"+t.name] = true
+			p := config.Property{Path: t.file, Name: t.name, Fixture: fixture, Seeds: s.Seeds, RandomSeeds: s.RandomSeeds,
+				WallBudget: s.WallBudget, FlakeProbeRuns: c.cfg.FlakeProbeRuns, Index: len(c.cfg.Properties), Prepare: c.cfg.Prepare,
+				Framework: s.Framework, FrameworkSet: true, Batch: true, Suite: s, Run: suiteRun(s, t, list)}
+			c.cfg.Properties = append(c.cfg.Properties, p)
+		}
+	}
+	return nil
+}
+
+// suiteRun is the run template of one suite test: the batch shape of its
+// framework (batchplan.go), with the order seed where the framework
+// takes it.
+func suiteRun(s *config.Suite, t suiteTest, list *suiteList) []string {
+	if s.Framework == config.FrameworkGo {
+		run := []string{"go", "test", "-shuffle={seed}", "-run", "^{name}$", t.pkg}
+		if list.rapid[t.pkg] {
+			run = append(run, "-rapid.seed={seed}")
+		}
+		return run
+	}
+	run := append(pytestSuiteArgv(list.python), "{path}::{name}")
+	if list.hypothesis {
+		run = append(run, "--hypothesis-seed={seed}")
+	}
+	return run
+}
+
+// pytestSuiteArgv starts every pytest command of a suite, run by python
+// (the interpreter the listing found, pytestPython): node ids are
+// relative to the repository root (--rootdir=.), no cache is written or
+// read (it could reorder the next run: --ff, --lf), and pytest-randomly,
+// if installed, does not reorder what flakegate ordered.
+func pytestSuiteArgv(python string) []string {
+	return []string{python, "-m", "pytest", "--rootdir=.", "-p", "no:cacheprovider", "-p", "no:randomly"}
+}
+
+// pytestRank is where a node id goes in the order of seed: node ids are
+// sorted by it.
+func pytestRank(seed flakegate.Seed, node string) string {
+	h := sha256.Sum256([]byte(seed.String() + "\x00" + node))
+	return hex.EncodeToString(h[:])
+}
+
+// orderSuites puts the jobs of each suite in the order their batches run
+// (go: by package, then name; pytest: by each seed's shuffle), in the
+// places the suite's jobs held, renumbers every job and notes the order
+// of each suite triple for its record.
+func (c *checker) orderSuites(jobs []job) []job {
+	c.suite.orders = suiteOrders{}
+	bySuite := map[*config.Suite][]int{}
+	for i := range jobs {
+		if s := jobs[i].ps.prop.Suite; s != nil {
+			bySuite[s] = append(bySuite[s], i)
+		}
+	}
+	for s, slots := range bySuite {
+		list := c.suite.lists[s.Index]
+		js := make([]job, len(slots))
+		for k, i := range slots {
+			js[k] = jobs[i]
+		}
+		sort.SliceStable(js, func(a, b int) bool {
+			ja, jb := &js[a], &js[b]
+			if ja.seed != jb.seed {
+				return seedBefore(ja, jb)
+			}
+			if s.Framework == config.FrameworkGo {
+				if ja.ps.prop.Run[5] != jb.ps.prop.Run[5] {
+					return ja.ps.prop.Run[5] < jb.ps.prop.Run[5]
+				}
+				return ja.ps.prop.Name < jb.ps.prop.Name
+			}
+			return pytestRank(ja.seed, memberLabel(ja)) < pytestRank(jb.seed, memberLabel(jb))
+		})
+		for k, i := range slots {
+			jobs[i] = js[k]
+		}
+		c.noteOrders(s, list, js)
+	}
+	for i := range jobs {
+		jobs[i].index = i
+	}
+	return jobs
+}
+
+// seedBefore orders two seeds of a suite: listed seeds first, in the
+// suite's order, then the others by value.
+func seedBefore(a, b *job) bool {
+	seeds := a.ps.prop.Seeds
+	ia, ib := slices.Index(seeds, a.seed), slices.Index(seeds, b.seed)
+	switch {
+	case ia >= 0 && ib >= 0:
+		return ia < ib
+	case ia >= 0 || ib >= 0:
+		return ia >= 0
+	}
+	return a.seed < b.seed
+}
+
+// noteOrders records the order of each job of suite s (js in run order).
+func (c *checker) noteOrders(s *config.Suite, list *suiteList, js []job) {
+	digest := func(names []string) string {
+		h := sha256.Sum256([]byte(strings.Join(names, "\n")))
+		return hex.EncodeToString(h[:])
+	}
+	nodes := map[flakegate.Seed][]string{}
+	for _, j := range js {
+		nodes[j.seed] = append(nodes[j.seed], memberLabel(&j))
+	}
+	for _, j := range js {
+		p := j.ps.prop
+		o := &flakegate.SuiteOrder{Framework: s.Framework, Seed: j.seed}
+		if s.Framework == config.FrameworkGo {
+			pkg := p.Run[5]
+			o.Package, o.Flags = pkg, []string{"-shuffle=" + j.seed.String()}
+			if list.rapid[pkg] {
+				o.Flags = append(o.Flags, "-rapid.seed="+j.seed.String())
+			}
+			o.Tests, o.TestsSHA256 = len(list.pkgTests[pkg]), digest(list.pkgTests[pkg])
+		} else {
+			if list.hypothesis {
+				o.Flags = []string{"--hypothesis-seed=" + j.seed.String()}
+			}
+			o.Tests, o.TestsSHA256 = len(nodes[j.seed]), digest(nodes[j.seed])
+		}
+		if c.suite.orders[p] == nil {
+			c.suite.orders[p] = map[flakegate.Seed]*flakegate.SuiteOrder{}
+		}
+		c.suite.orders[p][j.seed] = o
+	}
+}
+
+// suiteKeys are the record's suite and order keys of j ("" and nil for a
+// property).
+func (c *checker) suiteKeys(j *job) (string, *flakegate.SuiteOrder) {
+	s := j.ps.prop.Suite
+	if s == nil {
+		return "", nil
+	}
+	return s.Path, c.suite.orders[j.ps.prop][j.seed]
+}

@@ -1,0 +1,264 @@
+// A suite's test list, from the framework itself, run in the sandbox on
+// a tree: `go list` and `go test -json -list .` for go, `pytest
+// --collect-only -q` for pytest.
+
+package check
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/config"
+)
+
+// maxListOutput bounds what a listing command may print.
+const maxListOutput = 64 << 20
+
+// boundedBuffer keeps at most max bytes and says whether it dropped some.
+type boundedBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		b.over = true
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// listRun runs argv in the sandbox on t and returns its whole output (a
+// listing is no test: its exit code is judged by the caller).
+func (c *checker) listRun(ctx context.Context, t *tree, s *config.Suite, argv []string) (attempt.Outcome, []byte, error) {
+	if err := t.acquire(); err != nil {
+		return attempt.Outcome{}, nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
+	}
+	defer t.release(c.resetClean)
+	out := &boundedBuffer{max: maxListOutput}
+	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: c.sandboxFor(t.dir),
+		NoTestMarkers: []string{}, Output: out})
+	if ctx.Err() != nil {
+		return o, nil, interrupted(ctx)
+	}
+	if out.over {
+		return o, nil, c.suiteError(s, "%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)
+	}
+	return o, out.Bytes(), nil
+}
+
+// suiteError is a configuration error of suite s: its tests cannot be
+// listed, so none can be judged.
+func (c *checker) suiteError(s *config.Suite, format string, args ...any) error {
+	return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
+		Message: fmt.Sprintf("suites[%d] (%s %s): ", s.Index, s.Framework, s.Path) + fmt.Sprintf(format, args...),
+		Hint:    "run the listing yourself in the base tree (flakegate doctor shows each suite's count), or fix the suite in " + c.cfgPath}
+}
+
+// listSuite lists suite s in tree t.
+func (c *checker) listSuite(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+	if s.Framework == config.FrameworkGo {
+		return c.listGo(ctx, s, t)
+	}
+	return c.listPytest(ctx, s, t)
+}
+
+// goListTemplate prints one line per package: import path, folder,
+// test files and external test files.
+const goListTemplate = `{{.ImportPath}}{{"\t"}}{{.Dir}}{{"\t"}}{{join .TestGoFiles " "}}{{"\t"}}{{join .XTestGoFiles " "}}`
+
+// listGo lists the tests of a go suite: the packages (go list), their
+// tests (go test -json -list ., by package), and the file each test is
+// declared in (the package's test files, parsed). Top-level Test and Fuzz
+// functions are tests; subtests are part of theirs.
+func (c *checker) listGo(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+	module, err := goModulePath(filepath.Join(t.dir, "go.mod"))
+	if err != nil {
+		return nil, c.suiteError(s, "a go suite needs the module's go.mod at the repository root: %v", err)
+	}
+	o, out, err := c.listRun(ctx, t, s, []string{"go", "list", "-f", goListTemplate, s.Path})
+	if err != nil {
+		return nil, err
+	}
+	if o.Result != attempt.Pass {
+		return nil, c.suiteError(s, "go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 5))
+	}
+	list := &suiteList{pkgTests: map[string][]string{}, rapid: map[string]bool{}}
+	byImport := map[string]string{}         // import path -> "./dir"
+	files := map[string]map[string]string{} // "./dir" -> test name -> file
+	var pkgs []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 || (f[2] == "" && f[3] == "") {
+			continue
+		}
+		// The folder go list prints is the sandbox's; the import path
+		// names the folder inside the module at the tree's root.
+		rel, ok := ".", f[0] == module
+		if r, in := strings.CutPrefix(f[0], module+"/"); in && !ok {
+			rel, ok = r, true
+		}
+		if !ok {
+			continue // not this module's package
+		}
+		arg := "./" + rel
+		if rel == "." {
+			arg = "."
+		}
+		byImport[f[0]] = arg
+		pkgs = append(pkgs, arg)
+		decl, rapid, err := goTestDecls(t.dir, rel, append(strings.Fields(f[2]), strings.Fields(f[3])...))
+		if err != nil {
+			return nil, c.suiteError(s, "%v", err)
+		}
+		files[arg], list.rapid[arg] = decl, rapid
+	}
+	if len(pkgs) == 0 {
+		return list, nil
+	}
+	o, out, err = c.listRun(ctx, t, s, append([]string{"go", "test", "-json", "-list", "."}, pkgs...))
+	if err != nil {
+		return nil, err
+	}
+	if o.Result != attempt.Pass {
+		return nil, c.suiteError(s, "go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev struct{ Action, Package, Test, Output string }
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Action != "output" || ev.Test != "" {
+			continue
+		}
+		arg, ok := byImport[ev.Package]
+		name := strings.TrimSuffix(ev.Output, "\n")
+		if !ok || !goTestName.MatchString(name) {
+			continue
+		}
+		list.pkgTests[arg] = append(list.pkgTests[arg], name)
+		if !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Fuzz") {
+			continue // a benchmark or an example
+		}
+		file, ok := files[arg][name]
+		if !ok || slices.ContainsFunc(list.tests, func(x suiteTest) bool { return x.pkg == arg && x.name == name }) {
+			continue // printed by the code under test, not declared; or twice
+		}
+		list.tests = append(list.tests, suiteTest{pkg: arg, file: file, name: name})
+	}
+	return list, nil
+}
+
+// goTestDecls parses a package's test files (rel is the package's folder)
+// and returns each top-level Test and Fuzz function's file, and whether
+// a file imports rapid.
+func goTestDecls(root, rel string, names []string) (map[string]string, bool, error) {
+	decl := map[string]string{}
+	rapid := false
+	fset := token.NewFileSet()
+	for _, n := range names {
+		file := filepath.ToSlash(filepath.Join(rel, n))
+		f, err := parser.ParseFile(fset, filepath.Join(root, filepath.FromSlash(file)), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, false, fmt.Errorf("cannot parse %s: %v", file, err)
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "pgregory.net/rapid" {
+				rapid = true
+			}
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil {
+				continue
+			}
+			if _, seen := decl[fn.Name.Name]; !seen {
+				decl[fn.Name.Name] = file
+			}
+		}
+	}
+	return decl, rapid, nil
+}
+
+// lastLines is the end of a command's output for a message.
+func lastLines(out []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// pytestPython finds, in the sandbox, the first of python3 (on the
+// attempts' PATH), /usr/bin/python3 and /usr/local/bin/python3 that
+// imports pytest, and says whether it imports Hypothesis too.
+const pytestPython = `for p in python3 /usr/bin/python3 /usr/local/bin/python3; do
+  w=$(command -v "$p") || continue
+  "$w" -I -c 'import pytest' 2>/dev/null || continue
+  if "$w" -I -c 'import hypothesis' 2>/dev/null; then echo "$w hypothesis"; else echo "$w"; fi
+  exit 0
+done
+exit 1`
+
+// listPytest lists a pytest suite: the node ids `pytest --collect-only -q`
+// prints (relative to the repository root), run by the sandbox's first
+// interpreter that has pytest.
+func (c *checker) listPytest(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+	o, out, err := c.listRun(ctx, t, s, []string{"sh", "-c", pytestPython})
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(string(out))
+	if o.Result != attempt.Pass || len(f) == 0 || !strings.HasPrefix(f[0], "/") {
+		return nil, c.suiteError(s, "no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
+	}
+	list := &suiteList{python: f[0], hypothesis: len(f) > 1 && f[1] == "hypothesis"}
+	argv := append(pytestSuiteArgv(list.python), "--collect-only", "-q", s.Path)
+	o, out, err = c.listRun(ctx, t, s, argv)
+	if err != nil {
+		return nil, err
+	}
+	if o.Result != attempt.Pass && o.ExitCode != 5 { // 5: no tests collected
+		return nil, c.suiteError(s, "pytest --collect-only failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "" {
+			break // the node ids end at the first empty line
+		}
+		file, name, ok := strings.Cut(line, "::")
+		if !ok || !pytestNodeOK(name) || !inSuiteScope(s, file) && file != s.Path {
+			continue
+		}
+		if slices.ContainsFunc(list.tests, func(x suiteTest) bool { return x.file == file && x.name == name }) {
+			continue
+		}
+		list.tests = append(list.tests, suiteTest{file: file, name: name})
+	}
+	return list, nil
+}
+
+// pytestNodeOK accepts the part of a node id after "file::" as a test name.
+func pytestNodeOK(name string) bool {
+	if name == "" || len(name) > config.MaxNameLength || strings.HasPrefix(name, "-") || strings.TrimSpace(name) != name {
+		return false
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}

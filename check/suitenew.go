@@ -1,0 +1,207 @@
+// The tests a candidate adds to a suite: absent from the base's list,
+// so no base can replay them and they are no triples. Each runs
+// new_test_runs times on the candidate's own tree (the graded tree of the
+// triples leaves the patch's new test files out, check/suite.go): run k
+// is one process per Go package (one per pytest suite) holding every new
+// test of it, in the order of order seed k (go -shuffle=k; pytest's node
+// ids sorted as pytestRank does). A run's result comes from the
+// framework's report, as for a batch (evidence/gojson.go,
+// evidence/junit.go).
+
+package check
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/transcript"
+)
+
+// suitePath is the suite path of j's test, "" for a property.
+func suitePath(j *job) string {
+	if s := j.ps.prop.Suite; s != nil {
+		return s.Path
+	}
+	return ""
+}
+
+// runNewTests lists every suite on the candidate's own tree and runs
+// the tests the base does not list new_test_runs times, into
+// c.suite.newTests. Nothing to do when the graded candidate is the
+// candidate (no test file of a suite differs from the base's).
+func (c *checker) runNewTests(ctx context.Context, root string) error {
+	if len(c.cfg.Suites) == 0 || c.suite.graded == c.candSHA || c.opts.Join != nil || c.opts.Shard != nil && c.opts.Shard.Index != 1 {
+		return nil
+	}
+	dir := filepath.Join(root, "suites-candidate")
+	if err := c.git.PrepareWorktree(ctx, dir, c.candSHA); err != nil {
+		return err
+	}
+	gitDir, err := c.git.WorktreeGitDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	t := &tree{dir: dir, sha: c.candSHA, side: transcript.SideCandidate, gitDir: gitDir}
+	defer t.acquire() // the last clean
+	for i := range c.cfg.Suites {
+		s := &c.cfg.Suites[i]
+		list, err := c.listSuite(ctx, s, t)
+		if err != nil {
+			return err
+		}
+		base := map[string]bool{}
+		for _, bt := range c.suite.lists[i].tests {
+			base[bt.pkg+"\x00"+bt.file+"\x00"+bt.name] = true
+			base[bt.pkg+"\x00"+bt.name] = s.Framework == config.FrameworkGo
+		}
+		var fresh []suiteTest
+		for _, ct := range list.tests {
+			if s.Excluded(ct.name) || base[ct.pkg+"\x00"+ct.file+"\x00"+ct.name] || base[ct.pkg+"\x00"+ct.name] {
+				continue
+			}
+			fresh = append(fresh, ct)
+		}
+		if len(fresh) == 0 {
+			continue
+		}
+		got, err := c.tryNewTests(ctx, s, list, t, fresh)
+		if err != nil {
+			return err
+		}
+		for _, nt := range got {
+			c.progress.Note(NoteTopic, fmt.Sprintf("new test %s::%s: %d of %d passed%s", nt.Path, nt.Name, nt.Passed, nt.Runs, reasonSuffix(nt.Reason)))
+		}
+		c.suite.newTests = append(c.suite.newTests, got...)
+	}
+	return nil
+}
+
+func reasonSuffix(r string) string {
+	if r == "" {
+		return ""
+	}
+	return " (" + r + ")"
+}
+
+// tryNewTests runs the new tests of suite s new_test_runs times on t.
+func (c *checker) tryNewTests(ctx context.Context, s *config.Suite, list *suiteList, t *tree, fresh []suiteTest) ([]flakegate.NewTest, error) {
+	runs := c.cfg.NewTestRuns
+	out := make([]flakegate.NewTest, len(fresh))
+	groups := map[string][]int{} // go: by package; pytest: one group
+	var keys []string
+	for k, ft := range fresh {
+		out[k] = flakegate.NewTest{Suite: s.Path, Path: ft.file, Name: ft.name, Runs: runs}
+		if _, ok := groups[ft.pkg]; !ok {
+			keys = append(keys, ft.pkg)
+		}
+		groups[ft.pkg] = append(groups[ft.pkg], k)
+	}
+	for run := 1; run <= runs; run++ {
+		seed := flakegate.Seed(strconv.Itoa(run))
+		for _, key := range keys {
+			idx := append([]int(nil), groups[key]...)
+			if s.Framework == config.FrameworkPytest {
+				sort.SliceStable(idx, func(a, b int) bool {
+					return pytestRank(seed, memberOf(fresh[idx[a]])) < pytestRank(seed, memberOf(fresh[idx[b]]))
+				})
+			}
+			shapes := make([]*batchShape, len(idx))
+			for n, k := range idx {
+				shapes[n] = newTestShape(s, list, fresh[k], seed)
+			}
+			reports, err := c.runNewBatch(ctx, s, t, shapes)
+			if err != nil {
+				return nil, err
+			}
+			for n, k := range idx {
+				tr, nt := reports[n], &out[k]
+				nt.Results = append(nt.Results, tr.Result)
+				if tr.Result == attempt.Pass {
+					nt.Passed++
+				} else if tr.Result != attempt.Fail && nt.Reason == "" && tr.Reason != "" {
+					nt.Reason = fmt.Sprintf("run %d: %s", run, tr.Reason)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// newTestShape is the batch shape of one run of a new test.
+func newTestShape(s *config.Suite, list *suiteList, t suiteTest, seed flakegate.Seed) *batchShape {
+	if s.Framework == config.FrameworkGo {
+		lead := []string{"-shuffle=" + seed.String(), "-count=1", "-timeout=0"}
+		var trail []string
+		if list.rapid[t.pkg] {
+			trail = []string{"-rapid.seed=" + seed.String()}
+		}
+		return &batchShape{framework: evidence.FrameworkGo, lead: lead, trail: trail, pkg: t.pkg, test: t.name}
+	}
+	var trail []string
+	if list.hypothesis {
+		trail = []string{"--hypothesis-seed=" + seed.String()}
+	}
+	return &batchShape{framework: evidence.FrameworkPytest, lead: pytestSuiteArgv(list.python), trail: trail, test: t.file + "::" + t.name}
+}
+
+// memberOf is a suite test's "file::name".
+func memberOf(t suiteTest) string { return t.file + "::" + t.name }
+
+// runNewBatch runs one process of new tests and returns each one's
+// report, in the order of shapes.
+func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, shapes []*batchShape) ([]evidence.TestReport, error) {
+	if err := t.acquire(); err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree for a new test", Err: err}
+	}
+	defer t.release(c.resetClean)
+	argv := batchArgv(shapes[0], shapes)
+	rep := newBatchReport(shapes[0].framework, t.dir)
+	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, NoTestMarkers: []string{},
+		Sandbox: c.sandboxFor(t.dir), Output: rep}
+	var junit string
+	if shapes[0].framework == evidence.FrameworkPytest {
+		dir, err := junitDir()
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		junit = filepath.Join(dir, "junit.xml")
+		cmd.Argv = append(cmd.Argv, "--junitxml="+junit)
+		if sb, _ := cmd.Sandbox.(*sandbox.Sandbox); sb != nil {
+			sb.RW = append(append([]string(nil), sb.RW...), dir)
+		}
+	}
+	o := attempt.Run(ctx, cmd)
+	if ctx.Err() != nil {
+		return nil, interrupted(ctx)
+	}
+	if pr, ok := rep.(pytestReport); ok {
+		pr.SetJUnit(readBounded(junit, 64<<20))
+	}
+	got := make([]evidence.TestReport, len(shapes))
+	for n, sh := range shapes {
+		tr := rep.report(sh)
+		switch {
+		case tr.Result == "" && o.Result == attempt.Timeout:
+			tr.Result, tr.Reason = attempt.Timeout, "the run was killed: "+o.Reason
+		case tr.Result == "":
+			tr.Result = attempt.Errored
+			if tr.Reason == "" {
+				tr.Reason = "absent from the run's report"
+			}
+		case s.WallBudget > 0 && tr.Elapsed > s.WallBudget:
+			tr.Result, tr.Reason = attempt.Timeout, fmt.Sprintf("its own time %.1fs is over the suite's wall budget %s", tr.Elapsed.Seconds(), s.WallBudget)
+		}
+		got[n] = tr
+	}
+	return got, nil
+}

@@ -1,0 +1,68 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadSuites(t *testing.T) {
+	cfg, err := Load([]byte(`version: 1
+new_test_runs: 7
+reject_flaky_new_tests: true
+suites:
+  - path: "./..."
+    framework: go
+    seeds: [1, 2, 3]
+    wall_budget: 5m
+    exclude: ["TestSlow*"]
+    fixture: "testdata/**"
+  - path: tests
+    framework: pytest
+    random_seeds: 2
+    wall_budget: 60
+`), "flakegate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Properties) != 0 || len(cfg.Suites) != 2 || cfg.NewTestRuns != 7 || !cfg.RejectFlakyNewTests {
+		t.Fatalf("got %+v", cfg)
+	}
+	g := cfg.Suites[0]
+	if g.Path != "./..." || g.Framework != "go" || len(g.Seeds) != 3 || g.WallBudget != 5*time.Minute || g.FixtureRoot != "testdata" || !g.Excluded("TestSlowDisk") || g.Excluded("TestFast") {
+		t.Fatalf("go suite: %+v", g)
+	}
+	if p := cfg.Suites[1]; p.Path != "tests" || p.RandomSeeds != 2 || p.Index != 1 {
+		t.Fatalf("pytest suite: %+v", p)
+	}
+	def, err := Load([]byte("version: 1\nsuites: [{path: ./p, framework: go, seeds: [1], wall_budget: 1m}]\n"), "f.yaml")
+	if err != nil || def.NewTestRuns != DefaultNewTestRuns || def.RejectFlakyNewTests {
+		t.Fatalf("defaults: %+v %v", def, err)
+	}
+}
+
+func TestLoadSuiteErrors(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"suites: []", "suites: empty"},
+		{"suites: [{path: ./..., framework: go, wall_budget: 1m}]", "suites[0].seeds: missing"},
+		{"suites: [{path: ./..., framework: go, seeds: [\"a\"], wall_budget: 1m}]", "want an integer"},
+		{"suites: [{path: ./..., framework: go, seeds: [99999999999999999999], wall_budget: 1m}]", "fits in 64 bits"},
+		{"suites: [{path: /abs, framework: go, seeds: [1], wall_budget: 1m}]", "package pattern"},
+		{"suites: [{path: ./../x, framework: go, seeds: [1], wall_budget: 1m}]", "not a package pattern"},
+		{"suites: [{path: ./..., framework: mocha, seeds: [1], wall_budget: 1m}]", "not a suite framework"},
+		{"suites: [{path: ., framework: vitest, seeds: [1], wall_budget: 1m}]", "not gated yet"},
+		{"suites: [{path: ./..., framework: go, seeds: [1]}]", "wall_budget: missing"},
+		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m, fixture: \"**/x\"}]", "starts with a wildcard"},
+		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m, exclude: [\"[\"]}]", "not a name pattern"},
+		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m, shuffle: on}]", "shuffle"},
+		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m}, {path: ./..., framework: go, seeds: [2], wall_budget: 1m}]", "list each suite once"},
+		{"new_test_runs: 0\nsuites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m}]", "new_test_runs"},
+		{"reject_flaky_new_tests: yes please\nsuites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m}]", "reject_flaky_new_tests"},
+		{"new_test_runs: 3", "properties: missing"},
+	} {
+		_, err := Load([]byte("version: 1\n"+c.yaml+"\n"), "f.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package e2e_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const pyCalc = "cache = {}\n\n\ndef value(i):\n    return i\n\n\ndef prime():\n    cache['k'] = 1\n\n\ndef get():\n    return cache.get('k', 1)\n\n\ndef work():\n    pass\n"
+
+// pySuiteRepo is a pytest project of 10 tests: eight plain ones in
+// tests/test_calc.py, the order pair test_prime / test_read in
+// tests/test_order.py, and a test with a deadline in tests/test_timing.py.
+func pySuiteRepo(t *testing.T) *repo {
+	var calc strings.Builder
+	calc.WriteString("import calc\n")
+	for i := range 7 {
+		calc.WriteString("\n\ndef test_v" + string(rune('0'+i)) + "():\n    assert calc.value(" + string(rune('0'+i)) + ") == " + string(rune('0'+i)) + "\n")
+	}
+	return newRepo(t, map[string]string{
+		"README.md": "py suite\n",
+		"calc.py":   pyCalc,
+		"flakegate.yaml": `version: 1
+retry_cap: 2
+flake_probe_runs: 0
+reject_flaky_new_tests: true
+sandbox:
+  rw: ["@FG_STATE@"]
+  env: [FG_STATE]
+suites:
+  - path: tests
+    framework: pytest
+    seeds: [5, 6, 7, 8]
+    wall_budget: 120s
+`,
+		"tests/test_calc.py":   calc.String(),
+		"tests/test_order.py":  "import calc\n\n\ndef test_prime():\n    calc.prime()\n\n\ndef test_read():\n    assert calc.get() == 1\n",
+		"tests/test_timing.py": "import threading\n\nimport calc\n\n\ndef test_deadline():\n    t = threading.Thread(target=calc.work)\n    t.start()\n    t.join(1.0)\n    assert not t.is_alive(), 'work missed its 1s deadline'\n",
+	})
+}
+
+// pyRank is the order key of a node id for an order seed (what the check
+// sorts the command line's node ids by).
+func pyRank(seed, node string) string {
+	h := sha256.Sum256([]byte(seed + "\x00" + node))
+	return hex.EncodeToString(h[:])
+}
+
+// TestCheckPytestSuite: a pytest suite is one triple per node id and
+// order seed, one pytest process per seed with the node ids in the
+// seed's order. A harmless patch is all PASS; a regression PROPERTY for
+// exactly its test; an order-dependent one PROPERTY for exactly the
+// seeds that run test_prime before test_read; a first run over its
+// deadline SCHEDULER; a new test file's tests run new_test_runs times,
+// and one failing 1 run in 5 rejects, while the base's tests stay graded.
+func TestCheckPytestSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: real git, pytest and a sandbox")
+	}
+	needProgram(t, "python3")
+	r := pySuiteRepo(t)
+	r.candidate("docs", map[string]string{"README.md": "py suite, documented\n"})
+	cr := r.check("--base", "base", "--candidate", "docs")
+	if cr.code != 0 || len(cr.summary.Results) != 40 || len(notPass(cr)) != 0 {
+		t.Fatalf("harmless: want 40 PASS, exit 0; not pass %v\n%s", notPass(cr), cr)
+	}
+	rec := cr.record(t, 0)
+	if rec.Suite != "tests" || rec.Order == nil || rec.Order.Framework != "pytest" || rec.Order.Tests != 10 {
+		t.Fatalf("record's suite %q order %+v", rec.Suite, rec.Order)
+	}
+	if n := strings.Count(cr.stderr, "] batch of 10 (pytest, seed"); n != 4 {
+		t.Errorf("want 4 batches of 10 (one per seed), got %d:\n%s", n, cr.stderr)
+	}
+	// The first batch's node ids are in seed 5's order.
+	nodes := []string{"tests/test_order.py::test_prime", "tests/test_order.py::test_read", "tests/test_timing.py::test_deadline"}
+	for i := range 7 {
+		nodes = append(nodes, "tests/test_calc.py::test_v"+string(rune('0'+i)))
+	}
+	sort.Slice(nodes, func(a, b int) bool { return pyRank("5", nodes[a]) < pyRank("5", nodes[b]) })
+	if i := strings.Index(cr.stderr, "batch of 10 (pytest, seed 5)"); i < 0 || !strings.Contains(cr.stderr[i:], strings.Join(nodes[:3], ", PASS ")) {
+		t.Errorf("seed 5's batch is not in the order %v:\n%s", nodes, cr.stderr)
+	}
+
+	r.candidate("broken", map[string]string{"calc.py": strings.Replace(pyCalc, "    return i\n", "    return i + (i == 4)\n", 1)})
+	cr = r.check("--base", "base", "--candidate", "broken")
+	if got, want := notPass(cr), []string{"test_v4 5 PROPERTY", "test_v4 6 PROPERTY", "test_v4 7 PROPERTY", "test_v4 8 PROPERTY"}; cr.code != 1 || !slices.Equal(got, want) {
+		t.Fatalf("regression: want %v, got %v\n%s", want, got, cr)
+	}
+
+	var wantOrder []string
+	for _, s := range []string{"5", "6", "7", "8"} {
+		if pyRank(s, "tests/test_order.py::test_prime") < pyRank(s, "tests/test_order.py::test_read") {
+			wantOrder = append(wantOrder, "test_read "+s+" PROPERTY")
+		}
+	}
+	if len(wantOrder) == 0 || len(wantOrder) == 4 {
+		t.Fatalf("the seeds do not split the two orders: %v", wantOrder)
+	}
+	r.candidate("order", map[string]string{"calc.py": strings.Replace(pyCalc, "cache['k'] = 1", "cache['k'] = 2", 1)})
+	cr = r.check("--base", "base", "--candidate", "order")
+	if got := notPass(cr); cr.code != 1 || !slices.Equal(got, wantOrder) {
+		t.Fatalf("order: want %v, got %v\n%s", wantOrder, got, cr)
+	}
+
+	slow := "def work():\n    import os, time\n    f = os.path.join(os.environ['FG_STATE'], 'py-timing-first-run')\n    if not os.path.exists(f):\n        open(f, 'w').close()\n        time.sleep(3)\n"
+	r.candidate("timing", map[string]string{"calc.py": strings.Replace(pyCalc, "def work():\n    pass\n", slow, 1)})
+	cr = r.check("--base", "base", "--candidate", "timing")
+	if got := notPass(cr); cr.code != 0 || !slices.Equal(got, []string{"test_deadline 5 SCHEDULER"}) {
+		t.Fatalf("timing: want [test_deadline 5 SCHEDULER], got %v\n%s", got, cr)
+	}
+
+	newTests := "import os\n\nimport calc\n\n\ndef test_new():\n    assert calc.value(42) == 42\n\n\n" +
+		"def test_flaky_new():\n    f = os.path.join(os.environ['FG_STATE'], 'py-new-runs')\n    n = int(open(f).read()) + 1 if os.path.exists(f) else 1\n    open(f, 'w').write(str(n))\n    assert n != 3, 'the third run fails'\n"
+	r.candidate("newtests", map[string]string{"calc.py": pyCalc + "\n\ndef double(i):\n    return 2 * i\n", "tests/test_new.py": newTests})
+	cr = r.check("--base", "base", "--candidate", "newtests")
+	nt := cr.summary.NewTests
+	if cr.code != 1 || len(notPass(cr)) != 0 || len(cr.summary.Results) != 40 || len(nt) != 2 {
+		t.Fatalf("new tests: want exit 1, 40 PASS and two new tests; got %v %+v\n%s", notPass(cr), nt, cr)
+	}
+	byName := map[string]string{}
+	for _, n := range nt {
+		byName[n.Path+"::"+n.Name] = strings.Join(n.Results, ",")
+	}
+	if byName["tests/test_new.py::test_new"] != "pass,pass,pass,pass,pass" || byName["tests/test_new.py::test_flaky_new"] != "pass,pass,fail,pass,pass" {
+		t.Fatalf("new tests: %+v", nt)
+	}
+}

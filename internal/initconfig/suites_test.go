@@ -1,0 +1,44 @@
+package initconfig
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/flakegate/flakegate/config"
+)
+
+// TestSuitesFound: the root Go module with tests is "./..."; the pytest
+// root is the deepest folder over every test file, leaving out hidden,
+// vendored and nested-module folders; a root package.json is a note.
+func TestSuitesFound(t *testing.T) {
+	fsys := fstest.MapFS{
+		"go.mod":                   {Data: []byte("module x\n")},
+		"x_test.go":                {Data: []byte("package x\n")},
+		"tests/unit/test_a.py":     {Data: []byte("def test_a(): pass\n")},
+		"tests/int/b_test.py":      {Data: []byte("def test_b(): pass\n")},
+		".venv/lib/test_site.py":   {Data: []byte("")},
+		"tools/go.mod":             {Data: []byte("module tools\n")},
+		"tools/test_tool.py":       {Data: []byte("")},
+		"node_modules/x/test_x.py": {Data: []byte("")},
+		"package.json":             {Data: []byte("{}")},
+	}
+	got, notes := Suites(fsys, "/usr/bin/python3")
+	if len(got) != 2 || got[0].Path != "./..." || got[0].Framework != "go" || got[1].Path != "tests" || got[1].Framework != "pytest" || got[1].Measure[0] != "/usr/bin/python3" {
+		t.Fatalf("suites %+v", got)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "vitest or jest") {
+		t.Errorf("notes %q", notes)
+	}
+	raw, err := Render(&Plan{Suites: got}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(raw, "flakegate.yaml")
+	if err != nil || len(cfg.Suites) != 2 || !cfg.RejectFlakyNewTests {
+		t.Fatalf("%v\n%s", err, raw)
+	}
+	if none, _ := Suites(fstest.MapFS{"go.mod": {Data: []byte("module x\n")}, "x.go": {Data: []byte("package x\n")}}, ""); len(none) != 0 {
+		t.Errorf("a module without tests: %+v", none)
+	}
+}
