@@ -146,7 +146,7 @@ func TestSetupRoot(t *testing.T) {
 	// stops when apt-get did not bring them.
 	out, code = run(t, "..", env, "bash", "scripts/setup.sh", "test")
 	got, _ = os.ReadFile(calls)
-	list := "git make openssl time bubblewrap postgresql chromium python3 python3-pytest python3-hypothesis libxml2-utils jq"
+	list := "git make openssl time bubblewrap postgresql chromium python3 python3-pytest python3-hypothesis libxml2-utils jq nodejs npm"
 	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[1], "apt-get install -y -qq --no-install-recommends ") {
 		t.Fatalf("apt-get calls %q\n%s", got, out)
