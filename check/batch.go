@@ -203,26 +203,9 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 			Hint: "a git process may have died there (look for index.lock under the repository's .git/worktrees); remove what it left and run the check again"}
 	}
 	started := time.Now()
-	var run []*batchMember
-	for _, m := range members {
-		if side == transcript.SideCandidate || !keep(m) {
-			run = append(run, m)
-			continue
-		}
-		why, err := c.checkBaseTree(ctx, m.r.j.ps, at)()
-		if err != nil {
-			return nil, err
-		}
-		if why != "" {
-			out := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: why}
-			b.noteOne(m, side, index(m), &out, nil)
-			results[m] = out.Result
-			continue
-		}
-		run = append(run, m)
-	}
-	if len(run) == 0 {
-		return nil, nil
+	run, err := b.runnable(ctx, side, members, keep, index, at, started, results)
+	if err != nil || len(run) == 0 {
+		return nil, err
 	}
 	shapes := make([]*batchShape, len(run))
 	labels := make([]string, len(run))
@@ -274,51 +257,16 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	}
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
 		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall)}
-	killed := out.Result == attempt.Timeout
 	var unstarted []*batchMember
 	for _, m := range run {
 		if !keep(m) {
 			continue
 		}
 		tr := rep.report(m.r.j.shape)
-		o := attempt.Outcome{Result: tr.Result, ExitCode: out.ExitCode, Signal: out.Signal, Started: out.Started, Wall: tr.Elapsed, Tail: tr.Output, Reason: tr.Reason}
-		budgetOf := m.r.j.ps.prop.WallBudget
-		switch {
-		case tr.Result == attempt.Fail && out.ExitCode == 0:
-			// The framework exits non-zero when a test fails: a failure
-			// in the report of a process that exited 0 is output the
-			// code under test wrote, never a result.
-			o.Result = attempt.Errored
-			o.Reason = memberLabel(m.r.j) + " is reported failed, but the batch exited 0: the report is not the framework's own"
-		case tr.Result == attempt.Pass || tr.Result == attempt.Fail:
-			if budgetOf > 0 && tr.Elapsed > budgetOf {
-				o.Result = attempt.Timeout
-				o.Reason = fmt.Sprintf("its own time %.1fs in the batch is over its wall budget %s", tr.Elapsed.Seconds(), budgetOf)
-			}
-		case killed && tr.Started && !tr.Ended:
-			o.Result, o.Wall = attempt.Timeout, out.Wall
-			o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", len(run), out.Wall.Seconds(), batchWhy(out, budget))
-		case killed && !tr.Started && len(run) == 1 && isJSFramework(b.shape.framework):
-			// A js batch of one killed before its report: it was running.
-			o.Result, o.Wall = attempt.Timeout, out.Wall
-			o.Reason = fmt.Sprintf("killed at %.1fs (%s) before %s wrote its report", out.Wall.Seconds(), batchWhy(out, budget), b.shape.framework)
-		case killed && !tr.Started || tr.Rerun:
+		o, rerun := b.memberOutcome(m, rep, tr, out, len(run), budget)
+		if rerun {
 			unstarted = append(unstarted, m)
 			continue
-		case tr.Result == "":
-			o.Result = attempt.Errored
-			o.Reason = memberLabel(m.r.j) + " is absent from the batch's report"
-			if tr.Reason != "" {
-				o.Reason += ": " + tr.Reason
-			}
-			if out.Reason != "" {
-				o.Reason += "; the batch: " + out.Reason
-			}
-			if l := rep.other(); l != "" {
-				o.Reason += "; the last line is " + l
-			}
-		case killed:
-			o.Result, o.Reason = attempt.Timeout, tr.Reason+"; "+batchWhy(out, budget)
 		}
 		if o.Result == attempt.Errored && !tr.Started {
 			m.absent = true
@@ -337,6 +285,78 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		results[m] = o.Result
 	}
 	return unstarted, nil
+}
+
+// runnable is the members of a batch that run in it: on the base side,
+// a member whose base tree is not the one its property needs gets an
+// error of its own instead (and results says so).
+func (b *batchRun) runnable(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, started time.Time, results map[*batchMember]string) ([]*batchMember, error) {
+	var run []*batchMember
+	for _, m := range members {
+		if side == transcript.SideCandidate || !keep(m) {
+			run = append(run, m)
+			continue
+		}
+		why, err := b.c.checkBaseTree(ctx, m.r.j.ps, at)()
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			out := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: why}
+			b.noteOne(m, side, index(m), &out, nil)
+			results[m] = out.Result
+			continue
+		}
+		run = append(run, m)
+	}
+	return run, nil
+}
+
+// memberOutcome is member m's outcome in a batch of n members that
+// ended as out, from its report tr (in rep, the batch's); rerun says it never started in a
+// killed batch (or the report asks for it again): it runs in a batch of
+// its own.
+func (b *batchRun) memberOutcome(m *batchMember, rep batchReport, tr evidence.TestReport, out attempt.Outcome, n int, budget time.Duration) (o attempt.Outcome, rerun bool) {
+	killed := out.Result == attempt.Timeout
+	o = attempt.Outcome{Result: tr.Result, ExitCode: out.ExitCode, Signal: out.Signal, Started: out.Started, Wall: tr.Elapsed, Tail: tr.Output, Reason: tr.Reason}
+	budgetOf := m.r.j.ps.prop.WallBudget
+	switch {
+	case tr.Result == attempt.Fail && out.ExitCode == 0:
+		// The framework exits non-zero when a test fails: a failure
+		// in the report of a process that exited 0 is output the
+		// code under test wrote, never a result.
+		o.Result = attempt.Errored
+		o.Reason = memberLabel(m.r.j) + " is reported failed, but the batch exited 0: the report is not the framework's own"
+	case tr.Result == attempt.Pass || tr.Result == attempt.Fail:
+		if budgetOf > 0 && tr.Elapsed > budgetOf {
+			o.Result = attempt.Timeout
+			o.Reason = fmt.Sprintf("its own time %.1fs in the batch is over its wall budget %s", tr.Elapsed.Seconds(), budgetOf)
+		}
+	case killed && tr.Started && !tr.Ended:
+		o.Result, o.Wall = attempt.Timeout, out.Wall
+		o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", n, out.Wall.Seconds(), batchWhy(out, budget))
+	case killed && !tr.Started && n == 1 && isJSFramework(b.shape.framework):
+		// A js batch of one killed before its report: it was running.
+		o.Result, o.Wall = attempt.Timeout, out.Wall
+		o.Reason = fmt.Sprintf("killed at %.1fs (%s) before %s wrote its report", out.Wall.Seconds(), batchWhy(out, budget), b.shape.framework)
+	case killed && !tr.Started || tr.Rerun:
+		return o, true
+	case tr.Result == "":
+		o.Result = attempt.Errored
+		o.Reason = memberLabel(m.r.j) + " is absent from the batch's report"
+		if tr.Reason != "" {
+			o.Reason += ": " + tr.Reason
+		}
+		if out.Reason != "" {
+			o.Reason += "; the batch: " + out.Reason
+		}
+		if l := rep.other(); l != "" {
+			o.Reason += "; the last line is " + l
+		}
+	case killed:
+		o.Result, o.Reason = attempt.Timeout, tr.Reason+"; "+batchWhy(out, budget)
+	}
+	return o, false
 }
 
 // batchWhy says what ended a killed batch: its budget or a sandbox limit.

@@ -90,51 +90,7 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	for w := range c.trees.workers {
-		go func(w int) {
-			var first error
-			for ctx.Err() == nil {
-				t, err := src.next(ctx)
-				if err != nil {
-					first = err
-					cancel(err)
-					break
-				}
-				if t == nil {
-					break
-				}
-				if t.batch != nil {
-					if err := c.runBatchTask(ctx, w, t, finished); err != nil {
-						first = err
-						cancel(err)
-						break
-					}
-					continue
-				}
-				run, tctx := c.runTriple, ctx
-				if t.run != nil {
-					run = t.run
-				}
-				if t.ctx != nil {
-					tctx = t.ctx
-				}
-				finish, err := run(tctx, w, t.j)
-				if err != nil && tctx.Err() != nil && ctx.Err() == nil {
-					// The lease was lost under the attempts: the triple is
-					// another runner's now.
-					t.done()
-					c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: lease lost; another runner has the triple", t.j.ps.prop.Path, t.j.seed))
-					continue
-				}
-				if err != nil {
-					t.done()
-					first = err
-					cancel(err)
-					break
-				}
-				finished <- []pending{{t, finish, nil}}
-			}
-			errs <- first
-		}(w)
+		go func(w int) { errs <- c.work(ctx, cancel, w, src, finished) }(w)
 	}
 	finisherDone := make(chan error, 1)
 	go func() {
@@ -189,6 +145,55 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 		first = interrupted(ctx)
 	}
 	return results, first
+}
+
+// work is worker w of runJobs: it runs the triples and batches src gives
+// until there are none, and hands each finished one to the finisher. It
+// returns the first error, having cancelled the others with it.
+func (c *checker) work(ctx context.Context, cancel context.CancelCauseFunc, w int, src jobSource, finished chan<- []pending) error {
+	var first error
+	for ctx.Err() == nil {
+		t, err := src.next(ctx)
+		if err != nil {
+			first = err
+			cancel(err)
+			break
+		}
+		if t == nil {
+			break
+		}
+		if t.batch != nil {
+			if err := c.runBatchTask(ctx, w, t, finished); err != nil {
+				first = err
+				cancel(err)
+				break
+			}
+			continue
+		}
+		run, tctx := c.runTriple, ctx
+		if t.run != nil {
+			run = t.run
+		}
+		if t.ctx != nil {
+			tctx = t.ctx
+		}
+		finish, err := run(tctx, w, t.j)
+		if err != nil && tctx.Err() != nil && ctx.Err() == nil {
+			// The lease was lost under the attempts: the triple is
+			// another runner's now.
+			t.done()
+			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: lease lost; another runner has the triple", t.j.ps.prop.Path, t.j.seed))
+			continue
+		}
+		if err != nil {
+			t.done()
+			first = err
+			cancel(err)
+			break
+		}
+		finished <- []pending{{t, finish, nil}}
+	}
+	return first
 }
 
 // pending is a triple whose attempts are done, for the finisher.

@@ -226,21 +226,7 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 	}
 	pt.seconds, pt.exit = roundSeconds(out.Wall), out.ExitCode
 	tail := c.redact(out.Tail)
-	if out.Limit != "" {
-		pt.reason = fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, shortTail(tail))
-		return pt, nil
-	}
-	switch out.Result {
-	case attempt.Pass:
-	case attempt.Timeout:
-		pt.reason = fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, shortTail(tail))
-		return pt, nil
-	default:
-		why := fmt.Sprintf("exit %d", out.ExitCode)
-		if out.ExitCode < 0 {
-			why = c.redact(out.Reason)
-		}
-		pt.reason = "prepare failed: " + why + ": " + shortTail(tail)
+	if pt.reason = c.prepareFailed(out, p, tail); pt.reason != "" {
 		return pt, nil
 	}
 	if out.KeepErr != nil {
@@ -254,6 +240,26 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 	keep = true
 	pt.dir, pt.ok = final, true
 	return pt, c.layerWrites(pt)
+}
+
+// prepareFailed says why a prepare that ended as out failed ("" for
+// none), with the end of its output, tail (redacted).
+func (c *checker) prepareFailed(out attempt.Outcome, p *config.Prepare, tail string) string {
+	if out.Limit != "" {
+		return fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, shortTail(tail))
+	}
+	switch out.Result {
+	case attempt.Pass:
+		return ""
+	case attempt.Timeout:
+		return fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, shortTail(tail))
+	default:
+		why := fmt.Sprintf("exit %d", out.ExitCode)
+		if out.ExitCode < 0 {
+			why = c.redact(out.Reason)
+		}
+		return "prepare failed: " + why + ": " + shortTail(tail)
+	}
 }
 
 // preparedLayerKey names the prepared layer of a tree's commit for one

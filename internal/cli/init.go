@@ -170,26 +170,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		if err != nil {
 			problems = append(problems, err.Error())
 		}
-		for _, o := range outs {
-			e := &pl.Entries[o.Entry]
-			id := e.Test.Path + "::" + e.Test.Name
-			switch {
-			case o.Passed:
-				fmt.Fprintf(report, "  ok   %s: %.1f s\n", termsafe.Line(id), o.Seconds)
-			default:
-				fmt.Fprintf(report, "  fail %s\n", termsafe.Line(id))
-				problems = append(problems, o.Cause)
-			}
-			if o.Timed {
-				secs[id] = o.Seconds
-			}
-			if opts.Measure && o.Passed && o.Timed {
-				e.WallBudget = initconfig.MeasuredBudget(time.Duration(o.Seconds * float64(time.Second)))
-				e.BudgetNote = fmt.Sprintf("measured: one sandboxed attempt took %.1f s; %dx, at least %s", o.Seconds, initconfig.MeasureFactor, initconfig.MeasureFloor)
-			} else if opts.Measure {
-				e.BudgetNote = "default; the measured attempt did not pass"
-			}
-		}
+		problems = append(problems, noteTrials(report, pl, outs, secs, opts.Measure)...)
 		if opts.Measure {
 			if raw, err = initconfig.Render(pl, found.SeedHook); err != nil {
 				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
@@ -212,24 +193,71 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
 		}
 	}
+	warnSeedHook(report, found)
+	printInitCost(ctx, report, root, raw, secs, source)
+	return writeInit(opts, report, target, raw, pl, problems)
+}
+
+// warnSeedHook warns when fast-check properties were found and no file
+// passes the seed on to fast-check.
+func warnSeedHook(report io.Writer, found *discover.Result) {
 	if !found.SeedHook && hasJS(found.Tests) {
 		fmt.Fprintf(report, "warning: no file reads %s: fast-check draws random inputs for every seed until a setup file\n"+
 			"  passes it on, e.g. fc.configureGlobal({ seed: Number(process.env.%s) }) (docs/writing-properties.md)\n", discover.SeedEnv, discover.SeedEnv)
 	}
-	// What a check of it will cost.
-	if cfg, err := config.Load(raw, config.DefaultPath); err == nil {
-		measured := map[string]float64{}
-		if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil && len(secs) == 0 {
-			m := readMeasured(common)
-			measured, source = m.Seconds, m.Source
+}
+
+// noteTrials prints each tried entry's result, keeps the timings in secs,
+// sets the measured budgets (with --measure), and returns the problems of
+// the entries that failed.
+func noteTrials(report io.Writer, pl *initconfig.Plan, outs []trialOutcome, secs map[string]float64, measure bool) []string {
+	var problems []string
+	for _, o := range outs {
+		e := &pl.Entries[o.Entry]
+		id := e.Test.Path + "::" + e.Test.Name
+		switch {
+		case o.Passed:
+			fmt.Fprintf(report, "  ok   %s: %.1f s\n", termsafe.Line(id), o.Seconds)
+		default:
+			fmt.Fprintf(report, "  fail %s\n", termsafe.Line(id))
+			problems = append(problems, o.Cause)
 		}
-		for k, v := range secs {
-			measured[k] = v
+		if o.Timed {
+			secs[id] = o.Seconds
 		}
-		for _, l := range check.PlanCost(cfg, measured, source).Lines() {
-			fmt.Fprintln(report, l)
+		if measure && o.Passed && o.Timed {
+			e.WallBudget = initconfig.MeasuredBudget(time.Duration(o.Seconds * float64(time.Second)))
+			e.BudgetNote = fmt.Sprintf("measured: one sandboxed attempt took %.1f s; %dx, at least %s", o.Seconds, initconfig.MeasureFactor, initconfig.MeasureFloor)
+		} else if measure {
+			e.BudgetNote = "default; the measured attempt did not pass"
 		}
 	}
+	return problems
+}
+
+// printInitCost prints what a check of the written config will cost,
+// from this run's timings, else the kept ones.
+func printInitCost(ctx context.Context, report io.Writer, root string, raw []byte, secs map[string]float64, source string) {
+	cfg, err := config.Load(raw, config.DefaultPath)
+	if err != nil {
+		return
+	}
+	measured := map[string]float64{}
+	if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil && len(secs) == 0 {
+		m := readMeasured(common)
+		measured, source = m.Seconds, m.Source
+	}
+	for k, v := range secs {
+		measured[k] = v
+	}
+	for _, l := range check.PlanCost(cfg, measured, source).Lines() {
+		fmt.Fprintln(report, l)
+	}
+}
+
+// writeInit prints the problems, then writes the config (or prints it,
+// with --dry-run) and what to do next; a config with problems is exit 1.
+func writeInit(opts *InitOptions, report io.Writer, target string, raw []byte, pl *initconfig.Plan, problems []string) error {
 	for _, p := range problems {
 		fmt.Fprintf(report, "problem: %s\n", termsafe.Line(p))
 	}
