@@ -104,6 +104,8 @@ func MergeShards(sums []*flakegate.Summary, names []string) (*flakegate.Summary,
 	}
 	for _, s := range sums {
 		out.RejectNewFlakes = out.RejectNewFlakes || s.RejectNewFlakes
+		out.RejectFlakyNewTests = out.RejectFlakyNewTests || s.RejectFlakyNewTests
+		out.NewTests = append(out.NewTests, s.NewTests...) // only shard 1 runs them
 	}
 	out.SetVerdict()
 	return out, nil
