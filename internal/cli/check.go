@@ -269,7 +269,12 @@ func explainWatch(ctx context.Context, ios *IO, asJSON bool, opts check.Options)
 // starts with "verdict:".
 func printCheckText(w io.Writer, sum *flakegate.Summary) {
 	line := termsafe.Line
+	folded := 0
 	for _, r := range sum.Results {
+		if r.Suite != "" && r.Label == flakegate.Pass && !r.Skipped {
+			folded++ // a suite's passes are counted, not listed: it may have thousands
+			continue
+		}
 		label := string(r.Label)
 		if r.Skipped {
 			label += " skipped (frozen)"
@@ -292,6 +297,16 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 		if !r.Skipped && r.Label != flakegate.Pass && r.Reproduce != "" {
 			fmt.Fprintf(w, "    reproduce: %s\n", line(r.Reproduce))
 		}
+	}
+	if folded > 0 {
+		fmt.Fprintf(w, "PASS: %d more %s of the suites (not listed here; --json and the reports list every one)\n", folded, plural(folded, "triple", "triples"))
+	}
+	for _, t := range sum.NewTests {
+		fmt.Fprintf(w, "new test %s: %d of %d passed", line(t.Path+"::"+t.Name), t.Passed, t.Runs)
+		if t.Flaky() && sum.RejectFlakyNewTests {
+			fmt.Fprint(w, " (reject_flaky_new_tests: the patch is rejected)")
+		}
+		fmt.Fprintln(w)
 	}
 	if sum.Isolation == "none" {
 		fmt.Fprintln(w, "isolation: none: the attempts ran without the sandbox, so no freeze is granted")

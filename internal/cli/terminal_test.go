@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -143,5 +144,36 @@ func TestErrorLineHostile(t *testing.T) {
 	assertTerminalSafe(t, b.String())
 	if !strings.Contains(b.String(), `flakegate\x1b[8m.yaml`) {
 		t.Errorf("stderr: %q", b.String())
+	}
+}
+
+// TestCheckTextFoldsSuitePasses: a suite's passing triples are counted,
+// not listed (a suite may have thousands); its failures, the property
+// triples and the new tests are listed, and the verdict is last.
+func TestCheckTextFoldsSuitePasses(t *testing.T) {
+	sum := &flakegate.Summary{Verdict: flakegate.VerdictReject, Base: "b", Candidate: "c", RejectFlakyNewTests: true,
+		NewTests: []flakegate.NewTest{{Suite: "./...", Path: "a/new_test.go", Name: "TestNew\x1b[2J", Runs: 5, Passed: 4}}}
+	for i := 0; i < 2000; i++ {
+		sum.Results = append(sum.Results, flakegate.Result{PropertyPath: "a/a_test.go", Name: fmt.Sprintf("Test%d", i), Seed: "1", Label: flakegate.Pass, Suite: "./..."})
+	}
+	sum.Results = append(sum.Results,
+		flakegate.Result{PropertyPath: "a/a_test.go", Name: "TestBroken", Seed: "1", Label: flakegate.Property, Suite: "./...", Reason: "failed on every attempt"},
+		flakegate.Result{PropertyPath: "p_test.go", Name: "TestProp", Seed: "2", Label: flakegate.Pass})
+	var b bytes.Buffer
+	printCheckText(&b, sum)
+	out := b.String()
+	assertTerminalSafe(t, out)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 6 (the suite's failure and its reason, the property, the folded count, the new test, the verdict):\n%s", len(lines), out)
+	}
+	for _, want := range []string{"a/a_test.go::TestBroken", "p_test.go::TestProp", "PASS: 2000 more triples of the suites",
+		"new test a/new_test.go::TestNew\\x1b[2J: 4 of 5 passed (reject_flaky_new_tests: the patch is rejected)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if !strings.HasPrefix(lines[5], "verdict: reject") {
+		t.Errorf("last line %q", lines[5])
 	}
 }
