@@ -38,8 +38,7 @@ func TestJSShape(t *testing.T) {
 				p := &config.Property{Path: path, Name: name, Run: tc.run, Batch: true}
 				return &job{ps: &propState{prop: p, framework: tc.fw}, seed: flakegate.Seed("7")}
 			}
-			c := &checker{}
-			a, b := c.shapeOf(mk("a.test.js", "sort orders")), c.shapeOf(mk("b.test.js", "a.b(c)"))
+			a, b := shapeOf(mk("a.test.js", "sort orders")), shapeOf(mk("b.test.js", "a.b(c)"))
 			if tc.want == "" {
 				if a != nil {
 					t.Fatalf("batches as %+v; want alone", a)

@@ -47,7 +47,7 @@ var goBoolFlags = map[string]bool{"-v": true, "-race": true, "-short": true, "-f
 	"-json": true, "-x": true, "-a": true, "-n": true, "-trimpath": true, "-benchmem": true, "-msan": true, "-asan": true}
 
 // shapeOf returns the batch shape of j's triple, nil when it runs alone.
-func (c *checker) shapeOf(j *job) *batchShape {
+func shapeOf(j *job) *batchShape {
 	ps := j.ps
 	fw := batchFramework(ps)
 	if fw == "" || ps.prop.Name == "" {
@@ -213,12 +213,12 @@ func batchArgv(s *batchShape, members []*batchShape) []string {
 // at the place of its first member), and triples that run alone. A test
 // named twice in one batch (two entries for one test) goes to another
 // batch: the report names it once.
-func (c *checker) planBatches(jobs []job, positions []int) [][]int {
+func planBatches(jobs []job, positions []int) [][]int {
 	var units [][]int
 	open := map[string][]int{} // key and seed -> the units of that group
 	for _, pos := range positions {
 		j := &jobs[pos]
-		s := c.shapeOf(j)
+		s := shapeOf(j)
 		if s == nil {
 			units = append(units, []int{pos})
 			continue
@@ -266,7 +266,7 @@ func pytestVerbosity(argv []string) int {
 // the same for all of them, so drawn seeds do not split a batch into one
 // process per property (check/seeds.go draws them).
 func batchTemplateKey(ps *propState) string {
-	s := (&checker{}).shapeOf(&job{ps: ps, seed: "{seed}"})
+	s := shapeOf(&job{ps: ps, seed: "{seed}"})
 	if s == nil {
 		return ""
 	}

@@ -25,8 +25,7 @@ func TestShapeOf(t *testing.T) {
 			p := &config.Property{Path: "p/p_test.go", Name: name, Run: tc.run, Batch: !tc.noBatch}
 			return &job{ps: &propState{prop: p, framework: fw}, seed: flakegate.Seed("7")}
 		}
-		c := &checker{}
-		a, b := c.shapeOf(mk(tc.prop)), c.shapeOf(mk(tc.prop+"2"))
+		a, b := shapeOf(mk(tc.prop)), shapeOf(mk(tc.prop+"2"))
 		if tc.want == "" {
 			if a != nil {
 				t.Fatalf("batches as %+v; want alone", a)

@@ -52,7 +52,7 @@ func batchGroups(cfg *config.Config, triples []PlanTriple) [][]PlanTriple {
 		positions[i] = i
 	}
 	var out [][]PlanTriple
-	for _, u := range (&checker{}).planBatches(jobs, positions) {
+	for _, u := range planBatches(jobs, positions) {
 		g := make([]PlanTriple, len(u))
 		for k, pos := range u {
 			g[k] = triples[pos]

@@ -54,7 +54,7 @@ type listSource struct {
 }
 
 func (c *checker) newListSource(jobs []job, positions []int) *listSource {
-	return &listSource{jobs: jobs, units: c.planBatches(jobs, positions)}
+	return &listSource{jobs: jobs, units: planBatches(jobs, positions)}
 }
 
 func (s *listSource) next(ctx context.Context) (*task, error) {

@@ -84,7 +84,7 @@ func (c *checker) joinQueue(ctx context.Context, jobs []job) (jobSource, error) 
 	// The check's own batch plan: every runner makes the same one, from
 	// the same config and seeds.
 	units := map[int][]int{}
-	for _, u := range c.planBatches(jobs, all) {
+	for _, u := range planBatches(jobs, all) {
 		for _, pos := range u {
 			units[pos] = u
 		}
