@@ -140,25 +140,35 @@ export const it = test;
 export function expect(v) { return { toBe(w) { if (v !== w) throw new Error("expected " + w + ", got " + v); } }; }
 `
 	fakeVitestBin = `#!/usr/bin/env node
-// A stand-in for "vitest run FILE -t PATTERN", for flakegate's tests: it
-// loads the setup file, then FILE, runs the tests whose full name matches
-// and prints vitest's summary line ("Tests  1 passed | 2 skipped (3)").
+// A stand-in for "vitest run FILE -t PATTERN [--outputFile=F]", for
+// flakegate's tests: it loads the setup file, then FILE, runs the tests
+// whose full name matches and prints vitest's summary line ("Tests  1
+// passed | 2 skipped (3)"), and writes the json reporter's report to F.
 import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 const args = process.argv.slice(2);
 if (args[0] !== "run") { console.error("only vitest run is faked"); process.exit(2); }
-let file, pattern;
-for (let i = 1; i < args.length; i++) { if (args[i] === "-t") pattern = new RegExp(args[++i]); else file = args[i]; }
+let file, pattern, outFile;
+for (let i = 1; i < args.length; i++) {
+  if (args[i] === "-t") pattern = new RegExp(args[++i]);
+  else if (args[i].startsWith("--outputFile=")) outFile = args[i].slice("--outputFile=".length);
+  else if (!args[i].startsWith("--")) file = args[i];
+}
 const reg = (globalThis.__fakeVitest ??= { tests: [], prefix: [] });
 if (existsSync("vitest.setup.js")) await import(pathToFileURL(resolve("vitest.setup.js")));
 await import(pathToFileURL(resolve(file)));
 let passed = 0, failed = 0, skipped = 0;
+const results = [];
 for (const t of reg.tests) {
-  if (pattern && !pattern.test(t.name)) { skipped++; continue; }
-  try { await t.fn(); passed++; console.log(" ✓ " + file + " > " + t.name); }
-  catch (e) { failed++; console.log(" × " + file + " > " + t.name + "\n" + e.message); }
+  if (pattern && !pattern.test(t.name)) { skipped++; results.push({ fullName: t.name, status: "skipped" }); continue; }
+  const start = Date.now();
+  try { await t.fn(); passed++; console.log(" ✓ " + file + " > " + t.name); results.push({ fullName: t.name, status: "passed", duration: Date.now() - start }); }
+  catch (e) { failed++; console.log(" × " + file + " > " + t.name + "\n" + e.message); results.push({ fullName: t.name, status: "failed", duration: Date.now() - start, failureMessages: [e.message] }); }
 }
+// --reporter=json --outputFile=F: the report vitest's json reporter writes.
+if (outFile) (await import("node:fs")).writeFileSync(outFile, JSON.stringify({ numTotalTests: reg.tests.length,
+  testResults: [{ name: resolve(file), status: failed ? "failed" : "passed", assertionResults: results }] }));
 const parts = [];
 if (failed) parts.push(failed + " failed");
 if (passed) parts.push(passed + " passed");
@@ -348,8 +358,8 @@ func TestInitVitestFastCheck(t *testing.T) {
 	r.git("tag", "-f", "base")
 	cfg := initAndCommit(t, r, []string{"src/sort.test.js::keeps the length", "src/sort.test.js::sortNumbers orders its output"})
 	for _, p := range cfg.Properties {
-		if p.Run[0] != "env" || p.Run[1] != "FAST_CHECK_SEED={seed}" || p.PassMarker == nil {
-			t.Errorf("%s: run %q, pass marker %v", p.ID(), p.Run, p.PassMarker)
+		if p.Run[0] != "env" || p.Run[1] != "FAST_CHECK_SEED={seed}" || p.PassMarker != nil || p.FailMarker != nil || !p.Batch {
+			t.Errorf("%s: run %q, pass marker %v, fail marker %v, batch %v: vitest's own summary and report judge it, in batches", p.ID(), p.Run, p.PassMarker, p.FailMarker, p.Batch)
 		}
 	}
 	r.candidate("buggy", map[string]string{"src/sort.js": "export const sortNumbers = (xs) => [...xs].sort();\n"})
@@ -357,6 +367,9 @@ func TestInitVitestFastCheck(t *testing.T) {
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "PASS,PASS,PASS,PASS,PASS,PROPERTY,PROPERTY,PROPERTY,PROPERTY,PROPERTY" &&
 		strings.Join(cr.labels(), ",") != "PROPERTY,PROPERTY,PROPERTY,PROPERTY,PROPERTY,PASS,PASS,PASS,PASS,PASS" {
 		t.Fatalf("a buggy sort: the ordering property fails on every seed, the length one passes\n%s", cr)
+	}
+	if !strings.Contains(cr.stderr, "batch of 2 (vitest, seed ") {
+		t.Errorf("the two properties of one file, one seed, ran apart: no batch line\n%s", cr.stderr)
 	}
 }
 
@@ -416,8 +429,8 @@ func TestInitRealNodeRunners(t *testing.T) {
 				t.Fatalf("prepare %+v", cfg.Prepare)
 			}
 			for _, p := range cfg.Properties {
-				if p.PassMarker == nil || p.FailMarker == nil {
-					t.Errorf("%s: pass marker %v, fail marker %v", p.ID(), p.PassMarker, p.FailMarker)
+				if p.PassMarker != nil || p.FailMarker != nil || !p.Batch {
+					t.Errorf("%s: pass marker %v, fail marker %v, batch %v", p.ID(), p.PassMarker, p.FailMarker, p.Batch)
 				}
 			}
 			r.candidate("docs", map[string]string{"README.md": "documented\n"})

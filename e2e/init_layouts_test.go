@@ -232,15 +232,20 @@ func TestInitLayoutGoHelperPackage(t *testing.T) {
 	})
 }
 
-// initFakeJestBin stands in for "jest --ci FILE -t PATTERN", for flakegate's
-// tests: it loads package.json's jest.setupFilesAfterEnv, then FILE, runs
-// the tests whose full name matches and prints jest's summary line
-// ("Tests:       1 passed, 1 skipped, 2 total").
+// initFakeJestBin stands in for "jest --ci FILE -t PATTERN [--json
+// --outputFile=F]", for flakegate's tests: it loads package.json's
+// jest.setupFilesAfterEnv, then FILE, runs the tests whose full name
+// matches, prints jest's summary line ("Tests:       1 passed, 1 skipped,
+// 2 total") and writes jest's JSON report to F.
 const initFakeJestBin = `#!/usr/bin/env node
 const path = require("path");
 const args = process.argv.slice(2);
-let file, pattern;
-for (let i = 0; i < args.length; i++) { if (args[i] === "-t") pattern = new RegExp(args[++i]); else if (!args[i].startsWith("--")) file = args[i]; }
+let file, pattern, outFile;
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === "-t") pattern = new RegExp(args[++i]);
+  else if (args[i].startsWith("--outputFile=")) outFile = args[i].slice("--outputFile=".length);
+  else if (!args[i].startsWith("--")) file = args[i];
+}
 const tests = [], prefix = [];
 global.describe = (name, fn) => { prefix.push(name); try { fn(); } finally { prefix.pop(); } };
 global.test = global.it = (name, fn) => tests.push({ name: [...prefix, name].join(" "), fn });
@@ -249,11 +254,16 @@ const pkg = require(path.resolve("package.json"));
 for (const f of (pkg.jest && pkg.jest.setupFilesAfterEnv) || []) require(path.resolve(f.replace("<rootDir>", ".")));
 require(path.resolve(file));
 let passed = 0, failed = 0, skipped = 0;
+const results = [];
 for (const t of tests) {
-  if (pattern && !pattern.test(t.name)) { skipped++; continue; }
-  try { t.fn(); passed++; console.log("  ✓ " + t.name); }
-  catch (e) { failed++; console.log("  ✕ " + t.name + "\n" + e.message); }
+  if (pattern && !pattern.test(t.name)) { skipped++; results.push({ fullName: t.name, status: "pending" }); continue; }
+  const start = Date.now();
+  try { t.fn(); passed++; console.log("  ✓ " + t.name); results.push({ fullName: t.name, status: "passed", duration: Date.now() - start }); }
+  catch (e) { failed++; console.log("  ✕ " + t.name + "\n" + e.message); results.push({ fullName: t.name, status: "failed", duration: Date.now() - start, failureMessages: [e.message] }); }
 }
+// --json --outputFile=F: jest's JSON report.
+if (outFile) require("fs").writeFileSync(outFile, JSON.stringify({ numTotalTests: tests.length,
+  testResults: [{ name: path.resolve(file), status: failed ? "failed" : "passed", assertionResults: results }] }));
 const parts = [];
 if (failed) parts.push(failed + " failed");
 if (passed) parts.push(passed + " passed");
@@ -270,8 +280,8 @@ func initFakeFastCheckCJS() string {
 }
 
 // TestInitLayoutJest: jest and fast-check against a stand-in
-// node_modules (the registry is not needed): init writes a pass and a
-// fail marker, and both checks run as written.
+// node_modules (the registry is not needed): init writes no marker
+// (jest's own summary and report judge it), and both checks run as written.
 func TestInitLayoutJest(t *testing.T) {
 	sum := "function sum(a, b) { return a + b; }\nmodule.exports = { sum };\n"
 	r := runLayout(t, layoutCase{
@@ -294,8 +304,8 @@ func TestInitLayoutJest(t *testing.T) {
 		triples: 5,
 	})
 	cfg := readConfig(t, r)
-	if p := cfg.Properties[0]; p.PassMarker == nil || p.FailMarker == nil {
-		t.Errorf("pass marker %v, fail marker %v", p.PassMarker, p.FailMarker)
+	if p := cfg.Properties[0]; p.PassMarker != nil || p.FailMarker != nil || !p.Batch {
+		t.Errorf("pass marker %v, fail marker %v, batch %v: jest's own summary and report judge it, in batches", p.PassMarker, p.FailMarker, p.Batch)
 	}
 }
 
@@ -315,7 +325,8 @@ func readConfig(t *testing.T, r *repo) *fgconfig.Config {
 
 // TestInitLayoutVitest: vitest and fast-check against a stand-in
 // node_modules (the registry is not needed): the config init writes runs
-// as written, a pass and a fail marker with it.
+// as written, with no marker: vitest's summary and report judge it, and its
+// two properties batch.
 func TestInitLayoutVitest(t *testing.T) {
 	r := runLayout(t, layoutCase{
 		need:  "node",
@@ -326,8 +337,8 @@ func TestInitLayoutVitest(t *testing.T) {
 		triples: 10,
 	})
 	for _, p := range readConfig(t, r).Properties {
-		if p.PassMarker == nil || p.FailMarker == nil {
-			t.Errorf("%s: pass marker %v, fail marker %v", p.ID(), p.PassMarker, p.FailMarker)
+		if p.PassMarker != nil || p.FailMarker != nil || !p.Batch {
+			t.Errorf("%s: pass marker %v, fail marker %v, batch %v", p.ID(), p.PassMarker, p.FailMarker, p.Batch)
 		}
 	}
 }

@@ -139,13 +139,9 @@ func Build(fsys fs.FS, tests []discover.Test, opts Options) *Plan {
 			e.Run, e.Prepare = pytestRun(fsys, tests, opts, pl)
 		case discover.VitestFastCheck:
 			e.Run = []string{"env", discover.SeedEnv + "={seed}", "node_modules/.bin/vitest", "run", "{path}", "-t", nameRegexp(t.Name)}
-			e.PassMarker = `^\s*Tests\s.*\b1 passed\b`
-			e.FailMarker = `^\s*Tests\s.*\b1 failed\b`
 			e.Prepare = nodePrepare(fsys)
 		case discover.JestFastCheck:
 			e.Run = []string{"env", discover.SeedEnv + "={seed}", "node_modules/.bin/jest", "--ci", "{path}", "-t", nameRegexp(t.Name)}
-			e.PassMarker = `^Tests:\s.*\b1 passed\b`
-			e.FailMarker = `^Tests:\s.*\b1 failed\b`
 			e.Prepare = nodePrepare(fsys)
 		default:
 			continue
