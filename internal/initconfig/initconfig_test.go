@@ -97,7 +97,7 @@ func TestRender(t *testing.T) {
 		{name: "yarn", files: map[string]string{"yarn.lock": "", "package-lock.json/x": ""}, tests: []discover.Test{vtTest},
 			want: []string{`run: ["yarn", "install", "--frozen-lockfile", "--ignore-scripts"]`, "a guess: yarn.lock is there"}},
 		{name: "jest with the hook, no lock file", hook: true, tests: []discover.Test{jsTest},
-			want: []string{"No prepare: no package-lock.json", `"node_modules/.bin/jest", "--ci", "{path}", "-t", "^{name}$"`,},
+			want: []string{"No prepare: no package-lock.json", `"node_modules/.bin/jest", "--ci", "{path}", "-t", "^{name}$"`},
 			not:  []string{"prepare:\n", "WARNING", "No prepare: every", "pass_marker", "fail_marker"}},
 		{name: "mixed: each entry its own prepare", files: map[string]string{"setup.py": "ext_modules=[]", "package-lock.json": "{}"}, tests: []discover.Test{goTest, pyTest, vtTest},
 			opts: Options{IndexReachable: true},
