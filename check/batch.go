@@ -226,16 +226,12 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum), KeepCacheOnPass: side == transcript.SideCandidate}
 	var junit string
 	if b.shape.framework == evidence.FrameworkPytest {
-		dir, err := junitDir()
+		file, err := pytestJUnitFile(&cmd)
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(dir)
-		junit = filepath.Join(dir, "junit.xml")
-		cmd.Argv = append(cmd.Argv, "--junitxml="+junit)
-		if sb, _ := cmd.Sandbox.(*sandbox.Sandbox); sb != nil {
-			sb.RW = append(append([]string(nil), sb.RW...), dir)
-		}
+		junit = file
+		defer os.RemoveAll(filepath.Dir(junit))
 		argv = cmd.Argv
 	}
 	if isJSFramework(b.shape.framework) {
@@ -659,6 +655,29 @@ func goModulePath(file string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s has no module line", file)
+}
+
+// reportFile adds to cmd the file its framework writes its report to
+// (flag, then the file's path: --junitxml=, --outputFile=): name, in a
+// folder of its own outside the tree (junitDir), shared read-write with
+// the sandbox for this one attempt. It returns the file's path; the
+// caller removes its folder.
+func reportFile(cmd *attempt.Command, name, flag string) (string, error) {
+	dir, err := junitDir()
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, name)
+	cmd.Argv = append(cmd.Argv, flag+file)
+	if sb, _ := cmd.Sandbox.(*sandbox.Sandbox); sb != nil {
+		sb.RW = append(append([]string(nil), sb.RW...), dir)
+	}
+	return file, nil
+}
+
+// pytestJUnitFile adds the JUnit file of a pytest batch to cmd.
+func pytestJUnitFile(cmd *attempt.Command) (string, error) {
+	return reportFile(cmd, "junit.xml", "--junitxml=")
 }
 
 // junitDir makes the folder a pytest batch writes its JUnit file into,

@@ -25,7 +25,6 @@ package check
 
 import (
 	"context"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -171,16 +170,7 @@ func jsRoot(cmd attempt.Command) string {
 // its own outside the tree, shared read-write with the sandbox for this
 // one attempt. It returns the file's path.
 func jsReportFile(cmd *attempt.Command) (string, error) {
-	dir, err := junitDir()
-	if err != nil {
-		return "", err
-	}
-	file := filepath.Join(dir, "report.json")
-	cmd.Argv = append(cmd.Argv, "--outputFile="+file)
-	if sb, _ := cmd.Sandbox.(*sandbox.Sandbox); sb != nil {
-		sb.RW = append(append([]string(nil), sb.RW...), dir)
-	}
-	return file, nil
+	return reportFile(cmd, "report.json", "--outputFile=") // batch.go
 }
 
 // jsRetryAlone runs again, each alone, the members a killed jest or

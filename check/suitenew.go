@@ -20,7 +20,6 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
-	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/transcript"
@@ -169,16 +168,12 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, sha
 		Sandbox: c.sandboxFor(t.dir), Output: rep}
 	var junit string
 	if shapes[0].framework == evidence.FrameworkPytest {
-		dir, err := junitDir()
+		file, err := pytestJUnitFile(&cmd) // batch.go
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(dir)
-		junit = filepath.Join(dir, "junit.xml")
-		cmd.Argv = append(cmd.Argv, "--junitxml="+junit)
-		if sb, _ := cmd.Sandbox.(*sandbox.Sandbox); sb != nil {
-			sb.RW = append(append([]string(nil), sb.RW...), dir)
-		}
+		junit = file
+		defer os.RemoveAll(filepath.Dir(junit))
 	}
 	o := attempt.Run(ctx, cmd)
 	if ctx.Err() != nil {

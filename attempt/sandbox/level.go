@@ -213,44 +213,39 @@ func (s *Sandbox) probeLevel(ctx context.Context, dir string, env []string, over
 	if !overlay {
 		why = append(why, "no overlay: "+NoOverlayEnv+"=1 asks for a fresh copy per attempt")
 	}
+	// reach tries lv on a throwaway overlay (when asked for) and then on
+	// fresh copies, and sets the first that runs; each that does not says
+	// why, after its words.
+	reach := func(lv Level, noOverlay, noCopy string) bool {
+		if overlay {
+			err := try(lv, true)
+			if err == nil {
+				s.Level, s.Overlay = lv, true
+				return true
+			}
+			why = append(why, noOverlay+err.Error())
+		}
+		lv.Copy = true
+		err := try(lv, false)
+		if err == nil {
+			s.Level, s.Overlay = lv, false
+			s.Level.Missing = append(s.Level.Missing, why...)
+			return true
+		}
+		why = append(why, noCopy+err.Error())
+		return false
+	}
 	if uid, gid, ok := dropIdentity(); ok {
 		lv := s.Level
 		lv.Root, lv.UID, lv.GID, lv.Idmap = true, uid, gid, true
-		if overlay {
-			if err := try(lv, true); err == nil {
-				s.Level, s.Overlay = lv, true
-				return warm, nil
-			} else {
-				why = append(why, "no overlay: "+err.Error())
-			}
-		}
-		lv.Copy = true
-		if err := try(lv, false); err == nil {
-			s.Level, s.Overlay = lv, false
-			s.Level.Missing = append(s.Level.Missing, why...)
+		if reach(lv, "no overlay: ", "cannot run as uid "+strconv.Itoa(uid)+": ") {
 			return warm, nil
-		} else {
-			why = append(why, "cannot run as uid "+strconv.Itoa(uid)+": "+err.Error())
 		}
 	} else {
-		// Without root the helper mounts in a user namespace of its own.
 		lv := s.Level
-		lv.Userns = true
-		if overlay {
-			if err := try(lv, true); err == nil {
-				s.Level, s.Overlay = lv, true
-				return warm, nil
-			} else {
-				why = append(why, "no overlay in the helper's user namespace: "+err.Error())
-			}
-		}
-		lv.Copy = true
-		if err := try(lv, false); err == nil {
-			s.Level, s.Overlay = lv, false
-			s.Level.Missing = append(s.Level.Missing, why...)
+		lv.Userns = true // without root the helper mounts in a user namespace of its own
+		if reach(lv, "no overlay in the helper's user namespace: ", "no fresh copy in the helper's user namespace: ") {
 			return warm, nil
-		} else {
-			why = append(why, "no fresh copy in the helper's user namespace: "+err.Error())
 		}
 	}
 	lv := s.Level
