@@ -155,6 +155,13 @@ func TestInitLayoutSrc(t *testing.T) {
 	if p := cfg.Properties[0]; p.Run[0] != "env" || p.Run[1] != "PYTHONPATH=src" || p.Prepare != nil || cfg.Prepare != nil {
 		t.Errorf("run %q, prepare %+v", p.Run, p.Prepare)
 	}
+	// A suite's listing and runs set no PYTHONPATH: a pytest suite here
+	// would fail to collect, so init leaves it out (and says so).
+	for _, s := range cfg.Suites {
+		if s.Framework == "pytest" {
+			t.Errorf("a pytest suite %q written for a src layout that needs PYTHONPATH", s.Path)
+		}
+	}
 }
 
 // TestInitLayoutPyprojectFlat: a setuptools project (pyproject.toml with

@@ -48,14 +48,24 @@ func measureSuites(ctx context.Context, report io.Writer, root, python string, p
 // pytest properties need no prepare (a suite is listed and its new tests
 // run with the sandbox's own interpreter, without the prepare).
 func initSuites(pl *initconfig.Plan, suites []initconfig.Suite, notes *[]string) []initconfig.Suite {
-	prepared := pl.PrepareTop != nil
+	prepared, env := pl.PrepareTop != nil, ""
 	for _, e := range pl.Entries {
-		prepared = prepared || e.Test.Framework == discover.PytestHypothesis && e.Prepare != nil
+		if e.Test.Framework != discover.PytestHypothesis {
+			continue
+		}
+		prepared = prepared || e.Prepare != nil
+		if len(e.Run) > 1 && e.Run[0] == "env" && env == "" {
+			env = e.Run[1] // e.g. PYTHONPATH=src: a src layout the project's pytest settings do not name
+		}
 	}
 	var out []initconfig.Suite
 	for _, s := range suites {
 		if s.Framework == "pytest" && prepared {
 			*notes = append(*notes, "the pytest suite "+s.Path+" is not written: its tests need the prepare, which a suite's listing does not run; add it by hand if the system interpreter runs them (docs/suites.md)")
+			continue
+		}
+		if s.Framework == "pytest" && env != "" {
+			*notes = append(*notes, "the pytest suite "+s.Path+" is not written: its tests need "+env+", which a suite's run does not set; name the folder in pytest's own pythonpath setting (pytest.ini or pyproject.toml) and run flakegate init again (docs/suites.md)")
 			continue
 		}
 		out = append(out, s)
