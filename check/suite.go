@@ -131,7 +131,7 @@ func (c *checker) expandSuites(ctx context.Context) error {
 	base := c.trees.workers[0].base
 	for i := range c.cfg.Suites {
 		s := &c.cfg.Suites[i]
-		list, err := c.listSuite(ctx, s, base)
+		list, err := c.baseSuiteList(ctx, s, base)
 		if err != nil {
 			return err
 		}

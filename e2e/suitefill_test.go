@@ -1,11 +1,16 @@
 package e2e_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestCheckGoSuiteTestBuildsAreCached: a suite test that runs go build
+// TestCheckGoSuiteTestBuildsAreCached: the caches of a go suite's second
+// check. A suite test that runs go build
 // itself (as cobra's TestDeadcodeElimination does) finds what it builds
 // in the repository's build cache, because the fill runs the base's go
 // suites once for real. The test fails when its go build compiles
@@ -62,5 +67,36 @@ func TestPlain(t *testing.T) {}
 		if round == "first" && !strings.Contains(cr.stderr, "Go build cache filled from the base") {
 			t.Fatalf("the first check did not fill the build cache:\n%s", cr.stderr)
 		}
+	}
+
+	// The base's listing is kept between checks and read back: a kept
+	// listing without TestPlain grades TestBuildIsCached alone; an
+	// unreadable one is listed again.
+	kept, _ := filepath.Glob(filepath.Join(r.dir, ".git", "flakegate", "suitelist", "*.json"))
+	if len(kept) != 1 {
+		t.Fatalf("want one kept listing, got %v", kept)
+	}
+	b, err := os.ReadFile(kept[0])
+	if err != nil || !strings.Contains(string(b), "TestPlain") {
+		t.Fatalf("kept listing %s: %v\n%s", kept[0], err, b)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	tests := f["Tests"].([]any)
+	f["Tests"] = slices.DeleteFunc(tests, func(x any) bool { return x.(map[string]any)["Name"] == "TestPlain" })
+	b, _ = json.Marshal(f)
+	if err := os.WriteFile(kept[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cr := r.check("--base", "base", "--candidate", "docs"); cr.code != 0 || len(cr.summary.Results) != 1 || cr.summary.Results[0].Name != "TestBuildIsCached" {
+		t.Fatalf("with the kept listing of one test: want 1 result, got\n%s", cr)
+	}
+	if err := os.WriteFile(kept[0], []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cr := r.check("--base", "base", "--candidate", "docs"); cr.code != 0 || len(cr.summary.Results) != 2 {
+		t.Fatalf("with an unreadable kept listing: want 2 results (listed again), got\n%s", cr)
 	}
 }
