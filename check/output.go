@@ -17,6 +17,16 @@ func writeFile(path string, data []byte) error {
 	return nil
 }
 
+// publishFile writes one of a triple's files in the output folder:
+// atomically, not durably (atomicfile.Publish). The record's durable
+// copy is the store's.
+func publishFile(path string, data []byte) error {
+	if err := atomicfile.Publish(path, data, 0o644); err != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: path, Message: "cannot write", Err: err}
+	}
+	return nil
+}
+
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
