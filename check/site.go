@@ -61,9 +61,9 @@ type SiteOptions struct {
 
 // Site is what a check of a base sets up before its first attempt.
 type Site struct {
-	c     *site
-	opts  SiteOptions
-	notes *noteRecorder
+	c     *site         // the check's set-up steps, with no checker
+	opts  SiteOptions   // what Setup builds the sandbox from
+	notes *noteRecorder // the site's notes (the "sandbox:" line)
 }
 
 // NewSite is the site of a check of b; nothing is set up yet.
