@@ -641,7 +641,7 @@ func (gc *goCaches) describe(warm bool) string {
 
 // fillGoCache fills the repository's Go build cache from the base tree
 // (proven pristine), once per base commit, before any prepare or attempt.
-func (c *checker) fillGoCache(ctx context.Context) error {
+func (c *site) fillGoCache(ctx context.Context) error {
 	if c.goc == nil || c.iso.sandbox.GoCache == "" {
 		return nil
 	}

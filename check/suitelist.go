@@ -43,7 +43,7 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 
 // listRun runs argv in the sandbox on t and returns its whole output (a
 // listing is no test: its exit code is judged by the caller).
-func (c *checker) listRun(ctx context.Context, t *tree, s *config.Suite, argv []string) (attempt.Outcome, []byte, error) {
+func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []string) (attempt.Outcome, []byte, error) {
 	if err := t.acquire(); err != nil {
 		return attempt.Outcome{}, nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}
@@ -62,14 +62,14 @@ func (c *checker) listRun(ctx context.Context, t *tree, s *config.Suite, argv []
 
 // suiteError is a configuration error of suite s: its tests cannot be
 // listed, so none can be judged.
-func (c *checker) suiteError(s *config.Suite, format string, args ...any) error {
+func (c *site) suiteError(s *config.Suite, format string, args ...any) error {
 	return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
 		Message: fmt.Sprintf("suites[%d] (%s %s): ", s.Index, s.Framework, s.Path) + fmt.Sprintf(format, args...),
 		Hint:    "run the listing yourself in the base tree (flakegate doctor shows each suite's count), or fix the suite in " + c.cfgPath}
 }
 
 // listSuite lists suite s in tree t.
-func (c *checker) listSuite(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+func (c *site) listSuite(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
 	if s.Framework == config.FrameworkGo {
 		return c.listGo(ctx, s, t)
 	}
@@ -84,7 +84,7 @@ const goListTemplate = `{{.ImportPath}}{{"\t"}}{{.Dir}}{{"\t"}}{{join .TestGoFil
 // tests (go test -json -list ., by package), and the file each test is
 // declared in (the package's test files, parsed). Top-level Test and Fuzz
 // functions are tests; subtests are part of theirs.
-func (c *checker) listGo(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+func (c *site) listGo(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
 	module, err := goModulePath(filepath.Join(t.dir, "go.mod"))
 	if err != nil {
 		return nil, c.suiteError(s, "a go suite needs the module's go.mod at the repository root: %v", err)
@@ -215,7 +215,7 @@ exit 1`
 // listPytest lists a pytest suite: the node ids `pytest --collect-only -q`
 // prints (relative to the repository root), run by the sandbox's first
 // interpreter that has pytest.
-func (c *checker) listPytest(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+func (c *site) listPytest(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
 	o, out, err := c.listRun(ctx, t, s, []string{"sh", "-c", pytestPython})
 	if err != nil {
 		return nil, err
