@@ -148,3 +148,47 @@ func TestSuiteReproducePytest(t *testing.T) {
 	}
 	checkSuiteReproduce(t, cr, pass, 0, 10)
 }
+
+// TestSuiteDrawnSeeds: random_seeds on a go suite draws its order seeds
+// once for the suite: every test of both packages gets the same drawn
+// seeds (as they get the listed ones), each a process per package; and
+// the reproduce line of a drawn seed replays it like a listed one.
+func TestSuiteDrawnSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: real git, go and a sandbox")
+	}
+	needTool(t, "go")
+	r := newRepo(t, orderModule("random_seeds: 3"))
+	r.candidate("leak", map[string]string{"a/a.go": leakyTouch})
+	cr := r.check("--base", "base", "--candidate", "leak")
+	if cr.summary == nil || len(cr.summary.Results) != 9*3 {
+		t.Fatalf("want 27 triples (9 tests, 3 drawn seeds)\n%s", cr)
+	}
+	seeds := map[string][]string{}
+	for i, res := range cr.summary.Results {
+		if rec := cr.record(t, i); rec.SeedOrigin != "drawn" {
+			t.Errorf("%s seed %s: seed_origin %q, want drawn", res.ID(), res.Seed, rec.SeedOrigin)
+		}
+		seeds[res.ID()] = append(seeds[res.ID()], res.Seed.String())
+	}
+	want := strings.Join(seeds["a/a_test.go::TestClean"], ",")
+	for id, s := range seeds {
+		if got := strings.Join(s, ","); got != want {
+			t.Errorf("%s drew %s, TestClean %s: a suite draws one set of order seeds", id, got, want)
+		}
+	}
+	if n := strings.Count(cr.stderr, "] batch of "); n != 2*3 {
+		t.Errorf("want 6 batches (2 packages, 3 seeds), got %d:\n%s", n, cr.stderr)
+	}
+	for i, res := range cr.summary.Results {
+		if res.Name != "TestClean" {
+			continue
+		}
+		code := map[flakegate.Label]int{flakegate.Pass: 0, flakegate.Property: 1}
+		want, ok := code[res.Label]
+		if !ok {
+			t.Fatalf("TestClean seed %s: %s\n%s", res.Seed, res.Label, cr)
+		}
+		checkSuiteReproduce(t, cr, i, want, 6)
+	}
+}
