@@ -1,7 +1,10 @@
 package e2e_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -190,5 +193,67 @@ func TestSuiteDrawnSeeds(t *testing.T) {
 			t.Fatalf("TestClean seed %s: %s\n%s", res.Seed, res.Label, cr)
 		}
 		checkSuiteReproduce(t, cr, i, want, 6)
+	}
+}
+
+// planRun runs `flakegate check --base base --plan` plus args in r.
+func planRun(t *testing.T, r *repo, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(flakegateBin, append([]string{"check", "--base", "base", "--plan"}, args...)...)
+	cmd.Dir = r.dir
+	cmd.Env = append(cleanEnv(), "FG_STATE="+r.state)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(out)
+	}
+	t.Fatal(err)
+	return 0, ""
+}
+
+// TestPlanCountsSuites: check --plan lists each suite on the base tree
+// in the sandbox, as a check does, says so, and counts its triples and
+// their batches (a go suite: a process per package and seed; pytest: a
+// process per seed); what a check then runs is what the plan counted;
+// --json has the suites too; the plan leaves the work tree as it was.
+func TestPlanCountsSuites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: real git, go, pytest and a sandbox")
+	}
+	needTool(t, "go")
+	r := newRepo(t, orderModule("seeds: [1, 2, 3]"))
+	code, out := planRun(t, r)
+	for _, want := range []string{"suites: listed on the base tree as a check lists them (go list and go test -list, pytest --collect-only), in its sandbox: ",
+		"suites[0] (go ./...) 9 tests, 27 triples", "cost: 27 triples; 54 attempts in 12 processes when every triple passes"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("go plan: exit %d, lacks %q:\n%s", code, want, out)
+		}
+	}
+	code, out = planRun(t, r, "--json")
+	var cost struct {
+		Triples, Processes int
+		Suites             []struct{ Tests, Triples int }
+	}
+	if err := json.Unmarshal([]byte(out), &cost); err != nil || code != 0 || cost.Triples != 27 || cost.Processes != 12 || len(cost.Suites) != 1 || cost.Suites[0].Tests != 9 {
+		t.Errorf("--json: exit %d %v %+v\n%s", code, err, cost, out)
+	}
+	if st := r.git("status", "--porcelain"); st != "" {
+		t.Errorf("the plan changed the work tree: %s", st)
+	}
+	r.candidate("docs", map[string]string{"README.md": "order module, documented\n"})
+	if cr := r.check("--base", "base", "--candidate", "docs"); cr.code != 0 || len(cr.summary.Results) != 27 || strings.Count(cr.stderr, "] batch of ") != 6 {
+		t.Errorf("the check does not run what the plan counted (27 triples, 6 batches)\n%s", cr)
+	}
+
+	needProgram(t, "python3")
+	py := pySuiteRepo(t)
+	code, out = planRun(t, py)
+	for _, want := range []string{"suites[0] (pytest tests) 10 tests, 40 triples", "cost: 40 triples; 80 attempts in 8 processes"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("pytest plan: exit %d, lacks %q:\n%s", code, want, out)
+		}
 	}
 }
