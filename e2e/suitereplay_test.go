@@ -74,7 +74,9 @@ func checkSuiteReproduce(t *testing.T, cr *checkRun, i, want, members int) strin
 // seeds; its reproduce line, run as printed, replays the whole package
 // with the seed in the sandbox and fails for a failing seed and passes
 // for a passing one (TestClean alone would pass with every seed); the
-// replay's order is the record's.
+// replay's order is the record's; the line of TestTouch in the failing
+// batch passes (the test's own result, not the batch's exit status); on
+// the base the failing seed passes.
 func TestSuiteReproduceGo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end: real git, go and a sandbox")
@@ -102,6 +104,15 @@ func TestSuiteReproduceGo(t *testing.T) {
 	}
 	checkSuiteReproduce(t, cr, fail, 1, 6)
 	checkSuiteReproduce(t, cr, pass, 0, 6)
+	// TestTouch in the batch that fails TestClean: the batch exits 1, the
+	// replay says TestTouch's own result, a pass.
+	for i, res := range cr.summary.Results {
+		if res.Name == "TestTouch" && res.Seed == cr.summary.Results[fail].Seed {
+			if out := checkSuiteReproduce(t, cr, i, 0, 6); !strings.Contains(out, "TestTouch passed in the batch of 6 tests (go exited 1)") {
+				t.Errorf("TestTouch's replay does not say the batch exited 1:\n%s", out)
+			}
+		}
+	}
 	// The same triple on the base (its own reproduce line with --rev the
 	// base) passes: the failure is the candidate's.
 	base := r.git("rev-parse", "base")
