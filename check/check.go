@@ -165,7 +165,6 @@ type checker struct {
 	prepareRuns []flakegate.PrepareRun // under prepareMu
 	prepWatchMu sync.Mutex
 	prepWatch   map[int]*prepWatch // what the prepares of a property wrote, by its index (preparewatch.go)
-	suite       suiteState         // the suites' lists, orders and new tests (suite.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {

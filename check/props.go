@@ -142,7 +142,7 @@ func (c *checker) preflight(ctx context.Context) error {
 
 // checkBaseFile requires rel to exist in the base worktree and to stay
 // inside it once symlinks are followed.
-func (c *checker) checkBaseFile(root, key, rel, what string) error {
+func (c *site) checkBaseFile(root, key, rel, what string) error {
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	if _, err := os.Lstat(p); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -156,7 +156,7 @@ func (c *checker) checkBaseFile(root, key, rel, what string) error {
 }
 
 // insideTree refuses a path whose symlinks lead out of the worktree.
-func (c *checker) insideTree(root, key, rel string) error {
+func (c *site) insideTree(root, key, rel string) error {
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {

@@ -48,6 +48,7 @@ type site struct {
 	preparedMu sync.Mutex               // guards prepared
 	prepared   map[string]*preparedTree // by side and prepare (prepare.go)
 	goc        *goCaches                // the attempts' Go caches (gocache.go), nil for none
+	suite      suiteState               // the suites' lists, orders and new tests (suite.go)
 }
 
 // SiteOptions are what a check's attempts are set up from besides the

@@ -37,7 +37,7 @@ const suiteListMaxAge = 14 * 24 * time.Hour
 
 // suiteListKey names a base listing of s: "" when it is not kept (not a
 // go suite, or no go on the attempts' PATH).
-func (c *checker) suiteListKey(s *config.Suite) string {
+func (c *site) suiteListKey(s *config.Suite) string {
 	if s.Framework != config.FrameworkGo || c.iso == nil {
 		return ""
 	}
@@ -54,7 +54,7 @@ func (c *checker) suiteListKey(s *config.Suite) string {
 
 // baseSuiteList is listSuite on the base tree t, read from the kept
 // listing when there is one.
-func (c *checker) baseSuiteList(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+func (c *site) baseSuiteList(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
 	key := c.suiteListKey(s)
 	if key == "" {
 		return c.listSuite(ctx, s, t)

@@ -68,12 +68,31 @@ func (c *site) suiteError(s *config.Suite, format string, args ...any) error {
 		Hint:    "run the listing yourself in the base tree (flakegate doctor shows each suite's count), or fix the suite in " + c.cfgPath}
 }
 
+// suiteLister runs the listing commands of a suite in one tree: a
+// check's base worktree (listSuite), or a replay's checkout of the base
+// (replaysuite.go).
+type suiteLister struct {
+	dir  string
+	run  func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error)
+	fail func(format string, args ...any) error
+}
+
 // listSuite lists suite s in tree t.
 func (c *site) listSuite(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+	l := &suiteLister{dir: t.dir,
+		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
+			return c.listRun(ctx, t, s, argv)
+		},
+		fail: func(format string, args ...any) error { return c.suiteError(s, format, args...) }}
+	return l.list(ctx, s)
+}
+
+// list lists suite s.
+func (l *suiteLister) list(ctx context.Context, s *config.Suite) (*suiteList, error) {
 	if s.Framework == config.FrameworkGo {
-		return c.listGo(ctx, s, t)
+		return l.listGo(ctx, s)
 	}
-	return c.listPytest(ctx, s, t)
+	return l.listPytest(ctx, s)
 }
 
 // goListTemplate prints one line per package: import path, folder,
@@ -84,17 +103,17 @@ const goListTemplate = `{{.ImportPath}}{{"\t"}}{{.Dir}}{{"\t"}}{{join .TestGoFil
 // tests (go test -json -list ., by package), and the file each test is
 // declared in (the package's test files, parsed). Top-level Test and Fuzz
 // functions are tests; subtests are part of theirs.
-func (c *site) listGo(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
-	module, err := goModulePath(filepath.Join(t.dir, "go.mod"))
+func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, error) {
+	module, err := goModulePath(filepath.Join(l.dir, "go.mod"))
 	if err != nil {
-		return nil, c.suiteError(s, "a go suite needs the module's go.mod at the repository root: %v", err)
+		return nil, l.fail("a go suite needs the module's go.mod at the repository root: %v", err)
 	}
-	o, out, err := c.listRun(ctx, t, s, []string{"go", "list", "-f", goListTemplate, s.Path})
+	o, out, err := l.run(ctx, []string{"go", "list", "-f", goListTemplate, s.Path})
 	if err != nil {
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, c.suiteError(s, "go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 5))
+		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 5))
 	}
 	list := &suiteList{pkgTests: map[string][]string{}, rapid: map[string]bool{}}
 	byImport := map[string]string{}         // import path -> "./dir"
@@ -120,21 +139,21 @@ func (c *site) listGo(ctx context.Context, s *config.Suite, t *tree) (*suiteList
 		}
 		byImport[f[0]] = arg
 		pkgs = append(pkgs, arg)
-		decl, rapid, err := goTestDecls(t.dir, rel, append(strings.Fields(f[2]), strings.Fields(f[3])...))
+		decl, rapid, err := goTestDecls(l.dir, rel, append(strings.Fields(f[2]), strings.Fields(f[3])...))
 		if err != nil {
-			return nil, c.suiteError(s, "%v", err)
+			return nil, l.fail("%v", err)
 		}
 		files[arg], list.rapid[arg] = decl, rapid
 	}
 	if len(pkgs) == 0 {
 		return list, nil
 	}
-	o, out, err = c.listRun(ctx, t, s, append([]string{"go", "test", "-json", "-list", "."}, pkgs...))
+	o, out, err = l.run(ctx, append([]string{"go", "test", "-json", "-list", "."}, pkgs...))
 	if err != nil {
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, c.suiteError(s, "go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -215,23 +234,23 @@ exit 1`
 // listPytest lists a pytest suite: the node ids `pytest --collect-only -q`
 // prints (relative to the repository root), run by the sandbox's first
 // interpreter that has pytest.
-func (c *site) listPytest(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
-	o, out, err := c.listRun(ctx, t, s, []string{"sh", "-c", pytestPython})
+func (l *suiteLister) listPytest(ctx context.Context, s *config.Suite) (*suiteList, error) {
+	o, out, err := l.run(ctx, []string{"sh", "-c", pytestPython})
 	if err != nil {
 		return nil, err
 	}
 	f := strings.Fields(string(out))
 	if o.Result != attempt.Pass || len(f) == 0 || !strings.HasPrefix(f[0], "/") {
-		return nil, c.suiteError(s, "no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
+		return nil, l.fail("no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
 	}
 	list := &suiteList{python: f[0], hypothesis: len(f) > 1 && f[1] == "hypothesis"}
 	argv := append(pytestSuiteArgv(list.python), "--collect-only", "-q", s.Path)
-	o, out, err = c.listRun(ctx, t, s, argv)
+	o, out, err = l.run(ctx, argv)
 	if err != nil {
 		return nil, err
 	}
 	if o.Result != attempt.Pass && o.ExitCode != 5 { // 5: no tests collected
-		return nil, c.suiteError(s, "pytest --collect-only failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+		return nil, l.fail("pytest --collect-only failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimRight(line, "\r")
