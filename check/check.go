@@ -164,7 +164,8 @@ type checker struct {
 	prepareMu   sync.Mutex             // one prepare at a time (prepare.go)
 	prepareRuns []flakegate.PrepareRun // under prepareMu
 	prepWatchMu sync.Mutex
-	prepWatch   map[int]*prepWatch // what the prepares of a property wrote, by its index (preparewatch.go)
+	prepWatch   map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
+	digests     map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
