@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,6 +50,8 @@ type Client struct {
 	knownMu sync.Mutex
 	known   map[string]bool
 	common  string
+	files   map[string][]string // ListFiles' answers by commit hash
+
 	// indexFile, when set, is the index git reads and writes instead of
 	// the repository's (CommitWorkTree's temporary one).
 	indexFile string
@@ -417,6 +420,12 @@ func (c *Client) ListFiles(ctx context.Context, rev string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.knownMu.Lock()
+	kept, ok := c.files[sha]
+	c.knownMu.Unlock()
+	if ok {
+		return slices.Clone(kept), nil // a commit's files never change
+	}
 	out, err := c.run(ctx, "", "ls-tree", "-r", "--name-only", "--full-tree", "-z", sha)
 	if err != nil {
 		return nil, err
@@ -427,5 +436,11 @@ func (c *Client) ListFiles(ctx context.Context, rev string) ([]string, error) {
 			names = append(names, string(p))
 		}
 	}
-	return names, nil
+	c.knownMu.Lock()
+	if c.files == nil {
+		c.files = map[string][]string{}
+	}
+	c.files[sha] = names
+	c.knownMu.Unlock()
+	return slices.Clone(names), nil
 }

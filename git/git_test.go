@@ -383,7 +383,7 @@ func TestHelperProcess(t *testing.T) {
 }
 
 // TestRevParseAsksOnce: a full hash RevParse verified is not asked
-// again, nor is the common dir; a name (a tag, which can move) is asked
+// again, nor is the common dir or a commit's files; a name (a tag, which can move) is asked
 // every time.
 func TestRevParseAsksOnce(t *testing.T) {
 	r := newRepo(t)
@@ -415,5 +415,11 @@ func TestRevParseAsksOnce(t *testing.T) {
 	d2, err2 := c.CommonDir(ctx)
 	if err1 != nil || err2 != nil || d1 != d2 || n != first+3 {
 		t.Fatalf("CommonDir twice: %q %q (%v %v), %d calls", d1, d2, err1, err2, n)
+	}
+	f1, err1 := c.ListFiles(ctx, r.c1)
+	f1[0] = "changed by the caller"
+	f2, err2 := c.ListFiles(ctx, r.c1)
+	if err1 != nil || err2 != nil || n != first+4 || f2[0] == "changed by the caller" || len(f2) != 5 {
+		t.Fatalf("ListFiles twice: %q (%v %v), %d calls", f2, err1, err2, n)
 	}
 }
