@@ -398,7 +398,12 @@ func (r *sandboxRun) cleanup() {
 		r.pool.removing(cg.remove)
 	}
 	if r.evict != nil && r.ran && r.cmd != nil && r.cmd.ProcessState != nil && !(r.keep && r.cmd.ProcessState.ExitCode() == 0) {
-		evictTrees(r.evict) // as the cgroup's reclaim: the host's cache as the attempt found it
+		// As the cgroup's reclaim: the host's cache as the attempt found
+		// it, by the next attempt's sweep (which would sweep the same
+		// folders again right after) or the sandbox's Close.
+		if !r.pool.leaveUnswept(r.evict) {
+			evictTrees(r.evict)
+		}
 	}
 	if r.layer != "" {
 		os.RemoveAll(r.layer) // an empty folder: its tmpfs went with the helper's namespace

@@ -47,3 +47,7 @@ type pool struct{}
 
 func newPool() *pool   { return &pool{} }
 func (p *pool) close() {}
+
+func (p *pool) leaveUnswept([]string) bool { return false }
+
+func (p *pool) swept([]string) {}

@@ -30,7 +30,10 @@ import (
 // attempt of this sandbox, nil when its memory cgroup is reclaimed
 // instead. Around: before every attempt, and after one whose cache is
 // not kept (the same rule as the cgroup's reclaim), so that the host's
-// cache is left as the check found it.
+// cache is left as the check found it. The sweep after an attempt waits
+// for the next one's, which drops the same folders (one sweep per
+// attempt, not two), or for the sandbox's Close, which sweeps what the
+// last attempts left; an attempt that ends after Close is swept at once.
 func (s *Sandbox) evictRoots() []string {
 	if s.Level.Cgroup != "" && (s.Limits.Memory > 0 || s.Limits.Pids > 0) {
 		return nil // the attempt's cgroup is reclaimed after it
@@ -50,7 +53,11 @@ func (s *Sandbox) evictRoots() []string {
 // sweepPageCache drops evictRoots from the page cache before an attempt
 // (Run calls it before the attempt's clock starts: the sweep is not the
 // test's time).
-func (s *Sandbox) sweepPageCache() { evictTrees(s.evictRoots()) }
+func (s *Sandbox) sweepPageCache() {
+	roots := s.evictRoots()
+	evictTrees(roots)
+	s.pool.swept(roots)
+}
 
 // evictTrees drops every regular file under roots from the page cache,
 // the folders walked by as many goroutines as there are processors.

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -25,6 +27,12 @@ type pool struct {
 	making map[string]int
 	closed bool           // Close ran: no more standbys
 	gone   sync.WaitGroup // cgroups being removed
+
+	// unswept are the folders an ended attempt left in the page cache
+	// (no memory cgroup; pagecache_linux.go): the next attempt's sweep
+	// drops them, or Close does.
+	sweepMu sync.Mutex
+	unswept map[string]bool
 }
 
 func newPool() *pool {
@@ -136,4 +144,45 @@ func (p *pool) close() {
 		}
 	}
 	p.gone.Wait()
+	p.sweepMu.Lock()
+	roots := slices.Sorted(maps.Keys(p.unswept))
+	p.unswept = nil
+	p.sweepMu.Unlock()
+	evictTrees(roots) // the host's cache as the check found it
+}
+
+// leaveUnswept notes roots as left in the page cache by an ended
+// attempt, for the next attempt's sweep or Close to drop; false when the
+// pool is closed (or none), and the caller sweeps them now.
+func (p *pool) leaveUnswept(roots []string) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return false
+	}
+	p.sweepMu.Lock()
+	defer p.sweepMu.Unlock()
+	if p.unswept == nil {
+		p.unswept = map[string]bool{}
+	}
+	for _, r := range roots {
+		p.unswept[r] = true
+	}
+	return true
+}
+
+// swept notes that roots were just dropped from the page cache.
+func (p *pool) swept(roots []string) {
+	if p == nil {
+		return
+	}
+	p.sweepMu.Lock()
+	defer p.sweepMu.Unlock()
+	for _, r := range roots {
+		delete(p.unswept, r)
+	}
 }
