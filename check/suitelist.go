@@ -1,6 +1,7 @@
 // A suite's test list, from the framework itself, run in the sandbox on
 // a tree: `go list` and `go test -json -list .` for go, `pytest
-// --collect-only -q` for pytest.
+// --collect-only -q` for pytest, vitest's list and a jest run that
+// selects no test for vitest and jest (suitejs.go).
 
 package check
 
@@ -70,8 +71,11 @@ func (c *checker) suiteError(s *config.Suite, format string, args ...any) error 
 
 // listSuite lists suite s in tree t.
 func (c *checker) listSuite(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
-	if s.Framework == config.FrameworkGo {
+	switch s.Framework {
+	case config.FrameworkGo:
 		return c.listGo(ctx, s, t)
+	case config.FrameworkVitest, config.FrameworkJest:
+		return c.listJS(ctx, s, t) // suitejs.go
 	}
 	return c.listPytest(ctx, s, t)
 }
