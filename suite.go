@@ -8,6 +8,7 @@ package flakegate
 //     both sides have the same list): Flags holds -shuffle=S (and
 //     -rapid.seed=S where the package uses rapid), Tests and TestsSHA256
 //     count and digest that list (names joined by "\n").
+//
 //   - pytest: the node ids are on the command line in the order the seed
 //     decides (sorted by the sha256 of the seed, a NUL and the node id):
 //     Tests and TestsSHA256 count and digest them in that order; Flags
