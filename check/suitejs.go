@@ -262,3 +262,10 @@ func firstLine(s string) string {
 	}
 	return ""
 }
+
+// jsSuiteMember reports whether j is a triple of a vitest or jest suite
+// that batches: alone, it still runs as a batch (of one), whose -t
+// pattern quotes its name (jsBatchArgv).
+func jsSuiteMember(j *job) bool {
+	return j.shape != nil && j.ps.prop.Suite != nil && isJSFramework(j.shape.framework)
+}

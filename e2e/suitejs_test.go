@@ -238,3 +238,36 @@ test("new flaky", () => {
 		})
 	}
 }
+
+// TestCheckJSSuiteOneTest: a suite of one test whose name has regular
+// expression characters runs it as a batch of one, whose -t pattern
+// quotes the name (the template's ^{name}$ would not match it): PASS on
+// a harmless patch, PROPERTY on a regression.
+func TestCheckJSSuiteOneTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real jest and vitest")
+	}
+	for _, fw := range jsFrameworks {
+		t.Run(fw.name, func(t *testing.T) {
+			cfg := "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nsuites:\n  - path: tests\n    framework: " + fw.name + "\n    seeds: [3]\n    wall_budget: 60s\n"
+			r := newRepo(t, jsProject(t, fw, cfg, map[string]string{
+				"src/calc.js": jsSuiteCalc,
+				"tests/one.test.js": "import { test, expect } from \"vitest\";\nimport { add } from \"../src/calc.js\";\n\n" +
+					"test(\"adds (1+1) [twice]?\", () => {\n  expect(add(1, 1)).toBe(2);\n});\n",
+			}))
+			r.candidate("docs", map[string]string{"README.md": "one\n"})
+			cr := r.check("--base", "base", "--candidate", "docs")
+			if cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS" {
+				t.Fatalf("harmless: want PASS, exit 0\n%s", cr)
+			}
+			bs := transcriptBatches(t, cr.record(t, 0).TranscriptPath)
+			if len(bs) == 0 || len(bs[0].Members) != 1 || !strings.Contains(strings.Join(bs[0].Argv, " "), `-t ^(adds \(1\+1\) \[twice\]\?)$`) {
+				t.Fatalf("want a batch of one with the name quoted: %+v", bs)
+			}
+			r.candidate("broken", map[string]string{"src/calc.js": fw.source(strings.Replace(jsSuiteCalc, "a + b", "a - b", 1))})
+			if cr = r.check("--base", "base", "--candidate", "broken"); cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY" {
+				t.Fatalf("regression: want PROPERTY, exit 1\n%s", cr)
+			}
+		})
+	}
+}
