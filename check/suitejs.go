@@ -36,6 +36,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/internal/discover"
 )
 
 // jsRunner is the script node runs for a js suite's framework, relative
@@ -102,7 +103,10 @@ func (c *checker) listJS(ctx context.Context, s *config.Suite, t *tree) (*suiteL
 	}
 	var tests []suiteTest
 	if s.Framework == config.FrameworkJest {
-		tests, err = parseJestList(report, root)
+		tests, err = parseJestList(report, root, func(file string) string {
+			b, _ := readBounded(filepath.Join(t.dir, filepath.FromSlash(file)), 16<<20)
+			return string(b)
+		})
 	} else {
 		tests, err = parseVitestList(report, root)
 	}
@@ -207,9 +211,11 @@ func parseVitestList(data []byte, root string) ([]suiteTest, error) {
 
 // parseJestList reads the JSON report of a jest run whose name pattern
 // matches no test: every test file jest collected, and in it each test's
-// full name (status pending; todo tests are left out). A test file that
-// failed to run is an error: its tests cannot be listed.
-func parseJestList(data []byte, root string) ([]suiteTest, error) {
+// full name. The report says pending of every test, skipped or not (the
+// pattern skips them all), so a test the file's source skips or leaves
+// todo is left out by its title (jestSkips of source(file)). A test file
+// that failed to run is an error: its tests cannot be listed.
+func parseJestList(data []byte, root string, source func(file string) string) ([]suiteTest, error) {
 	var r struct {
 		NumTotalTests *int `json:"numTotalTests"`
 		TestResults   []struct {
@@ -239,8 +245,9 @@ func parseJestList(data []byte, root string) ([]suiteTest, error) {
 		if s.Status == "failed" && len(s.AssertionResults) == 0 {
 			return nil, fmt.Errorf("the test file %s failed to run: %s", file, firstLine(evidence.StripANSI(s.Message)))
 		}
+		skipTests, skipDescribes := jestSkips(source(file))
 		for _, a := range s.AssertionResults {
-			if a.Status == "todo" {
+			if a.Status == "todo" || skipTests[a.Title] || slices.ContainsFunc(a.AncestorTitles, func(d string) bool { return skipDescribes[d] }) {
 				continue
 			}
 			name := a.FullName
@@ -268,4 +275,42 @@ func firstLine(s string) string {
 // pattern quotes its name (jsBatchArgv).
 func jsSuiteMember(j *job) bool {
 	return j.shape != nil && j.ps.prop.Suite != nil && isJSFramework(j.shape.framework)
+}
+
+// jestSkips reads a jest test file for the titles of the tests it skips
+// or leaves todo (test.skip, it.skip, xit, xtest, test.todo, it.todo) and
+// of the describe blocks it skips (describe.skip, xdescribe), each called
+// with a string literal title. The source is the base's, read, never run
+// (discover's tokenizer: a call in a comment or a string does not count).
+func jestSkips(src string) (tests, describes map[string]bool) {
+	tests, describes = map[string]bool{}, map[string]bool{}
+	toks := discover.JSTokenize(src)
+	at := func(i int, kind byte, text ...string) bool {
+		return i < len(toks) && toks[i].Kind == kind && (len(text) == 0 || slices.Contains(text, toks[i].Text))
+	}
+	for i := range toks {
+		if i > 0 && at(i-1, 'o', ".") || !at(i, 'n') {
+			continue // a member, not a call of a global
+		}
+		k := i + 1
+		name := toks[i].Text
+		switch {
+		case (name == "test" || name == "it") && at(k, 'o', ".") && at(k+1, 'n', "skip", "todo"):
+			k += 2
+		case name == "describe" && at(k, 'o', ".") && at(k+1, 'n', "skip"):
+			k += 2
+		case name == "xit" || name == "xtest" || name == "xdescribe":
+		default:
+			continue
+		}
+		if !at(k, 'o', "(") || !at(k+1, 's') {
+			continue
+		}
+		if name == "describe" || name == "xdescribe" {
+			describes[toks[k+1].Text] = true
+		} else {
+			tests[toks[k+1].Text] = true
+		}
+	}
+	return tests, describes
 }

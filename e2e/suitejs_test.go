@@ -17,7 +17,8 @@ const jsSuiteState = "let primed = false;\nexport const prime = () => {\n  prime
 const jsSuiteCalc = "export const add = (a, b) => a + b;\nexport const neg = (a) => -a;\nexport const twice = (a) => 2 * a;\n"
 
 // jsSuiteRepo is a jest or vitest project with a suite of six tests:
-// tests/calc.test.js (add, neg, and "math twice" in a describe block)
+// tests/calc.test.js (add, neg, and "math twice" in a describe block,
+// beside a skipped "math thrice" and a todo "halves", which are no tests)
 // and tests/order.test.js, whose "prime" sets module state that "read"
 // reads (the candidate "order" makes read see it). Every test of
 // order.test.js appends its name to $ORDER_LOG when that is set: a run of
@@ -43,7 +44,10 @@ describe("math", () => {
   test("twice", () => {
     expect(twice(4)).toBe(8);
   });
+  test.skip("thrice", () => {});
 });
+
+test.todo("halves");
 `,
 		"tests/order.test.js": `import { test, expect } from "vitest";
 import { appendFileSync } from "node:fs";
