@@ -141,6 +141,9 @@ func (l *loader) suite(key string, n ast.Node, randomSeeds int) (Suite, error) {
 			if !seed.IsInt() || !fitsInt64(string(seed)) {
 				return s, l.errf(fmt.Sprintf("%s.seeds[%d]", key, i), v, "order seed %s: want an integer that fits in 64 bits (the framework's shuffle seed)", seed.String())
 			}
+			if js := s.Framework == FrameworkVitest || s.Framework == FrameworkJest; js && !fitsInt32(string(seed)) {
+				return s, l.errf(fmt.Sprintf("%s.seeds[%d]", key, i), v, "order seed %s: want an integer from -2147483648 to 2147483647 (jest's --seed takes 32 bits; vitest's --sequence.seed likewise here)", seed.String())
+			}
 		}
 	} else if s.RandomSeeds == 0 {
 		return s, l.errf(join(key, "seeds"), m, "missing; list order seeds, or draw some with random_seeds: N")
@@ -246,6 +249,13 @@ func (l *loader) fixtureGlob(key string, n ast.Node) (glob, root string, err err
 		return "", "", l.errf(key, n, "%q starts with a wildcard: name the folder the fixture files are in (testdata/**)", s)
 	}
 	return g, strings.Join(lit, "/"), nil
+}
+
+// fitsInt32 reports whether a decimal integer fits in an int32.
+func fitsInt32(s string) bool {
+	var v int32
+	_, err := fmt.Sscan(s, &v)
+	return err == nil && fmt.Sprint(v) == s
 }
 
 // fitsInt64 reports whether a decimal integer fits in an int64.

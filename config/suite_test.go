@@ -63,6 +63,7 @@ func TestLoadSuiteErrors(t *testing.T) {
 		{"suites: [{path: ./..., framework: mocha, seeds: [1], wall_budget: 1m}]", "not a suite framework"},
 		{"suites: [{path: ../web, framework: vitest, seeds: [1], wall_budget: 1m}]", "suites[0].path"},
 		{"suites: [{path: ., framework: jest, seeds: [1.5], wall_budget: 1m}]", "want an integer"},
+		{"suites: [{path: ., framework: jest, seeds: [2147483648], wall_budget: 1m}]", "from -2147483648 to 2147483647"},
 		{"suites: [{path: ./..., framework: go, seeds: [1]}]", "wall_budget: missing"},
 		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m, fixture: \"**/x\"}]", "starts with a wildcard"},
 		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m, exclude: [\"[\"]}]", "not a name pattern"},
