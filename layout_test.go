@@ -5,8 +5,13 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -160,4 +165,78 @@ func TestLayoutCallsNoImporterALeaf(t *testing.T) {
 			t.Errorf("docs/layout.md calls %s a leaf, but it imports the project's packages:%s", pkg, diagram)
 		}
 	}
+}
+
+// TestLayoutBuildsNoPartialChecker: only the checker's own constructor
+// (newChecker, check/check.go) makes a check's checker. Another command
+// that needs some of a check's steps (doctor's Site: the sandbox, the
+// Go caches, the base side's prepares, the suites' listings) uses the
+// small type those steps belong to (check's site, which the checker
+// embeds), never a checker with a few fields filled in. It holds the
+// non-test files of the module: a checker literal, new(checker) and a
+// variable of type checker are refused anywhere else. Unit tests of a
+// single checker method may still fill in the fields it reads.
+func TestLayoutBuildsNoPartialChecker(t *testing.T) {
+	fset := token.NewFileSet()
+	inConstructor := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "out" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, _ := decl.(*ast.FuncDecl)
+			constructor := filepath.ToSlash(path) == "check/check.go" && fn != nil && fn.Recv == nil && fn.Name.Name == "newChecker"
+			ast.Inspect(decl, func(n ast.Node) bool {
+				what := ""
+				switch n := n.(type) {
+				case *ast.CompositeLit:
+					if isIdent(n.Type, "checker") {
+						what = "a checker literal"
+					}
+				case *ast.CallExpr:
+					if isIdent(n.Fun, "new") && len(n.Args) == 1 && isIdent(n.Args[0], "checker") {
+						what = "new(checker)"
+					}
+				case *ast.ValueSpec:
+					if isIdent(n.Type, "checker") {
+						what = "a variable of type checker"
+					}
+				}
+				switch {
+				case what == "":
+				case constructor:
+					inConstructor++
+				default:
+					t.Errorf("%s: %s outside newChecker: a command that needs a check's set-up steps uses check's site (which the checker embeds), not a partial checker", fset.Position(n.Pos()), what)
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inConstructor == 0 {
+		t.Error("check/check.go: newChecker builds no checker literal: where is the checker made now? Update this test")
+	}
+}
+
+// isIdent reports whether e is the bare identifier name.
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
 }

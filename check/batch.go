@@ -298,16 +298,22 @@ func (b *batchRun) runnable(ctx context.Context, side string, members []*batchMe
 // killed batch (or the report asks for it again): it runs in a batch of
 // its own.
 func (b *batchRun) memberOutcome(m *batchMember, rep batchReport, tr evidence.TestReport, out attempt.Outcome, n int, budget time.Duration) (o attempt.Outcome, rerun bool) {
+	return judgeMember(b.shape.framework, memberLabel(m.r.j), m.r.j.ps.prop.WallBudget, rep, tr, out, n, budget)
+}
+
+// judgeMember is the outcome of the member label (of wall budget
+// budgetOf) in a batch of framework, as memberOutcome says; a replay of
+// a suite's triple judges its test with it too (replaysuite.go).
+func judgeMember(framework, label string, budgetOf time.Duration, rep batchReport, tr evidence.TestReport, out attempt.Outcome, n int, budget time.Duration) (o attempt.Outcome, rerun bool) {
 	killed := out.Result == attempt.Timeout
 	o = attempt.Outcome{Result: tr.Result, ExitCode: out.ExitCode, Signal: out.Signal, Started: out.Started, Wall: tr.Elapsed, Tail: tr.Output, Reason: tr.Reason}
-	budgetOf := m.r.j.ps.prop.WallBudget
 	switch {
 	case tr.Result == attempt.Fail && out.ExitCode == 0:
 		// The framework exits non-zero when a test fails: a failure
 		// in the report of a process that exited 0 is output the
 		// code under test wrote, never a result.
 		o.Result = attempt.Errored
-		o.Reason = memberLabel(m.r.j) + " is reported failed, but the batch exited 0: the report is not the framework's own"
+		o.Reason = label + " is reported failed, but the batch exited 0: the report is not the framework's own"
 	case tr.Result == attempt.Pass || tr.Result == attempt.Fail:
 		if budgetOf > 0 && tr.Elapsed > budgetOf {
 			o.Result = attempt.Timeout
@@ -316,15 +322,15 @@ func (b *batchRun) memberOutcome(m *batchMember, rep batchReport, tr evidence.Te
 	case killed && tr.Started && !tr.Ended:
 		o.Result, o.Wall = attempt.Timeout, out.Wall
 		o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", n, out.Wall.Seconds(), batchWhy(out, budget))
-	case killed && !tr.Started && n == 1 && isJSFramework(b.shape.framework):
+	case killed && !tr.Started && n == 1 && isJSFramework(framework):
 		// A js batch of one killed before its report: it was running.
 		o.Result, o.Wall = attempt.Timeout, out.Wall
-		o.Reason = fmt.Sprintf("killed at %.1fs (%s) before %s wrote its report", out.Wall.Seconds(), batchWhy(out, budget), b.shape.framework)
+		o.Reason = fmt.Sprintf("killed at %.1fs (%s) before %s wrote its report", out.Wall.Seconds(), batchWhy(out, budget), framework)
 	case killed && !tr.Started || tr.Rerun:
 		return o, true
 	case tr.Result == "":
 		o.Result = attempt.Errored
-		o.Reason = memberLabel(m.r.j) + " is absent from the batch's report"
+		o.Reason = label + " is absent from the batch's report"
 		if tr.Reason != "" {
 			o.Reason += ": " + tr.Reason
 		}

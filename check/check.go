@@ -17,7 +17,9 @@
 //	check.go      Options, Run, the checker: revisions, config, output folder
 //	base.go       Base: the repository and the config at the base, read and never
 //	              run (plan, explain-watch, doctor and the checker itself)
-//	site.go       Site: a check set up up to its first attempt, for doctor
+//	site.go       site: what setting up a check's attempts needs, and those
+//	              steps' state (the checker embeds one); Site: a check set up
+//	              up to its first attempt, over a site alone, for doctor
 //	props.go      per-property digests of both sides, watched paths (preflight),
 //	              with the test infrastructure internal/infra finds
 //	worktrees.go  the clean worktrees each worker runs in, and their lock;
@@ -64,8 +66,6 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/internal/infra"
 )
@@ -145,38 +145,27 @@ func Run(ctx context.Context, opts Options) (*flakegate.Summary, error) {
 	return c.run(ctx)
 }
 
-// checker holds the state of one check.
+// checker holds the state of one check. What setting up its attempts
+// needs (the base, the sandbox, the worktrees, the Go caches, the
+// prepared layers) is its site (site.go), whose steps are its own.
 type checker struct {
+	site
 	opts        Options
-	git         *git.Client
-	top         string
-	common      string
-	baseSHA     string
 	candSHA     string
-	cfgPath     string
-	cfgSHA      string // sha256 of the config bytes at the base
-	cfg         *config.Config
 	diff        []string
 	watch       []string // config and in-repo ledger: every triple's watch_paths
-	outDir      string
 	store       flakegate.Store
-	trees       *worktrees
 	props       []*propState
-	iso         *isolation
 	now         func() time.Time
-	progress    ProgressHandler
 	secret      []byte        // the store's seed secret, when seeds are drawn (seeds.go)
 	baseInfra   *infra.Finder // the base revision's test infrastructure (props.go)
 	histMu      sync.Mutex
-	hist        map[string]history       // base results of earlier records, by triple (probe.go)
-	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)
-	preparedMu  sync.Mutex               // guards prepared
-	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
-	goc         *goCaches                // the attempts' Go caches (gocache.go), nil for none
-	prepareRuns []flakegate.PrepareRun   // under prepareMu
+	hist        map[string]history     // base results of earlier records, by triple (probe.go)
+	prepareMu   sync.Mutex             // one prepare at a time (prepare.go)
+	prepareRuns []flakegate.PrepareRun // under prepareMu
 	prepWatchMu sync.Mutex
-	prepWatch   map[int]*prepWatch // what the prepares of a property wrote, by its index (preparewatch.go)
-	suite       suiteState         // the suites' lists, orders and new tests (suite.go)
+	prepWatch   map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
+	digests     map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -186,7 +175,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 	if strings.TrimSpace(opts.Base) == "" {
 		return nil, errNoBase
 	}
-	c := &checker{opts: opts, now: opts.Now, progress: opts.Progress}
+	c := &checker{site: site{progress: opts.Progress}, opts: opts, now: opts.Now}
 	if c.progress == nil {
 		c.progress = discardProgress{}
 	}
@@ -214,6 +203,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		return nil, err
 	}
 	c.useBase(b)
+	c.watch = []string{b.ConfigPath}
 	if c.diff, err = c.git.DiffNames(ctx, c.baseSHA, c.candSHA); err != nil {
 		return nil, err
 	}
@@ -228,7 +218,8 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		// Whatever its name, the key never reaches a test command.
 		c.opts.Secrets = append(append([]string(nil), c.opts.Secrets...), key)
 	}
-	if err := c.setupIsolation(ctx); err != nil {
+	siteOpts := SiteOptions{Env: c.opts.Env, NoOverlay: c.opts.NoOverlay, Bwrap: c.opts.Bwrap, Secrets: c.opts.Secrets}
+	if err := c.setupIsolation(ctx, siteOpts, c.opts.LedgerPath); err != nil {
 		return nil, err
 	}
 	if c.store, err = opts.OpenStore(ctx, c.common); err != nil {
@@ -254,10 +245,9 @@ func (c *checker) close() {
 }
 
 // useBase takes the repository and the config of b.
-func (c *checker) useBase(b *Base) {
+func (c *site) useBase(b *Base) {
 	c.git, c.top, c.common, c.baseSHA = b.Git, b.Top, b.Common, b.SHA
 	c.cfgPath, c.cfgSHA, c.cfg = b.ConfigPath, b.ConfigSHA, b.Config
-	c.watch = []string{b.ConfigPath}
 }
 
 // watchLedger adds a file ledger that lives inside the work tree to the

@@ -18,7 +18,7 @@ import (
 // mode none writes the worktree itself now) would stop git, and with it
 // every later check: the folders are unlocked (sandbox.Unlock) and the
 // reset tried once more.
-func (c *checker) resetClean(ctx context.Context, t *tree) error {
+func (c *site) resetClean(ctx context.Context, t *tree) error {
 	err := c.git.ResetClean(ctx, t.gitDir, t.dir, t.sha)
 	if err != nil && ctx.Err() == nil && sandbox.Unlock(t.dir) == nil {
 		err = c.git.ResetClean(ctx, t.gitDir, t.dir, t.sha)

@@ -40,29 +40,57 @@ const siteLockWait = time.Minute
 // or the sandbox is not set up); err a worktree that cannot be made.
 func (s *Site) ListSuites(ctx context.Context) (counts []SuiteCount, busy string, err error) {
 	c := s.c
+	busy, err = s.withBase(ctx, "doctor", func() error {
+		counts = c.countSuites(ctx)
+		return nil
+	})
+	return counts, busy, err
+}
+
+// ExpandSuites lists every suite of the config on the base tree (after
+// Setup and Probe), in the sandbox, as a check does before its first
+// triple, and adds one property per listed test to the config's
+// properties, as the check gates them: check --plan counts their
+// triples. busy and err are as for ListSuites; a suite whose listing
+// fails is err, as in a check.
+func (s *Site) ExpandSuites(ctx context.Context) (busy string, err error) {
+	return s.withBase(ctx, "check --plan", func() error { return s.c.expandSuites(ctx) })
+}
+
+// withBase runs f with the check's base worktree (c.trees) at hand,
+// opening it under the worktree lock when nothing has; busy says why it
+// could not (a check holds the worktrees, or the sandbox is not set up).
+func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy string, err error) {
+	c := s.c
 	if len(c.cfg.Suites) == 0 {
-		return nil, "", nil
+		return "", nil
 	}
 	if c.iso == nil {
-		return nil, "not listed: the sandbox is not set up here", nil
+		return "not listed: the sandbox is not set up here", nil
 	}
 	if c.trees == nil {
 		root, err := makeWorktreeRoot(c.common)
 		if err != nil {
-			return nil, "", err
+			return "", err
 		}
-		lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), flock.Options{What: "the worktree lock", Op: "doctor", Timeout: siteLockWait})
+		lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), flock.Options{What: "the worktree lock", Op: op, Timeout: siteLockWait})
 		if err != nil {
-			return nil, "not listed (a check of this repository may hold its worktrees): " + err.Error(), nil
+			return "not listed (a check of this repository may hold its worktrees): " + err.Error(), nil
 		}
 		overlay := c.iso.sandbox.Overlay || c.iso.sandbox.Level.Copy
 		t := &tree{dir: filepath.Join(root, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: overlay}
 		c.trees = &worktrees{workers: []*workerTrees{{base: t}}, lock: lock, git: c.git, overlay: overlay}
 		defer func() { c.trees.unlock(); c.trees = nil }()
 		if err := c.trees.prepare(ctx, t); err != nil {
-			return nil, "", fmt.Errorf("the base worktree: %w", err)
+			return "", fmt.Errorf("the base worktree: %w", err)
 		}
 	}
+	return "", f()
+}
+
+// countSuites counts what the base lists of each suite (ListSuites).
+func (c *site) countSuites(ctx context.Context) []SuiteCount {
+	var counts []SuiteCount
 	base := c.trees.workers[0].base
 	for i := range c.cfg.Suites {
 		st := &c.cfg.Suites[i]
@@ -81,5 +109,5 @@ func (s *Site) ListSuites(ctx context.Context) (counts []SuiteCount, busy string
 		}
 		counts = append(counts, sc)
 	}
-	return counts, "", nil
+	return counts
 }

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -27,6 +28,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/flock"
@@ -42,6 +44,17 @@ type goCaches struct {
 	named   int      // modules (with a version) the base's go.sum names
 	found   int      // of those, verified into modView
 	held    []*os.File
+	// runs are the base's go suites, run for real once by the fill
+	// (suiteFillRuns), so that what their tests build lands in the cache.
+	runs []fillRun
+}
+
+// fillRun is one go suite the fill runs for real: its package pattern,
+// the -skip pattern of its excluded names ("" for none) and its wall
+// budget.
+type fillRun struct {
+	pattern, skip string
+	budget        time.Duration
 }
 
 // Bounds of the Go caches kept per repository: the newest few by last
@@ -486,7 +499,50 @@ func escapeModule(s string) (string, bool) {
 	return b.String(), true
 }
 
-// filled reports whether the build cache was filled from base already.
+// fillKey is the line of the "filled" list that a fill from the base
+// writes: the base commit, and the suites it ran for real when it ran
+// some (a fill without them leaves the suites' own builds out).
+func (gc *goCaches) fillKey() string {
+	if len(gc.runs) == 0 {
+		return gc.base
+	}
+	var b strings.Builder
+	for _, r := range gc.runs {
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\n", r.pattern, r.skip, r.budget)
+	}
+	return gc.base + " suites " + sha256Hex([]byte(b.String()))[:16]
+}
+
+// suiteFillRuns are the go suites of a config as the fill runs them:
+// each pattern once, its excluded names skipped (a pattern holding a
+// slash names subtests and is left to run), within the suite's budget.
+func suiteFillRuns(suites []config.Suite) []fillRun {
+	var runs []fillRun
+	for _, s := range suites {
+		if s.Framework != config.FrameworkGo {
+			continue
+		}
+		var skip []string
+		for _, pat := range s.Exclude {
+			if strings.Contains(pat, "/") {
+				continue
+			}
+			q := regexp.QuoteMeta(pat)
+			q = strings.ReplaceAll(q, `\*`, ".*")
+			q = strings.ReplaceAll(q, `\?`, ".")
+			skip = append(skip, q)
+		}
+		r := fillRun{pattern: s.Path, budget: s.WallBudget}
+		if len(skip) > 0 {
+			r.skip = "^(?:" + strings.Join(skip, "|") + ")$"
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// filled reports whether the build cache was filled from base already
+// (base is a fillKey).
 func (gc *goCaches) filled(base string) bool {
 	b, _ := os.ReadFile(filepath.Join(gc.dir, "filled"))
 	for _, l := range strings.Split(string(b), "\n") {
@@ -500,14 +556,18 @@ func (gc *goCaches) filled(base string) bool {
 // fill builds the base's test binaries once in tree (a checkout of the
 // base), in sb with the build cache writable: `go test -count=1 -exec
 // /bin/true ./...` in every module of the base, so the compiled
-// packages and vet results land in the cache and no test runs (no test
-// output is cached). Only the base fills it: trusted code, never a
+// packages and vet results land in the cache. Then each go suite of the
+// config runs once for real (`go test -count=1 PATTERN`, its excluded
+// names skipped), so that what the suite's tests build themselves (a
+// test that runs go build, as cobra's TestDeadcodeElimination does)
+// lands there too and no attempt compiles it again; -count=1 caches no
+// test output. Only the base fills it: trusted code, never a
 // candidate's. A fill that fails keeps what it built (each entry is the
 // base's own) and says why; the attempts then compile the rest. It runs
 // once per base commit (the folder's "filled" list) under the cache's
 // fill lock.
 func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, tree string, op string) (string, error) {
-	if gc == nil || gc.filled(gc.base) {
+	if gc == nil || gc.filled(gc.fillKey()) {
 		return "", nil
 	}
 	lock, err := flock.Lock(ctx, gc.dir+".fill", flock.Options{What: "the Go build cache's fill lock", Op: op})
@@ -515,7 +575,7 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 		return "", err
 	}
 	defer lock.Close()
-	if gc.filled(gc.base) {
+	if gc.filled(gc.fillKey()) {
 		return "", nil
 	}
 	sb.GoCache, sb.FillGoCache, sb.Tree, sb.Prepared, sb.Persist = filepath.Join(gc.dir, "cache"), true, tree, "", ""
@@ -534,13 +594,29 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 			why = append(why, fmt.Sprintf("%s: %s %s: %s", m, out.Result, out.Reason, shortTail(out.Tail)))
 		}
 	}
+	for _, run := range gc.runs {
+		argv := []string{"go", "test", "-count=1", run.pattern}
+		if run.skip != "" {
+			argv = append(argv, "-skip", run.skip)
+		}
+		out := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: tree, Env: env, WallBudget: run.budget, Sandbox: &sb, NoTestMarkers: []string{}})
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if out.Result != attempt.Pass {
+			why = append(why, fmt.Sprintf("suite %s: %s %s: %s", run.pattern, out.Result, out.Reason, shortTail(out.Tail)))
+		}
+	}
 	b, _ := os.ReadFile(filepath.Join(gc.dir, "filled"))
-	list := strings.Fields(string(b))
+	list := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(list) > 100 {
 		list = list[len(list)-100:]
 	}
 	list = append(list, gc.base)
-	if err := atomicfile.WriteFile(filepath.Join(gc.dir, "filled"), []byte(strings.Join(list, "\n")+"\n"), 0o600); err != nil {
+	if key := gc.fillKey(); key != gc.base {
+		list = append(list, key)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(gc.dir, "filled"), []byte(strings.TrimSpace(strings.Join(list, "\n"))+"\n"), 0o600); err != nil {
 		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.dir, Message: "cannot record the Go build cache's fill", Err: err}
 	}
 	line := fmt.Sprintf("Go build cache filled from the base %s in %.1f s", flakegate.ShortSHA(gc.base), time.Since(started).Seconds()) + std
@@ -565,8 +641,12 @@ func (gc *goCaches) describe(warm bool) string {
 
 // fillGoCache fills the repository's Go build cache from the base tree
 // (proven pristine), once per base commit, before any prepare or attempt.
-func (c *checker) fillGoCache(ctx context.Context) error {
-	if c.goc == nil || c.iso.sandbox.GoCache == "" || c.goc.filled(c.baseSHA) {
+func (c *site) fillGoCache(ctx context.Context) error {
+	if c.goc == nil || c.iso.sandbox.GoCache == "" {
+		return nil
+	}
+	c.goc.runs = suiteFillRuns(c.cfg.Suites)
+	if c.goc.filled(c.goc.fillKey()) {
 		return nil
 	}
 	t := c.trees.workers[0].base

@@ -3,8 +3,12 @@ package check
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate/config"
 )
 
 // modFixture writes module mod@ver into the module cache host (its
@@ -81,5 +85,35 @@ func TestFillModView(t *testing.T) {
 	// A second fill finds the module there and copies nothing again.
 	if named, found, err := fillModView(view, "", lines); err != nil || named != 3 || found != 1 {
 		t.Errorf("again: %d %d %v", named, found, err)
+	}
+}
+
+// TestSuiteFillRuns: the fill runs each go suite's pattern with its
+// excluded names as one anchored -skip pattern, and its key changes
+// with the suites, so a config that adds one fills again.
+func TestSuiteFillRuns(t *testing.T) {
+	suites := []config.Suite{
+		{Path: "./...", Framework: config.FrameworkGo, WallBudget: time.Minute, Exclude: []string{"TestSlow*", "TestA?c", "TestSub/x", "Test.Dot"}},
+		{Path: "tests", Framework: config.FrameworkPytest},
+	}
+	runs := suiteFillRuns(suites)
+	if len(runs) != 1 || runs[0].pattern != "./..." || runs[0].budget != time.Minute {
+		t.Fatalf("runs %+v", runs)
+	}
+	re := regexp.MustCompile(runs[0].skip)
+	for name, want := range map[string]bool{"TestSlowX": true, "TestSlow": true, "TestAbc": true, "TestAbbc": false, "TestSub": false, "Test.Dot": true, "TestXDot": false, "XTestSlow": false} {
+		if re.MatchString(name) != want {
+			t.Errorf("-skip %q on %s: got %v, want %v", runs[0].skip, name, !want, want)
+		}
+	}
+	gc := &goCaches{base: "abc"}
+	if gc.fillKey() != "abc" {
+		t.Fatalf("key without suites %q", gc.fillKey())
+	}
+	gc.runs = runs
+	k1 := gc.fillKey()
+	gc.runs = suiteFillRuns(suites[:0])
+	if k1 == "abc" || !strings.HasPrefix(k1, "abc suites ") || gc.fillKey() != "abc" {
+		t.Fatalf("keys %q %q", k1, gc.fillKey())
 	}
 }

@@ -91,6 +91,11 @@ type Cost struct {
 	Source string `json:"source,omitempty"`
 	// Warn is true when Seconds is over PlanWarnAfter.
 	Warn bool `json:"warn"`
+	// Suites are the config's suites as the base lists them (PlanSuites;
+	// their triples are in the counts above), SuitesNotListed why they
+	// could not be listed here (their triples are not counted).
+	Suites          []PlanSuite `json:"suites,omitempty"`
+	SuitesNotListed string      `json:"suites_not_listed,omitempty"`
 }
 
 // PlanCost computes the cost of cfg. measured holds seconds per process

@@ -131,7 +131,7 @@ func (c *checker) ensurePrepared(ctx context.Context, w int, ps *propState) erro
 
 // releasePrepares lets go of the layers this check used: a later
 // collection may remove them.
-func (c *checker) releasePrepares() {
+func (c *site) releasePrepares() {
 	c.preparedMu.Lock()
 	defer c.preparedMu.Unlock()
 	for _, pt := range c.prepared {
@@ -146,7 +146,7 @@ func (c *checker) releasePrepares() {
 // now in trees. A prepare that fails is not an error of the check: the
 // layer says why, and every triple of that tree is INCOMPLETE. Nothing of
 // a failed prepare is kept. A full disk is (exit 3, "no space left on").
-func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepare, sha string, wt *workerTrees) (*preparedTree, error) {
+func (c *site) prepareTree(ctx context.Context, side string, p *config.Prepare, sha string, wt *workerTrees) (*preparedTree, error) {
 	pt := &preparedTree{side: side, sha256: sha, exit: -1}
 	t := wt.base
 	if side == transcript.SideCandidate {
@@ -244,7 +244,7 @@ func (c *checker) prepareTree(ctx context.Context, side string, p *config.Prepar
 
 // prepareFailed says why a prepare that ended as out failed ("" for
 // none), with the end of its output, tail (redacted).
-func (c *checker) prepareFailed(out attempt.Outcome, p *config.Prepare, tail string) string {
+func (c *site) prepareFailed(out attempt.Outcome, p *config.Prepare, tail string) string {
 	if out.Limit != "" {
 		return fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, shortTail(tail))
 	}
@@ -274,7 +274,7 @@ func preparedLayerKey(treeSHA, prepareSHA, isolation, goCache string, uid int, b
 }
 
 // preparedRoot is the folder of the repository's prepared layers.
-func (c *checker) preparedRoot() string { return filepath.Join(c.common, "flakegate", "prepared") }
+func (c *site) preparedRoot() string { return filepath.Join(c.common, "flakegate", "prepared") }
 
 func readPrepareMeta(dir string) (prepareMeta, bool) {
 	var m prepareMeta

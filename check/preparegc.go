@@ -40,7 +40,7 @@ func touchLayer(dir string) {
 // collectLayers removes the least recently used layers until those kept
 // fit the config's bound, passing over the ones a check holds. It says
 // what it removed.
-func (c *checker) collectLayers() error {
+func (c *site) collectLayers() error {
 	root := c.preparedRoot()
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {

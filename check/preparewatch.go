@@ -43,7 +43,7 @@ type layerEntry struct {
 }
 
 // layerWrites lists what the prepared layer pt wrote to its tree.
-func (c *checker) layerWrites(pt *preparedTree) error {
+func (c *site) layerWrites(pt *preparedTree) error {
 	root := filepath.Join(pt.dir, "tree")
 	var out []layerEntry
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {

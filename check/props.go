@@ -142,7 +142,7 @@ func (c *checker) preflight(ctx context.Context) error {
 
 // checkBaseFile requires rel to exist in the base worktree and to stay
 // inside it once symlinks are followed.
-func (c *checker) checkBaseFile(root, key, rel, what string) error {
+func (c *site) checkBaseFile(root, key, rel, what string) error {
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	if _, err := os.Lstat(p); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -156,7 +156,7 @@ func (c *checker) checkBaseFile(root, key, rel, what string) error {
 }
 
 // insideTree refuses a path whose symlinks lead out of the worktree.
-func (c *checker) insideTree(root, key, rel string) error {
+func (c *site) insideTree(root, key, rel string) error {
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
@@ -234,6 +234,10 @@ func candidateGap(err error) bool {
 
 // digestIn digests rel inside the worktree root.
 func (c *checker) digestIn(ctx context.Context, root, rel string) (string, error) {
+	key := root + "\x00" + rel
+	if d, ok := c.digests[key]; ok {
+		return d.sum, d.err // a suite's tests share their files: each is digested once
+	}
 	if err := c.insideTree(root, rel, rel); err != nil {
 		return "", err
 	}
@@ -241,7 +245,18 @@ func (c *checker) digestIn(ctx context.Context, root, rel string) (string, error
 	if err != nil && ctx.Err() != nil {
 		return "", interrupted(ctx)
 	}
+	if c.digests == nil {
+		c.digests = map[string]digested{}
+	}
+	c.digests[key] = digested{sum, err}
 	return sum, err
+}
+
+// digested is one digestIn answer, kept for the preflight's other
+// properties (the trees do not change during it).
+type digested struct {
+	sum string
+	err error
 }
 
 // tripleArgv is the command of one attempt of p for seed, as check and

@@ -127,10 +127,10 @@ func encodeRecord(rec *flakegate.RunRecord) (raw []byte, sha string, err error) 
 func (r *tripleRun) writeRecord(ctx context.Context, raw []byte, sha string, d flakegate.Decision) (string, error) {
 	c := r.c
 	recPath := filepath.Join(c.outDir, r.stem+".json")
-	if err := writeFile(recPath, raw); err != nil {
+	if err := publishFile(recPath, raw); err != nil {
 		return "", err
 	}
-	if err := writeFile(filepath.Join(c.outDir, r.stem+".decision.json"), append(mustJSON(d), '\n')); err != nil {
+	if err := publishFile(filepath.Join(c.outDir, r.stem+".decision.json"), append(mustJSON(d), '\n')); err != nil {
 		return "", err
 	}
 	if c.opts.Join == nil {

@@ -74,6 +74,10 @@ type ReplayOptions struct {
 	// the same way, in the same sandbox.
 	Prepare     *config.Prepare
 	PrepareTree string
+	// Suite, when set, replays one triple of a suite: NewReplay lists
+	// the suite and makes Argv the batch the check ran it in
+	// (replaysuite.go).
+	Suite *ReplaySuite
 }
 
 // Replay is a replay whose sandbox is built and probed: Run runs its
@@ -85,6 +89,7 @@ type Replay struct {
 	common  string    // the repository's git common dir, "" outside one
 	goc     *goCaches // the repository's Go caches, nil for none
 	notes   []string  // what the replay did besides the command (Notes)
+	suite   *suiteReplay
 }
 
 // ReplayIncomplete is a replay that can be no result: its fixture is
@@ -179,6 +184,12 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 			return nil, err
 		}
 	}
+	if opts.Suite != nil {
+		if err := r.planSuite(ctx); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -255,6 +266,9 @@ func (r *Replay) Run(ctx context.Context, output io.Writer) attempt.Outcome {
 		return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(),
 			Reason: "prepare failed: a prepare needs the sandbox on overlays, so that its layer can lie under the command"}
 	}
+	if r.suite != nil {
+		return r.runSuite(ctx, cmd, output)
+	}
 	ev := evidence.New(r.opts.Framework, r.opts.Name, r.opts.PassMarker, r.opts.FailMarker)
 	if ev != nil {
 		// The evidence reads the exact bytes; output gets them as well.
@@ -293,6 +307,10 @@ type ReplayAtOptions struct {
 	// Property (clean, repo-relative) and Name pick the config entry.
 	Property, Name string
 	Seed           flakegate.Seed
+	// Suite is the path of a suites: entry (as the config writes it):
+	// Property and Name are then one of its tests (the file and name its
+	// triple's record has), and the replay runs that test's batch.
+	Suite string
 }
 
 // ReplayAt is a temporary checkout of a commit and the replay of one
@@ -304,8 +322,9 @@ type ReplayAt struct {
 	// block, with the evidence check asks for; NewReplay takes them.
 	Options ReplayOptions
 
-	git *git.Client
-	tmp string
+	git  *git.Client
+	tmp  string
+	base string // a suite's: the checkout of the base it is listed in
 }
 
 // CheckoutReplay resolves the revisions, reads the config at ConfigRev,
@@ -346,6 +365,14 @@ func CheckoutReplay(ctx context.Context, o ReplayAtOptions) (*ReplayAt, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Suite != "" {
+		return checkoutSuiteReplay(ctx, o, g, sha, cfgSHA, cfgPath, cfg)
+	}
+	return checkoutPropertyReplay(ctx, o, g, sha, cfgSHA, cfgPath, cfg)
+}
+
+// checkoutPropertyReplay is CheckoutReplay for a property's triple.
+func checkoutPropertyReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, sha, cfgSHA, cfgPath string, cfg *config.Config) (*ReplayAt, error) {
 	var p *config.Property
 	var ids []string
 	for i := range cfg.Properties {
@@ -384,6 +411,11 @@ func CheckoutReplay(ctx context.Context, o ReplayAtOptions) (*ReplayAt, error) {
 // replay's alone). It runs even when ctx has ended.
 func (r *ReplayAt) Remove(ctx context.Context) error {
 	err := r.git.RemoveWorktree(context.WithoutCancel(ctx), r.Options.Dir)
+	if r.base != "" {
+		if berr := r.git.RemoveWorktree(context.WithoutCancel(ctx), r.base); err == nil {
+			err = berr
+		}
+	}
 	os.RemoveAll(r.tmp)
 	return err
 }

@@ -114,16 +114,17 @@ func (iso *isolation) close() {
 }
 
 // setupIsolation resolves the sandbox of the base config for every
-// attempt of this check.
-func (c *checker) setupIsolation(ctx context.Context) error {
+// attempt of this check, from opts and the file ledger at ledgerPath (""
+// for none), which no attempt may reach.
+func (c *site) setupIsolation(ctx context.Context, opts SiteOptions, ledgerPath string) error {
 	guarded := []string{c.top, c.common, c.outDir}
-	if c.opts.LedgerPath != "" {
-		if abs, err := filepath.Abs(c.opts.LedgerPath); err == nil {
+	if ledgerPath != "" {
+		if abs, err := filepath.Abs(ledgerPath); err == nil {
 			guarded = append(guarded, abs)
 		}
 	}
-	spec := sandboxSpec{op: "check", cfgPath: c.cfgPath, block: &c.cfg.Sandbox, env: c.opts.Env, secrets: c.opts.Secrets,
-		noOverlay: c.opts.NoOverlay, bwrap: c.opts.Bwrap, guarded: guarded,
+	spec := sandboxSpec{op: "check", cfgPath: c.cfgPath, block: &c.cfg.Sandbox, env: opts.Env, secrets: opts.Secrets,
+		noOverlay: opts.NoOverlay, bwrap: opts.Bwrap, guarded: guarded,
 		optOut: "opt out in the base config with sandbox: {mode: none} (records then say \"isolation\": \"none\" and earn no freeze)"}
 	if c.cfg.Sandbox.Mode != config.SandboxNone {
 		// Every other worktree of the repository, as well as the gate's
@@ -144,7 +145,7 @@ func (c *checker) setupIsolation(ctx context.Context) error {
 	c.iso = iso
 	// The attempts' Go caches are the repository's, built from the base
 	// (gocache.go); the runner's own are hidden.
-	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, envGetter(c.opts.Env))
+	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, envGetter(opts.Env))
 	return err
 }
 
@@ -205,7 +206,7 @@ func resolved(p string) string {
 }
 
 // sandboxFor is the sandbox of one attempt in tree, nil without bwrap.
-func (c *checker) sandboxFor(tree string) *sandbox.Sandbox {
+func (c *site) sandboxFor(tree string) *sandbox.Sandbox {
 	if c.iso.mode != IsolationBwrap {
 		return nil
 	}
@@ -260,7 +261,7 @@ func SecretValues(src, extra []string) []string {
 }
 
 // redact replaces every secret value in s.
-func (c *checker) redact(s string) string {
+func (c *site) redact(s string) string {
 	if c.iso == nil {
 		return s
 	}
@@ -310,7 +311,7 @@ func (iso *isolation) probe(ctx context.Context, root string) error {
 // the config asks for that the host cannot enforce. It reports whether
 // the attempts leave their worktrees unwritten (each runs on a throwaway
 // overlay or a fresh copy of its tree), and why not, or why a copy.
-func (c *checker) probeSandbox(ctx context.Context, root string) (overlay bool, why string, err error) {
+func (c *site) probeSandbox(ctx context.Context, root string) (overlay bool, why string, err error) {
 	if err := c.iso.probe(ctx, root); err != nil {
 		return false, "", err
 	}

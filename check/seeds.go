@@ -8,6 +8,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"strconv"
 
 	"github.com/flakegate/flakegate"
@@ -69,6 +70,9 @@ func (c *checker) drawnFor(ps *propState) []flakegate.Seed {
 	if bk := batchTemplateKey(ps); bk != "" {
 		key = "batch " + sha256Hex([]byte(bk))
 	}
+	if s := ps.prop.Suite; s != nil {
+		key = suiteDrawKey(s)
+	}
 	var out []flakegate.Seed
 	for _, s := range DrawSeeds(c.secret, c.baseSHA, key, ps.prop.Framework, ps.prop.RandomSeeds) {
 		if !listed[s] {
@@ -76,6 +80,16 @@ func (c *checker) drawnFor(ps *propState) []flakegate.Seed {
 		}
 	}
 	return out
+}
+
+// suiteDrawKey is what the triples of suite s draw their seeds for:
+// the suite itself (its framework and path), so that every test of it,
+// in every Go package, gets the same drawn order seeds, as they all get
+// its listed ones; one drawn seed is one order of the whole suite (one
+// process per package, or one pytest process), never a seed per package.
+func suiteDrawKey(s *config.Suite) string {
+	b, _ := json.Marshal([]string{s.Framework, s.Path})
+	return "suite " + sha256Hex(b)
 }
 
 // seedSecret fetches the store's seed secret when some property draws

@@ -1,6 +1,11 @@
 // A check set up and never run: the attempts' sandbox and environment
 // over a base, and the base side's prepares, built by the check's own
 // steps (useBase, setupIsolation, prepareTree), for doctor to look at.
+//
+// Those steps are site's methods, and site holds what they read and
+// set: the checker embeds one for its own attempts, and a Site holds one
+// alone, with no checker (TestLayoutBuildsNoPartialChecker holds that
+// only newChecker makes a checker).
 
 package check
 
@@ -9,15 +14,42 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/template"
 	"github.com/flakegate/flakegate/transcript"
 )
+
+// site is what setting up a check's attempts needs: the base (useBase),
+// the output folder no attempt may reach, the isolation and the Go
+// caches (setupIsolation, probeSandbox), the worktrees, the prepared
+// layers (prepareTree, collectLayers), where notes go (say) and what is
+// redacted (redact). Its methods are those steps (the suites' listings
+// too, suitelist.go); they name their receiver c, as the checker's do,
+// since the checker that embeds a site calls them as its own.
+type site struct {
+	git        *git.Client
+	top        string
+	common     string
+	baseSHA    string
+	cfgPath    string
+	cfgSHA     string // sha256 of the config bytes at the base
+	cfg        *config.Config
+	outDir     string
+	trees      *worktrees
+	iso        *isolation
+	progress   ProgressHandler
+	preparedMu sync.Mutex               // guards prepared
+	prepared   map[string]*preparedTree // by side and prepare (prepare.go)
+	goc        *goCaches                // the attempts' Go caches (gocache.go), nil for none
+	suite      suiteState               // the suites' lists, orders and new tests (suite.go)
+}
 
 // SiteOptions are what a check's attempts are set up from besides the
 // base; each means what it means for Run.
@@ -30,23 +62,23 @@ type SiteOptions struct {
 
 // Site is what a check of a base sets up before its first attempt.
 type Site struct {
-	c     *checker
-	notes *noteRecorder
+	c     *site         // the check's set-up steps, with no checker
+	opts  SiteOptions   // what Setup builds the sandbox from
+	notes *noteRecorder // the site's notes (the "sandbox:" line)
 }
 
 // NewSite is the site of a check of b; nothing is set up yet.
 func NewSite(b *Base, opts SiteOptions) *Site {
 	notes := &noteRecorder{}
-	c := &checker{opts: Options{Dir: b.Git.Dir, Git: b.Git.Git, ConfigPath: b.ConfigPath, Env: opts.Env,
-		NoOverlay: opts.NoOverlay, Bwrap: opts.Bwrap, Secrets: opts.Secrets}, now: time.Now, progress: notes}
+	c := &site{progress: notes}
 	c.useBase(b)
 	c.outDir = filepath.Join(b.Common, "flakegate", "out", "doctor") // guarded in the sandbox; never created
-	return &Site{c: c, notes: notes}
+	return &Site{c: c, opts: opts, notes: notes}
 }
 
 // Setup resolves the sandbox and the environment of the attempts, as a
 // check does before its first one.
-func (s *Site) Setup(ctx context.Context) error { return s.c.setupIsolation(ctx) }
+func (s *Site) Setup(ctx context.Context) error { return s.c.setupIsolation(ctx, s.opts, "") }
 
 // Probe finds the isolation this host gives the attempts, as a check
 // does, and returns the line a check prints about it (without its

@@ -122,7 +122,7 @@ func (c *checker) gradedCandidate(ctx context.Context) (string, error) {
 // property per test to the config, after the config's own properties. A
 // test a property already names (same file and name) is gated once, as
 // the property.
-func (c *checker) expandSuites(ctx context.Context) error {
+func (c *site) expandSuites(ctx context.Context) error {
 	if len(c.cfg.Suites) == 0 {
 		return nil
 	}
@@ -134,7 +134,7 @@ func (c *checker) expandSuites(ctx context.Context) error {
 	base := c.trees.workers[0].base
 	for i := range c.cfg.Suites {
 		s := &c.cfg.Suites[i]
-		list, err := c.listSuite(ctx, s, base)
+		list, err := c.baseSuiteList(ctx, s, base)
 		if err != nil {
 			return err
 		}
@@ -148,13 +148,18 @@ func (c *checker) expandSuites(ctx context.Context) error {
 				continue
 			}
 			named[t.file+"\x00"+t.name] = true
-			p := config.Property{Path: t.file, Name: t.name, Fixture: fixture, Seeds: s.Seeds, RandomSeeds: s.RandomSeeds,
-				WallBudget: s.WallBudget, FlakeProbeRuns: c.cfg.FlakeProbeRuns, Index: len(c.cfg.Properties), Prepare: c.cfg.Prepare,
-				Framework: s.Framework, FrameworkSet: true, Batch: true, Suite: s, Run: suiteRun(s, t, list)}
-			c.cfg.Properties = append(c.cfg.Properties, p)
+			c.cfg.Properties = append(c.cfg.Properties, suiteProperty(c.cfg, s, t, list, fixture))
 		}
 	}
 	return nil
+}
+
+// suiteProperty is the property of one test of suite s in cfg, with
+// the fixture the suite's triples digest ("" for none).
+func suiteProperty(cfg *config.Config, s *config.Suite, t suiteTest, list *suiteList, fixture string) config.Property {
+	return config.Property{Path: t.file, Name: t.name, Fixture: fixture, Seeds: s.Seeds, RandomSeeds: s.RandomSeeds,
+		WallBudget: s.WallBudget, FlakeProbeRuns: cfg.FlakeProbeRuns, Index: len(cfg.Properties), Prepare: cfg.Prepare,
+		Framework: s.Framework, FrameworkSet: true, Batch: true, Suite: s, Run: suiteRun(s, t, list)}
 }
 
 // suiteRun is the run template of one suite test: the batch shape of its

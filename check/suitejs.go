@@ -81,11 +81,14 @@ func isJSTestFile(rel string) bool {
 	return strings.HasPrefix(rel, "__tests__/") || strings.Contains(rel, "/__tests__/")
 }
 
-// listJS lists a vitest or jest suite in tree t.
-func (c *checker) listJS(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+// listJS lists a vitest or jest suite.
+func (l *suiteLister) listJS(ctx context.Context, s *config.Suite) (*suiteList, error) {
+	if l.runReport == nil {
+		return nil, l.fail("a %s suite cannot be listed here yet", s.Framework)
+	}
 	runner := jsRunner(s.Framework)
-	if fi, err := os.Stat(filepath.Join(t.dir, filepath.FromSlash(runner))); err != nil || !fi.Mode().IsRegular() {
-		return nil, c.suiteError(s, "a %s suite runs node %s at the repository root, and the base tree has none: commit node_modules (or a link to an installed one that sandbox.ro names); the listing and the new tests run no prepare", s.Framework, runner)
+	if fi, err := os.Stat(filepath.Join(l.dir, filepath.FromSlash(runner))); err != nil || !fi.Mode().IsRegular() {
+		return nil, l.fail("a %s suite runs node %s at the repository root, and the base tree has none: commit node_modules (or a link to an installed one that sandbox.ro names); the listing and the new tests run no prepare", s.Framework, runner)
 	}
 	var argv []string
 	flag := "--json="
@@ -97,14 +100,14 @@ func (c *checker) listJS(ctx context.Context, s *config.Suite, t *tree) (*suiteL
 	if s.Path != "." {
 		argv = append(argv, s.Path)
 	}
-	o, out, report, root, err := c.listRunReport(ctx, t, s, argv, flag)
+	o, out, report, root, err := l.runReport(ctx, argv, flag)
 	if err != nil {
 		return nil, err
 	}
 	var tests []suiteTest
 	if s.Framework == config.FrameworkJest {
 		tests, err = parseJestList(report, root, func(file string) string {
-			b, _ := readBounded(filepath.Join(t.dir, filepath.FromSlash(file)), 16<<20)
+			b, _ := readBounded(filepath.Join(l.dir, filepath.FromSlash(file)), 16<<20)
 			return string(b)
 		})
 	} else {
@@ -115,7 +118,7 @@ func (c *checker) listJS(ctx context.Context, s *config.Suite, t *tree) (*suiteL
 		if err != nil {
 			why = err.Error()
 		}
-		return nil, c.suiteError(s, "%s failed to list the tests in the base tree (%s; %s): %s", s.Framework, why, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+		return nil, l.fail("%s failed to list the tests in the base tree (%s; %s): %s", s.Framework, why, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
 	}
 	list := &suiteList{}
 	for _, st := range tests {
@@ -130,7 +133,7 @@ func (c *checker) listJS(ctx context.Context, s *config.Suite, t *tree) (*suiteL
 // file flag+F added (reportFile) and returns its outcome, its output,
 // the report file's content and the folder the framework ran in as it
 // saw it (the report names files by absolute paths there).
-func (c *checker) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
+func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
 	if err := t.acquire(); err != nil {
 		return attempt.Outcome{}, nil, nil, "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}

@@ -44,7 +44,7 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 
 // listRun runs argv in the sandbox on t and returns its whole output (a
 // listing is no test: its exit code is judged by the caller).
-func (c *checker) listRun(ctx context.Context, t *tree, s *config.Suite, argv []string) (attempt.Outcome, []byte, error) {
+func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []string) (attempt.Outcome, []byte, error) {
 	if err := t.acquire(); err != nil {
 		return attempt.Outcome{}, nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}
@@ -63,21 +63,48 @@ func (c *checker) listRun(ctx context.Context, t *tree, s *config.Suite, argv []
 
 // suiteError is a configuration error of suite s: its tests cannot be
 // listed, so none can be judged.
-func (c *checker) suiteError(s *config.Suite, format string, args ...any) error {
+func (c *site) suiteError(s *config.Suite, format string, args ...any) error {
 	return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
 		Message: fmt.Sprintf("suites[%d] (%s %s): ", s.Index, s.Framework, s.Path) + fmt.Sprintf(format, args...),
 		Hint:    "run the listing yourself in the base tree (flakegate doctor shows each suite's count), or fix the suite in " + c.cfgPath}
 }
 
+// suiteLister runs the listing commands of a suite in one tree: a
+// check's base worktree (listSuite), or a replay's checkout of the base
+// (replaysuite.go).
+type suiteLister struct {
+	dir string
+	run func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error)
+	// runReport runs argv with the report file flag+F added (vitest and
+	// jest write their list there) and returns the outcome, the output,
+	// the file's content and the folder the framework ran in as it saw it
+	// (nil: the lister cannot list a vitest or jest suite).
+	runReport func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error)
+	fail      func(format string, args ...any) error
+}
+
 // listSuite lists suite s in tree t.
-func (c *checker) listSuite(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+func (c *site) listSuite(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+	l := &suiteLister{dir: t.dir,
+		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
+			return c.listRun(ctx, t, s, argv)
+		},
+		runReport: func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
+			return c.listRunReport(ctx, t, s, argv, flag) // suitejs.go
+		},
+		fail: func(format string, args ...any) error { return c.suiteError(s, format, args...) }}
+	return l.list(ctx, s)
+}
+
+// list lists suite s.
+func (l *suiteLister) list(ctx context.Context, s *config.Suite) (*suiteList, error) {
 	switch s.Framework {
 	case config.FrameworkGo:
-		return c.listGo(ctx, s, t)
+		return l.listGo(ctx, s)
 	case config.FrameworkVitest, config.FrameworkJest:
-		return c.listJS(ctx, s, t) // suitejs.go
+		return l.listJS(ctx, s) // suitejs.go
 	}
-	return c.listPytest(ctx, s, t)
+	return l.listPytest(ctx, s)
 }
 
 // goListTemplate prints one line per package: import path, folder,
@@ -88,17 +115,17 @@ const goListTemplate = `{{.ImportPath}}{{"\t"}}{{.Dir}}{{"\t"}}{{join .TestGoFil
 // tests (go test -json -list ., by package), and the file each test is
 // declared in (the package's test files, parsed). Top-level Test and Fuzz
 // functions are tests; subtests are part of theirs.
-func (c *checker) listGo(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
-	module, err := goModulePath(filepath.Join(t.dir, "go.mod"))
+func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, error) {
+	module, err := goModulePath(filepath.Join(l.dir, "go.mod"))
 	if err != nil {
-		return nil, c.suiteError(s, "a go suite needs the module's go.mod at the repository root: %v", err)
+		return nil, l.fail("a go suite needs the module's go.mod at the repository root: %v", err)
 	}
-	o, out, err := c.listRun(ctx, t, s, []string{"go", "list", "-f", goListTemplate, s.Path})
+	o, out, err := l.run(ctx, []string{"go", "list", "-f", goListTemplate, s.Path})
 	if err != nil {
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, c.suiteError(s, "go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 5))
+		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 5))
 	}
 	list := &suiteList{pkgTests: map[string][]string{}, rapid: map[string]bool{}}
 	byImport := map[string]string{}         // import path -> "./dir"
@@ -124,21 +151,21 @@ func (c *checker) listGo(ctx context.Context, s *config.Suite, t *tree) (*suiteL
 		}
 		byImport[f[0]] = arg
 		pkgs = append(pkgs, arg)
-		decl, rapid, err := goTestDecls(t.dir, rel, append(strings.Fields(f[2]), strings.Fields(f[3])...))
+		decl, rapid, err := goTestDecls(l.dir, rel, append(strings.Fields(f[2]), strings.Fields(f[3])...))
 		if err != nil {
-			return nil, c.suiteError(s, "%v", err)
+			return nil, l.fail("%v", err)
 		}
 		files[arg], list.rapid[arg] = decl, rapid
 	}
 	if len(pkgs) == 0 {
 		return list, nil
 	}
-	o, out, err = c.listRun(ctx, t, s, append([]string{"go", "test", "-json", "-list", "."}, pkgs...))
+	o, out, err = l.run(ctx, append([]string{"go", "test", "-json", "-list", "."}, pkgs...))
 	if err != nil {
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, c.suiteError(s, "go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -219,23 +246,23 @@ exit 1`
 // listPytest lists a pytest suite: the node ids `pytest --collect-only -q`
 // prints (relative to the repository root), run by the sandbox's first
 // interpreter that has pytest.
-func (c *checker) listPytest(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
-	o, out, err := c.listRun(ctx, t, s, []string{"sh", "-c", pytestPython})
+func (l *suiteLister) listPytest(ctx context.Context, s *config.Suite) (*suiteList, error) {
+	o, out, err := l.run(ctx, []string{"sh", "-c", pytestPython})
 	if err != nil {
 		return nil, err
 	}
 	f := strings.Fields(string(out))
 	if o.Result != attempt.Pass || len(f) == 0 || !strings.HasPrefix(f[0], "/") {
-		return nil, c.suiteError(s, "no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
+		return nil, l.fail("no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
 	}
 	list := &suiteList{python: f[0], hypothesis: len(f) > 1 && f[1] == "hypothesis"}
 	argv := append(pytestSuiteArgv(list.python), "--collect-only", "-q", s.Path)
-	o, out, err = c.listRun(ctx, t, s, argv)
+	o, out, err = l.run(ctx, argv)
 	if err != nil {
 		return nil, err
 	}
 	if o.Result != attempt.Pass && o.ExitCode != 5 { // 5: no tests collected
-		return nil, c.suiteError(s, "pytest --collect-only failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+		return nil, l.fail("pytest --collect-only failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimRight(line, "\r")

@@ -346,4 +346,4 @@ func (c *checker) sayTrees(why string) {
 }
 
 // say writes one line to the check's progress, as a note.
-func (c *checker) say(line string) { c.progress.Note(NoteTopic, line) }
+func (c *site) say(line string) { c.progress.Note(NoteTopic, line) }

@@ -11,12 +11,10 @@ import (
 	"errors"
 	"hash"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/internal/atomicfile"
 )
 
 // Event types, in the order a check writes them:
@@ -155,10 +153,13 @@ func (t *Writer) fail(err error) error {
 	return t.err
 }
 
-// Close flushes the file to disk (fsync), closes it, and fsyncs its
-// folder so the new name is durable too. A transcript is a log written as
-// the attempts happen, so it is appended, not replaced (internal/atomicfile
-// is for files that are replaced whole).
+// Close closes the file, without an fsync: a transcript is its check's
+// output, as the check's per-triple records are (a power cut may lose
+// it; the stored record holds its digest durably), and a suite's check
+// closes hundreds at once, where two fsyncs each cost more than the
+// tests. A transcript is a log written as the attempts happen, so it is
+// appended, not replaced (internal/atomicfile is for files that are
+// replaced whole).
 func (t *Writer) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -166,13 +167,7 @@ func (t *Writer) Close() error {
 		return t.err
 	}
 	t.closed = true
-	serr := t.f.Sync()
-	cerr := t.f.Close()
-	var derr error
-	if serr == nil && cerr == nil {
-		derr = atomicfile.SyncDir(filepath.Dir(t.path))
-	}
-	if err := errors.Join(serr, cerr, derr); err != nil && t.err == nil {
+	if err := t.f.Close(); err != nil && t.err == nil {
 		t.err = &flakegate.Error{Code: flakegate.EINTERNAL, Op: "close transcript", Path: t.path, Err: err}
 	}
 	return t.err

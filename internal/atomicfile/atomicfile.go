@@ -6,7 +6,9 @@
 package atomicfile
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -97,6 +99,72 @@ func Write(path string, perm os.FileMode, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Commit()
+}
+
+// CreateOnce creates path holding data, durably, unless path exists
+// (then it changes nothing and returns nil): a temporary file written
+// and fsynced, linked to path (link(2) fails when the name exists, so
+// of racing writers the first to land stays whole), removed, and the
+// folder fsynced. No lock is needed for a file that is written once and
+// never changed. step, when set, is called after the sync ("synced") and
+// after the link ("linked").
+func CreateOnce(path string, data []byte, perm os.FileMode, step func(string)) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if step != nil {
+		step("synced")
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if step != nil {
+		step("linked")
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// Publish replaces path with data atomically for readers, not durably:
+// a temporary file renamed over path, nothing fsynced. It is for output
+// that a crash may lose but must never show half written (a check's
+// per-triple files in its output folder, hundreds at once for a suite,
+// where two fsyncs each cost more than the test).
+func Publish(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // SyncDir fsyncs a folder, making the names created, renamed or removed

@@ -255,3 +255,28 @@ func TestOnlyWriter(t *testing.T) {
 		t.Fatalf("walked only %d Go files under %s", found, root)
 	}
 }
+
+// TestPublish: Publish replaces a file's bytes whole, with its mode, and
+// leaves no temporary file beside it.
+func TestPublish(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "out.json")
+	for _, data := range []string{"first", "second, longer"} {
+		if err := Publish(p, []byte(data), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || string(got) != data {
+			t.Fatalf("read %q, %v; want %q", got, err, data)
+		}
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("want only out.json, got %v", ents)
+	}
+	if err := Publish(filepath.Join(dir, "missing", "x"), []byte("x"), 0o644); err == nil {
+		t.Fatal("no error for a missing folder")
+	}
+}

@@ -166,14 +166,26 @@ func planCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
+	// A suite's triples are its tests, which only its framework can list,
+	// in the check's sandbox on the base tree (PlanSuites).
+	var secrets []string
+	if postgres.IsDSN(opts.Ledger) {
+		secrets = append(secrets, opts.Ledger)
+	}
+	suites, sandboxLine, notListed, err := check.PlanSuites(ctx, b, check.SiteOptions{Env: opts.IO.environ(),
+		NoOverlay: opts.IO.Getenv(sandbox.NoOverlayEnv) == "1", Secrets: secrets})
+	if err != nil {
+		return err
+	}
 	m := readMeasured(b.Common)
 	cost := check.PlanCost(b.Config, m.Seconds, m.Source)
+	cost.Suites, cost.SuitesNotListed = suites, notListed
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(cost)
 	}
-	for _, l := range cost.Lines() {
+	for _, l := range append(check.PlanSuiteLines(suites, sandboxLine, notListed), cost.Lines()...) {
 		fmt.Fprintln(opts.IO.Out, termsafe.Line(l))
 	}
 	return nil

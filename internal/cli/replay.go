@@ -38,6 +38,9 @@ type ReplayOptions struct {
 	// The --repo mode: a checkout of Rev of its own, the command of the
 	// config at ConfigRev (Rev when empty).
 	Repo, Rev, ConfigRev, Config, Name string
+	// Suite is the path of a suites: entry: --property and --name are
+	// one of its tests, and the replay runs that test's batch.
+	Suite string
 	// Sandbox is auto (= bwrap), bwrap or none; Env names more variables
 	// to pass; Network keeps the network inside the sandbox.
 	Sandbox string
@@ -51,14 +54,19 @@ func NewCmdReplay(ios *IO, runF func(*ReplayOptions) error) *cobra.Command {
 	opts := &ReplayOptions{IO: ios}
 	cmd := &cobra.Command{
 		DisableFlagsInUseLine: true,
-		Use: "replay --repo DIR --rev SHA [--config-rev SHA] [--config PATH] --property P [--name N] --seed S\n" +
+		Use: "replay --repo DIR --rev SHA [--config-rev SHA] [--config PATH] [--suite PATH] --property P [--name N] --seed S\n" +
 			"  flakegate replay --workdir DIR --seed S --expect-fixture-sha256 H [--fixture PATH] [--property P] [--samples N] [--timeout D] [--sandbox MODE] [--env NAME] -- CMD [ARG ...]",
 		Short: "Run one seed once in a clean checkout, after checking the fixture digest",
 		Long: `With --repo, makes a temporary checkout of the commit --rev of the repository DIR
 (git worktree add --detach, in a temporary folder), reads flakegate.yaml (or --config)
 at --config-rev, finds the property --property (and --name), runs its command once
 for the seed with the entry's wall budget, prints pass or fail, and removes the
-checkout. The command comes from --config-rev, not from --rev: check writes its
+checkout. With --suite, the property is one test of that suites: entry (--property
+its file, --name its name, as its record has them): the replay lists the suite on a
+checkout of --config-rev as check does, runs the whole batch the check ran the test
+in (its Go package, or the pytest suite, in the order of the seed) on the base's test
+files over --rev's code, and prints and exits with that test's own result. The
+command comes from --config-rev, not from --rev: check writes its
 reproduce lines with the base revision there, so the replay runs the command the
 gate ran; without --config-rev the config of --rev itself is used. Nothing else
 resets that checkout, so the line reproduces as long as the commits exist.
@@ -111,6 +119,7 @@ anything else as incomplete, never as a result.`,
 	f.StringVar(&opts.ConfigRev, "config-rev", "", "read the config at `REV` (default --rev; check passes the base)")
 	f.StringVar(&opts.Config, "config", "", "the config's `PATH` in the repository (default flakegate.yaml)")
 	f.StringVar(&opts.Name, "name", "", "the test `NAME` of the property's config entry")
+	f.StringVar(&opts.Suite, "suite", "", "replay a test of the suites: entry at `PATH` (with --property FILE --name NAME): its whole batch")
 	f.StringVar(&opts.Sandbox, "sandbox", "auto", "run the command in a bubblewrap sandbox: auto (= bwrap), bwrap or none")
 	f.StringArrayVar(&opts.Env, "env", nil, "pass the variable `NAME` from flakegate's environment (repeatable)")
 	f.BoolVar(&opts.Network, "network", false, "keep the network inside the sandbox")
@@ -167,6 +176,7 @@ func replayRun(ctx context.Context, opts *ReplayOptions, ro check.ReplayOptions,
 	if why := r.Shortfall(); why != "" { // say it when the machine gives less than the full sandbox
 		fmt.Fprintf(opts.IO.ErrOut, "sandbox: %s\n", termsafe.Line(why))
 	}
+	ro.Argv = r.Argv() // a suite's batch is known once the suite is listed
 	out := startOutput(opts.IO.Out, ro.Argv)
 	o := r.Run(ctx, out)
 	endOutput(opts.IO.Out, out, o)
@@ -176,7 +186,22 @@ func replayRun(ctx context.Context, opts *ReplayOptions, ro check.ReplayOptions,
 	if before != nil {
 		before()
 	}
+	if j := r.Judged(); j != "" {
+		return replayJudged(opts, j, o)
+	}
 	return replayOutcome(opts, ro.Argv, o)
+}
+
+// replayJudged says what a suite's batch said of the replayed test
+// (judged) and maps it to the exit status, as replayOutcome does.
+func replayJudged(opts *ReplayOptions, judged string, o attempt.Outcome) error {
+	took := strconv.FormatFloat(o.Wall.Seconds(), 'f', 2, 64) + "s"
+	if o.Result == attempt.Pass {
+		fmt.Fprintf(opts.IO.ErrOut, "replay: pass: %s, its own time %s\n", termsafe.Line(judged), took)
+		return nil
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "replay: fail: %s, its own time %s\n", termsafe.Line(judged), took)
+	return &ExitError{Code: ExitReject}
 }
 
 // outputPrefix marks every line of the command's output that replay
@@ -274,6 +299,9 @@ func (opts *ReplayOptions) checkFlags() error {
 	}
 	if opts.repoMode() {
 		return opts.checkRepoFlags()
+	}
+	if opts.Suite != "" {
+		return replayUsage("--suite goes with --repo and --rev: the config names the suite's tests")
 	}
 	for _, req := range []struct{ flag, val string }{
 		{"--workdir", opts.Workdir}, {"--seed", opts.Seed}, {"--expect-fixture-sha256", opts.ExpectFixtureSHA256},

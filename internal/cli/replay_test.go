@@ -297,5 +297,13 @@ func TestNewCmdReplayFlags(t *testing.T) {
 		{name: "negative samples", args: args("--samples", "-1", "--", "x"), errText: "--samples -1"},
 		{name: "negative timeout", args: args("--timeout", "-5s", "--", "x"), errText: "--timeout -5s"},
 		{name: "bad duration", args: args("--timeout", "soon", "--", "x"), errText: "invalid argument", errCode: "cobra"},
+		{name: "a suite's test", args: []string{"--repo", ".", "--rev", "HEAD", "--suite", "./...", "--property", "a/a_test.go", "--name", "TestA", "--seed", "3"},
+			want: func(t *testing.T, o *ReplayOptions) {
+				same(t, "Suite", o.Suite, "./...")
+				same(t, "Property", o.Property, "a/a_test.go")
+				same(t, "Name", o.Name, "TestA")
+			}},
+		{name: "a suite without a name", args: []string{"--repo", ".", "--rev", "HEAD", "--suite", "./...", "--property", "a/a_test.go", "--seed", "3"}, errText: "--suite needs --name"},
+		{name: "a suite without --repo", args: args("--suite", "tests", "--", "x"), errText: "--suite goes with --repo and --rev"},
 	})
 }

@@ -20,6 +20,8 @@ func (opts *ReplayOptions) checkRepoFlags() error {
 		return replayUsage("--repo and --rev go together")
 	case opts.Workdir != "" || opts.ExpectFixtureSHA256 != "" || opts.Fixture != "" || len(opts.Argv) > 0 || opts.Samples != 0:
 		return replayUsage("with --repo the config gives the command, fixture and samples; drop --workdir, --expect-fixture-sha256, --fixture, --samples and the command")
+	case opts.Suite != "" && opts.Name == "":
+		return replayUsage("--suite needs --name: the test's name, as its record has it")
 	case opts.Property == "" || opts.Seed == "":
 		return replayUsage("--property and --seed are required")
 	}
@@ -49,7 +51,7 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 		return usage("--config: %v", err)
 	}
 	ra, err := check.CheckoutReplay(ctx, check.ReplayAtOptions{Repo: opts.Repo, Rev: opts.Rev, ConfigRev: opts.ConfigRev,
-		ConfigPath: cfgPath, Property: prop, Name: opts.Name, Seed: seed})
+		ConfigPath: cfgPath, Property: prop, Name: opts.Name, Seed: seed, Suite: opts.Suite})
 	if err != nil {
 		return err
 	}
@@ -64,7 +66,11 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 		}
 	}
 	defer remove()
-	fmt.Fprintf(opts.IO.ErrOut, "replay: %s seed %s at %s (command from %s:%s)\n", termsafe.Line(ra.Property.ID()), seed.String(), flakegate.ShortSHA(ra.SHA), flakegate.ShortSHA(ra.ConfigSHA), termsafe.Line(ra.ConfigPath))
+	what := ra.Property.ID()
+	if opts.Suite != "" {
+		what = "suite " + opts.Suite + " test " + what
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "replay: %s seed %s at %s (command from %s:%s)\n", termsafe.Line(what), seed.String(), flakegate.ShortSHA(ra.SHA), flakegate.ShortSHA(ra.ConfigSHA), termsafe.Line(ra.ConfigPath))
 	ro := ra.Options
 	ro.Sandbox = opts.sandbox(&ro.Sandbox)
 	return replayRun(ctx, opts, ro, remove) // the checkout goes before the outcome, so that the outcome is the last line

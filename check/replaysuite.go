@@ -1,0 +1,326 @@
+// The replay of one triple of a suite (flakegate replay --suite): the
+// order decided its result, so the replay runs the whole batch the check
+// ran it in (the test's Go package, or the pytest suite, with the order
+// seed), made from the base's own listing, in the sandbox, on the graded
+// candidate, and judges the named test from the framework's report.
+
+package check
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/git"
+)
+
+// ReplaySuite makes a replay the replay of one triple of a suite: its
+// command is the batch the check ran the triple in, listed in BaseDir
+// (NewReplay), and its result the named test's in that batch's report.
+type ReplaySuite struct {
+	// Suite is the config's suites: entry.
+	Suite *config.Suite
+	// Properties are the config's own properties: a test they name is
+	// gated as the property, not in the suite's batches.
+	Properties []config.Property
+	// BaseDir is a clean checkout of the base: the suite is listed there,
+	// as the check lists it.
+	BaseDir string
+	// Path and Name are the test's file and name, as the triple's record
+	// has them; Seed is the order seed.
+	Path, Name string
+	Seed       flakegate.Seed
+}
+
+// suiteReplay is what planSuite made of a ReplaySuite.
+type suiteReplay struct {
+	framework, label string
+	shape            *batchShape // the named test's, in the batch
+	members          int
+	own              time.Duration // the test's wall budget
+	judged           string        // after Run: what the batch said of the test
+}
+
+// findSuite is the suite of cfg at path that can hold the test file
+// file (a go and a pytest suite may both be at ".").
+func findSuite(cfg *config.Config, path, file string) *config.Suite {
+	var found *config.Suite
+	for i := range cfg.Suites {
+		s := &cfg.Suites[i]
+		if s.Path != path {
+			continue
+		}
+		if found == nil || inSuiteScope(s, file) {
+			found = s
+		}
+	}
+	return found
+}
+
+// checkoutSuiteReplay is CheckoutReplay for a suite's triple: two
+// checkouts of their own, the graded candidate (the base's test files
+// over Rev, as the check grades it) where the batch runs and the base
+// (ConfigRev) where the suite is listed.
+func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, sha, cfgSHA, cfgPath string, cfg *config.Config) (*ReplayAt, error) {
+	s := findSuite(cfg, o.Suite, o.Property)
+	if s == nil {
+		var paths []string
+		for _, s := range cfg.Suites {
+			paths = append(paths, s.Framework+" "+s.Path)
+		}
+		hint := "the config has no suites"
+		if len(paths) > 0 {
+			hint = "the config's suites: " + strings.Join(paths, ", ")
+		}
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Path: cfgPath,
+			Message: fmt.Sprintf("no suite %s at %s", o.Suite, flakegate.ShortSHA(cfgSHA)), Hint: hint}
+	}
+	if o.Name == "" {
+		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: "--suite needs --name: the test's name, as its record has it"}
+	}
+	pick := func(rel string) bool {
+		for i := range cfg.Suites {
+			if inSuiteScope(&cfg.Suites[i], rel) {
+				return true
+			}
+		}
+		return false
+	}
+	graded, err := g.OverlayCommit(ctx, cfgSHA, sha, pick)
+	if err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot lay the base's test files over the candidate", Err: err}
+	}
+	tmp, err := os.MkdirTemp("", "flakegate-replay-")
+	if err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot create a temporary folder", Err: err}
+	}
+	base := filepath.Join(tmp, "base")
+	p := &config.Property{Path: o.Property, Name: o.Name, Suite: s, Framework: s.Framework, FrameworkSet: true, WallBudget: s.WallBudget}
+	r := &ReplayAt{SHA: sha, ConfigSHA: cfgSHA, ConfigPath: cfgPath, Property: p, git: g, tmp: tmp, base: base,
+		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), WallBudget: s.WallBudget,
+			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Framework: evidenceFramework(p), Name: o.Name,
+			GoBase: cfgSHA, Prepare: cfg.Prepare, PrepareTree: graded,
+			Suite: &ReplaySuite{Suite: s, Properties: cfg.Properties, BaseDir: base, Path: o.Property, Name: o.Name, Seed: o.Seed}}}
+	if err := g.PrepareWorktree(ctx, r.Options.Dir, graded); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	if err := g.PrepareWorktree(ctx, base, cfgSHA); err != nil {
+		r.Remove(ctx) //nolint:errcheck // the error is the checkout's
+		return nil, err
+	}
+	// The check digests a suite's fixture where the base has it.
+	if s.FixtureRoot != "" {
+		if _, err := os.Lstat(filepath.Join(base, filepath.FromSlash(s.FixtureRoot))); err == nil {
+			r.Options.Fixture = s.FixtureRoot
+		}
+	}
+	return r, nil
+}
+
+// listRun runs a listing command of the suite in dir, in the replay's
+// sandbox, and returns its whole output.
+func (r *Replay) listRun(ctx context.Context, dir string, budget time.Duration, argv []string) (attempt.Outcome, []byte, error) {
+	out := &boundedBuffer{max: maxListOutput}
+	cmd := attempt.Command{Argv: argv, Dir: dir, Env: r.iso.env, WallBudget: budget, NoTestMarkers: []string{}, Output: out}
+	if r.iso.mode == IsolationBwrap {
+		sb := r.iso.sandbox
+		sb.Tree = dir
+		cmd.Sandbox = &sb
+	}
+	o := attempt.Run(ctx, cmd)
+	if ctx.Err() != nil {
+		return o, nil, &ReplayIncomplete{"interrupted while listing the suite on the base"}
+	}
+	if out.over {
+		return o, nil, &ReplayIncomplete{fmt.Sprintf("%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)}
+	}
+	return o, out.Bytes(), nil
+}
+
+// planSuite lists the suite on the base, as the check does, and makes
+// the replay's command the batch of the named test for the seed: the
+// suite's tests of the test's Go package (go) or of the whole suite
+// (pytest), less the excluded ones and those a property names, in the
+// check's order, with the framework's flags. A batch of one is the
+// triple alone, as in a check.
+func (r *Replay) planSuite(ctx context.Context) error {
+	rs := r.opts.Suite
+	s := rs.Suite
+	where := fmt.Sprintf("suites[%d] (%s %s)", s.Index, s.Framework, s.Path)
+	if isJSFramework(s.Framework) {
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: where + ": replay --suite does not replay a vitest or jest suite's batch yet",
+			Hint: "run the test's file with the order flags its record names (\"order\": \"flags\") by hand, or see the batch's argv in the transcript (docs/suites.md)"}
+	}
+	l := &suiteLister{dir: rs.BaseDir,
+		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
+			return r.listRun(ctx, rs.BaseDir, s.WallBudget, argv)
+		},
+		fail: func(format string, args ...any) error {
+			return &ReplayIncomplete{"cannot list " + where + " on the base: " + fmt.Sprintf(format, args...)}
+		}}
+	list, err := l.list(ctx, s)
+	if err != nil {
+		return err
+	}
+	named := map[string]bool{}
+	for _, p := range rs.Properties {
+		named[p.Path+"\x00"+p.Name] = true
+	}
+	target := -1
+	for i, t := range list.tests {
+		if t.file == rs.Path && t.name == rs.Name {
+			target = i
+		}
+	}
+	label := rs.Path + "::" + rs.Name
+	switch {
+	case target < 0:
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: the base lists no test %s (it lists %d tests)", where, label, len(list.tests)),
+			Hint: "name the test as its record does: --property is its file, --name its name (pytest: the node id after ::)"}
+	case s.Excluded(rs.Name):
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s excludes %s: it is not gated", where, label)}
+	case named[rs.Path+"\x00"+rs.Name]:
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: a property names %s, so the check gates it as the property", where, label),
+			Hint: "replay it without --suite"}
+	}
+	cfg := &config.Config{Prepare: r.opts.Prepare}
+	var jobs []job
+	for _, t := range list.tests {
+		if s.Excluded(t.name) || named[t.file+"\x00"+t.name] || s.Framework == config.FrameworkGo && t.pkg != list.tests[target].pkg {
+			continue
+		}
+		p := suiteProperty(cfg, s, t, list, "")
+		ps := &propState{prop: &p, framework: evidenceFramework(&p)}
+		if p.Prepare != nil {
+			ps.prepareSHA256 = prepareSHA256(p.Prepare, r.iso.env)
+		}
+		jobs = append(jobs, job{ps: ps, seed: rs.Seed})
+	}
+	sort.SliceStable(jobs, func(a, b int) bool { // orderSuites' order
+		if s.Framework == config.FrameworkGo {
+			return jobs[a].ps.prop.Name < jobs[b].ps.prop.Name
+		}
+		return pytestRank(rs.Seed, memberLabel(&jobs[a])) < pytestRank(rs.Seed, memberLabel(&jobs[b]))
+	})
+	return r.useBatch(jobs, list, label)
+}
+
+// useBatch makes the batch of jobs (in order) the replay's command.
+func (r *Replay) useBatch(jobs []job, list *suiteList, label string) error {
+	rs := r.opts.Suite
+	s := rs.Suite
+	var shapes []*batchShape
+	var target *batchShape
+	for i := range jobs {
+		sh := shapeOf(&jobs[i])
+		if sh == nil {
+			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: memberLabel(&jobs[i]) + ": a suite's test that does not batch"}
+		}
+		if memberLabel(&jobs[i]) == label {
+			target = sh
+		}
+		shapes = append(shapes, sh)
+	}
+	r.notes = append(r.notes, suiteOrderNote(s, list, jobs, rs.Seed))
+	if len(jobs) == 1 {
+		argv, err := tripleArgv(jobs[0].ps.prop, rs.Seed) // a batch of one runs alone
+		if err != nil {
+			return err
+		}
+		r.opts.Argv = argv
+		return nil
+	}
+	r.opts.Argv = batchArgv(shapes[0], shapes)
+	r.opts.WallBudget = time.Duration(len(jobs)) * s.WallBudget // a batch's budget is its members'
+	r.suite = &suiteReplay{framework: shapes[0].framework, label: label, shape: target, members: len(jobs), own: s.WallBudget}
+	return nil
+}
+
+// suiteOrderNote says which order the batch runs, in the terms of the
+// record's order key (tests and tests_sha256), so that the two compare.
+func suiteOrderNote(s *config.Suite, list *suiteList, jobs []job, seed flakegate.Seed) string {
+	var names []string
+	what := "the node ids in their order"
+	if s.Framework == config.FrameworkGo {
+		pkg := jobs[0].ps.prop.Run[5]
+		names = list.pkgTests[pkg]
+		what = "package " + pkg + "'s list, which -shuffle=" + seed.String() + " permutes"
+	} else {
+		for i := range jobs {
+			names = append(names, memberLabel(&jobs[i]))
+		}
+	}
+	h := sha256.Sum256([]byte(strings.Join(names, "\n")))
+	return fmt.Sprintf("suite %s %s, order seed %s: %s in the batch; order: %d tests, tests_sha256 %s (%s, listed on the base)",
+		s.Framework, s.Path, seed, count(len(jobs), "test", "tests"), len(names), hex.EncodeToString(h[:]), what)
+}
+
+// runSuite runs cmd, the batch, and judges the named test from the
+// framework's report as a check judges a batch's member.
+func (r *Replay) runSuite(ctx context.Context, cmd attempt.Command, output io.Writer) attempt.Outcome {
+	rs := r.suite
+	rep := newBatchReport(rs.framework, r.opts.Dir)
+	cmd.NoTestMarkers = []string{}
+	junit := ""
+	if rs.framework == evidence.FrameworkPytest {
+		file, err := pytestJUnitFile(&cmd)
+		if err != nil {
+			return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: err.Error()}
+		}
+		junit = file
+		defer os.RemoveAll(filepath.Dir(junit))
+	}
+	cmd.Output = rep
+	if output != nil {
+		cmd.Output = io.MultiWriter(output, rep)
+	}
+	out := attempt.Run(ctx, cmd)
+	if pr, ok := rep.(pytestReport); ok {
+		pr.SetJUnit(readBounded(junit, 64<<20))
+	}
+	tr := rep.report(rs.shape)
+	o, rerun := judgeMember(rs.framework, rs.label, rs.own, rep, tr, out, rs.members, cmd.WallBudget)
+	if rerun {
+		o.Result, o.Reason = attempt.Errored, rs.label+" did not start: the batch was killed before it"
+	}
+	if o.Result == attempt.Errored && o.Tail == "" {
+		o.Tail = out.Tail
+	}
+	o.OutputBytes = out.OutputBytes
+	how := "exited " + fmt.Sprint(out.ExitCode)
+	if out.ExitCode < 0 {
+		how = "ended: " + out.Reason
+	}
+	switch o.Result {
+	case attempt.Pass:
+		rs.judged = fmt.Sprintf("%s passed in the batch of %d tests (%s %s)", rs.label, rs.members, rs.framework, how)
+	case attempt.Fail:
+		rs.judged = fmt.Sprintf("%s failed in the batch of %d tests (%s %s)", rs.label, rs.members, rs.framework, how)
+	}
+	return o
+}
+
+// Judged says, after Run, what a suite's batch said of the replayed
+// test ("" for a command judged alone, or no result).
+func (r *Replay) Judged() string {
+	if r.suite == nil {
+		return ""
+	}
+	return r.suite.judged
+}
+
+// Argv is the command the replay runs: for a suite's triple, the batch
+// NewReplay made.
+func (r *Replay) Argv() []string { return r.opts.Argv }
