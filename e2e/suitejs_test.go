@@ -275,3 +275,28 @@ func TestCheckJSSuiteOneTest(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanAndDoctorJSSuite: check --plan and doctor list a vitest or jest
+// suite on the base tree in the sandbox, as a check does: its six tests
+// (the skipped and todo ones left out), their triples, and one process
+// per order seed and side.
+func TestPlanAndDoctorJSSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real jest and vitest")
+	}
+	for _, fw := range jsFrameworks {
+		t.Run(fw.name, func(t *testing.T) {
+			r := jsSuiteRepo(t, fw)
+			code, out := planRun(t, r)
+			for _, want := range []string{"suites[0] (" + fw.name + " tests) 6 tests, 36 triples", "cost: 36 triples; 72 attempts in 12 processes"} {
+				if code != 0 || !strings.Contains(out, want) {
+					t.Errorf("plan: exit %d, lacks %q:\n%s", code, want, out)
+				}
+			}
+			code, out = r.run("doctor")
+			if want := "ok   suites: suites[0] (" + fw.name + " tests): the base lists 6 tests (0 excluded): 36 triples with 6 order seeds"; !strings.Contains(out, want) {
+				t.Errorf("doctor: exit %d, lacks %q:\n%s", code, want, out)
+			}
+		})
+	}
+}
