@@ -117,7 +117,8 @@ func jsRealOrder(t *testing.T, r *repo, fw jsFramework, flags []string) []string
 // framework itself runs it outside flakegate, puts prime before read; a
 // new test file's tests run new_test_runs times, and one failing 1 run in
 // 5 rejects, while the base's tests stay graded; an edited test file's
-// triples are CONTAMINATED.
+// triples are CONTAMINATED. A read triple's reproduce line (replay
+// --suite) replays its batch: fail for a PROPERTY, pass for a PASS.
 func TestCheckJSSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real jest and vitest")
@@ -195,6 +196,19 @@ func TestCheckJSSuite(t *testing.T) {
 			cr = r.check("--base", "base", "--candidate", "order")
 			if got := notPass(cr); cr.code != 1 || !slices.Equal(got, want) {
 				t.Fatalf("order: want %v (the real orders), got %v\n%s", want, got, cr)
+			}
+			// The reproduce line of a read triple replays its whole batch in
+			// the seed's order: fail where the check said PROPERTY, pass
+			// where the order puts read first.
+			replayed := map[string]bool{}
+			for i, res := range cr.summary.Results {
+				if res.Name == "read" && !replayed[string(res.Label)] {
+					replayed[string(res.Label)] = true
+					checkSuiteReproduce(t, cr, i, map[string]int{"PROPERTY": 1, "PASS": 0}[string(res.Label)], 6)
+				}
+			}
+			if !replayed["PROPERTY"] || !replayed["PASS"] {
+				t.Errorf("replayed %v, want a PROPERTY and a PASS", replayed)
 			}
 
 			newTests := `import { test, expect } from "vitest";
