@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,6 +43,15 @@ type Client struct {
 
 	filtersOnce sync.Once
 	filterArgs  []string // -c settings that switch off the repository's filter drivers
+	// known are commits RevParse verified, by their full hash (a hash
+	// names the same commit for as long as the client lives; a branch or
+	// tag name is asked again every time), and common is CommonDir's
+	// answer: a check asks both many times.
+	knownMu sync.Mutex
+	known   map[string]bool
+	common  string
+	files   map[string][]string // ListFiles' answers by commit hash
+
 	// indexFile, when set, is the index git reads and writes instead of
 	// the repository's (CommitWorkTree's temporary one).
 	indexFile string
@@ -240,6 +250,9 @@ func (c *Client) RevParse(ctx context.Context, rev string) (string, error) {
 	if err := checkRev(rev); err != nil {
 		return "", err
 	}
+	if c.isKnown(rev) {
+		return rev, nil
+	}
 	out, err := c.run(ctx, "", "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil {
 		if exitCode(err) == 1 {
@@ -252,7 +265,22 @@ func (c *Client) RevParse(ctx context.Context, rev string) (string, error) {
 		}
 		return "", wrapRepoErr("git rev-parse", c.Dir, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	sha := strings.TrimSpace(string(out))
+	c.knownMu.Lock()
+	if c.known == nil {
+		c.known = map[string]bool{}
+	}
+	c.known[sha] = true
+	c.knownMu.Unlock()
+	return sha, nil
+}
+
+// isKnown says whether rev is the full hash of a commit RevParse
+// verified already.
+func (c *Client) isKnown(rev string) bool {
+	c.knownMu.Lock()
+	defer c.knownMu.Unlock()
+	return c.known[rev]
 }
 
 // Show returns the bytes of file (a repo-relative, slash-separated path)
@@ -332,6 +360,12 @@ func (c *Client) TopLevel(ctx context.Context) (string, error) {
 // CommonDir returns the absolute git directory shared by the repository
 // and all its worktrees (where flakegate keeps its default ledger).
 func (c *Client) CommonDir(ctx context.Context) (string, error) {
+	c.knownMu.Lock()
+	common := c.common
+	c.knownMu.Unlock()
+	if common != "" {
+		return common, nil
+	}
 	out, err := c.run(ctx, "", "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return "", wrapRepoErr("git rev-parse --git-common-dir", c.Dir, err)
@@ -345,7 +379,11 @@ func (c *Client) CommonDir(ctx context.Context) (string, error) {
 		}
 		dir = filepath.Join(base, dir)
 	}
-	return filepath.Clean(dir), nil
+	dir = filepath.Clean(dir)
+	c.knownMu.Lock()
+	c.common = dir
+	c.knownMu.Unlock()
+	return dir, nil
 }
 
 // wrapRepoErr turns "not a git repository" (exit 128) into an EINVALID
@@ -382,6 +420,12 @@ func (c *Client) ListFiles(ctx context.Context, rev string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.knownMu.Lock()
+	kept, ok := c.files[sha]
+	c.knownMu.Unlock()
+	if ok {
+		return slices.Clone(kept), nil // a commit's files never change
+	}
 	out, err := c.run(ctx, "", "ls-tree", "-r", "--name-only", "--full-tree", "-z", sha)
 	if err != nil {
 		return nil, err
@@ -392,5 +436,11 @@ func (c *Client) ListFiles(ctx context.Context, rev string) ([]string, error) {
 			names = append(names, string(p))
 		}
 	}
-	return names, nil
+	c.knownMu.Lock()
+	if c.files == nil {
+		c.files = map[string][]string{}
+	}
+	c.files[sha] = names
+	c.knownMu.Unlock()
+	return slices.Clone(names), nil
 }

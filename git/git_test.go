@@ -381,3 +381,45 @@ func TestHelperProcess(t *testing.T) {
 	}
 	os.Exit(exit)
 }
+
+// TestRevParseAsksOnce: a full hash RevParse verified is not asked
+// again, nor is the common dir or a commit's files; a name (a tag, which can move) is asked
+// every time.
+func TestRevParseAsksOnce(t *testing.T) {
+	r := newRepo(t)
+	n := 0
+	c := &git.Client{Dir: r.dir, Command: func(ctx context.Context, name string, args ...string) *exec.Cmd {
+		n++
+		return exec.CommandContext(ctx, name, args...)
+	}}
+	ctx := context.Background()
+	if got, err := c.RevParse(ctx, "v1"); err != nil || got != r.c1 { // and the client's first call (its filters)
+		t.Fatalf("RevParse v1 = %q, %v", got, err)
+	}
+	first := n
+	if got, err := c.RevParse(ctx, "v1"); err != nil || got != r.c1 || n != first+1 {
+		t.Fatalf("RevParse v1 again = %q, %v: %d calls after %d, want one more", got, err, n, first)
+	}
+	for range 3 {
+		if got, err := c.RevParse(ctx, r.c1); err != nil || got != r.c1 {
+			t.Fatalf("RevParse %s = %q, %v", r.c1, got, err)
+		}
+	}
+	if n != first+1 {
+		t.Fatalf("three verified hashes ran git %d more times, want none", n-first-1)
+	}
+	if _, err := c.RevParse(ctx, r.c2); err != nil || n != first+2 {
+		t.Fatalf("an unverified hash: %v, %d calls", err, n)
+	}
+	d1, err1 := c.CommonDir(ctx)
+	d2, err2 := c.CommonDir(ctx)
+	if err1 != nil || err2 != nil || d1 != d2 || n != first+3 {
+		t.Fatalf("CommonDir twice: %q %q (%v %v), %d calls", d1, d2, err1, err2, n)
+	}
+	f1, err1 := c.ListFiles(ctx, r.c1)
+	f1[0] = "changed by the caller"
+	f2, err2 := c.ListFiles(ctx, r.c1)
+	if err1 != nil || err2 != nil || n != first+4 || f2[0] == "changed by the caller" || len(f2) != 5 {
+		t.Fatalf("ListFiles twice: %q (%v %v), %d calls", f2, err1, err2, n)
+	}
+}
