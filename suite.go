@@ -8,10 +8,17 @@ package flakegate
 //     both sides have the same list): Flags holds -shuffle=S (and
 //     -rapid.seed=S where the package uses rapid), Tests and TestsSHA256
 //     count and digest that list (names joined by "\n").
+//
 //   - pytest: the node ids are on the command line in the order the seed
 //     decides (sorted by the sha256 of the seed, a NUL and the node id):
 //     Tests and TestsSHA256 count and digest them in that order; Flags
 //     holds --hypothesis-seed=S where Hypothesis is installed.
+//
+//   - vitest and jest: the framework shuffles each test file's tests with
+//     the seed (vitest --sequence.shuffle --sequence.seed=S, jest
+//     --randomize --seed=S, in Flags); File is the test's file, and Tests
+//     and TestsSHA256 count and digest the file's tests as the base's
+//     list names them (the list the shuffle permutes).
 //
 // The batch's argv itself is in the transcript (attempt_end "batch").
 type SuiteOrder struct {
@@ -19,6 +26,7 @@ type SuiteOrder struct {
 	Seed        Seed     `json:"seed"`
 	Flags       []string `json:"flags,omitempty"`
 	Package     string   `json:"package,omitempty"`
+	File        string   `json:"file,omitempty"`
 	Tests       int      `json:"tests"`
 	TestsSHA256 string   `json:"tests_sha256"`
 }

@@ -64,7 +64,9 @@ type batchRun struct {
 // runBatch runs the triples of jobs (planned together, planBatches) on
 // worker w's trees. Triples the ledger skips, or that run no attempt,
 // are settled one by one; the others run as one batch (alone, exactly as
-// runTriple runs them, when only one is left).
+// runTriple runs them, when only one is left: but a vitest or jest
+// suite's test, whose template's -t ^{name}$ does not quote the name, runs
+// as a batch of one, which does).
 func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedTriple, error) {
 	var out []finishedTriple
 	var live []*batchMember
@@ -86,7 +88,7 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedT
 		}
 		live = append(live, &batchMember{r: r, voided: voided})
 	}
-	if len(live) == 1 {
+	if len(live) == 1 && !jsSuiteMember(live[0].r.j) {
 		m := live[0]
 		if err := m.r.run(ctx, trees); err != nil {
 			return nil, err
@@ -224,33 +226,16 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	// below), so no retry follows that could tell it ran.
 	cmd := attempt.Command{Argv: argv, Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
 		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum), KeepCacheOnPass: side == transcript.SideCandidate}
-	var junit string
-	if b.shape.framework == evidence.FrameworkPytest {
-		file, err := pytestJUnitFile(&cmd)
-		if err != nil {
-			return nil, err
-		}
-		junit = file
-		defer os.RemoveAll(filepath.Dir(junit))
-		argv = cmd.Argv
+	file, err := batchReportFile(&cmd, b.shape.framework)
+	if err != nil {
+		return nil, err
 	}
-	if isJSFramework(b.shape.framework) {
-		file, err := jsReportFile(&cmd)
-		if err != nil {
-			return nil, err
-		}
-		junit = file
-		defer os.RemoveAll(filepath.Dir(junit))
+	if file != "" {
+		defer os.RemoveAll(filepath.Dir(file))
 		argv = cmd.Argv
 	}
 	out := attempt.Run(ctx, cmd)
-	if pr, ok := rep.(pytestReport); ok {
-		pr.SetJUnit(readBounded(junit, 64<<20))
-	}
-	if jr, ok := rep.(jsReport); ok {
-		data, err := readBounded(junit, 64<<20)
-		jr.SetFile(data, err, jsRoot(cmd))
-	}
+	readReportFile(rep, file, cmd)
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
 		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall)}
 	var unstarted []*batchMember
@@ -679,6 +664,32 @@ func reportFile(cmd *attempt.Command, name, flag string) (string, error) {
 		sb.RW = append(append([]string(nil), sb.RW...), dir)
 	}
 	return file, nil
+}
+
+// batchReportFile adds the report file of framework's batch to cmd (the
+// pytest JUnit file, the jest or vitest JSON report) and returns its
+// path; "" for go, whose report is its output. The caller removes the
+// file's folder.
+func batchReportFile(cmd *attempt.Command, framework string) (string, error) {
+	switch {
+	case framework == evidence.FrameworkPytest:
+		return pytestJUnitFile(cmd)
+	case isJSFramework(framework):
+		return jsReportFile(cmd) // batchjs.go
+	}
+	return "", nil
+}
+
+// readReportFile gives rep the report file the batch cmd wrote (file,
+// from batchReportFile).
+func readReportFile(rep batchReport, file string, cmd attempt.Command) {
+	if pr, ok := rep.(pytestReport); ok {
+		pr.SetJUnit(readBounded(file, 64<<20))
+	}
+	if jr, ok := rep.(jsReport); ok {
+		data, err := readBounded(file, 64<<20)
+		jr.SetFile(data, err, jsRoot(cmd))
+	}
 }
 
 // pytestJUnitFile adds the JUnit file of a pytest batch to cmd.

@@ -19,7 +19,7 @@ type PlanSuite struct {
 
 // PlanSuites lists the suites of b's config on the base tree as a check
 // does (in the check's sandbox: go list and go test -list, pytest
-// --collect-only run the project's code), and adds their tests to
+// --collect-only, vitest list and jest run the project's code), and adds their tests to
 // b.Config's properties, so that PlanCost counts their triples and
 // batches. sandbox is the isolation line of the listing; notListed, when
 // not "", says why nothing was listed (no sandbox here, a running check
@@ -68,6 +68,6 @@ func PlanSuiteLines(suites []PlanSuite, sandbox, notListed string) []string {
 	for _, s := range suites {
 		parts = append(parts, fmt.Sprintf("suites[%d] (%s %s) %s, %d triples", s.Index, s.Framework, s.Path, count(s.Tests, "test", "tests"), s.Triples))
 	}
-	return []string{"suites: listed on the base tree as a check lists them (go list and go test -list, pytest --collect-only), in its sandbox: " + sandbox,
+	return []string{"suites: listed on the base tree as a check lists them (go list and go test -list, pytest --collect-only, vitest list, a jest run that selects no test), in its sandbox: " + sandbox,
 		"suites: " + strings.Join(parts, "; ")}
 }

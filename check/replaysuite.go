@@ -1,7 +1,7 @@
 // The replay of one triple of a suite (flakegate replay --suite): the
 // order decided its result, so the replay runs the whole batch the check
-// ran it in (the test's Go package, or the pytest suite, with the order
-// seed), made from the base's own listing, in the sandbox, on the graded
+// ran it in (the test's Go package, or the pytest, vitest or jest suite,
+// with the order seed), made from the base's own listing, in the sandbox, on the graded
 // candidate, and judges the named test from the framework's report.
 
 package check
@@ -21,7 +21,6 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
 )
 
@@ -131,7 +130,10 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 
 // listRun runs a listing command of the suite in dir, in the replay's
 // sandbox, and returns its whole output.
-func (r *Replay) listRun(ctx context.Context, dir string, budget time.Duration, argv []string) (attempt.Outcome, []byte, error) {
+// With flag (vitest, jest) the listing writes its report file flag+F
+// (reportFile): its content and the folder the framework ran in, as it
+// saw it, are returned too.
+func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Duration, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
 	out := &boundedBuffer{max: maxListOutput}
 	cmd := attempt.Command{Argv: argv, Dir: dir, Env: r.iso.env, WallBudget: budget, NoTestMarkers: []string{}, Output: out}
 	if r.iso.mode == IsolationBwrap {
@@ -139,14 +141,27 @@ func (r *Replay) listRun(ctx context.Context, dir string, budget time.Duration, 
 		sb.Tree = dir
 		cmd.Sandbox = &sb
 	}
+	file := ""
+	if flag != "" {
+		f, err := reportFile(&cmd, "list.json", flag) // batch.go
+		if err != nil {
+			return attempt.Outcome{}, nil, nil, "", err
+		}
+		file = f
+		defer os.RemoveAll(filepath.Dir(file))
+	}
 	o := attempt.Run(ctx, cmd)
 	if ctx.Err() != nil {
-		return o, nil, &ReplayIncomplete{"interrupted while listing the suite on the base"}
+		return o, nil, nil, "", &ReplayIncomplete{"interrupted while listing the suite on the base"}
 	}
 	if out.over {
-		return o, nil, &ReplayIncomplete{fmt.Sprintf("%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)}
+		return o, nil, nil, "", &ReplayIncomplete{fmt.Sprintf("%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)}
 	}
-	return o, out.Bytes(), nil
+	var report []byte
+	if file != "" {
+		report, _ = readBounded(file, maxListOutput)
+	}
+	return o, out.Bytes(), report, jsRoot(cmd), nil
 }
 
 // planSuite lists the suite on the base, as the check does, and makes
@@ -161,7 +176,11 @@ func (r *Replay) planSuite(ctx context.Context) error {
 	where := fmt.Sprintf("suites[%d] (%s %s)", s.Index, s.Framework, s.Path)
 	l := &suiteLister{dir: rs.BaseDir,
 		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
-			return r.listRun(ctx, rs.BaseDir, s.WallBudget, argv)
+			o, out, _, _, err := r.listRunReport(ctx, rs.BaseDir, s.WallBudget, argv, "")
+			return o, out, err
+		},
+		runReport: func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
+			return r.listRunReport(ctx, rs.BaseDir, s.WallBudget, argv, flag)
 		},
 		fail: func(format string, args ...any) error {
 			return &ReplayIncomplete{"cannot list " + where + " on the base: " + fmt.Sprintf(format, args...)}
@@ -208,6 +227,9 @@ func (r *Replay) planSuite(ctx context.Context) error {
 		if s.Framework == config.FrameworkGo {
 			return jobs[a].ps.prop.Name < jobs[b].ps.prop.Name
 		}
+		if s.Framework != config.FrameworkPytest {
+			return false // vitest, jest: the list's order; the framework shuffles
+		}
 		return pytestRank(rs.Seed, memberLabel(&jobs[a])) < pytestRank(rs.Seed, memberLabel(&jobs[b]))
 	})
 	return r.useBatch(jobs, list, label)
@@ -229,8 +251,8 @@ func (r *Replay) useBatch(jobs []job, list *suiteList, label string) error {
 		}
 		shapes = append(shapes, sh)
 	}
-	r.notes = append(r.notes, suiteOrderNote(s, list, jobs, rs.Seed))
-	if len(jobs) == 1 {
+	r.notes = append(r.notes, suiteOrderNote(s, list, jobs, rs.Seed, rs.Path))
+	if len(jobs) == 1 && !isJSFramework(s.Framework) { // a js batch of one quotes its -t name (jsSuiteMember)
 		argv, err := tripleArgv(jobs[0].ps.prop, rs.Seed) // a batch of one runs alone
 		if err != nil {
 			return err
@@ -245,14 +267,22 @@ func (r *Replay) useBatch(jobs []job, list *suiteList, label string) error {
 }
 
 // suiteOrderNote says which order the batch runs, in the terms of the
-// record's order key (tests and tests_sha256), so that the two compare.
-func suiteOrderNote(s *config.Suite, list *suiteList, jobs []job, seed flakegate.Seed) string {
+// record's order key (tests and tests_sha256), so that the two compare
+// (file is the replayed test's: a vitest or jest order is its file's).
+func suiteOrderNote(s *config.Suite, list *suiteList, jobs []job, seed flakegate.Seed, file string) string {
 	var names []string
 	what := "the node ids in their order"
 	if s.Framework == config.FrameworkGo {
 		pkg := jobs[0].ps.prop.Run[5]
 		names = list.pkgTests[pkg]
 		what = "package " + pkg + "'s list, which -shuffle=" + seed.String() + " permutes"
+	} else if isJSFramework(s.Framework) {
+		for _, t := range list.tests {
+			if t.file == file {
+				names = append(names, t.name)
+			}
+		}
+		what = file + "'s list, which " + strings.Join(jsOrderFlags(s.Framework, seed), " ") + " permutes"
 	} else {
 		for i := range jobs {
 			names = append(names, memberLabel(&jobs[i]))
@@ -269,23 +299,19 @@ func (r *Replay) runSuite(ctx context.Context, cmd attempt.Command, output io.Wr
 	rs := r.suite
 	rep := newBatchReport(rs.framework, r.opts.Dir)
 	cmd.NoTestMarkers = []string{}
-	junit := ""
-	if rs.framework == evidence.FrameworkPytest {
-		file, err := pytestJUnitFile(&cmd)
-		if err != nil {
-			return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: err.Error()}
-		}
-		junit = file
-		defer os.RemoveAll(filepath.Dir(junit))
+	file, err := batchReportFile(&cmd, rs.framework) // batch.go
+	if err != nil {
+		return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: err.Error()}
+	}
+	if file != "" {
+		defer os.RemoveAll(filepath.Dir(file))
 	}
 	cmd.Output = rep
 	if output != nil {
 		cmd.Output = io.MultiWriter(output, rep)
 	}
 	out := attempt.Run(ctx, cmd)
-	if pr, ok := rep.(pytestReport); ok {
-		pr.SetJUnit(readBounded(junit, 64<<20))
-	}
+	readReportFile(rep, file, cmd)
 	tr := rep.report(rs.shape)
 	o, rerun := judgeMember(rs.framework, rs.label, rs.own, rep, tr, out, rs.members, cmd.WallBudget)
 	if rerun {

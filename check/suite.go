@@ -1,12 +1,13 @@
 // Suites (config suites:): every test the framework lists in the base
 // tree is a property of its own, one triple per order seed, batched per
-// Go package and seed (per pytest suite and seed). How the patch's own
+// Go package and seed (per pytest, vitest or jest suite and seed). How the patch's own
 // test files are kept from grading it:
 //
 //   - The candidate's trees are a graded candidate: the candidate's
 //     commit with every test file of a suite's scope (*_test.go under a
 //     go suite's packages; test_*.py and *_test.py under a pytest suite's
-//     path) taken from the base, and the test files the patch adds left
+//     path; *.test.* and *.spec.* files, and files under __tests__, under
+//     a vitest or jest suite's path) taken from the base, and the test files the patch adds left
 //     out (gradedCandidate, git.OverlayCommit). The base's tests run on
 //     the candidate's code with the base's test files, so a new or edited
 //     test file in the same package (its init, its TestMain, its extra
@@ -94,6 +95,8 @@ func inSuiteScope(s *config.Suite, rel string) bool {
 			return false
 		}
 		return s.Path == "." || rel == s.Path || strings.HasPrefix(rel, s.Path+"/")
+	case config.FrameworkVitest, config.FrameworkJest:
+		return isJSTestFile(rel) && (s.Path == "." || rel == s.Path || strings.HasPrefix(rel, s.Path+"/"))
 	}
 	return false
 }
@@ -163,12 +166,15 @@ func suiteProperty(cfg *config.Config, s *config.Suite, t suiteTest, list *suite
 // framework (batchplan.go), with the order seed where the framework
 // takes it.
 func suiteRun(s *config.Suite, t suiteTest, list *suiteList) []string {
-	if s.Framework == config.FrameworkGo {
+	switch s.Framework {
+	case config.FrameworkGo:
 		run := []string{"go", "test", "-shuffle={seed}", "-run", "^{name}$", t.pkg}
 		if list.rapid[t.pkg] {
 			run = append(run, "-rapid.seed={seed}")
 		}
 		return run
+	case config.FrameworkVitest, config.FrameworkJest:
+		return append(jsSuiteLead(s.Framework, "{seed}"), "{path}", "-t", "^{name}$") // suitejs.go
 	}
 	run := append(pytestSuiteArgv(list.python), "{path}::{name}")
 	if list.hypothesis {
@@ -194,7 +200,8 @@ func pytestRank(seed flakegate.Seed, node string) string {
 }
 
 // orderSuites puts the jobs of each suite in the order their batches run
-// (go: by package, then name; pytest: by each seed's shuffle), in the
+// (go: by package, then name; pytest: by each seed's shuffle; vitest and
+// jest: as listed, the framework shuffles them), in the
 // places the suite's jobs held, renumbers every job and notes the order
 // of each suite triple for its record.
 func (c *checker) orderSuites(jobs []job) []job {
@@ -221,6 +228,9 @@ func (c *checker) orderSuites(jobs []job) []job {
 					return ja.ps.prop.Run[5] < jb.ps.prop.Run[5]
 				}
 				return ja.ps.prop.Name < jb.ps.prop.Name
+			}
+			if s.Framework != config.FrameworkPytest {
+				return false // vitest, jest: the list's order
 			}
 			return pytestRank(ja.seed, memberLabel(ja)) < pytestRank(jb.seed, memberLabel(jb))
 		})
@@ -255,6 +265,10 @@ func (c *checker) noteOrders(s *config.Suite, list *suiteList, js []job) {
 		h := sha256.Sum256([]byte(strings.Join(names, "\n")))
 		return hex.EncodeToString(h[:])
 	}
+	files := map[string][]string{} // vitest, jest: each file's tests as listed
+	for _, t := range list.tests {
+		files[t.file] = append(files[t.file], t.name)
+	}
 	nodes := map[flakegate.Seed][]string{}
 	for _, j := range js {
 		nodes[j.seed] = append(nodes[j.seed], memberLabel(&j))
@@ -269,6 +283,9 @@ func (c *checker) noteOrders(s *config.Suite, list *suiteList, js []job) {
 				o.Flags = append(o.Flags, "-rapid.seed="+j.seed.String())
 			}
 			o.Tests, o.TestsSHA256 = len(list.pkgTests[pkg]), digest(list.pkgTests[pkg])
+		} else if s.Framework != config.FrameworkPytest {
+			o.File, o.Flags = p.Path, jsOrderFlags(s.Framework, j.seed)
+			o.Tests, o.TestsSHA256 = len(files[p.Path]), digest(files[p.Path])
 		} else {
 			if list.hypothesis {
 				o.Flags = []string{"--hypothesis-seed=" + j.seed.String()}

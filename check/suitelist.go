@@ -1,6 +1,7 @@
 // A suite's test list, from the framework itself, run in the sandbox on
 // a tree: `go list` and `go test -json -list .` for go, `pytest
-// --collect-only -q` for pytest.
+// --collect-only -q` for pytest, vitest's list and a jest run that
+// selects no test for vitest and jest (suitejs.go).
 
 package check
 
@@ -72,9 +73,14 @@ func (c *site) suiteError(s *config.Suite, format string, args ...any) error {
 // check's base worktree (listSuite), or a replay's checkout of the base
 // (replaysuite.go).
 type suiteLister struct {
-	dir  string
-	run  func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error)
-	fail func(format string, args ...any) error
+	dir string
+	run func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error)
+	// runReport runs argv with the report file flag+F added (vitest and
+	// jest write their list there) and returns the outcome, the output,
+	// the file's content and the folder the framework ran in as it saw it
+	// (nil: the lister cannot list a vitest or jest suite).
+	runReport func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error)
+	fail      func(format string, args ...any) error
 }
 
 // listSuite lists suite s in tree t.
@@ -83,14 +89,20 @@ func (c *site) listSuite(ctx context.Context, s *config.Suite, t *tree) (*suiteL
 		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
 			return c.listRun(ctx, t, s, argv)
 		},
+		runReport: func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
+			return c.listRunReport(ctx, t, s, argv, flag) // suitejs.go
+		},
 		fail: func(format string, args ...any) error { return c.suiteError(s, format, args...) }}
 	return l.list(ctx, s)
 }
 
 // list lists suite s.
 func (l *suiteLister) list(ctx context.Context, s *config.Suite) (*suiteList, error) {
-	if s.Framework == config.FrameworkGo {
+	switch s.Framework {
+	case config.FrameworkGo:
 		return l.listGo(ctx, s)
+	case config.FrameworkVitest, config.FrameworkJest:
+		return l.listJS(ctx, s) // suitejs.go
 	}
 	return l.listPytest(ctx, s)
 }

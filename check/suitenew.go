@@ -2,11 +2,12 @@
 // so no base can replay them and they are no triples. Each runs
 // new_test_runs times on the candidate's own tree (the graded tree of the
 // triples leaves the patch's new test files out, check/suite.go): run k
-// is one process per Go package (one per pytest suite) holding every new
-// test of it, in the order of order seed k (go -shuffle=k; pytest's node
-// ids sorted as pytestRank does). A run's result comes from the
+// is one process per Go package (one per pytest, vitest or jest suite)
+// holding every new test of it, in the order of order seed k (go
+// -shuffle=k; pytest's node ids sorted as pytestRank does; vitest
+// --sequence.shuffle --sequence.seed=k, jest --randomize --seed=k). A run's result comes from the
 // framework's report, as for a batch (evidence/gojson.go,
-// evidence/junit.go).
+// evidence/junit.go, evidence/jsreport.go).
 
 package check
 
@@ -145,6 +146,9 @@ func newTestShape(s *config.Suite, list *suiteList, t suiteTest, seed flakegate.
 		}
 		return &batchShape{framework: evidence.FrameworkGo, lead: lead, trail: trail, pkg: t.pkg, test: t.name}
 	}
+	if isJSFramework(s.Framework) {
+		return &batchShape{framework: s.Framework, lead: jsSuiteLead(s.Framework, seed.String()), trail: []string{"-t", jsNameSlot}, pkg: t.file, test: t.name}
+	}
 	var trail []string
 	if list.hypothesis {
 		trail = []string{"--hypothesis-seed=" + seed.String()}
@@ -166,22 +170,18 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, sha
 	rep := newBatchReport(shapes[0].framework, t.dir)
 	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, NoTestMarkers: []string{},
 		Sandbox: c.sandboxFor(t.dir), Output: rep}
-	var junit string
-	if shapes[0].framework == evidence.FrameworkPytest {
-		file, err := pytestJUnitFile(&cmd) // batch.go
-		if err != nil {
-			return nil, err
-		}
-		junit = file
-		defer os.RemoveAll(filepath.Dir(junit))
+	file, err := batchReportFile(&cmd, shapes[0].framework) // batch.go
+	if err != nil {
+		return nil, err
+	}
+	if file != "" {
+		defer os.RemoveAll(filepath.Dir(file))
 	}
 	o := attempt.Run(ctx, cmd)
 	if ctx.Err() != nil {
 		return nil, interrupted(ctx)
 	}
-	if pr, ok := rep.(pytestReport); ok {
-		pr.SetJUnit(readBounded(junit, 64<<20))
-	}
+	readReportFile(rep, file, cmd)
 	got := make([]evidence.TestReport, len(shapes))
 	for n, sh := range shapes {
 		tr := rep.report(sh)

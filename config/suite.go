@@ -22,15 +22,16 @@ const MaxNewTestRuns = 100
 // the order seed (docs/configuration.md, "Suites").
 //
 //	suites:
-//	  - path: "./..."          go: a package pattern; pytest: a folder or file
-//	    framework: go          go or pytest (vitest and jest are refused for now)
+//	  - path: "./..."          go: a package pattern; pytest, vitest, jest: a folder or file
+//	    framework: go          go, pytest, vitest or jest
 //	    seeds: [1, 2, 3]       order seeds (integers); random_seeds works as for properties
 //	    wall_budget: 5m        one run of the whole suite with one seed
 //	    exclude: ["TestSlow*"] optional: test names not gated ("*" and "?")
 //	    fixture: "testdata/**" optional: the files whose digest is the triples' fixture digest
 type Suite struct {
 	// Path is the package pattern (go: "./...", "./p", "./p/...") or the
-	// repo-relative folder or file (pytest), as written after cleaning.
+	// repo-relative folder or file (pytest, vitest, jest), as written
+	// after cleaning.
 	Path      string
 	Framework string
 	Seeds     []flakegate.Seed
@@ -120,11 +121,9 @@ func (l *loader) suite(key string, n ast.Node, randomSeeds int) (Suite, error) {
 		return s, err
 	}
 	switch s.Framework {
-	case FrameworkGo, FrameworkPytest:
-	case FrameworkVitest, FrameworkJest:
-		return s, l.errf(join(key, "framework"), f["framework"], "%s suites are not gated yet; name its tests as properties, or use a go or pytest suite", s.Framework)
+	case FrameworkGo, FrameworkPytest, FrameworkVitest, FrameworkJest:
 	default:
-		return s, l.errf(join(key, "framework"), f["framework"], "%q is not a suite framework; want go or pytest", s.Framework)
+		return s, l.errf(join(key, "framework"), f["framework"], "%q is not a suite framework; want go, pytest, vitest or jest", s.Framework)
 	}
 	if s.Path, err = l.suitePath(join(key, "path"), f["path"], s.Framework); err != nil {
 		return s, err
@@ -141,6 +140,9 @@ func (l *loader) suite(key string, n ast.Node, randomSeeds int) (Suite, error) {
 		for i, seed := range s.Seeds {
 			if !seed.IsInt() || !fitsInt64(string(seed)) {
 				return s, l.errf(fmt.Sprintf("%s.seeds[%d]", key, i), v, "order seed %s: want an integer that fits in 64 bits (the framework's shuffle seed)", seed.String())
+			}
+			if js := s.Framework == FrameworkVitest || s.Framework == FrameworkJest; js && !fitsInt32(string(seed)) {
+				return s, l.errf(fmt.Sprintf("%s.seeds[%d]", key, i), v, "order seed %s: want an integer from -2147483648 to 2147483647 (jest's --seed takes 32 bits; vitest's --sequence.seed likewise here)", seed.String())
 			}
 		}
 	} else if s.RandomSeeds == 0 {
@@ -163,7 +165,8 @@ func (l *loader) suite(key string, n ast.Node, randomSeeds int) (Suite, error) {
 }
 
 // suitePath reads a suite's path: a go package pattern relative to the
-// repository root ("./..." or "./p/..."), or a pytest folder or file.
+// repository root ("./..." or "./p/..."), or a pytest, vitest or jest
+// folder or file.
 func (l *loader) suitePath(key string, n ast.Node, framework string) (string, error) {
 	p, err := l.str(key, n)
 	if err != nil {
@@ -246,6 +249,13 @@ func (l *loader) fixtureGlob(key string, n ast.Node) (glob, root string, err err
 		return "", "", l.errf(key, n, "%q starts with a wildcard: name the folder the fixture files are in (testdata/**)", s)
 	}
 	return g, strings.Join(lit, "/"), nil
+}
+
+// fitsInt32 reports whether a decimal integer fits in an int32.
+func fitsInt32(s string) bool {
+	var v int32
+	_, err := fmt.Sscan(s, &v)
+	return err == nil && fmt.Sprint(v) == s
 }
 
 // fitsInt64 reports whether a decimal integer fits in an int64.

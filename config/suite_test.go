@@ -21,11 +21,19 @@ suites:
     framework: pytest
     random_seeds: 2
     wall_budget: 60
+  - path: ./web/
+    framework: vitest
+    seeds: [4]
+    wall_budget: 2m
+  - path: "."
+    framework: jest
+    seeds: [5, 6]
+    wall_budget: 2m
 `), "flakegate.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Properties) != 0 || len(cfg.Suites) != 2 || cfg.NewTestRuns != 7 || !cfg.RejectFlakyNewTests {
+	if len(cfg.Properties) != 0 || len(cfg.Suites) != 4 || cfg.NewTestRuns != 7 || !cfg.RejectFlakyNewTests {
 		t.Fatalf("got %+v", cfg)
 	}
 	g := cfg.Suites[0]
@@ -34,6 +42,9 @@ suites:
 	}
 	if p := cfg.Suites[1]; p.Path != "tests" || p.RandomSeeds != 2 || p.Index != 1 {
 		t.Fatalf("pytest suite: %+v", p)
+	}
+	if v, j := cfg.Suites[2], cfg.Suites[3]; v.Path != "web" || v.Framework != "vitest" || j.Path != "." || j.Framework != "jest" || len(j.Seeds) != 2 {
+		t.Fatalf("js suites: %+v %+v", v, j)
 	}
 	def, err := Load([]byte("version: 1\nsuites: [{path: ./p, framework: go, seeds: [1], wall_budget: 1m}]\n"), "f.yaml")
 	if err != nil || def.NewTestRuns != DefaultNewTestRuns || def.RejectFlakyNewTests {
@@ -50,7 +61,9 @@ func TestLoadSuiteErrors(t *testing.T) {
 		{"suites: [{path: /abs, framework: go, seeds: [1], wall_budget: 1m}]", "package pattern"},
 		{"suites: [{path: ./../x, framework: go, seeds: [1], wall_budget: 1m}]", "not a package pattern"},
 		{"suites: [{path: ./..., framework: mocha, seeds: [1], wall_budget: 1m}]", "not a suite framework"},
-		{"suites: [{path: ., framework: vitest, seeds: [1], wall_budget: 1m}]", "not gated yet"},
+		{"suites: [{path: ../web, framework: vitest, seeds: [1], wall_budget: 1m}]", "suites[0].path"},
+		{"suites: [{path: ., framework: jest, seeds: [1.5], wall_budget: 1m}]", "want an integer"},
+		{"suites: [{path: ., framework: jest, seeds: [2147483648], wall_budget: 1m}]", "from -2147483648 to 2147483647"},
 		{"suites: [{path: ./..., framework: go, seeds: [1]}]", "wall_budget: missing"},
 		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m, fixture: \"**/x\"}]", "starts with a wildcard"},
 		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m, exclude: [\"[\"]}]", "not a name pattern"},

@@ -237,7 +237,7 @@ func TestPlanCountsSuites(t *testing.T) {
 	needTool(t, "go")
 	r := newRepo(t, orderModule("seeds: [1, 2, 3]"))
 	code, out := planRun(t, r)
-	for _, want := range []string{"suites: listed on the base tree as a check lists them (go list and go test -list, pytest --collect-only), in its sandbox: ",
+	for _, want := range []string{"suites: listed on the base tree as a check lists them (go list and go test -list, pytest --collect-only, vitest list, a jest run that selects no test), in its sandbox: ",
 		"suites[0] (go ./...) 9 tests, 27 triples", "cost: 27 triples; 54 attempts in 12 processes when every triple passes"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("go plan: exit %d, lacks %q:\n%s", code, want, out)

@@ -196,6 +196,9 @@ func (j *JSReport) Other() string {
 	return j.other
 }
 
+// StripANSI drops the terminal colour codes of a framework's message.
+func StripANSI(s string) string { return stripANSI(s) }
+
 // stripANSI drops the terminal colour codes of a framework's messages.
 func stripANSI(s string) string {
 	if !strings.Contains(s, "\x1b[") {

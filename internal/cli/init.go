@@ -132,7 +132,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
 	}
-	pl.Suites = initSuites(pl, suites, &suiteNotes)
+	pl.Suites = keepJSSuites(ctx, opts.IO, root, initSuites(pl, suites, &suiteNotes), opts.NoTry, &suiteNotes)
 	for _, n := range suiteNotes {
 		fmt.Fprintf(report, "note: %s\n", termsafe.Line(n))
 	}

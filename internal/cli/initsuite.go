@@ -2,11 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"time"
 
+	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/discover"
 	"github.com/flakegate/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/internal/termsafe"
@@ -71,4 +76,75 @@ func initSuites(pl *initconfig.Plan, suites []initconfig.Suite, notes *[]string)
 		out = append(out, s)
 	}
 	return out
+}
+
+// keepJSSuites keeps the vitest and jest suites whose listing runs in
+// the sandbox as written: a config of those suites alone is committed on
+// a commit reachable from nothing (HEAD plus the file, as the trial of
+// the properties), and the base's list of each is made in the check's
+// own sandbox on it, as a check makes it (check.Site.ListSuites). A suite
+// whose framework is not in the tree (node_modules installed by a
+// prepare: the listing runs none, and a check reaches no registry), whose
+// listing fails or that lists no test is not written, and a note says
+// why. With --no-try none is written.
+func keepJSSuites(ctx context.Context, ios *IO, root string, suites []initconfig.Suite, noTry bool, notes *[]string) []initconfig.Suite {
+	var keep, js []initconfig.Suite
+	for _, s := range suites {
+		if s.Framework == "vitest" || s.Framework == "jest" {
+			js = append(js, s)
+		} else {
+			keep = append(keep, s)
+		}
+	}
+	if len(js) == 0 {
+		return suites
+	}
+	drop := func(why string) []initconfig.Suite {
+		for _, s := range js {
+			*notes = append(*notes, "the "+s.Framework+" suite "+s.Path+" is not written: "+why+" (docs/suites.md)")
+		}
+		return keep
+	}
+	if noTry {
+		return drop("--no-try: init writes a vitest or jest suite only once its listing ran in the sandbox")
+	}
+	raw, err := initconfig.Render(&initconfig.Plan{Suites: js}, false)
+	if err != nil {
+		return drop(err.Error())
+	}
+	sha, err := (&git.Client{Dir: root}).CommitWorkTree(ctx, config.DefaultPath, raw, "flakegate init: trial of the js suites")
+	if err != nil {
+		return drop("cannot make the trial commit: " + err.Error())
+	}
+	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: root, Base: sha})
+	if err != nil {
+		return drop(err.Error())
+	}
+	site := check.NewSite(b, check.SiteOptions{Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1"})
+	if err := site.Setup(ctx); err != nil {
+		return drop("no sandbox to list it in: " + err.Error())
+	}
+	if _, err := site.Probe(ctx); err != nil {
+		return drop("no sandbox to list it in: " + err.Error())
+	}
+	counts, busy, err := site.ListSuites(ctx)
+	if err == nil && busy != "" {
+		err = errors.New(busy)
+	}
+	if err != nil {
+		return drop("its listing did not run: " + err.Error())
+	}
+	for i, c := range counts {
+		s := js[i]
+		switch {
+		case c.Err != nil:
+			*notes = append(*notes, "the "+s.Framework+" suite "+s.Path+" is not written: its listing does not run in the sandbox as written: "+c.Err.Error()+" (docs/suites.md)")
+		case c.Tests == 0:
+			*notes = append(*notes, "the "+s.Framework+" suite "+s.Path+" is not written: the sandbox's listing names no test")
+		default:
+			*notes = append(*notes, fmt.Sprintf("the %s suite %s lists %d tests in the sandbox: written", s.Framework, s.Path, c.Tests))
+			keep = append(keep, s)
+		}
+	}
+	return keep
 }

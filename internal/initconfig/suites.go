@@ -1,6 +1,7 @@
 package initconfig
 
 import (
+	"encoding/json"
 	"io/fs"
 	"path"
 	"strings"
@@ -21,8 +22,10 @@ type Suite struct {
 // root): the Go module at the root when it has test files, and the
 // pytest root (the deepest folder holding every test_*.py and *_test.py
 // outside hidden, vendored and virtual-environment folders). python runs
-// pytest ("" is python3). JavaScript projects are left out: the config
-// does not gate vitest or jest suites yet (Notes says so).
+// pytest ("" is python3). A vitest or jest project (JSSuite) at the
+// repository root is a suite of path "."; one in a folder is a note (a
+// suite's framework runs at the root). The caller keeps a js suite only
+// when its listing runs in the sandbox as written (internal/cli).
 func Suites(fsys fs.FS, python string) (suites []Suite, notes []string) {
 	if python == "" {
 		python = "python3"
@@ -31,7 +34,8 @@ func Suites(fsys fs.FS, python string) (suites []Suite, notes []string) {
 	if fi, err := fs.Stat(fsys, "go.mod"); err == nil && fi.Mode().IsRegular() {
 		goMod = true
 	}
-	goTests, js := false, false
+	goTests := false
+	var pkgs []string
 	var pyDirs []string
 	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -54,8 +58,8 @@ func Suites(fsys fs.FS, python string) (suites []Suite, notes []string) {
 			goTests = true
 		case strings.HasSuffix(name, ".py") && (strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py")):
 			pyDirs = append(pyDirs, path.Dir(p))
-		case name == "package.json" && p == "package.json":
-			js = true
+		case name == "package.json":
+			pkgs = append(pkgs, p)
 		}
 		return nil
 	})
@@ -74,10 +78,50 @@ func Suites(fsys fs.FS, python string) (suites []Suite, notes []string) {
 		suites = append(suites, Suite{Path: root, Framework: "pytest", WallBudget: DefaultWallBudget, BudgetNote: note,
 			Measure: []string{python, "-m", "pytest", "-q", "-p", "no:cacheprovider", root}})
 	}
-	if js {
-		notes = append(notes, "package.json: a vitest or jest suite is not gated yet; name its property tests as properties")
+	for _, pj := range pkgs {
+		fw := JSSuite(fsys, path.Dir(pj))
+		switch {
+		case fw == "":
+		case pj != "package.json":
+			notes = append(notes, pj+": a "+fw+" suite runs at the repository root, not in "+path.Dir(pj)+"/; its suite is not written (name its property tests as properties)")
+		case fw == "vitest":
+			suites = append(suites, Suite{Path: ".", Framework: fw, WallBudget: DefaultWallBudget, BudgetNote: note,
+				Measure: []string{"node", "node_modules/vitest/vitest.mjs", "run"}})
+		default:
+			suites = append(suites, Suite{Path: ".", Framework: fw, WallBudget: DefaultWallBudget, BudgetNote: note,
+				Measure: []string{"node", "node_modules/jest/bin/jest.js", "--ci"}})
+		}
 	}
 	return suites, notes
+}
+
+// JSSuite is the framework of the JavaScript project in folder dir of
+// fsys: "vitest" when its package.json depends on vitest or a
+// vitest.config.* is there, else "jest" when it depends on jest, has a
+// "jest" key or a jest.config.*; "" for neither.
+func JSSuite(fsys fs.FS, dir string) string {
+	var pkg struct {
+		Deps    map[string]any  `json:"dependencies"`
+		DevDeps map[string]any  `json:"devDependencies"`
+		Jest    json.RawMessage `json:"jest"`
+	}
+	b, err := fs.ReadFile(fsys, path.Join(dir, "package.json"))
+	if err != nil || json.Unmarshal(b, &pkg) != nil {
+		return ""
+	}
+	has := func(dep, glob string) bool {
+		_, a := pkg.Deps[dep]
+		_, d := pkg.DevDeps[dep]
+		m, _ := fs.Glob(fsys, path.Join(dir, glob))
+		return a || d || len(m) > 0
+	}
+	switch {
+	case has("vitest", "vitest.config.*"):
+		return "vitest"
+	case has("jest", "jest.config.*") || len(pkg.Jest) > 0:
+		return "jest"
+	}
+	return ""
 }
 
 // writeSuites writes the suites block and the new-test keys.
@@ -86,7 +130,8 @@ func writeSuites(w func(string, ...any), suites []Suite, seeds []string) {
 		return
 	}
 	w("\n# Whole suites: every test the base lists is gated, one triple per order seed\n")
-	w("# (go -shuffle=S, pytest's node ids in the seed's order); tests a patch adds run\n")
+	w("# (go -shuffle=S, pytest's node ids in the seed's order, vitest --sequence.shuffle\n")
+	w("# --sequence.seed=S, jest --randomize --seed=S); tests a patch adds run\n")
 	w("# new_test_runs times first, and one failure rejects (docs/suites.md).\n")
 	w("new_test_runs: 5\n")
 	w("reject_flaky_new_tests: true\n")

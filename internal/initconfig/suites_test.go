@@ -10,7 +10,9 @@ import (
 
 // TestSuitesFound: the root Go module with tests is "./..."; the pytest
 // root is the deepest folder over every test file, leaving out hidden,
-// vendored and nested-module folders; a root package.json is a note.
+// vendored and nested-module folders; a root package.json that depends on
+// jest is a jest suite of ".", one in a folder a note, one with neither
+// framework nothing.
 func TestSuitesFound(t *testing.T) {
 	fsys := fstest.MapFS{
 		"go.mod":                   {Data: []byte("module x\n")},
@@ -21,13 +23,17 @@ func TestSuitesFound(t *testing.T) {
 		"tools/go.mod":             {Data: []byte("module tools\n")},
 		"tools/test_tool.py":       {Data: []byte("")},
 		"node_modules/x/test_x.py": {Data: []byte("")},
-		"package.json":             {Data: []byte("{}")},
+		"package.json":             {Data: []byte(`{"devDependencies": {"jest": "29.7.0"}}`)},
+		"web/package.json":         {Data: []byte(`{"name": "web"}`)},
+		"web/vitest.config.ts":     {Data: []byte("export default {};\n")},
+		"docs/package.json":        {Data: []byte(`{"name": "docs"}`)},
 	}
 	got, notes := Suites(fsys, "/usr/bin/python3")
-	if len(got) != 2 || got[0].Path != "./..." || got[0].Framework != "go" || got[1].Path != "tests" || got[1].Framework != "pytest" || got[1].Measure[0] != "/usr/bin/python3" {
+	if len(got) != 3 || got[0].Path != "./..." || got[0].Framework != "go" || got[1].Path != "tests" || got[1].Framework != "pytest" || got[1].Measure[0] != "/usr/bin/python3" ||
+		got[2].Path != "." || got[2].Framework != "jest" {
 		t.Fatalf("suites %+v", got)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "vitest or jest") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "web/package.json: a vitest suite runs at the repository root") {
 		t.Errorf("notes %q", notes)
 	}
 	raw, err := Render(&Plan{Suites: got}, false)
@@ -35,7 +41,7 @@ func TestSuitesFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, err := config.Load(raw, "flakegate.yaml")
-	if err != nil || len(cfg.Suites) != 2 || !cfg.RejectFlakyNewTests {
+	if err != nil || len(cfg.Suites) != 3 || !cfg.RejectFlakyNewTests {
 		t.Fatalf("%v\n%s", err, raw)
 	}
 	if none, _ := Suites(fstest.MapFS{"go.mod": {Data: []byte("module x\n")}, "x.go": {Data: []byte("package x\n")}}, ""); len(none) != 0 {
