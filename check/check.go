@@ -347,12 +347,19 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if c.suite.graded, err = c.gradedCandidate(ctx); err != nil {
 		return nil, err
 	}
-	if c.trees, err = openWorktrees(ctx, c.git, root, workers, c.baseSHA, c.suite.graded, overlay, lo); err != nil {
+	tr, err := c.treeRoot(ctx, workers)
+	if err != nil {
 		return nil, err
 	}
-	c.sayTrees(why)
+	if c.trees, err = openWorktrees(ctx, c.git, tr, workers, c.baseSHA, c.suite.graded, overlay, lo); err != nil {
+		return nil, err
+	}
+	c.sayTrees(why, tr)
 	if err := c.fillGoCache(ctx); err != nil {
 		return nil, err
+	}
+	if note := c.mirrorGoCaches(tr.shm); note != "" {
+		c.say("worktrees: " + c.redact(note))
 	}
 	if err := c.expandSuites(ctx); err != nil {
 		return nil, err

@@ -69,16 +69,16 @@ func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy st
 		return "not listed: the sandbox is not set up here", nil
 	}
 	if c.trees == nil {
-		root, err := makeWorktreeRoot(c.common)
+		root, err := c.treeRoot(ctx, c.cfg.Workers)
 		if err != nil {
 			return "", err
 		}
-		lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), flock.Options{What: "the worktree lock", Op: op, Timeout: siteLockWait})
+		lock, err := flock.Lock(ctx, root.lock, flock.Options{What: "the worktree lock", Op: op, Timeout: siteLockWait})
 		if err != nil {
 			return "not listed (a check of this repository may hold its worktrees): " + err.Error(), nil
 		}
 		overlay := c.iso.sandbox.Overlay || c.iso.sandbox.Level.Copy
-		t := &tree{dir: filepath.Join(root, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: overlay}
+		t := &tree{dir: filepath.Join(root.dir, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: overlay}
 		c.trees = &worktrees{workers: []*workerTrees{{base: t}}, lock: lock, git: c.git, overlay: overlay}
 		defer func() { c.trees.unlock(); c.trees = nil }()
 		if err := c.trees.prepare(ctx, t); err != nil {

@@ -502,15 +502,24 @@ func escapeModule(s string) (string, bool) {
 // fillKey is the line of the "filled" list that a fill from the base
 // writes: the base commit, and the suites it ran for real when it ran
 // some (a fill without them leaves the suites' own builds out).
+//
+// A fill that ran with some of the base's modules missing from the
+// module cache (the runner's own cache lacked them) built little: its
+// key names how many were found, so the first check that finds them all
+// fills again instead of compiling everything in every attempt.
 func (gc *goCaches) fillKey() string {
+	key := gc.base
+	if gc.found < gc.named {
+		key += fmt.Sprintf(" modules %d/%d", gc.found, gc.named)
+	}
 	if len(gc.runs) == 0 {
-		return gc.base
+		return key
 	}
 	var b strings.Builder
 	for _, r := range gc.runs {
 		fmt.Fprintf(&b, "%s\x00%s\x00%s\n", r.pattern, r.skip, r.budget)
 	}
-	return gc.base + " suites " + sha256Hex([]byte(b.String()))[:16]
+	return key + " suites " + sha256Hex([]byte(b.String()))[:16]
 }
 
 // suiteFillRuns are the go suites of a config as the fill runs them:
@@ -612,7 +621,9 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 	if len(list) > 100 {
 		list = list[len(list)-100:]
 	}
-	list = append(list, gc.base)
+	if gc.found == gc.named {
+		list = append(list, gc.base) // a replay's key: the base alone (replaycmd.go)
+	}
 	if key := gc.fillKey(); key != gc.base {
 		list = append(list, key)
 	}

@@ -116,4 +116,10 @@ func TestSuiteFillRuns(t *testing.T) {
 	if k1 == "abc" || !strings.HasPrefix(k1, "abc suites ") || gc.fillKey() != "abc" {
 		t.Fatalf("keys %q %q", k1, gc.fillKey())
 	}
+	// A fill that found only some of the base's modules has a key of
+	// its own: a later check that finds them all fills again.
+	gc.named, gc.found = 2, 1
+	if k := gc.fillKey(); k != "abc modules 1/2" {
+		t.Fatalf("key with a module missing %q", k)
+	}
 }

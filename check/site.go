@@ -168,18 +168,18 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 	if len(res.Runs) == 0 {
 		return res, done
 	}
-	root, err := makeWorktreeRoot(c.common)
+	root, err := c.treeRoot(ctx, c.cfg.Workers)
 	if err != nil {
 		res.Err = err
 		return res, done
 	}
-	lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), flock.Options{What: "the worktree lock", Op: "doctor", Timeout: prepareLockWait})
+	lock, err := flock.Lock(ctx, root.lock, flock.Options{What: "the worktree lock", Op: "doctor", Timeout: prepareLockWait})
 	if err != nil {
 		res.Busy, res.Runs = err, nil
 		return res, done
 	}
 	sb := c.iso.sandbox
-	t := &tree{dir: filepath.Join(root, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: sb.Overlay || sb.Level.Copy}
+	t := &tree{dir: filepath.Join(root.dir, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: sb.Overlay || sb.Level.Copy}
 	c.trees = &worktrees{workers: []*workerTrees{{base: t}}, lock: lock, git: c.git, overlay: t.overlay}
 	c.prepared = map[string]*preparedTree{}
 	done = func() {

@@ -85,19 +85,19 @@ func makeWorktreeRoot(common string) (string, error) {
 	return root, nil
 }
 
-// openWorktrees locks the worktree folder root (makeWorktreeRoot) and
-// prepares the trees of n workers at the two revisions, for overlay or
-// reset mode. The lock waits at most lock.Timeout.
-func openWorktrees(ctx context.Context, g *git.Client, root string, n int, baseSHA, candSHA string, overlay bool, lo flock.Options) (*worktrees, error) {
+// openWorktrees takes the worktree lock of root (site.treeRoot) and
+// prepares the trees of n workers in root.dir at the two revisions, for
+// overlay or reset mode. The lock waits at most lock.Timeout.
+func openWorktrees(ctx context.Context, g *git.Client, root treeRoot, n int, baseSHA, candSHA string, overlay bool, lo flock.Options) (*worktrees, error) {
 	lo.What, lo.Op = "the worktree lock", "check"
-	lock, err := flock.Lock(ctx, filepath.Join(root, ".lock"), lo)
+	lock, err := flock.Lock(ctx, root.lock, lo)
 	if err != nil {
 		return nil, err
 	}
 	w := &worktrees{lock: lock, git: g, overlay: overlay}
 	var all []*tree
 	newTree := func(name, side, sha string) *tree {
-		t := &tree{dir: filepath.Join(root, name), side: side, sha: sha, overlay: overlay}
+		t := &tree{dir: filepath.Join(root.dir, name), side: side, sha: sha, overlay: overlay}
 		all = append(all, t)
 		return t
 	}
@@ -321,7 +321,10 @@ func (c *checker) chooseTrees(ctx context.Context, root string) (overlay bool, w
 
 // sayTrees writes the attempt trees' mode, and in overlay mode how the
 // first worker's trees were opened, to the check's progress (stderr).
-func (c *checker) sayTrees(why string) {
+func (c *checker) sayTrees(why string, root treeRoot) {
+	if root.why != "" {
+		c.say("worktrees: " + c.redact(root.why))
+	}
 	if !c.trees.overlay {
 		c.say("attempt trees: reset and cleaned after each attempt (" + c.redact(why) + ")")
 		return

@@ -250,6 +250,11 @@ func (a *a16) grant(t *testing.T) {
 	for _, d := range dirs {
 		reachable(t, d)
 	}
+	// The trees on the tmpfs (the user's own folder, mode 0700: left so)
+	// hold what a test planted there as root.
+	if d := treesDir(t, a.dir); strings.HasPrefix(d, "/dev/shm/") {
+		chownAll(t, a.m.uid, d)
+	}
 }
 
 func (a *a16) revoke(t *testing.T) {
@@ -463,18 +468,18 @@ func (a *a16) snapshot(t *testing.T) *state16 {
 		}
 		s.store[name] = data
 	}
-	root := filepath.Join(a.dir, ".git", "flakegate", "worktrees")
+	root := treesDir(t, a.dir)
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		out, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--ignored", "--untracked-files=all").CombinedOutput()
+		out, err := exec.Command("git", "-c", "safe.directory=*", "-C", dir, "status", "--porcelain", "--ignored", "--untracked-files=all").CombinedOutput()
 		if err != nil || len(out) != 0 {
 			t.Errorf("[%s] worktree %s is not a clean checkout after the check: %v\n%s", a.m.name, e.Name(), err, out)
 		}
-		head, _ := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+		head, _ := exec.Command("git", "-c", "safe.directory=*", "-C", dir, "rev-parse", "HEAD").Output()
 		seal, _ := os.ReadFile(filepath.Join(a.dir, ".git", "worktrees", e.Name(), "flakegate-sealed"))
 		s.trees[e.Name()] = treeState{head: strings.TrimSpace(string(head)), seal: strings.TrimSpace(string(seal))}
 	}

@@ -134,7 +134,7 @@ func TestAttack24LeftoverTree(t *testing.T) {
 		if cr := a.run(t, "red", ""); cr.code != 1 {
 			t.Fatalf("[%s] the first check: exit %d, want 1\n%s", m.name, cr.code, cr)
 		}
-		root := filepath.Join(a.dir, ".git", "flakegate", "worktrees")
+		root := treesDir(t, a.dir)
 		for _, name := range []string{"base-0", "candidate-0"} {
 			tree := filepath.Join(root, name)
 			// As an older flakegate's reset mode left it: unsealed, written.
@@ -199,7 +199,7 @@ func needUsernsOverlay(t *testing.T, m mode16) {
 // attempts made; and if an attempt's copy is left.
 func (a *a16) noMarks(t *testing.T, attack string) {
 	t.Helper()
-	root := filepath.Join(a.dir, ".git", "flakegate", "worktrees")
+	root := treesDir(t, a.dir)
 	dirs := []string{a.dir}
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {

@@ -172,7 +172,7 @@ func TestCheckWorktreeDeleted(t *testing.T) {
 	if first.code != 0 {
 		t.Fatalf("first check\n%s", first)
 	}
-	wt := filepath.Join(r.dir, ".git", "flakegate", "worktrees")
+	wt := treesDir(t, r.dir)
 	for _, side := range []string{"base-0", "candidate-0"} {
 		if _, err := os.Stat(filepath.Join(wt, side, "props", "prop.sh")); err != nil {
 			t.Fatalf("worktree %s: %v", side, err)

@@ -52,7 +52,7 @@ func dirtyRepo(t *testing.T, extra string) *repo {
 // there are want of them (2 in overlay mode, 3 in reset mode).
 func treesPristine(t *testing.T, r *repo, want int) {
 	t.Helper()
-	root := filepath.Join(r.dir, ".git", "flakegate", "worktrees")
+	root := treesDir(t, r.dir)
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func treesLine(cr *checkRun) string {
 func TestCheckSealedTrees(t *testing.T) {
 	r := dirtyRepo(t, "")
 	r.candidate("bad2", map[string]string{"src/lib.sh": "FAIL=1\n# another candidate\n"})
-	root := filepath.Join(r.dir, ".git", "flakegate", "worktrees")
+	root := treesDir(t, r.dir)
 	replay := filepath.Join(r.dir, ".git", "flakegate", "replay")
 	seal := func(tree string) string { return filepath.Join(r.dir, ".git", "worktrees", tree, "flakegate-sealed") }
 	cached := func() int {

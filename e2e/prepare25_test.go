@@ -440,7 +440,7 @@ func TestCheckPrepareDiskFull(t *testing.T) {
 	}
 	sameState(t, "ledger", before, folderLedger(t, ledger))
 
-	trees := filepath.Join(r.dir, ".git", "flakegate", "worktrees")
+	trees := treesDir(t, r.dir)
 	mountTmpfs(t, trees, "1m")
 	fill(t, trees, 0)
 	cr := r.checkEnv([]string{"FLAKEGATE_LEDGER=" + ledger}, "--base", "base", "--candidate", "docs")

@@ -95,7 +95,7 @@ func TestCheckPreparePython(t *testing.T) {
 	if strings.Count(string(raw), `"type":"prepare"`) != 2 {
 		t.Errorf("the transcript has no prepare events:\n%s", raw)
 	}
-	matches, _ := filepath.Glob(filepath.Join(r.dir, ".git", "flakegate", "worktrees", "*", "pkg", "_generated.py"))
+	matches, _ := filepath.Glob(filepath.Join(treesDir(t, r.dir), "*", "pkg", "_generated.py"))
 	if len(matches) > 0 {
 		t.Errorf("the prepare wrote a worktree: %v", matches)
 	}

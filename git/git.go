@@ -20,6 +20,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -443,4 +444,37 @@ func (c *Client) ListFiles(ctx context.Context, rev string) ([]string, error) {
 	c.files[sha] = names
 	c.knownMu.Unlock()
 	return slices.Clone(names), nil
+}
+
+// CheckoutSize is what a checkout of rev takes on a file system that
+// gives each file whole pages of pageSize bytes (a tmpfs): the sum of
+// its blobs' sizes, each rounded up to a page, and a page for a symlink
+// or a submodule's empty folder. git's own folder is not counted.
+func (c *Client) CheckoutSize(ctx context.Context, rev string, pageSize int64) (int64, error) {
+	sha, err := c.RevParse(ctx, rev)
+	if err != nil {
+		return 0, err
+	}
+	out, err := c.run(ctx, "", "ls-tree", "-r", "-l", "--full-tree", "-z", sha)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, e := range bytes.Split(out, []byte{0}) {
+		// "<mode> <type> <object> <size>\t<path>"; size "-" for a submodule.
+		meta, _, ok := bytes.Cut(e, []byte{'\t'})
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(meta)
+		if len(f) != 4 {
+			continue
+		}
+		n, err := strconv.ParseInt(string(f[3]), 10, 64)
+		if err != nil || n < 0 {
+			n = 0
+		}
+		total += max(pageSize, (n+pageSize-1)/pageSize*pageSize)
+	}
+	return total, nil
 }

@@ -423,3 +423,24 @@ func TestRevParseAsksOnce(t *testing.T) {
 		t.Fatalf("ListFiles twice: %q (%v %v), %d calls", f2, err1, err2, n)
 	}
 }
+
+// TestCheckoutSize: each blob at whole pages; c2 holds a.txt, dir/b.txt,
+// new.txt, sp ace.txt and .gitignore (five files under a page each), and
+// a blob of a page and a byte takes two.
+func TestCheckoutSize(t *testing.T) {
+	r := newRepo(t)
+	c := &git.Client{Dir: r.dir}
+	n, err := c.CheckoutSize(context.Background(), r.c2, 4096)
+	if err != nil || n != 5*4096 {
+		t.Fatalf("CheckoutSize(c2) = %d, %v; want %d", n, err, 5*4096)
+	}
+	writeFile(t, filepath.Join(r.dir, "big"), strings.Repeat("x", 4097))
+	gitT(t, r.dir, "add", "big")
+	gitT(t, r.dir, "commit", "-q", "-m", "big")
+	if n, err = c.CheckoutSize(context.Background(), "HEAD", 4096); err != nil || n != 7*4096 {
+		t.Fatalf("CheckoutSize(HEAD) = %d, %v; want %d", n, err, 7*4096)
+	}
+	if _, err := c.CheckoutSize(context.Background(), "no-such-rev", 4096); err == nil {
+		t.Fatal("an unknown revision has a size")
+	}
+}

@@ -51,3 +51,9 @@ func (p *pool) close() {}
 func (p *pool) leaveUnswept([]string) bool { return false }
 
 func (p *pool) swept([]string) {}
+
+// Resident is Linux only: elsewhere nothing is known to stay in memory.
+func Resident(string) bool { return false }
+
+// SwapOn is Linux only.
+func SwapOn() bool { return true }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -34,20 +35,21 @@ import (
 // for the next one's, which drops the same folders (one sweep per
 // attempt, not two), or for the sandbox's Close, which sweeps what the
 // last attempts left; an attempt that ends after Close is swept at once.
+// A folder whose pages cannot leave memory (Resident: a tmpfs without
+// swap, where flakegate puts the worktrees when it sweeps, see
+// check/treeroot.go) is not swept: every attempt finds it as resident as
+// the last one did, and the advice would not drop its pages anyway.
 func (s *Sandbox) evictRoots() []string {
-	if s.Level.Cgroup != "" && (s.Limits.Memory > 0 || s.Limits.Pids > 0) {
-		return nil // the attempt's cgroup is reclaimed after it
+	if s.Reclaimed() {
+		return nil
 	}
 	roots := []string{}
 	if !s.Level.Copy {
 		roots = append(roots, s.Tree)
 	}
-	for _, p := range append([]string{s.Prepared, s.GoCache, s.GoModCache}, s.RO...) {
-		if p != "" {
-			roots = append(roots, p)
-		}
-	}
-	return roots
+	roots = append(roots, s.Prepared, s.GoCache, s.GoModCache)
+	roots = append(roots, s.RO...)
+	return slices.DeleteFunc(roots, func(p string) bool { return p == "" || Resident(p) })
 }
 
 // sweepPageCache drops evictRoots from the page cache before an attempt

@@ -130,6 +130,16 @@ func (s *Sandbox) Close() {
 	}
 }
 
+// Reclaimed reports whether each attempt runs in a memory cgroup of its
+// own that is reclaimed after it (cgroup_linux.go): what it read leaves
+// the page cache with it. Otherwise flakegate sweeps the folders below
+// the attempts' writable layers around every attempt
+// (pagecache_linux.go), and a caller that can put those folders on a
+// tmpfs without swap (Resident) spares the sweep.
+func (s *Sandbox) Reclaimed() bool {
+	return s.Level.Cgroup != "" && (s.Limits.Memory > 0 || s.Limits.Pids > 0)
+}
+
 // Limits bound one attempt.
 type Limits struct {
 	Memory int64 // bytes, all its processes together
