@@ -84,7 +84,7 @@ one() {
 		;;
 	esac
 	local out
-	out=$(cd "$work" && "${as[@]}" env "${env[@]}" FLAKEGATE="$work/$bin" BENCH_CACHE="$c" ROUNDS=1 SKIP_PREP=1 bash "$work/overhead.sh" 2>"$work/err") || {
+	out=$(cd "$work" && "${as[@]}" env -u PEER "${env[@]}" FLAKEGATE="$work/$bin" BENCH_CACHE="$c" ROUNDS=1 SKIP_PREP=1 bash "$work/overhead.sh" 2>"$work/err") || {
 		cat "$work/err" >&2
 		echo "$out" >&2
 		exit 3
@@ -92,7 +92,7 @@ one() {
 	echo "$out" | sed "s/^/  [$mode $bin] /" >&2
 	local big small mbig
 	small=$(echo "$out" | sed -n 's/^median overhead per attempt: small (50 files) \([-0-9.]*\) ms.*/\1/p')
-	big=$(echo "$out" | sed -n 's/^median overhead per attempt: .*big (50,000 files) \([-0-9.]*\) ms.*/\1/p')
+	big=$(echo "$out" | sed -n 's/^median overhead per attempt: .*big (50,\{0,1\}000 files) \([-0-9.]*\) ms.*/\1/p')
 	mbig=$(echo "$out" | sed -n 's/^median marginal cost per attempt: .*big \([-0-9.]*\) ms.*/\1/p')
 	echo "$big $small $mbig"
 }

@@ -90,6 +90,14 @@ func (s *Site) Probe(ctx context.Context) (string, error) {
 	return strings.TrimPrefix(s.notes.find("sandbox: "), "sandbox: "), nil
 }
 
+// Trees says where a check's worktrees are kept and why, as the check's
+// "worktrees:" line does ("" when they are on disk and nothing sweeps
+// them); after Probe. It may create the user's folder on the tmpfs.
+func (s *Site) Trees(ctx context.Context) (string, error) {
+	r, err := s.c.treeRoot(ctx, s.c.cfg.Workers)
+	return s.c.redact(r.why), err
+}
+
 // Sandbox is the attempts' sandbox without its tree (after Setup, and
 // Probe for its level).
 func (s *Site) Sandbox() sandbox.Sandbox { return s.c.iso.sandbox }

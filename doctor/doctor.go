@@ -244,6 +244,11 @@ func (d *doctor) lookAtSandbox(ctx context.Context) bool {
 	for _, m := range sb.Level.Missing {
 		rep.add(Warn, "sandbox", "%s", d.site.Redact(m))
 	}
+	if where, err := d.site.Trees(ctx); err != nil {
+		rep.add(Warn, "worktrees", "%s", errLine(err))
+	} else if where != "" {
+		rep.add(OK, "worktrees", "%s", where)
+	}
 	return true
 }
 

@@ -143,3 +143,35 @@ exit $st
 		}
 	}
 }
+
+// TestCheckGoFillAgainWithModules: a fill that ran while the runner's
+// module cache lacked the base's modules built almost nothing. The first
+// check that finds every module fills again, so its attempts do not
+// compile the standard library and every dependency themselves (before,
+// the first fill's "filled" line stood for the base, and every later
+// attempt compiled everything: 25 s instead of a second in
+// examples/go-rapid).
+func TestCheckGoFillAgainWithModules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end; run without -short")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not installed")
+	}
+	files := exampleFiles(t, "go-rapid")
+	files["flakegate.yaml"] = strings.NewReplacer("random_seeds: 1", "random_seeds: 0", "[1400, 1401, 1402]", "[1400]").Replace(files["flakegate.yaml"])
+	r := newRepo(t, files)
+	r.candidate("edit", map[string]string{"README.md": "a harmless patch\n"})
+	empty := t.TempDir()
+	cr := r.checkEnv([]string{"GOMODCACHE=" + empty, "GOPROXY=off", "GOFLAGS=-mod=mod"}, "--base", "base", "--candidate", "edit")
+	if cr.code == 0 || !strings.Contains(cr.stderr, "0 of 1 modules") {
+		t.Fatalf("with an empty module cache the check passed, or did not say the module is missing (exit %d):\n%s", cr.code, cr.stderr)
+	}
+	cr = r.check("--base", "base", "--candidate", "edit")
+	if cr.code != 0 {
+		t.Fatalf("with the module the check does not pass:\n%s", cr)
+	}
+	if !strings.Contains(cr.stderr, "Go build cache filled from the base") {
+		t.Errorf("the check that found the module did not fill the build cache again:\n%s", cr.stderr)
+	}
+}
