@@ -13,6 +13,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/bytesize"
 )
 
@@ -90,7 +91,7 @@ func (c *site) residentRoot(ctx context.Context, trees int) (string, string) {
 	if why := ownFolder(user); why != "" {
 		return "", why
 	}
-	size, err := c.git.CheckoutSize(ctx, c.baseSHA, int64(os.Getpagesize()))
+	size, err := c.checkoutSize(ctx)
 	if err != nil {
 		return "", "cannot size the base's checkout: " + err.Error()
 	}
@@ -177,4 +178,33 @@ func memAvailable() int64 {
 		}
 	}
 	return 0
+}
+
+// checkoutSize is git.Client.CheckoutSize of the base at this machine's
+// page size, kept per base commit in <git common dir>/flakegate/
+// worktrees/sizes (a commit's size never changes): git reads every
+// blob's header to tell it, over a second for 50,000 loose objects.
+func (c *site) checkoutSize(ctx context.Context) (int64, error) {
+	page := int64(os.Getpagesize())
+	key := c.baseSHA + " " + strconv.FormatInt(page, 10)
+	file := filepath.Join(c.common, "flakegate", "worktrees", "sizes")
+	b, _ := os.ReadFile(file)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, key+" "); ok {
+			if n, err := strconv.ParseInt(rest, 10, 64); err == nil && n >= 0 {
+				return n, nil
+			}
+		}
+	}
+	n, err := c.git.CheckoutSize(ctx, c.baseSHA, page)
+	if err != nil {
+		return 0, err
+	}
+	if len(lines) > 50 {
+		lines = lines[len(lines)-50:]
+	}
+	lines = append(lines, key+" "+strconv.FormatInt(n, 10))
+	_ = atomicfile.WriteFile(file, []byte(strings.TrimSpace(strings.Join(lines, "\n"))+"\n"), 0o600) // a lost line costs the next check a git run
+	return n, nil
 }

@@ -1,11 +1,16 @@
 package check
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flakegate/flakegate/git"
 )
 
 // TestMirrorTree: the Go caches' mirror copies what is new or changed,
@@ -123,5 +128,40 @@ func TestDropOrphans(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(user, name)); (err == nil) != want {
 			t.Errorf("%s: present %v, want %v", name, err == nil, want)
 		}
+	}
+}
+
+// TestCheckoutSizeKept: the base's checkout size is asked of git once
+// and kept per base commit; a kept line is what later checks use.
+func TestCheckoutSizeKept(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q")
+	os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
+	run("add", "a")
+	run("commit", "-qm", "c")
+	c := &site{git: &git.Client{Dir: dir}, common: filepath.Join(dir, ".git"), baseSHA: run("rev-parse", "HEAD")}
+	os.MkdirAll(filepath.Join(c.common, "flakegate", "worktrees"), 0o755)
+	page := int64(os.Getpagesize())
+	if n, err := c.checkoutSize(context.Background()); err != nil || n != page {
+		t.Fatalf("size %d, %v; want %d", n, err, page)
+	}
+	file := filepath.Join(c.common, "flakegate", "worktrees", "sizes")
+	b, _ := os.ReadFile(file)
+	want := c.baseSHA + " " + strconv.FormatInt(page, 10) + " " + strconv.FormatInt(page, 10)
+	if strings.TrimSpace(string(b)) != want {
+		t.Fatalf("kept %q, want %q", b, want)
+	}
+	os.WriteFile(file, []byte(c.baseSHA+" "+strconv.FormatInt(page, 10)+" 12345\n"), 0o600)
+	if n, _ := c.checkoutSize(context.Background()); n != 12345 {
+		t.Fatalf("the kept size was not used: %d", n)
 	}
 }

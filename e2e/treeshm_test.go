@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,6 +95,17 @@ func TestAttack24TreesOnTmpfs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(trees, "candidate-0", "README.md")); err != nil {
 		t.Fatalf("no candidate tree on the tmpfs: %v", err)
+	}
+	// doctor says the same.
+	a.grant(t)
+	id := strconv.Itoa(shmUser.uid)
+	doc := exec.Command("setpriv", "--reuid="+id, "--regid="+id, "--clear-groups", a.bin, "doctor")
+	doc.Dir = a.dir
+	doc.Env = append(cleanEnv(), "FG_STATE="+a.state, "TMPDIR="+a.tmp, "HOME="+a.home, "XDG_CACHE_HOME="+userCache(t, shmUser.uid), "FLAKEGATE_LEDGER="+a.ledger)
+	out, _ := doc.CombinedOutput()
+	a.revoke(t)
+	if !strings.Contains(string(out), "worktrees") || !strings.Contains(string(out), "on a tmpfs without swap ("+trees+")") {
+		t.Errorf("doctor does not say the trees are on the tmpfs:\n%s", out)
 	}
 	// The repository goes; a check of another one drops its trees.
 	os.RemoveAll(a.dir)
