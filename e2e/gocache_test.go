@@ -164,7 +164,7 @@ func TestCheckGoFillAgainWithModules(t *testing.T) {
 	r.candidate("edit", map[string]string{"README.md": "a harmless patch\n"})
 	empty := t.TempDir()
 	cr := r.checkEnv([]string{"GOMODCACHE=" + empty, "GOPROXY=off", "GOFLAGS=-mod=mod"}, "--base", "base", "--candidate", "edit")
-	if cr.code == 0 || !strings.Contains(cr.stderr, "0 of 1 modules") {
+	if cr.code == 0 || !strings.Contains(cr.stderr, "0 of the 1 modules") {
 		t.Fatalf("with an empty module cache the check passed, or did not say the module is missing (exit %d):\n%s", cr.code, cr.stderr)
 	}
 	cr = r.check("--base", "base", "--candidate", "edit")
