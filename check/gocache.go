@@ -508,10 +508,7 @@ func escapeModule(s string) (string, bool) {
 // key names how many were found, so the first check that finds them all
 // fills again instead of compiling everything in every attempt.
 func (gc *goCaches) fillKey() string {
-	key := gc.base
-	if gc.found < gc.named {
-		key += fmt.Sprintf(" modules %d/%d", gc.found, gc.named)
-	}
+	key := gc.baseKey()
 	if len(gc.runs) == 0 {
 		return key
 	}
@@ -520,6 +517,15 @@ func (gc *goCaches) fillKey() string {
 		fmt.Fprintf(&b, "%s\x00%s\x00%s\n", r.pattern, r.skip, r.budget)
 	}
 	return key + " suites " + sha256Hex([]byte(b.String()))[:16]
+}
+
+// baseKey is the fill's key without the suites: what a replay, which
+// runs no suite's fill, asks for (replaycmd.go).
+func (gc *goCaches) baseKey() string {
+	if gc.found < gc.named {
+		return gc.base + fmt.Sprintf(" modules %d/%d", gc.found, gc.named)
+	}
+	return gc.base
 }
 
 // suiteFillRuns are the go suites of a config as the fill runs them:
@@ -621,10 +627,8 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 	if len(list) > 100 {
 		list = list[len(list)-100:]
 	}
-	if gc.found == gc.named {
-		list = append(list, gc.base) // a replay's key: the base alone (replaycmd.go)
-	}
-	if key := gc.fillKey(); key != gc.base {
+	list = append(list, gc.baseKey()) // a replay's key (replaycmd.go)
+	if key := gc.fillKey(); key != gc.baseKey() {
 		list = append(list, key)
 	}
 	if err := atomicfile.WriteFile(filepath.Join(gc.dir, "filled"), []byte(strings.TrimSpace(strings.Join(list, "\n"))+"\n"), 0o600); err != nil {

@@ -208,7 +208,7 @@ func (r *Replay) Notes() []string { return r.notes }
 // checkout of the base of its own, removed after.
 func (r *Replay) fillGoCache(ctx context.Context, repo *git.Client) error {
 	gc := r.goc
-	if gc == nil || r.iso.sandbox.GoCache == "" || gc.filled(gc.base) {
+	if gc == nil || r.iso.sandbox.GoCache == "" || gc.filled(gc.baseKey()) {
 		return nil
 	}
 	tmp, err := os.MkdirTemp("", "flakegate-replay-base-")

@@ -113,7 +113,7 @@ func (c *site) residentRoot(ctx context.Context, trees int) (string, string) {
 		return "", fmt.Sprintf("cannot create %s: %v", dir, err)
 	}
 	// Whose folder it is, for dropOrphans (and a person looking).
-	if err := os.WriteFile(filepath.Join(dir, repoMark), []byte(c.common+"\n"), 0o600); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, repoMark), []byte(c.common+"\n"), 0o600); err != nil {
 		return "", fmt.Sprintf("cannot write in %s: %v", dir, err)
 	}
 	return dir, ""
