@@ -44,8 +44,7 @@ func (c *site) mirrorGoCaches(shm string) string {
 	for _, p := range pairs {
 		need += treeBytes(p[0])
 	}
-	var st syscall.Statfs_t
-	if syscall.Statfs(shm, &st) != nil || need > int64(st.Bavail)*st.Bsize/4 {
+	if free, err := freeBytes(shm); err != nil || need > free/4 {
 		return "the Go caches stay on disk, swept before every attempt: they do not fit in a quarter of " + shmRoot
 	}
 	for _, p := range pairs {

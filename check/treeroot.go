@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -96,11 +97,10 @@ func (c *site) residentRoot(ctx context.Context, trees int) (string, string) {
 		return "", "cannot size the base's checkout: " + err.Error()
 	}
 	need := int64(trees) * (size + size/4) // a candidate may be larger than its base
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(user, &st); err != nil {
+	free, err := freeBytes(user)
+	if err != nil {
 		return "", "cannot read the free space of " + shmRoot
 	}
-	free := int64(st.Bavail) * st.Bsize
 	if need > free/2 {
 		return "", fmt.Sprintf("%d trees of %s need more than half of the %s free on %s", trees, bytesize.Format(size), bytesize.Format(free), shmRoot)
 	}
@@ -112,11 +112,25 @@ func (c *site) residentRoot(ctx context.Context, trees int) (string, string) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Sprintf("cannot create %s: %v", dir, err)
 	}
-	// Whose folder it is, for dropOrphans (and a person looking).
-	if err := atomicfile.WriteFile(filepath.Join(dir, repoMark), []byte(c.common+"\n"), 0o600); err != nil {
-		return "", fmt.Sprintf("cannot write in %s: %v", dir, err)
+	// Whose folder it is, for dropOrphans (and a person looking),
+	// written once.
+	mark, want := filepath.Join(dir, repoMark), []byte(c.common+"\n")
+	if have, err := os.ReadFile(mark); err != nil || !bytes.Equal(have, want) {
+		if err := atomicfile.WriteFile(mark, want, 0o600); err != nil {
+			return "", fmt.Sprintf("cannot write in %s: %v", dir, err)
+		}
 	}
 	return dir, ""
+}
+
+// freeBytes is the space an unprivileged user may still write on the
+// file system of dir.
+func freeBytes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * st.Bsize, nil
 }
 
 // repoMark names, in a repository's folder on the tmpfs, the file that
