@@ -106,6 +106,12 @@ func (s *Sandbox) startSwept(dir string, c *attempt.Command) (*sandboxRun, error
 // for the next attempt of this sandbox (in its tree's folder).
 func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxRun, error) {
 	r := &sandboxRun{lim: s.Limits, pool: s.pool}
+	s.pool.spawned()
+	// The tree's owner, which take compares: as root the idmapped
+	// mounts map it (idmaps), and a standby for another owner is of no
+	// use. Without the idmaps it is still the tree's owner, so that a
+	// standby matches the attempt it was made for.
+	r.owner, _ = ownerOf(s.Tree)
 	ok := false
 	defer func() {
 		if !ok {
@@ -148,6 +154,11 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		return nil, err
 	}
 	cmd.Dir, cmd.Env = dir, env
+	if standby {
+		// Nothing of an attempt's environment: the attempt line brings
+		// it, and this standby may serve another seed's attempt.
+		cmd.Env = []string{}
+	}
 	if lv.Root || lv.Copy {
 		cmd.Dir = "/"
 	}

@@ -46,7 +46,8 @@ func sweepCgroups() int       { return 0 }
 type pool struct{}
 
 func newPool() *pool   { return &pool{} }
-func (p *pool) close() {}
+func (p *pool) close()   {}
+func (p *pool) spawned() {}
 
 func (p *pool) leaveUnswept([]string) bool { return false }
 

@@ -26,6 +26,7 @@ type pool struct {
 	ready  map[string][]*sandboxRun
 	making map[string]int
 	closed bool           // Close ran: no more standbys
+	spawns int            // helpers started for this sandbox, standbys or not
 	gone   sync.WaitGroup // cgroups being removed
 
 	// unswept are the folders an ended attempt left in the page cache
@@ -42,10 +43,13 @@ func newPool() *pool {
 }
 
 // standbyKey names what a standby was built for: everything of the
-// sandbox, its tree, the working folder and the environment; everything
-// but the command.
+// sandbox, its tree, the working folder and the toolchains the
+// environment's PATH shares (rootOps); everything but the command and
+// the rest of the environment, which only the attempt line carries
+// (execLine). So a standby made while one seed ran serves the next
+// seed's attempt, not only a retry of the same one.
 func (s *Sandbox) standbyKey(dir string, env []string) string {
-	b, _ := json.Marshal([]any{s.Bwrap, s.Tree, s.Overlay, s.Prepared, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.GoCache, s.FillGoCache, s.GoModCache, dir, env})
+	b, _ := json.Marshal([]any{s.Bwrap, s.Tree, s.Overlay, s.Prepared, s.Hide, s.RO, s.RW, s.Home, s.Network, s.Limits, s.Level, s.GoCache, s.FillGoCache, s.GoModCache, dir, toolchainPaths(env)})
 	return string(b)
 }
 
@@ -67,6 +71,16 @@ func (p *pool) take(key string, owner [2]int) *sandboxRun {
 		return nil
 	}
 	return r
+}
+
+// spawned counts a helper started for this sandbox.
+func (p *pool) spawned() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.spawns++
+	p.mu.Unlock()
 }
 
 // prefetch starts making standbys of this sandbox until standbyDepth

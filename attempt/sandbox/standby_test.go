@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +101,67 @@ func TestStandbysAreTheSandboxs(t *testing.T) {
 		if strings.HasPrefix(l.Name(), layerPrefix) {
 			t.Errorf("layer folder left after Close: %s", l.Name())
 		}
+	}
+}
+
+// TestStandbysServeEverySeed: a standby made while one attempt ran serves
+// the next attempt even when that one has another environment (another
+// seed) and its tree belongs to someone else than flakegate's user, in
+// the helper's user namespace as much as as root. Before, a standby
+// carried the environment in its key and, without idmapped mounts, no
+// owner, so every one was thrown away and each attempt paid a helper of
+// its own on top: two helpers per attempt.
+func TestStandbysServeEverySeed(t *testing.T) {
+	bwrap := needBwrap(t)
+	for _, userns := range []bool{false, true} {
+		name := "root"
+		if userns {
+			name = "userns"
+		}
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			tree, tmp := filepath.Join(root, "tree"), filepath.Join(root, "tmp")
+			for _, d := range []string{tree, tmp} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, d := range []string{filepath.Dir(root), root, tmp} {
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("TMPDIR", tmp)
+			env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
+			sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits})
+			needOverlay(t, sb, root, env)
+			if userns {
+				// As the check runs without root; the tree another
+				// user's, as a checkout made by a CI runner's user is.
+				sb.Level = Level{Userns: true}
+				if err := os.Chown(tree, 61539, 61539); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sb.pool.mu.Lock()
+			sb.pool.spawns = 0 // not the probe's
+			sb.pool.mu.Unlock()
+			const attempts = 6
+			for i := range attempts {
+				seed := "SEED=" + strconv.Itoa(i)
+				o := attempt.Run(context.Background(), attempt.Command{Argv: []string{"sh", "-c", `test "$SEED" = ` + strconv.Itoa(i)}, Dir: tree,
+					Env: append(env, seed), Sandbox: sb, WallBudget: time.Minute})
+				if o.Result != attempt.Pass {
+					t.Fatalf("attempt %d: %s (%s) %s", i, o.Result, o.Reason, o.Tail)
+				}
+			}
+			sb.Close()
+			sb.pool.mu.Lock()
+			n := sb.pool.spawns
+			sb.pool.mu.Unlock()
+			if n > attempts+standbyDepth {
+				t.Errorf("%d helpers for %d attempts: standbys were thrown away (at most %d)", n, attempts, attempts+standbyDepth)
+			}
+		})
 	}
 }
