@@ -45,7 +45,7 @@ func sweepCgroups() int       { return 0 }
 
 type pool struct{}
 
-func newPool() *pool   { return &pool{} }
+func newPool() *pool     { return &pool{} }
 func (p *pool) close()   {}
 func (p *pool) spawned() {}
 
