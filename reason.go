@@ -2,9 +2,10 @@ package flakegate
 
 import (
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // exitMeanings are what a test runner's exit codes mean, by the name
@@ -21,10 +22,10 @@ var commonExits = map[int]string{126: "cannot execute", 127: "command not found"
 // ResultTypeReasonRe matches the decision table's reason for a result
 // that is neither pass nor fail (an attempt that errored or timed out):
 // group 1 is the key, group 2 the value.
-var ResultTypeReasonRe = regexp.MustCompile(`^(candidate_result|base_seed_result|retry_results\[\d+\]): want "pass" or "fail", got the string "(error|timeout)"$`)
+var ResultTypeReasonRe = lazyre.New(`^(candidate_result|base_seed_result|retry_results\[\d+\]): want "pass" or "fail", got the string "(error|timeout)"$`)
 
 // tellingRe matches a line of output that usually says why a run failed.
-var tellingRe = regexp.MustCompile(`(?i)(^E\s|^ERROR\b|error[:\]]|no module named|not found|cannot find|permission denied|usage:|exception|traceback)`)
+var tellingRe = lazyre.New(`(?i)(^E\s|^ERROR\b|error[:\]]|no module named|not found|cannot find|permission denied|usage:|exception|traceback)`)
 
 // ProgramName names the test runner an argv starts, for a reason:
 // "pytest" (also python -m pytest), "go test", "vitest", "jest", else the

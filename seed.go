@@ -2,8 +2,9 @@ package flakegate
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // Seed is a property seed in its canonical JSON text: the exact decimal
@@ -13,8 +14,8 @@ import (
 type Seed string
 
 var (
-	seedIntRe = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
-	seedStrRe = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+	seedIntRe = lazyre.New(`^-?(0|[1-9][0-9]*)$`)
+	seedStrRe = lazyre.New(`^[A-Za-z0-9._:-]+$`)
 )
 
 // ParseSeed reads a seed as a user types it on the command line or in the

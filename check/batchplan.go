@@ -22,12 +22,13 @@ package check
 import (
 	"encoding/json"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/template"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // batchShape is how one triple's command takes part in a batch.
@@ -40,7 +41,7 @@ type batchShape struct {
 	test      string   // go: the test's name; pytest: the node id
 }
 
-var goTestName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var goTestName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // goBoolFlags are go test flags that take no separate value.
 var goBoolFlags = map[string]bool{"-v": true, "-race": true, "-short": true, "-failfast": true, "-cover": true,

@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -26,6 +25,8 @@ import (
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/flock"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // goStdRoot is where the user's standard library layers live: the
@@ -66,7 +67,7 @@ func goStdEnv(env []string) []string {
 
 // stdPackageRe is an import path of the standard library: no dot in its
 // first element, plain segments only (none starts with a dot or a dash).
-var stdPackageRe = regexp.MustCompile(`^[a-z0-9_]+(/[a-zA-Z0-9_][a-zA-Z0-9_.\-]*)*$`)
+var stdPackageRe = lazyre.New(`^[a-z0-9_]+(/[a-zA-Z0-9_][a-zA-Z0-9_.\-]*)*$`)
 
 // setStd makes root/KEY the caches' standard library layer (root "" for
 // none): KEY names the toolchain, its environment and the user.

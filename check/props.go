@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -20,6 +19,8 @@ import (
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/infra"
 	"github.com/flakegate/flakegate/template"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // FixtureAbsent is the fixture_sha256 recorded when the candidate has no
@@ -417,10 +418,10 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 }
 
 // rapidSeedRe finds a rapid seed flag filled from {seed}.
-var rapidSeedRe = regexp.MustCompile(`^-?-rapid\.seed=\{seed\}$`)
+var rapidSeedRe = lazyre.New(`^-?-rapid\.seed=\{seed\}$`)
 
 // derandomizeRe finds a hypothesis setting that ignores --hypothesis-seed.
-var derandomizeRe = regexp.MustCompile(`(?i)derandomize\s*[=:]\s*true`)
+var derandomizeRe = lazyre.New(`(?i)derandomize\s*[=:]\s*true`)
 
 // checkSeeds refuses seeds a framework would not honour: seed 0 for rapid
 // (-rapid.seed=0 means "pick a random seed"), and any seed for pytest when

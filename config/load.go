@@ -16,6 +16,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // Load parses and validates a config. name is the file name used in
@@ -563,7 +565,7 @@ func (l *loader) repoPath(key string, n ast.Node) (string, error) {
 	return c, nil
 }
 
-var decimalRe = regexp.MustCompile(`^-?[0-9]+$`)
+var decimalRe = lazyre.New(`^-?[0-9]+$`)
 
 // seeds reads a list of seeds. An unquoted number is an integer seed (any
 // size, digits kept); a quoted scalar or a plain word is a seed string,
@@ -616,7 +618,7 @@ func (l *loader) seeds(key string, n ast.Node) ([]flakegate.Seed, error) {
 	return out, nil
 }
 
-var seedStrRe = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+var seedStrRe = lazyre.New(`^[A-Za-z0-9._:-]+$`)
 
 func stringSeed(s string) (flakegate.Seed, error) {
 	if !seedStrRe.MatchString(s) {

@@ -3,10 +3,11 @@ package config
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // Sandbox modes.
@@ -34,7 +35,7 @@ type Sandbox struct {
 }
 
 // envNameRe is a portable environment variable name.
-var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // secretName reports why a variable must never reach a test command, or
 // "" if it may: flakegate's own settings (the ledger DSN), PostgreSQL's

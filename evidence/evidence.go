@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/flakegate/flakegate/attempt"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // Frameworks whose output is read: the names of the config's framework:
@@ -191,22 +193,22 @@ func (e *Checker) Write(p []byte) (int, error) {
 }
 
 var (
-	goResultRe     = regexp.MustCompile(`^\s*--- (PASS|SKIP|FAIL): (\S+) \(`)
-	pytestSummary  = regexp.MustCompile(`^=*\s*(\d+ (passed|failed|skipped|xfailed|xpassed|errors?|deselected|warnings?)(, )?)+.* in [0-9.]+s( \([0-9:]+\))?\s*=*$`)
-	pytestCountRe  = regexp.MustCompile(`(\d+) (passed|failed|skipped|xfailed|xpassed|errors?|deselected)`)
-	pytestPassedRe = regexp.MustCompile(`^PASSED (\S+)`)
-	pytestFailedRe = regexp.MustCompile(`^FAILED (\S+)`)
-	pytestNotRunRe = regexp.MustCompile(`^[=_]*\s*(ERROR collecting |ERROR \S+\.py\b|ERROR: |INTERNALERROR|ImportError while |no tests ran)`)
-	pytestELineRe  = regexp.MustCompile(`^E\s+\S`)
-	pytestHeadRe   = regexp.MustCompile(`^=+ (.*) =+$`)
-	goBuildFailRe  = regexp.MustCompile(`^FAIL\s.*\[(build|setup) failed\]`)
-	goNoiseRe      = regexp.MustCompile(`^go: (downloading|finding|extracting) `)
-	goCompileRe    = regexp.MustCompile(`^(\.{0,2}/)?[^\s:]+\.go:\d+(:\d+)?: \S|^go: |^package \S+ is not in |^no required module provides`)
-	derandomizeRe  = regexp.MustCompile(`^hypothesis profile .*derandomize=True`)
+	goResultRe     = lazyre.New(`^\s*--- (PASS|SKIP|FAIL): (\S+) \(`)
+	pytestSummary  = lazyre.New(`^=*\s*(\d+ (passed|failed|skipped|xfailed|xpassed|errors?|deselected|warnings?)(, )?)+.* in [0-9.]+s( \([0-9:]+\))?\s*=*$`)
+	pytestCountRe  = lazyre.New(`(\d+) (passed|failed|skipped|xfailed|xpassed|errors?|deselected)`)
+	pytestPassedRe = lazyre.New(`^PASSED (\S+)`)
+	pytestFailedRe = lazyre.New(`^FAILED (\S+)`)
+	pytestNotRunRe = lazyre.New(`^[=_]*\s*(ERROR collecting |ERROR \S+\.py\b|ERROR: |INTERNALERROR|ImportError while |no tests ran)`)
+	pytestELineRe  = lazyre.New(`^E\s+\S`)
+	pytestHeadRe   = lazyre.New(`^=+ (.*) =+$`)
+	goBuildFailRe  = lazyre.New(`^FAIL\s.*\[(build|setup) failed\]`)
+	goNoiseRe      = lazyre.New(`^go: (downloading|finding|extracting) `)
+	goCompileRe    = lazyre.New(`^(\.{0,2}/)?[^\s:]+\.go:\d+(:\d+)?: \S|^go: |^package \S+ is not in |^no required module provides`)
+	derandomizeRe  = lazyre.New(`^hypothesis profile .*derandomize=True`)
 )
 
 // ansiRe matches terminal colour and cursor sequences (pytest --color=yes).
-var ansiRe = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
+var ansiRe = lazyre.New("\x1b\\[[0-9;?]*[ -/]*[@-~]")
 
 func (e *Checker) line(l string) {
 	if strings.IndexByte(l, 0x1b) >= 0 {

@@ -11,9 +11,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // jsState is what a vitest or jest attempt's output showed.
@@ -47,11 +48,11 @@ type jsReport struct {
 }
 
 var (
-	jestTestsRe   = regexp.MustCompile(`^\s*Tests:\s+(.*?)(\d+) total\s*$`)
-	vitestTestsRe = regexp.MustCompile(`^\s*Tests\s+(.*?)\s*\((\d+)\)\s*$`)
-	vitestNoneRe  = regexp.MustCompile(`^\s*Tests\s+no tests\s*$|^\s*No test files found|^\s*No tests found`)
-	jsCountRe     = regexp.MustCompile(`(\d+) (failed|passed|skipped|todo|pending)`)
-	jsNotRunRe    = regexp.MustCompile(`Test suite failed to run|Failed to load url|Failed to resolve import|Cannot find module|SyntaxError|Error: No test suite found|failed to run`)
+	jestTestsRe   = lazyre.New(`^\s*Tests:\s+(.*?)(\d+) total\s*$`)
+	vitestTestsRe = lazyre.New(`^\s*Tests\s+(.*?)\s*\((\d+)\)\s*$`)
+	vitestNoneRe  = lazyre.New(`^\s*Tests\s+no tests\s*$|^\s*No test files found|^\s*No tests found`)
+	jsCountRe     = lazyre.New(`(\d+) (failed|passed|skipped|todo|pending)`)
+	jsNotRunRe    = lazyre.New(`Test suite failed to run|Failed to load url|Failed to resolve import|Cannot find module|SyntaxError|Error: No test suite found|failed to run`)
 )
 
 func (e *Checker) jsLine(l string) {

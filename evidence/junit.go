@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/attempt"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // PytestJUnit reads a pytest batch: its output (run with -rA, and -v)
@@ -89,11 +90,11 @@ func (p *PytestJUnit) SetJUnit(b []byte, err error) {
 }
 
 var (
-	pytestVerboseEndRe   = regexp.MustCompile(`^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b`)
-	pytestVerboseStartRe = regexp.MustCompile(`^(\S+::\S+) *$`)
-	pytestErrorRe        = regexp.MustCompile(`^ERROR (\S+)`)
-	pytestNotFoundRe     = regexp.MustCompile(`ERROR: not found: (\S+)`)
-	pytestStoppedRe      = regexp.MustCompile(`^!+ (stopping after \d+ failures?|Interrupted: \d+ (failed|errors?))`)
+	pytestVerboseEndRe   = lazyre.New(`^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b`)
+	pytestVerboseStartRe = lazyre.New(`^(\S+::\S+) *$`)
+	pytestErrorRe        = lazyre.New(`^ERROR (\S+)`)
+	pytestNotFoundRe     = lazyre.New(`ERROR: not found: (\S+)`)
+	pytestStoppedRe      = lazyre.New(`^!+ (stopping after \d+ failures?|Interrupted: \d+ (failed|errors?))`)
 )
 
 type junitXML struct {

@@ -4,11 +4,12 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/termsafe"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // The JUnit model follows the Surefire report schema, which Jenkins,
@@ -267,7 +268,7 @@ func junitName(r *flakegate.Result) string {
 }
 
 // ansiEscape matches terminal colour and cursor sequences in output tails.
-var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
+var ansiEscape = lazyre.New("\x1b\\[[0-9;?]*[ -/]*[@-~]")
 
 // xmlText makes s safe for XML 1.0 and for a terminal that shows it:
 // terminal colour and cursor sequences are dropped, any other control

@@ -156,8 +156,11 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	cmd.Dir, cmd.Env = dir, env
 	if standby {
 		// Nothing of an attempt's environment: the attempt line brings
-		// it, and this standby may serve another seed's attempt.
-		cmd.Env = []string{}
+		// it, and this standby may serve another seed's attempt. One
+		// processor for the helper's Go runtime: it only mounts and
+		// waits, and starts fewer threads (about 1.5 ms an attempt).
+		// bwrap gets an environment of its own (execEnv).
+		cmd.Env = []string{"GOMAXPROCS=1"}
 	}
 	if lv.Root || lv.Copy {
 		cmd.Dir = "/"

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,22 +81,4 @@ func SweepCopies(dir string) int {
 		}
 	}
 	return n
-}
-
-// fixedTree is the folder where the helper of a flakegate without root
-// puts the attempt's tree (its overlay, or its fresh copy), in its own
-// mount namespace, for bwrap to bind at TreeMount: bwrap's arguments
-// (which an attempt can read in /proc/1/cmdline) then name the same path
-// in every attempt, not the attempt's own layer folder. An empty folder
-// under layerBase(), used only while it is flakegate's user's and no one
-// else's to write.
-func fixedTree() (string, error) {
-	dir := filepath.Join(layerBase(), "flakegate-tree-"+strconv.Itoa(os.Geteuid()))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", err
-	}
-	if !ownedAndClosed(dir) {
-		return "", fmt.Errorf("%s is not flakegate's own folder", dir)
-	}
-	return dir, nil
 }

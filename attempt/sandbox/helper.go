@@ -8,14 +8,13 @@ type helperSpec struct {
 	// Userns: flakegate is not root; the helper runs in a user and mount
 	// namespace of its own (helperCommand), mounts the layer's tmpfs and
 	// the tree's overlay there (overlayfs with userxattr, Linux 5.11+),
-	// or binds the tree (a fresh copy), and puts the tree at TreeAt for
-	// bwrap, which builds the rest of the root itself, to bind.
-	Userns bool   `json:"userns,omitempty"`
-	TreeAt string `json:"tree_at,omitempty"`
-	UID    int    `json:"uid"` // the identity bwrap runs as; -1 keeps flakegate's
-	GID    int    `json:"gid"`
-	Disk   int64  `json:"disk,omitempty"`
-	Tmp    int64  `json:"tmp,omitempty"`
+	// or binds the tree (a fresh copy), and builds the root around it as
+	// root's helper does.
+	Userns bool  `json:"userns,omitempty"`
+	UID    int   `json:"uid"` // the identity bwrap runs as; -1 keeps flakegate's
+	GID    int   `json:"gid"`
+	Disk   int64 `json:"disk,omitempty"`
+	Tmp    int64 `json:"tmp,omitempty"`
 	// Root is the attempt's root, built under Layer/root (rootOps) and
 	// put at RootAt (fixedRoot) for bwrap to bind at /.
 	Root    []rootOp `json:"root,omitempty"`

@@ -35,10 +35,10 @@ import (
 //     nothing of the host's;
 //   - without root, in a user and mount namespace of its own (the user
 //     namespace maps its uid and gid 0 to flakegate's and nothing else,
-//     so its capabilities reach only what the namespace owns): a tmpfs of the disk limit for the layer
-//     and the tree's overlay on it (overlayfs with userxattr), or a bind
-//     of the attempt's fresh copy, put at a fixed folder (TreeAt) that
-//     bwrap binds at the tree's mount point; bwrap builds the rest;
+//     so its capabilities reach only what the namespace owns): the same
+//     layer, tmpfs and root, with the tree's overlay on it (overlayfs
+//     with userxattr), or a bind of the attempt's fresh copy, and no
+//     idmaps (the attempt writes as flakegate's user, its only uid);
 //   - always: it joins the attempt's cgroup (or sets rlimits where there
 //     is none) before bwrap starts, and leaves it once bwrap has;
 //   - after bwrap: it reports on its report descriptor which size-limited tmpfs the
@@ -194,9 +194,6 @@ func (spec *helperSpec) report(ok bool) {
 	defer f.Close()
 	var rep helperReport
 	dirs := []struct{ dir, name string }{{"tmp", "tmp"}, {"shm", "tmp"}, {"home", "tmp"}, {"upper", "disk"}}
-	if spec.Userns {
-		dirs = dirs[3:] // bwrap's own tmpfs, not the helper's
-	}
 	for _, m := range dirs {
 		var st unix.Statfs_t
 		if unix.Statfs(filepath.Join(spec.Layer, m.dir), &st) == nil && st.Bavail == 0 && !slices.Contains(rep.Full, m.name) {
@@ -239,19 +236,14 @@ func (spec *helperSpec) mount() error {
 			return err
 		}
 	}
+	// $HOME is the identity's: as root the unprivileged one; in the
+	// helper's user namespace its uid 0, which is flakegate's user, as
+	// the attempt is.
+	uid, gid := spec.UID, spec.GID
 	if spec.Userns {
-		if err := roDevNodes(); err != nil {
-			return err
-		}
-		if err := spec.mountAttempt(); err != nil {
-			return err
-		}
-		if err := unix.Mount(filepath.Join(L, "tree"), spec.TreeAt, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("the tree at %s: %w", spec.TreeAt, err)
-		}
-		return nil
+		uid, gid = 0, 0
 	}
-	owner := "uid=" + strconv.Itoa(spec.UID) + ",gid=" + strconv.Itoa(spec.GID)
+	owner := "uid=" + strconv.Itoa(uid) + ",gid=" + strconv.Itoa(gid)
 	size := "size=" + strconv.FormatInt(spec.Tmp, 10)
 	for _, m := range []struct{ dir, opts string }{{"tmp", "mode=1777," + size}, {"shm", "mode=1777," + size}, {"home", "mode=0700," + owner + "," + size}} {
 		if err := unix.Mount("tmpfs", filepath.Join(L, m.dir), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, m.opts); err != nil {
@@ -262,31 +254,6 @@ func (spec *helperSpec) mount() error {
 		return err
 	}
 	return spec.mountAttempt()
-}
-
-// roDevNodes makes the host's device nodes read-only in the helper's own
-// mount namespace (never the host's: the mounts are the namespace's
-// copies), without nodev: bwrap's --dev binds its nodes from there, and
-// a bind keeps its source's read-only flag, so the attempt can still
-// read and write the devices but cannot change their times (a touch of
-// /dev/null that a retry would read). bwrap's mount namespace is a copy
-// made for a user namespace below the helper's, so the kernel locks the
-// flag there: the attempt cannot clear it.
-func roDevNodes() error {
-	for _, n := range devNodes {
-		p := "/dev/" + n
-		if _, err := os.Stat(p); err != nil {
-			continue // absent here: bwrap leaves it out too
-		}
-		if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("a read-only %s: %w", p, err)
-		}
-		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, &attr); err != nil {
-			return fmt.Errorf("a read-only %s: %w", p, err)
-		}
-	}
-	return nil
 }
 
 // mountAttempt mounts what belongs to one attempt: the prepared layer,

@@ -263,16 +263,14 @@ func isSystemFolder(p string) bool {
 // Level.Userns), on tree: Tree itself, or the attempt's fresh copy of it
 // (Level.Copy).
 //
-// As root the helper builds the whole root (rootOps), as a standby
-// while the attempt before runs, and bwrap binds it at / in one step:
-// bwrap reads the mount table once for it instead of once for every
-// folder it would bind. Without root bwrap builds the same root itself,
-// one bind at a time.
+// The helper builds the whole root (rootOps), as a standby while the
+// attempt before runs, as root and in its own user namespace alike, and
+// bwrap binds it at / in one step: bwrap reads the mount table once for
+// it instead of once for every folder it would bind (about 15 ms an
+// attempt).
 func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*attemptView, error) {
 	v := &attemptView{}
 	lv := s.Level
-	bindTree := tree // what bwrap binds at TreeMount without root
-	bindCache := ""  // what bwrap binds at SandboxGoCache without root ("": its own overlay of GoCache)
 	if lv.Root {
 		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp,
 			Prepared: s.Prepared, Persist: s.Persist}
@@ -283,15 +281,9 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 			v.helper.GoCache = []cacheLayer{{Src: s.GoCache}} // the identity's already: no idmap
 		}
 	} else if lv.Userns {
-		at, err := fixedTree()
-		if err != nil {
-			return nil, err
-		}
-		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: -1, GID: -1, Disk: s.Limits.Disk, Userns: true, TreeAt: at}
-		bindTree = at
-		// The Go build cache as root has it (gocache_userns.go), and
-		// bwrap binds the helper's mount.
-		bindCache = v.helper.userGoCache(s, layer)
+		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: -1, GID: -1, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp, Userns: true}
+		// The Go build cache as root has it (gocache_userns.go).
+		v.helper.userGoCache(s, layer)
 	} else {
 		v.helper = &helperSpec{UID: -1, GID: -1}
 	}
@@ -310,7 +302,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 		a = append(a, "--unshare-net")
 	}
 	ops := s.rootOps(env)
-	if lv.Root {
+	if lv.Root || lv.Userns {
 		v.helper.Root = ops
 		v.helper.RootAt = filepath.Join(layer, "root")
 		if dir, err := fixedRoot(); err == nil {
@@ -318,7 +310,7 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 		}
 		a = append(a, "--dev-bind", v.helper.RootAt, "/", "--proc", "/proc")
 	} else {
-		a = append(a, s.bwrapArgs(ops, bindTree, bindCache)...)
+		a = append(a, s.bwrapArgs(ops, tree)...)
 	}
 	a = append(a, "--chdir", s.inside(dir), "--")
 	v.args = append(a, argv...)
@@ -448,11 +440,10 @@ func (s *Sandbox) rootOps(env []string) []rootOp {
 	return ops
 }
 
-// bwrapArgs is the root as bwrap's own arguments, for a caller without
-// root: tree (the helper's fixed folder, or the tree itself) is bound at
-// TreeMount, and cache (the helper's Go build cache) at SandboxGoCache;
-// without one, bwrap lays the Go cache from the host itself.
-func (s *Sandbox) bwrapArgs(ops []rootOp, tree, cache string) []string {
+// bwrapArgs is the root as bwrap's own arguments, where no helper mounts
+// (neither root nor a user namespace of the helper's): tree is bound at
+// TreeMount, and bwrap lays the Go cache from the host itself.
+func (s *Sandbox) bwrapArgs(ops []rootOp, tree string) []string {
 	var a []string
 	for _, op := range ops {
 		switch op.Op {
@@ -467,11 +458,11 @@ func (s *Sandbox) bwrapArgs(ops []rootOp, tree, cache string) []string {
 		case "proc":
 			a = append(a, "--proc", op.Dst)
 		case "dev":
-			// bwrap's nodes are the host's: bwrap 0.8 makes a bind
-			// read-only only together with nodev, so the helper makes
-			// them read-only in its own mount namespace first
-			// (roDevNodes), and bwrap's binds keep that; as root the
-			// helper's root binds them read-only (root_linux.go).
+			// bwrap's nodes are the host's, and bwrap 0.8 makes a bind
+			// read-only only together with nodev: here, with no helper
+			// to bind them read-only (buildDev), an attempt can change
+			// their times. Only the last way, where the helper can
+			// mount nothing, runs so (docs/sandbox.md).
 			a = append(a, "--dev", op.Dst)
 		case "layer": // private tmpfs: bwrap's, of the tmp limit
 			if s.Limits.Tmp > 0 {
@@ -490,9 +481,7 @@ func (s *Sandbox) bwrapArgs(ops []rootOp, tree, cache string) []string {
 		case "tree":
 			a = append(a, "--bind", tree, op.Dst)
 		case "gocache":
-			if cache != "" {
-				a = append(a, "--bind", cache, op.Dst)
-			} else if s.FillGoCache {
+			if s.FillGoCache {
 				a = append(a, "--bind", op.Src, op.Dst)
 			} else {
 				a = append(a, "--overlay-src", op.Src, "--tmp-overlay", op.Dst)

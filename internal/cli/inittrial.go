@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/flakegate/flakegate"
@@ -16,6 +15,8 @@ import (
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/store"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // trialOutcome is what one tried entry did: its candidate attempt's wall
@@ -79,7 +80,7 @@ func tryConfig(ctx context.Context, ios *IO, root string, raw []byte, indexes []
 	return out, nil
 }
 
-var noModuleRe = regexp.MustCompile(`No module named '?([A-Za-z0-9_.]+)'?`)
+var noModuleRe = lazyre.New(`No module named '?([A-Za-z0-9_.]+)'?`)
 
 // trialCause says in one line why a tried entry did not pass, and the
 // fix.

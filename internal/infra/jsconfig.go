@@ -15,12 +15,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/discover"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // jsInfraKeys are the config keys that name test infrastructure.
@@ -258,7 +259,7 @@ func (r *jsReader) jsonValue(cf, key string, v any) {
 	}
 }
 
-var mapperGroupRe = regexp.MustCompile(`\$\d+|\$\{?\w+\}?`)
+var mapperGroupRe = lazyre.New(`\$\d+|\$\{?\w+\}?`)
 
 // target watches what the string s of config cf names, when it names a
 // local file (relative to cf's folder, jest's <rootDir>), a folder with a

@@ -9,13 +9,14 @@ package initconfig
 import (
 	"io/fs"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/flakegate/flakegate/internal/discover"
 	"github.com/flakegate/flakegate/internal/pysrc"
+
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // PyLayout is what the files of a Python project say about how its tests
@@ -63,7 +64,7 @@ func PythonLayout(fsys fs.FS) PyLayout {
 	return l
 }
 
-var extensionRe = regexp.MustCompile(`\b(ext_modules|Extension\(|cythonize\()`)
+var extensionRe = lazyre.New(`\b(ext_modules|Extension\(|cythonize\()`)
 
 // iniHasKey reports whether file has key = ... in section (an INI or a
 // TOML table; only the section header and the key's start are read).
@@ -131,7 +132,7 @@ func firstExtensionSource(fsys fs.FS) string {
 	return found
 }
 
-var requirementNameRe = regexp.MustCompile(`^\s*([A-Za-z0-9][A-Za-z0-9._-]*)`)
+var requirementNameRe = lazyre.New(`^\s*([A-Za-z0-9][A-Za-z0-9._-]*)`)
 
 // buildRequires reads [build-system] requires = [...] of pyproject.toml
 // (one line or several) as import names; setuptools when there is none.
