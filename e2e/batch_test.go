@@ -166,6 +166,7 @@ func transcriptBatches(t *testing.T, path string) []*transcript.Batch {
 // a batch of its own (a fresh first attempt) and passes. A member whose
 // own time is over its budget is BUDGET too.
 func TestCheckGoBatchHang(t *testing.T) {
+	t.Parallel() // waits out a budget most of its time: beside the other waits
 	needTool(t, "go")
 	test := "package hang\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\n" + goSeedFlag +
 		"func TestH1(t *testing.T) {}\n\nfunc TestH2(t *testing.T) { Wait() }\n\nfunc TestH3(t *testing.T) {}\n"
@@ -416,6 +417,7 @@ func TestSteady(t *testing.T) {}
 // running is BUDGET, and the others run again in a batch of their own
 // (no result of a killed pytest batch is kept) and pass.
 func TestCheckPytestBatchHang(t *testing.T) {
+	t.Parallel() // waits out a budget most of its time: beside the other waits
 	needTool(t, "/usr/bin/python3")
 	entry := func(name string) string {
 		return strings.Replace(pytestBatchEntry("test_h.py", name, ""), "wall_budget: 60s", "wall_budget: 12s", 1)

@@ -279,8 +279,10 @@ func TestCheckJSBatchHang(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real jest and vitest")
 	}
+	t.Parallel() // waits out budgets most of its time: beside the other waits
 	for _, fw := range jsFrameworks {
 		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel()
 			test := "import { test, expect } from \"vitest\";\nimport { wait } from \"../src/wait.js\";\n\n" +
 				"test(\"h1\", () => {});\n\ntest(\"h2\", () => {\n  wait();\n});\n\ntest(\"h3\", () => {});\n"
 			cfg := jsConfig(fw, "", jsEntry("tests/h.test.js", "h1", "20s"), jsEntry("tests/h.test.js", "h2", "20s"), jsEntry("tests/h.test.js", "h3", "20s"))
