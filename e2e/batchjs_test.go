@@ -223,6 +223,7 @@ func TestCheckJSBatch(t *testing.T) {
 	}
 	for _, fw := range jsFrameworks {
 		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel() // jest beside vitest: each runs mostly on one core
 			base, cand := jsBatchFiles(t, fw)
 			r := newRepo(t, base)
 			r.candidate("bad", cand)
@@ -319,6 +320,7 @@ func TestCheckJSBatchMatchesAlone(t *testing.T) {
 	}
 	for _, fw := range jsFrameworks {
 		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel() // jest beside vitest: each runs mostly on one core
 			prop := func(mod string) string {
 				return "import { test, expect } from \"vitest\";\nimport fc from \"fast-check\";\nimport { clamp, sorted } from \"../src/" + mod + ".js\";\n\n" +
 					"test(\"clamps\", () => {\n  fc.assert(fc.property(fc.integer(), (x) => { const y = clamp(x); return y >= 0 && y <= 10; }));\n});\n\n" +
@@ -368,6 +370,7 @@ func TestCheckJSBatchOwnBudget(t *testing.T) {
 	}
 	for _, fw := range jsFrameworks {
 		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel() // jest beside vitest: each runs mostly on one core
 			test := "import { test, expect } from \"vitest\";\nimport { nap } from \"../src/nap.js\";\n\n" +
 				"test(\"quick\", () => {});\n\ntest(\"slow\", () => {\n  nap();\n});\n"
 			cfg := jsConfig(fw, "", jsEntry("tests/n.test.js", "quick", "60s"), jsEntry("tests/n.test.js", "slow", "2s"))

@@ -22,6 +22,7 @@ func TestInitJSSuite(t *testing.T) {
 	mods := jsModules(t)
 	for _, fw := range jsFrameworks {
 		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel() // jest beside vitest: each runs mostly on one core
 			files := map[string]string{
 				"README.md":    "init js suite\n",
 				"src/calc.js":  fw.source(jsSuiteCalc),

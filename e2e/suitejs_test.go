@@ -125,6 +125,7 @@ func TestCheckJSSuite(t *testing.T) {
 	}
 	for _, fw := range jsFrameworks {
 		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel() // jest beside vitest: each runs mostly on one core
 			r := jsSuiteRepo(t, fw)
 			n := 6 * len(jsSuiteSeeds)
 			r.candidate("docs", map[string]string{"README.md": "js suite, documented\n"})
@@ -267,6 +268,7 @@ func TestCheckJSSuiteOneTest(t *testing.T) {
 	}
 	for _, fw := range jsFrameworks {
 		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel() // jest beside vitest: each runs mostly on one core
 			cfg := "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nsuites:\n  - path: tests\n    framework: " + fw.name + "\n    seeds: [3]\n    wall_budget: 60s\n"
 			r := newRepo(t, jsProject(t, fw, cfg, map[string]string{
 				"src/calc.js": jsSuiteCalc,
@@ -300,6 +302,7 @@ func TestPlanAndDoctorJSSuite(t *testing.T) {
 	}
 	for _, fw := range jsFrameworks {
 		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel() // jest beside vitest: each runs mostly on one core
 			r := jsSuiteRepo(t, fw)
 			code, out := planRun(t, r)
 			for _, want := range []string{"suites[0] (" + fw.name + " tests) 6 tests, 36 triples", "cost: 36 triples; 72 attempts in 12 processes"} {
