@@ -2,11 +2,7 @@ package flakegate_test
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -35,33 +31,8 @@ var envAllowed = map[string]string{
 // never acts on a variable its caller did not pass. Tests are not held to
 // it.
 func TestOnlyTheCLIReadsTheEnvironment(t *testing.T) {
-	root, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
 	seen := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			switch {
-			case d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "out",
-				rel == "internal/cli" || rel == "cmd":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, func(rel string) bool { return rel == "internal/cli" || rel == "cmd" }, func(rel string, fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
@@ -78,11 +49,7 @@ func TestOnlyTheCLIReadsTheEnvironment(t *testing.T) {
 			t.Errorf("%s: %s.%s: only internal/cli and cmd/ read the environment; take the value as a parameter", fset.Position(sel.Pos()), pkg.Name, sel.Sel.Name)
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for file := range envAllowed {
 		if !seen[file] {
 			t.Errorf("%s is allowed to read the environment but no longer does: drop it from envAllowed", file)

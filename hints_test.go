@@ -2,10 +2,10 @@ package flakegate_test
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -39,34 +39,9 @@ var hintsNamingFlags = map[string]string{
 // hints name no command-line flag, except in the packages
 // hintsNamingFlags allows.
 func TestHintsNameNoFlag(t *testing.T) {
-	root, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
 	seen := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			switch {
-			case d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "out",
-				rel == "internal/cli" || rel == "cmd" || rel == "e2e":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		pkg := filepath.ToSlash(filepath.Dir(rel))
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, func(rel string) bool { return rel == "internal/cli" || rel == "cmd" || rel == "e2e" }, func(rel string, fset *token.FileSet, f *ast.File) {
+		pkg := path.Dir(rel)
 		ast.Inspect(f, func(n ast.Node) bool {
 			kv, ok := n.(*ast.KeyValueExpr)
 			if !ok {
@@ -93,11 +68,7 @@ func TestHintsNameNoFlag(t *testing.T) {
 			})
 			return false
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stale []string
 	for pkg := range hintsNamingFlags {
 		if !seen[pkg] {

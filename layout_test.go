@@ -6,12 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -177,28 +174,11 @@ func TestLayoutCallsNoImporterALeaf(t *testing.T) {
 // variable of type checker are refused anywhere else. Unit tests of a
 // single checker method may still fill in the fields it reads.
 func TestLayoutBuildsNoPartialChecker(t *testing.T) {
-	fset := token.NewFileSet()
 	inConstructor := 0
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "out" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, nil, func(path string, fset *token.FileSet, f *ast.File) {
 		for _, decl := range f.Decls {
 			fn, _ := decl.(*ast.FuncDecl)
-			constructor := filepath.ToSlash(path) == "check/check.go" && fn != nil && fn.Recv == nil && fn.Name.Name == "newChecker"
+			constructor := path == "check/check.go" && fn != nil && fn.Recv == nil && fn.Name.Name == "newChecker"
 			ast.Inspect(decl, func(n ast.Node) bool {
 				what := ""
 				switch n := n.(type) {
@@ -225,11 +205,7 @@ func TestLayoutBuildsNoPartialChecker(t *testing.T) {
 				return true
 			})
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if inConstructor == 0 {
 		t.Error("check/check.go: newChecker builds no checker literal: where is the checker made now? Update this test")
 	}

@@ -274,16 +274,10 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 	if lv.Root {
 		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp,
 			Prepared: s.Prepared, Persist: s.Persist}
-		switch {
-		case s.GoCache != "" && s.FillGoCache:
-			v.helper.FillGoCache = s.GoCache
-		case s.GoCache != "":
-			v.helper.GoCache = []cacheLayer{{Src: s.GoCache}} // the identity's already: no idmap
-		}
+		v.helper.shareGoCache(s)
 	} else if lv.Userns {
 		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: -1, GID: -1, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp, Userns: true}
-		// The Go build cache as root has it (gocache_userns.go).
-		v.helper.userGoCache(s, layer)
+		v.helper.shareGoCache(s)
 	} else {
 		v.helper = &helperSpec{UID: -1, GID: -1}
 	}
@@ -315,6 +309,22 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 	a = append(a, "--chdir", s.inside(dir), "--")
 	v.args = append(a, argv...)
 	return v, nil
+}
+
+// shareGoCache gives the helper the attempt's Go build cache, as root
+// and in its own user namespace alike: the repository's cache
+// (s.GoCache) as the read-only lower layer of an overlay whose upper
+// layer is on the attempt's tmpfs and goes with it; for the fill, the
+// cache itself. Its files are the identity's already (root gives them to
+// it; without root they are flakegate's user's): no idmap. bwrap before
+// 0.9 cannot lay an overlay itself (no --overlay-src); the helper can.
+func (spec *helperSpec) shareGoCache(s *Sandbox) {
+	switch {
+	case s.GoCache != "" && s.FillGoCache:
+		spec.FillGoCache = s.GoCache
+	case s.GoCache != "":
+		spec.GoCache = []cacheLayer{{Src: s.GoCache}}
+	}
 }
 
 // inside is where dir (a host path inside Tree) is seen in the sandbox.

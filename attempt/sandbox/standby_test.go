@@ -18,19 +18,7 @@ import (
 // ends every standby's helper and leaves no layer folder behind.
 func TestStandbysAreTheSandboxs(t *testing.T) {
 	bwrap := needBwrap(t)
-	root := t.TempDir()
-	tree, tmp := filepath.Join(root, "tree"), filepath.Join(root, "tmp")
-	for _, d := range []string{tree, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, d := range []string{filepath.Dir(root), root, tmp} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("TMPDIR", tmp) // the layer folders go here
+	root, tree, tmp := standbyFolders(t)
 	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
 	one := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits})
 	needOverlay(t, one, root, env)
@@ -119,19 +107,7 @@ func TestStandbysServeEverySeed(t *testing.T) {
 			name = "userns"
 		}
 		t.Run(name, func(t *testing.T) {
-			root := t.TempDir()
-			tree, tmp := filepath.Join(root, "tree"), filepath.Join(root, "tmp")
-			for _, d := range []string{tree, tmp} {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for _, d := range []string{filepath.Dir(root), root, tmp} {
-				if err := os.Chmod(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			t.Setenv("TMPDIR", tmp)
+			root, tree, _ := standbyFolders(t)
 			env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
 			sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits})
 			needOverlay(t, sb, root, env)
@@ -164,4 +140,24 @@ func TestStandbysServeEverySeed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// standbyFolders makes a tree and a folder for the layers (TMPDIR) in a
+// test folder every identity can reach.
+func standbyFolders(t *testing.T) (root, tree, tmp string) {
+	t.Helper()
+	root = t.TempDir()
+	tree, tmp = filepath.Join(root, "tree"), filepath.Join(root, "tmp")
+	for _, d := range []string{tree, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{filepath.Dir(root), root, tmp} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", tmp) // the layer folders go here
+	return root, tree, tmp
 }
