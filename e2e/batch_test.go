@@ -87,6 +87,7 @@ func goBatchModule() (base, cand map[string]string) {
 // its victim INCOMPLETE (reported twice), never PASS; a test absent from
 // the report is INCOMPLETE.
 func TestCheckGoBatch(t *testing.T) {
+	t.Parallel()
 	needTool(t, "go")
 	base, cand := goBatchModule()
 	r := newRepo(t, base)
@@ -213,6 +214,7 @@ func TestCheckGoBatchHang(t *testing.T) {
 // a batch and one by one (batch: false), and the records of triples run
 // alone name no batch.
 func TestCheckGoBatchMatchesAlone(t *testing.T) {
+	t.Parallel()
 	needTool(t, "go")
 	files := func(extra string) map[string]string {
 		test := func(pkg string) string {
@@ -300,6 +302,7 @@ func pytestBatchFiles(extra string) (base, cand map[string]string) {
 // prints (here from an atexit hook, after pytest's own) makes every
 // member INCOMPLETE, never a pass.
 func TestCheckPytestBatch(t *testing.T) {
+	t.Parallel()
 	needTool(t, "/usr/bin/python3")
 	base, cand := pytestBatchFiles("")
 	r := newRepo(t, base)
@@ -356,6 +359,7 @@ def add(a, b):
 // flake probe runs as a base batch; the member beside it that passed keeps
 // its one candidate attempt.
 func TestCheckGoBatchFlaky(t *testing.T) {
+	t.Parallel()
 	needTool(t, "go")
 	test := "package fl\n\nimport (\n\t\"flag\"\n\t\"os\"\n\t\"path/filepath\"\n\t\"testing\"\n)\n\n" + goSeedFlag +
 		`func TestFlaky(t *testing.T) {

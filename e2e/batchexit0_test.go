@@ -12,6 +12,7 @@ import (
 // no retry), never a failure a retry follows (the passing candidate batch
 // kept its page cache) and never PROPERTY.
 func TestCheckGoBatchForgedFailExit0(t *testing.T) {
+	t.Parallel()
 	needTool(t, "go")
 	cfg := goBatchHead + goBatchEntry("forge", "TestForger", "") + goBatchEntry("forge", "TestGhost", "")
 	r := newRepo(t, map[string]string{

@@ -16,6 +16,7 @@ import (
 // a time) and verifies each record: its label from its own bytes, its
 // file, and its progress in the batch's order.
 func TestBatchRecordsInProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: runs git and go test")
 	}

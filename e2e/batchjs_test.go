@@ -218,6 +218,7 @@ export const add = (a, b) => a - b;
 // test of its name is INCOMPLETE (reported twice), never PASS; a suite
 // that fails to run and a test absent from the report are INCOMPLETE.
 func TestCheckJSBatch(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real jest and vitest")
 	}
@@ -315,6 +316,7 @@ func TestCheckJSBatchHang(t *testing.T) {
 // false), for jest and for vitest; the records of triples run alone name
 // no batch.
 func TestCheckJSBatchMatchesAlone(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real jest and vitest")
 	}
@@ -365,6 +367,7 @@ func TestCheckJSBatchMatchesAlone(t *testing.T) {
 // held against its wall_budget: over it is BUDGET, in a batch that was not
 // killed, and the member beside it keeps its PASS.
 func TestCheckJSBatchOwnBudget(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real jest and vitest")
 	}

@@ -23,6 +23,7 @@ const libThird = "ok() { [ $(($1 % 3)) -ne 0 ]; }\n"
 // (exit 1), none passes; the corpus seeds are in the records
 // (seed_origin: corpus).
 func TestRewordedRegressionCannotReRoll(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: 20 checks")
 	}

@@ -125,6 +125,7 @@ func readSummaryFile(t *testing.T, path string, p *proc) *flakegate.Summary {
 // CI job is a clone of one repository. Each example gives the labels of
 // a single-runner check and exits as it does.
 func TestDocsFleetCommands(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and flakegate processes")
 	}

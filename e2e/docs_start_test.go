@@ -122,6 +122,7 @@ func shRun(t *testing.T, dir, script string, env []string) (string, int) {
 // framework, on its main branch. Each ends in a check that passes, and
 // init prints what the page shows.
 func TestDocsGettingStarted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: go install, git, and checks with every framework")
 	}

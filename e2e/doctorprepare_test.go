@@ -26,6 +26,7 @@ const makeTool = `mkdir -p bin && printf '#!/bin/sh\nexec sh "$1"\n' > bin/tool 
 // regression PROPERTY), reusing the layer doctor kept. A prepare that
 // does not make it, or fails, is a doctor fail (exit 1) naming it.
 func TestDoctorThenCheckPreparedProgram(t *testing.T) {
+	t.Parallel()
 	needRootOverlay(t)
 	r := newRepo(t, preparedToolFiles(makeTool))
 	code, out := r.run("doctor")

@@ -9,6 +9,7 @@ import (
 // the sandbox, and says its test count; a suite whose listing fails is a
 // fail line (exit 1).
 func TestDoctorListsSuites(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, go and a sandbox")
 	}

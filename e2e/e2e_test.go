@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,7 +59,23 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "building flakegate: %v\n%s", err, out)
 		return 3
 	}
+	widenParallel()
 	return m.Run()
+}
+
+// widenParallel lets one more parallel test run than there are cores,
+// unless -test.parallel was given. Most of an end-to-end test's time is
+// spent waiting on the processes it starts (git, a check's sandboxes,
+// budgets running out), so two at a time on two cores left a core idle
+// a third of the time. The tests that read the host's state while they
+// run (attacks, isolation, mounts, free space, the tmpfs trees) stay
+// serial: no parallel test runs beside them.
+func widenParallel() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(runtime.GOMAXPROCS(0)+1))
+	}
 }
 
 // repo is a temporary git repository the tests commit into.

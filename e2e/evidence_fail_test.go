@@ -38,6 +38,7 @@ func needProgram(t *testing.T, prog string) {
 // build never ran the test: INCOMPLETE, not PROPERTY, and the reason
 // quotes the compiler.
 func TestCheckGoCandidateDoesNotCompile(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "go")
 	files := exampleFiles(t, "go-rapid")
 	env := goCacheShare(t, files)
@@ -75,6 +76,7 @@ func pytestContinue(files map[string]string) {
 // --continue-on-collection-errors): INCOMPLETE quoting pytest's ERROR
 // line. A real failure of the property is still PROPERTY.
 func TestCheckPytestCollectionError(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "pytest")
 	files := exampleFiles(t, "pytest-hypothesis")
 	pytestContinue(files)
@@ -121,6 +123,7 @@ properties:
 // the output prints the marker; on either side an exit 1 without it is an
 // error (INCOMPLETE), quoting the last line.
 func TestCheckFailMarker(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -163,6 +166,7 @@ func TestCheckFailMarker(t *testing.T) {
 // default; --run-decided (and its older name --run-contaminated) runs
 // them, and the label stays FIXTURE.
 func TestCheckFixtureRunDecided(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -13,6 +13,7 @@ import (
 // TestExampleRecords: each hand-written record under examples/records
 // classifies as the label its file name starts with.
 func TestExampleRecords(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("..", "examples", "records", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example records: %v", err)
@@ -41,6 +42,7 @@ func TestExampleRecords(t *testing.T) {
 
 // TestDemo runs the demo `make demo` runs, with the test's binary.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: the demo")
 	}

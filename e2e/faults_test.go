@@ -12,6 +12,7 @@ import (
 // TestCheckFaults: every broken input is a clear message and exit 2 (or a
 // reject), never a PASS.
 func TestCheckFaults(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -163,6 +164,7 @@ func TestCheckFaults(t *testing.T) {
 // TestCheckWorktreeDeleted: a worktree folder removed between two checks
 // is recreated.
 func TestCheckWorktreeDeleted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -194,6 +196,7 @@ func TestCheckWorktreeDeleted(t *testing.T) {
 // TestCheckUserTreeIgnored: uncommitted edits in the user's work tree are
 // neither read nor changed.
 func TestCheckUserTreeIgnored(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

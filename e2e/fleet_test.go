@@ -258,6 +258,7 @@ func writeShared(t *testing.T, shared, name, content string) {
 // that disagree on the base or the config, and an unknown check id, are
 // exit 2 and change nothing.
 func TestFleetJoin(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and five flakegate processes")
 	}
@@ -442,6 +443,7 @@ func labelsOf(s *flakegate.Summary) []string {
 // table labels so (transcript_complete false, incomplete_reason naming
 // the expired lease). The other triple runs as usual.
 func TestFleetLeaseExpiries(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and two flakegate processes")
 	}
@@ -539,6 +541,7 @@ func normalRecordHash(t *testing.T, path string) string {
 // times); missing, doubled and disagreeing shards are exit 2 and write
 // nothing.
 func TestFleetShards(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: git and flakegate processes")
 	}

@@ -122,6 +122,7 @@ func goProcesses(t *testing.T, shared string) (procs, binaries map[string]int) {
 // batch is SIGKILLed: the other takes every triple of that batch over
 // once their leases expire (one expiry each), as one batch again.
 func TestFleetJoinGoBatches(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git, go and three flakegate processes")
 	}

@@ -149,6 +149,7 @@ func forgeFreezes(t *testing.T, dsn, candSHA string) (int, []byte) {
 // regression, PROPERTY and exit 1, with a reason naming the refused row;
 // the database held no seed secret to read.
 func TestCheckPostgresForgedFreezeRefused(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and flakegate processes")
 	}
@@ -194,6 +195,7 @@ func TestCheckPostgresForgedFreezeRefused(t *testing.T) {
 // a secret: a test's output that says "flakegate" keeps the word in the
 // record, and the check's output shows no "[redacted]" for it.
 func TestWeakPasswordRedactsOnlyTheDSN(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and a flakegate process")
 	}
@@ -223,6 +225,7 @@ func TestWeakPasswordRedactsOnlyTheDSN(t *testing.T) {
 // config that draws seeds is refused (exit 2) rather than drawing them
 // from a secret any client of the database can read.
 func TestCheckPostgresNoKey(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and flakegate processes")
 	}

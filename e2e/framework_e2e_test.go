@@ -14,6 +14,7 @@ import (
 // for through PYTEST_ADDOPTS), and a patch that makes the test skip is
 // INCOMPLETE, not PASS.
 func TestCheckWrappedPytestWatchesHelpers(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "pytest")
 	files := helperFiles()
 	files["flakegate.yaml"] = strings.Replace(files["flakegate.yaml"],
@@ -50,6 +51,7 @@ func TestCheckWrappedPytestWatchesHelpers(t *testing.T) {
 // by a command flakegate cannot read (make, tox) without framework: is a
 // configuration error naming the line and the fix, before anything runs.
 func TestCheckUnrecognizedCommandOfATestFile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end; run without -short")
 	}
@@ -132,6 +134,7 @@ func CheckSorted(t *testing.T, xs, ys []int) {
 // PROPERTY, and product code (internal/cmp, imported by cmd/tool) is not
 // watched.
 func TestCheckGoTestHelperPackage(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "go")
 	files := goHelperModule()
 	r := newRepo(t, files)
@@ -168,6 +171,7 @@ func TestCheckGoTestHelperPackage(t *testing.T) {
 // test runs ("ok" from go test) is INCOMPLETE, not PASS; a harmless patch
 // passes.
 func TestCheckWrappedGoTestNeedsEvidence(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "go")
 	files := goHelperModule()
 	files["flakegate.yaml"] = `version: 1

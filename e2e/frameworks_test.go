@@ -107,6 +107,7 @@ func runFramework(t *testing.T, fc frameworkCase) {
 }
 
 func TestCheckGoRapid(t *testing.T) {
+	t.Parallel()
 	runFramework(t, frameworkCase{
 		example:   "go-rapid",
 		need:      "go",
@@ -118,6 +119,7 @@ func TestCheckGoRapid(t *testing.T) {
 }
 
 func TestCheckPytestHypothesis(t *testing.T) {
+	t.Parallel()
 	runFramework(t, frameworkCase{
 		example:   "pytest-hypothesis",
 		need:      "pytest",
@@ -132,6 +134,7 @@ func TestCheckPytestHypothesis(t *testing.T) {
 // root (node from /usr, nothing of the host's home): a buggy candidate is
 // PROPERTY on every seed and a docs-only one passes.
 func TestCheckNodeProperty(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end with node")
 	}

@@ -40,6 +40,7 @@ exit "$FAIL"
 // module cache, $HOME, /tmp, /dev/shm or its tree is seen by no retry,
 // not by the base, and never lands on the host.
 func TestCheckNoLeakMarkers(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not installed")
 	}
@@ -97,6 +98,7 @@ var compiledRe = regexp.MustCompile(`/compile .* -p (\S+) `)
 // compiles that package in every attempt: no attempt reads another's
 // build. The runner's own cache plays no part: it is not warmed here.
 func TestCheckGoWarmCache(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end; run without -short")
 	}
@@ -152,6 +154,7 @@ exit $st
 // attempt compiled everything: 25 s instead of a second in
 // examples/go-rapid).
 func TestCheckGoFillAgainWithModules(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end; run without -short")
 	}

@@ -20,6 +20,7 @@ var filledRe = regexp.MustCompile(`Go build cache filled from the base \S+ in ([
 // either repository (their constants are in no file of it), and no
 // attempt reaches it (an attempt that looks for it finds nothing).
 func TestGoStdLayerShared(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end; builds Go code")
 	}

@@ -40,6 +40,7 @@ def test_sorted():
 // test folder, directly or through another helper, is watched without a
 // glob; the product code it imports is not.
 func TestCheckWatchedHelpers(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "pytest")
 	files := helperFiles()
 	r := newRepo(t, files)
@@ -71,6 +72,7 @@ func TestCheckWatchedHelpers(t *testing.T) {
 // TestCheckWatchedVitest: vitest's config and the setup files it names
 // are watched without a glob; the diff alone decides, so nothing runs.
 func TestCheckWatchedVitest(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "npx")
 	r := newRepo(t, map[string]string{
 		"flakegate.yaml": `version: 1

@@ -317,6 +317,7 @@ func wantAll(t *testing.T, cr *checkRun, code int, label string, n int) {
 }
 
 func TestInitGoRapid(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end with go test")
 	}
@@ -331,6 +332,7 @@ func TestInitGoRapid(t *testing.T) {
 }
 
 func TestInitPytestHypothesis(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end with pytest")
 	}
@@ -346,6 +348,7 @@ func TestInitPytestHypothesis(t *testing.T) {
 }
 
 func TestInitVitestFastCheck(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end with node")
 	}
@@ -378,6 +381,7 @@ func TestInitVitestFastCheck(t *testing.T) {
 // the lock file npm writes here). It needs the npm registry, so it runs
 // only with FLAKEGATE_NPM_TESTS=1.
 func TestInitRealNodeRunners(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("FLAKEGATE_NPM_TESTS") != "1" {
 		t.Skip("needs the npm registry: set FLAKEGATE_NPM_TESTS=1")
 	}

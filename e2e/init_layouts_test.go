@@ -107,6 +107,7 @@ def test_merged_spans_are_disjoint(spans):
 // conftest.py that puts the root on sys.path; a patch of conftest.py is
 // CONTAMINATED, and its reason names the file once.
 func TestInitLayoutPytestFlat(t *testing.T) {
+	t.Parallel()
 	runLayout(t, layoutCase{
 		need: "python3",
 		files: map[string]string{
@@ -136,6 +137,7 @@ func TestInitLayoutPytestFlat(t *testing.T) {
 // tests/ folder without __init__.py and a conftest.py: the run puts src
 // on PYTHONPATH, no prepare builds anything.
 func TestInitLayoutSrc(t *testing.T) {
+	t.Parallel()
 	r := runLayout(t, layoutCase{
 		need: "python3",
 		files: map[string]string{
@@ -170,6 +172,7 @@ func TestInitLayoutSrc(t *testing.T) {
 // built, so no prepare (a pip install -e . could not reach an index
 // here), and the check runs as written.
 func TestInitLayoutPyprojectFlat(t *testing.T) {
+	t.Parallel()
 	r := runLayout(t, layoutCase{
 		need: "python3",
 		files: map[string]string{
@@ -196,6 +199,7 @@ func TestInitLayoutPyprojectFlat(t *testing.T) {
 // __init__.py and no conftest.py: only python -m pytest puts the root on
 // sys.path (pytest alone inserts tests/).
 func TestInitLayoutTestsNoInit(t *testing.T) {
+	t.Parallel()
 	runLayout(t, layoutCase{
 		need: "python3",
 		files: map[string]string{
@@ -212,6 +216,7 @@ func TestInitLayoutTestsNoInit(t *testing.T) {
 // TestInitLayoutGoHelperPackage: a module whose property test draws from
 // a test-helper package of its own (internal/qtest, no _test file).
 func TestInitLayoutGoHelperPackage(t *testing.T) {
+	t.Parallel()
 	sum, err := os.ReadFile(filepath.Join("..", "examples", "go-rapid", "go.sum"))
 	if err != nil {
 		t.Fatal(err)
@@ -290,6 +295,7 @@ func initFakeFastCheckCJS() string {
 // node_modules (the registry is not needed): init writes no marker
 // (jest's own summary and report judge it), and both checks run as written.
 func TestInitLayoutJest(t *testing.T) {
+	t.Parallel()
 	sum := "function sum(a, b) { return a + b; }\nmodule.exports = { sum };\n"
 	r := runLayout(t, layoutCase{
 		need: "node",
@@ -335,6 +341,7 @@ func readConfig(t *testing.T, r *repo) *fgconfig.Config {
 // as written, with no marker: vitest's summary and report judge it, and its
 // two properties batch.
 func TestInitLayoutVitest(t *testing.T) {
+	t.Parallel()
 	r := runLayout(t, layoutCase{
 		need:  "node",
 		files: initVitestProject(),

@@ -16,6 +16,7 @@ import (
 // check of the written config labels a regression PROPERTY for exactly
 // the test it breaks, on every order seed.
 func TestInitJSSuite(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real jest and vitest")
 	}

@@ -153,6 +153,7 @@ const jestRun = `[env, "FAST_CHECK_SEED={seed}", node, node_modules/jest/bin/jes
 // transform decides what runs as much as the test file does); the
 // regression alone is PROPERTY.
 func TestCheckJestTransformIsInfrastructure(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "node")
 	files := jestProject(jestRun)
 	r := newRepo(t, files)
@@ -180,6 +181,7 @@ func TestCheckJestTransformIsInfrastructure(t *testing.T) {
 // no test ran. Both with jest's text report and its JSON reporter
 // (--json); a harmless patch passes on the same evidence.
 func TestCheckJestFailedToRunIsIncomplete(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "node")
 	for name, run := range map[string]string{"text": jestRun, "json": strings.Replace(jestRun, "--ci,", "--ci, --json,", 1)} {
 		t.Run(name, func(t *testing.T) { jestFailedToRun(t, run) })
@@ -211,6 +213,7 @@ func jestFailedToRun(t *testing.T, run string) {
 // fits the 32 bits fast-check reads, so the seed that ran is the seed the
 // record names (a drawn 53-bit seed used to run as its low 32 bits).
 func TestCheckFastCheckDrawnSeedRuns(t *testing.T) {
+	t.Parallel()
 	needProgram(t, "node")
 	files := jestProject(jestRun)
 	files["flakegate.yaml"] = strings.Replace(files["flakegate.yaml"], "seeds: [1, 2]", "seeds: [1]\n    random_seeds: 3", 1)

@@ -117,6 +117,7 @@ func (r *repo) run(args ...string) (int, string) {
 // TestCheckTwoTestsOneFile: two entries of one file, told apart by name,
 // get their own labels, records, JUnit cases and freezes.
 func TestCheckTwoTestsOneFile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -189,6 +190,7 @@ func TestCheckTwoTestsOneFile(t *testing.T) {
 // a base whose run command changed voids it (with an audit event) and the
 // triple runs.
 func TestCheckFreezeVoidedByCommand(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -232,6 +234,7 @@ func TestCheckFreezeVoidedByCommand(t *testing.T) {
 // candidate of one base; each is recorded, reported and reproducible like
 // a listed seed.
 func TestCheckDrawnSeeds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -281,6 +284,7 @@ func TestCheckDrawnSeeds(t *testing.T) {
 // checkout of its own, so it still reproduces after later checks of
 // other commits have reset the check's worktrees.
 func TestCheckReproduceLasts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -310,6 +314,7 @@ func TestCheckReproduceLasts(t *testing.T) {
 // TestCheckRunContaminated: by default the diff alone decides and nothing
 // runs; --run-contaminated runs the attempts, and the label stays.
 func TestCheckRunContaminated(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -343,6 +348,7 @@ func TestCheckRunContaminated(t *testing.T) {
 
 // TestCheckExplainWatch lists the watched paths without running anything.
 func TestCheckExplainWatch(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -384,6 +390,7 @@ func needTool(t *testing.T, tool string) {
 // xfail is not a pass. A skip called from the code under test (not a
 // watched file) makes every run "1 skipped": INCOMPLETE, never PASS.
 func TestCheckPytestRegressionsHidden(t *testing.T) {
+	t.Parallel()
 	needTool(t, "pytest")
 	files := exampleFiles(t, "pytest-hypothesis")
 	files["flakegate.yaml"] = strings.Replace(files["flakegate.yaml"], "random_seeds: 1", "random_seeds: 0", 1)
@@ -432,6 +439,7 @@ def pytest_collection_modifyitems(items):
 // TestCheckPytestDerandomizeRefused: a hypothesis profile that sets
 // derandomize ignores --hypothesis-seed; the config is refused (exit 2).
 func TestCheckPytestDerandomizeRefused(t *testing.T) {
+	t.Parallel()
 	needTool(t, "pytest")
 	files := exampleFiles(t, "pytest-hypothesis")
 	files["conftest.py"] = strings.Replace(files["conftest.py"], "deadline=None,", "deadline=None,\n        derandomize=True,", 1)
@@ -447,6 +455,7 @@ func TestCheckPytestDerandomizeRefused(t *testing.T) {
 // test is watched (a test file of the package: CONTAMINATED); run anyway,
 // an exit 0 without "--- PASS: NAME" is an error, not a pass.
 func TestCheckGoTestMainRejected(t *testing.T) {
+	t.Parallel()
 	needTool(t, "go")
 	files := exampleFiles(t, "go-rapid")
 	files["flakegate.yaml"] = strings.NewReplacer("random_seeds: 1", "random_seeds: 0", "seeds: [1400, 1401, 1402]", "seeds: [1400]").Replace(files["flakegate.yaml"])

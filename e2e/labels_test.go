@@ -127,6 +127,7 @@ func baseFiles(lib string) map[string]string {
 }
 
 func TestCheckLabels(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: runs git and the flakegate binary")
 	}
@@ -322,6 +323,7 @@ func TestCheckLabels(t *testing.T) {
 // TestCheckReplayCache: a second candidate on the same base replays no
 // base seed; --no-replay-cache replays them all again.
 func TestCheckReplayCache(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

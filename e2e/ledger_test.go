@@ -14,6 +14,7 @@ import (
 // SCHEDULER result whose flake is the base's; the next check skips exactly those triples, counts the
 // runs down and runs them again when the freeze is used up.
 func TestCheckFreezeAndSkip(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -60,6 +61,7 @@ func TestCheckFreezeAndSkip(t *testing.T) {
 // TestCheckFreezeNotForRejects: --freeze-owner never freezes a reject, and
 // a frozen triple whose property the candidate edits is not skipped.
 func TestCheckFreezeNotForRejects(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -89,6 +91,7 @@ func TestCheckFreezeNotForRejects(t *testing.T) {
 // TestCheckLedgerInRepo: a file ledger inside the work tree is watched
 // like the config.
 func TestCheckLedgerInRepo(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -115,6 +118,7 @@ func TestCheckLedgerInRepo(t *testing.T) {
 // TestCheckWorkersAndReports: workers: 2 runs triples on two worktree
 // pairs, and the report flags write their files.
 func TestCheckWorkersAndReports(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -13,6 +13,7 @@ import (
 // freeze from --freeze-owner; the plain regression that follows is not
 // skipped under one (PROPERTY, exit 1).
 func TestCheckOldBaseFailureIsNotHistory(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -53,6 +54,7 @@ func TestCheckOldBaseFailureIsNotHistory(t *testing.T) {
 // from --freeze-owner, freeze grant needs --allow-new-flake, and
 // reject_new_flakes: true rejects it (exit 1).
 func TestCheckProbeOffUnknown(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -45,6 +45,7 @@ ok "$1"
 // time against one PostgreSQL ledger: every seed runs on the base once in
 // all, and each check labels its own candidate.
 func TestCheckPostgresParallelChecks(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and two flakegate processes")
 	}
@@ -222,6 +223,7 @@ func readLedgerState(t *testing.T, dsn string) ledgerState {
 // prints no labels. Started again, the ledger is as it was and the next
 // check works.
 func TestCheckPostgresServerStops(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and the flakegate binary")
 	}
@@ -345,6 +347,7 @@ func sameLedgerState(a, b ledgerState) bool {
 // replay cache gets exit 3 and the database's reason, not labels; with
 // --no-replay-cache the same runner checks fine.
 func TestCheckPostgresReplayCacheFails(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and the flakegate binary")
 	}

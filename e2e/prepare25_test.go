@@ -122,6 +122,7 @@ func sameState(t *testing.T, what string, before, after map[string]string) {
 // destination the base's config allows (a local registry mirror,
 // prepare.allow) is reached, so the prepare passes and the triples PASS.
 func TestCheckPrepareNetworkOutboundOnly(t *testing.T) {
+	t.Parallel()
 	needRootOverlay(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -292,6 +293,7 @@ func acceptAll(l net.Listener, n *atomic.Int32) {
 // same candidate skips them and runs no prepare, even with no layer
 // kept: a triple the ledger skips never needs a prepare first.
 func TestCheckPrepareAfterLedger(t *testing.T) {
+	t.Parallel()
 	needRootOverlay(t)
 	flaky := "value() {\n\tn=$(cat \"$FG_STATE/flaky-$1\" 2>/dev/null || echo 0)\n\techo $((n + 1)) > \"$FG_STATE/flaky-$1\"\n\tif [ \"$n\" -ge 1 ]; then echo alpha; else echo not-yet; fi\n}\n"
 	// The flake is the base's too (its second run of each seed fails, which
@@ -337,6 +339,7 @@ func TestCheckPrepareAfterLedger(t *testing.T) {
 // whose prepare writes past it is INCOMPLETE with the limit in the
 // reason, keeps no layer, and leaves the ledger unchanged.
 func TestCheckPrepareDiskBound(t *testing.T) {
+	t.Parallel()
 	needRootOverlay(t)
 	prep := "dd if=/dev/zero of=big.bin bs=1M count=$(cat tools/size) 2>/dev/null\n"
 	for _, tc := range []struct{ name, sandbox, prepare string }{
@@ -423,6 +426,7 @@ func fill(t *testing.T, dir string, free int64) {
 // disk, never exit 2 with a sandbox or configuration hint; a full disk
 // under the worktrees (where the sandbox probe writes) is exit 3 too.
 func TestCheckPrepareDiskFull(t *testing.T) {
+	t.Parallel()
 	needRootOverlay(t)
 	files := prep25Files("", "dd if=/dev/zero of=big.bin bs=1M count=3 2>/dev/null\n")
 	r := newRepo(t, files)
@@ -455,6 +459,7 @@ func TestCheckPrepareDiskFull(t *testing.T) {
 // a running check holds (the test holds a shared lock on one, as a check
 // does while it uses a layer).
 func TestCheckPrepareLayersCollected(t *testing.T) {
+	t.Parallel()
 	needRootOverlay(t)
 	// Each layer is about 1MiB; the bound holds two.
 	prepare := "prepare:\n  run: [sh, tools/prep.sh]\n  budget: 1m\n  keep: 2600KiB\n"
@@ -509,6 +514,7 @@ func TestCheckPrepareLayersCollected(t *testing.T) {
 // is CONTAMINATED, the record's diff_paths and watch_paths naming the
 // file. Neither runs an attempt, passes or touches the ledger.
 func TestCheckPrepareRewritesWatched(t *testing.T) {
+	t.Parallel()
 	needRootOverlay(t)
 	r := newRepo(t, prep25Files("", ""))
 	broken := "value() { echo beta; }\n"

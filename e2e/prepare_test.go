@@ -61,6 +61,7 @@ func prepareRuns(t *testing.T, r *repo) int {
 // second check of the same base (a new candidate) reuses the base's
 // layer, and a check of the same candidate again prepares nothing.
 func TestCheckPreparePython(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	r := newRepo(t, preparePyFiles(""))
 	r.candidate("docs", map[string]string{"README.md": "docs\n"})
@@ -123,6 +124,7 @@ func TestCheckPreparePython(t *testing.T) {
 // base, or runs past its budget makes every triple INCOMPLETE with the
 // reason and the output tail; nothing of it is cached.
 func TestCheckPrepareFails(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	failGen := "import sys\nprint('cannot generate: no LIMIT')\nsys.exit(1)\n"
 
@@ -181,6 +183,7 @@ func TestCheckPrepareFails(t *testing.T) {
 // test infrastructure, and the candidate's prepared layer (go build
 // ./...) is built from the candidate's go.mod.
 func TestCheckPrepareGoDependency(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not installed")
 	}

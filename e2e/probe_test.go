@@ -59,6 +59,7 @@ func (r *repo) clearState() {
 // earns no freeze from --freeze-owner, freeze grant refuses its record
 // unless --allow-new-flake, and reject_new_flakes makes the check exit 1.
 func TestCheckNewFlake(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -111,6 +112,7 @@ func TestCheckNewFlake(t *testing.T) {
 // that skips the triple names the candidate that earned it, the owner and
 // the runs left.
 func TestCheckBaseFlake(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -170,6 +172,7 @@ func historyFlake(t *testing.T, ledger ...string) {
 }
 
 func TestCheckFlakeHistoryFiles(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -177,6 +180,7 @@ func TestCheckFlakeHistoryFiles(t *testing.T) {
 }
 
 func TestCheckFlakeHistoryPostgres(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL")
 	}

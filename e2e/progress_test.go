@@ -45,6 +45,7 @@ func (h *recordingHandler) Finish() { h.add("finish") }
 // the triples (here: no freeze for an unsandboxed SCHEDULER). A nil
 // handler discards the progress.
 func TestProgressHandler(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: runs git and the property scripts")
 	}

@@ -20,6 +20,7 @@ import (
 // folder that does not exist is refused by both, with the same message.
 // Both stop before bwrap runs, so a stand-in bwrap path is enough.
 func TestReplayRefusesWhatCheckRefuses(t *testing.T) {
+	t.Parallel()
 	repo := filepath.Join(t.TempDir(), "repo")
 	ledger := t.TempDir()
 	outside, shared := t.TempDir(), t.TempDir()

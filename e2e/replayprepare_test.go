@@ -69,6 +69,7 @@ func runReproduce(t *testing.T, line string) (int, string) {
 // check's is gone) and with the same Go caches (the repository's build
 // cache, filled from the base; the module cache of the base's go.sum).
 func TestReplayReproducesPrepare(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end; fills a Go build cache")
 	}

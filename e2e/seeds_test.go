@@ -71,6 +71,7 @@ func drawnSeedsOf(t *testing.T, cr *checkRun) []string {
 // keyed by the store's secret, the drawn seeds hit the regression and the
 // check rejects it (PROPERTY, exit 1).
 func TestDrawnSeedsAttackPublicFormula(t *testing.T) {
+	t.Parallel()
 	files := baseFiles(libOK)
 	files["flakegate.yaml"] = drawnConfig()
 	r := newRepo(t, files)
@@ -137,6 +138,7 @@ func readSecretFile(t *testing.T, dir string) []byte {
 // same candidate, and its records still replay. A check without drawn
 // seeds makes no secret.
 func TestDrawnSeedsPerStore(t *testing.T) {
+	t.Parallel()
 	files := baseFiles(libOK)
 	files["flakegate.yaml"] = drawnConfig()
 	origin := newRepo(t, files)
@@ -227,6 +229,7 @@ func leaks(secret []byte, data string) string {
 // other files (records, ledger, audit log, replay cache), nor in the
 // output of 'freeze list', 'report --html' and 'report --from'.
 func TestDrawnSeedsSecretNeverShown(t *testing.T) {
+	t.Parallel()
 	files := baseFiles(libOK)
 	files["flakegate.yaml"] = drawnConfig()
 	r := newRepo(t, files)
@@ -298,6 +301,7 @@ func seedsOf(s *flakegate.Summary) string {
 // queued check agree on its triples. Shards on two file stores draw
 // different seeds, and verdict refuses to merge them, saying why.
 func TestDrawnSeedsFleetPostgres(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end: PostgreSQL, git and flakegate processes")
 	}
@@ -394,6 +398,7 @@ func TestDrawnSeedsFleetPostgres(t *testing.T) {
 // garbled stops with exit 2 and a hint before any attempt, and leaves
 // the file as it was: a stored secret is never silently made anew.
 func TestDrawnSeedsGarbledSecret(t *testing.T) {
+	t.Parallel()
 	files := baseFiles(libOK)
 	files["flakegate.yaml"] = drawnConfig()
 	r := newRepo(t, files)

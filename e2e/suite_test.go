@@ -69,6 +69,7 @@ func notPass(cr *checkRun) []string {
 // all PASS, exit 0; a regression is PROPERTY for exactly the tests it
 // breaks, with each seed; records and results carry the suite and order.
 func TestCheckGoSuite(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, go and a sandbox")
 	}
@@ -174,6 +175,7 @@ func TestDeadline(t *testing.T) {
 //     not hide it: the base's tests run without it (PROPERTY);
 //   - a new test that fails 1 run in 5 rejects (reject_flaky_new_tests).
 func TestCheckGoSuiteOrderAndNewTests(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, go and a sandbox")
 	}
@@ -269,6 +271,7 @@ func TestCNew(t *testing.T) {
 // on the candidate's tree, where the init does run, and passes 5 of 5.
 // A test that a property names too is gated once, as the property.
 func TestCheckGoSuiteNewFileCannotHide(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, go and a sandbox")
 	}

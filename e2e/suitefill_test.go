@@ -17,6 +17,7 @@ import (
 // package main: before the fill ran the suite, every attempt compiled it
 // again under a throwaway layer, and the harmless patch was rejected.
 func TestCheckGoSuiteTestBuildsAreCached(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, go and a sandbox")
 	}

@@ -57,6 +57,7 @@ func pyRank(seed, node string) string {
 // deadline SCHEDULER; a new test file's tests run new_test_runs times,
 // and one failing 1 run in 5 rejects, while the base's tests stay graded.
 func TestCheckPytestSuite(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, pytest and a sandbox")
 	}

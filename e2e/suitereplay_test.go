@@ -78,6 +78,7 @@ func checkSuiteReproduce(t *testing.T, cr *checkRun, i, want, members int) strin
 // batch passes (the test's own result, not the batch's exit status); on
 // the base the failing seed passes.
 func TestSuiteReproduceGo(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, go and a sandbox")
 	}
@@ -137,6 +138,7 @@ func TestSuiteReproduceGo(t *testing.T) {
 // reproduce line replays the suite's whole batch (10 node ids in the
 // seed's order) and fails for such a seed, passes for another.
 func TestSuiteReproducePytest(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, pytest and a sandbox")
 	}
@@ -168,6 +170,7 @@ func TestSuiteReproducePytest(t *testing.T) {
 // seeds (as they get the listed ones), each a process per package; and
 // the reproduce line of a drawn seed replays it like a listed one.
 func TestSuiteDrawnSeeds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, go and a sandbox")
 	}
@@ -231,6 +234,7 @@ func planRun(t *testing.T, r *repo, args ...string) (int, string) {
 // process per seed); what a check then runs is what the plan counted;
 // --json has the suites too; the plan leaves the work tree as it was.
 func TestPlanCountsSuites(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: real git, go, pytest and a sandbox")
 	}
