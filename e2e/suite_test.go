@@ -161,8 +161,8 @@ func TestDeadline(t *testing.T) {
 }
 `
 
-// TestCheckGoSuiteOrderAndNewTests: on one module of 36 tests and four
-// order seeds,
+// TestCheckGoSuiteOrderAndNewTests: on one module of 36 tests and two
+// order seeds (which split TestPrime's and TestRead's order),
 //   - an order-dependent regression (TestPrime primes a cache wrongly for
 //     TestRead) is PROPERTY for exactly the seeds whose order runs
 //     TestPrime first, PASS for the others;
@@ -181,11 +181,10 @@ func TestCheckGoSuiteOrderAndNewTests(t *testing.T) {
 	}
 	needTool(t, "go")
 	files := suiteModule("reject_flaky_new_tests: true\nsandbox:\n  rw: [\"@FG_STATE@\"]\n  env: [FG_STATE]\n")
-	files["flakegate.yaml"] = strings.Replace(files["flakegate.yaml"], "seeds: [1, 2]", "seeds: [1, 2, 3, 4]", 1)
 	files["ord/ord.go"], files["ord/ord_test.go"] = orderGo, orderTest
 	files["fl/fl.go"], files["fl/fl_test.go"] = "package fl\n\n// Work does the work.\nfunc Work() {}\n", timingTest
 	r := newRepo(t, files)
-	seeds := []string{"1", "2", "3", "4"}
+	seeds := []string{"1", "2"} // the module's seeds: 1 runs TestPrime first, 2 runs TestRead first
 	exposed := map[string]bool{}
 	for _, s := range seeds {
 		order := runOrder(t, r.dir, "./ord", s)
@@ -203,7 +202,7 @@ func TestCheckGoSuiteOrderAndNewTests(t *testing.T) {
 
 	r.candidate("order", map[string]string{"ord/ord.go": strings.Replace(orderGo, `cache["k"] = 1`, `cache["k"] = 2`, 1)})
 	cr := r.check("--base", "base", "--candidate", "order")
-	if got := notPass(cr); cr.code != 1 || !slices.Equal(got, wantOrder) || len(cr.summary.Results) != 36*4 {
+	if got := notPass(cr); cr.code != 1 || !slices.Equal(got, wantOrder) || len(cr.summary.Results) != 36*len(seeds) {
 		t.Fatalf("order: want exit 1 and %v, got %v\n%s", wantOrder, got, cr)
 	}
 
@@ -216,7 +215,7 @@ func TestCheckGoSuiteOrderAndNewTests(t *testing.T) {
 	newTest := "package a\n\nimport \"testing\"\n\nfunc TestANew(t *testing.T) {\n\tif Value(42) != 42 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n"
 	r.candidate("newfile", map[string]string{"a/a.go": "package a\n\n// Value is i (documented).\nfunc Value(i int) int { return i }\n", "a/new_test.go": newTest})
 	cr = r.check("--base", "base", "--candidate", "newfile")
-	if got := notPass(cr); cr.code != 0 || len(got) != 0 || len(cr.summary.Results) != 36*4 {
+	if got := notPass(cr); cr.code != 0 || len(got) != 0 || len(cr.summary.Results) != 36*len(seeds) {
 		t.Fatalf("new file: want exit 0 and every base test PASS, got %v\n%s", got, cr)
 	}
 	nt := cr.summary.NewTests
@@ -232,8 +231,8 @@ func TestCheckGoSuiteOrderAndNewTests(t *testing.T) {
 		"a/hide_test.go": "package a\n\nfunc init() { Offset = 0 }\n",
 	})
 	cr = r.check("--base", "base", "--candidate", "hide")
-	if got := notPass(cr); cr.code != 1 || len(got) != 10*4 || !strings.HasSuffix(got[0], "PROPERTY") || !strings.HasPrefix(got[0], "TestA") {
-		t.Fatalf("hide: want exit 1 and the 40 triples of package a PROPERTY, got %v\n%s", got, cr)
+	if got := notPass(cr); cr.code != 1 || len(got) != 10*len(seeds) || !strings.HasSuffix(got[0], "PROPERTY") || !strings.HasPrefix(got[0], "TestA") {
+		t.Fatalf("hide: want exit 1 and the %d triples of package a PROPERTY, got %v\n%s", 10*len(seeds), got, cr)
 	}
 
 	flakyNew := `package c
