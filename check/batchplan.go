@@ -196,7 +196,10 @@ func batchArgv(s *batchShape, members []*batchShape) []string {
 			argv = append(argv, m.test)
 		}
 		argv = append(argv, s.trail...)
-		argv = evidence.Argv(argv) // -rA: the short summary names every node
+		// -rA: the short summary names every node; through
+		// PYTEST_ADDOPTS when a wrapper (env PYTHONPATH=src, uv run)
+		// runs pytest, as for a triple alone.
+		argv = evidence.ArgvFor(evidence.FrameworkPytest, argv)
 		// A verbose line per test, "node " as it starts and its result as
 		// it ends, tells which member a killed batch was running.
 		for v := pytestVerbosity(argv); v < 1; v++ {

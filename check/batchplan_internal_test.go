@@ -6,7 +6,6 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/evidence"
 )
 
 // TestShapeOf: which run templates batch, and the command of a batch.
@@ -20,10 +19,9 @@ func TestShapeOf(t *testing.T) {
 	}
 	goRun := []string{"go", "test", "-count=1", "-run", "^{name}$", "./p", "-rapid.seed={seed}"}
 	run := func(t *testing.T, tc testCase) {
-		fw := evidence.DetectFramework(tc.run)
 		mk := func(name string) *job {
-			p := &config.Property{Path: "p/p_test.go", Name: name, Run: tc.run, Batch: !tc.noBatch}
-			return &job{ps: &propState{prop: p, framework: fw}, seed: flakegate.Seed("7")}
+			p := &config.Property{Path: "p/p_test.go", Name: name, Run: tc.run, Batch: !tc.noBatch, Framework: config.FrameworkOfArgv(tc.run)}
+			return &job{ps: &propState{prop: p, framework: evidenceFramework(p)}, seed: flakegate.Seed("7")}
 		}
 		a, b := shapeOf(mk(tc.prop)), shapeOf(mk(tc.prop+"2"))
 		if tc.want == "" {
@@ -56,6 +54,12 @@ func TestShapeOf(t *testing.T) {
 		{name: "batch: false", run: goRun, prop: "TestA", noBatch: true},
 		{name: "pytest", run: []string{"python3", "-m", "pytest", "-q", "{path}::{name}", "--hypothesis-seed={seed}"}, prop: "test_a",
 			want: "python3 -m pytest -q p/p_test.go::test_a p/p_test.go::test_a2 --hypothesis-seed=7 -rA -v -v -o junit_family=xunit1"},
+		// A wrapper (init writes env PYTHONPATH=src for a src/ layout):
+		// -rA goes in through PYTEST_ADDOPTS, as for a triple alone.
+		// Without it the short summary named no node, and every member
+		// of the batch was INCOMPLETE.
+		{name: "pytest after env", run: []string{"env", "PYTHONPATH=src", "python3", "-m", "pytest", "-q", "{path}::{name}", "--hypothesis-seed={seed}"}, prop: "test_a",
+			want: `sh -c PYTEST_ADDOPTS="${PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }-rA" exec "$@" flakegate-evidence env PYTHONPATH=src python3 -m pytest -q p/p_test.go::test_a p/p_test.go::test_a2 --hypothesis-seed=7 -v -v -o junit_family=xunit1`},
 		{name: "pytest, a file only", run: []string{"pytest", "{path}", "-k", "{name}"}, prop: "test_a"},
 		{name: "a shell", run: []string{"sh", "-c", "pytest {path}::{name}"}, prop: "test_a"},
 	} {

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,6 +24,7 @@ type layoutCase struct {
 	need      string            // a program the layout needs on PATH
 	bug       map[string]string // the regression
 	triples   int               // per check
+	batches   string            // when set, a line the harmless check must print this many times: "3 batch of 2 (pytest"
 	checkRuns func(t *testing.T, r *repo)
 }
 
@@ -62,7 +64,11 @@ func runLayout(t *testing.T, lc layoutCase) *repo {
 		lc.checkRuns(t, r)
 	}
 	r.candidate("docs", map[string]string{"README.md": "documented, nothing else\n"})
-	wantAll(t, r.check("--base", "base", "--candidate", "docs"), 0, "PASS", lc.triples)
+	cr := r.check("--base", "base", "--candidate", "docs")
+	wantAll(t, cr, 0, "PASS", lc.triples)
+	if n, line, ok := strings.Cut(lc.batches, " "); ok && strconv.Itoa(strings.Count(cr.stderr, "] "+line)) != n {
+		t.Errorf("want %s lines %q:\n%s", n, line, cr.stderr)
+	}
 	r.candidate("bug", lc.bug)
 	wantAll(t, r.check("--base", "base", "--candidate", "bug"), 1, "PROPERTY", lc.triples)
 	return r
@@ -101,6 +107,17 @@ span = st.tuples(st.integers(-50, 50), st.integers(0, 20)).map(lambda t: (t[0], 
 def test_merged_spans_are_disjoint(spans):
     out = merge(spans)
     assert all(a[1] < b[0] for a, b in zip(out, out[1:]))
+`
+
+// overlapTest is a second property of the intervals, so that a check
+// batches the two on each fixed seed. A batch of a src/ layout's run
+// (env PYTHONPATH=src ... pytest) once got no -rA, and every member was
+// INCOMPLETE.
+const overlapTest = `
+
+@given(st.integers(-50, 50))
+def test_overlapping_pair_merges(lo):
+    assert len(merge([(lo, lo + 5), (lo + 1, lo + 6)])) == 1
 `
 
 // TestInitLayoutPytestFlat: a module at the root, tests/ with a
@@ -147,11 +164,13 @@ func TestInitLayoutSrc(t *testing.T) {
 			"src/spans/__init__.py": "from .core import merge\n",
 			"src/spans/core.py":     intervalsPy,
 			"tests/conftest.py":     pyConftest,
-			"tests/test_spans.py":   strings.Replace(intervalsTest, "%s", "spans", 1),
+			"tests/test_spans.py":   strings.Replace(intervalsTest, "%s", "spans", 1) + overlapTest,
 		},
 		names:   []string{"tests/test_spans.py::test_merged_spans_are_disjoint"},
 		bug:     map[string]string{"src/spans/core.py": intervalsBug},
-		triples: 5,
+		triples: 10,                     // two properties: on each seed the check runs them as one batch
+		batches: "5 batch of 2 (pytest", // the random seeds are drawn per candidate, shared too
+
 	})
 	cfg := readConfig(t, r)
 	if p := cfg.Properties[0]; p.Run[0] != "env" || p.Run[1] != "PYTHONPATH=src" || p.Prepare != nil || cfg.Prepare != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,8 +128,12 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 				"and vitest/jest tests calling fast-check's assert; docs/writing-properties.md shows how to write one, or write flakegate.yaml by hand (docs/configuration.md)")
 	}
 	fsys := os.DirFS(root)
-	bopts, pyLines := choosePythonFor(ctx, opts.IO, fsys, found.Tests)
-	pl := initconfig.Build(fsys, found.Tests, bopts)
+	bopts, pyLines, optional := choosePythonFor(ctx, opts.IO, fsys, found.Tests)
+	tests := found.Tests
+	if len(optional) > 0 {
+		tests = leaveOutSkipped(report, found.Tests, optional, bopts.Python)
+	}
+	pl := initconfig.Build(fsys, tests, bopts)
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
 	}
@@ -299,17 +304,27 @@ func trialIndexes(pl *initconfig.Plan, all bool) []int {
 }
 
 // choosePythonFor chooses the interpreter of pytest entries (none when
-// there is no pytest test): the build options, and what init says about
-// it.
-func choosePythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string) {
+// there is no pytest test): the build options, what init says about it,
+// and the test files that skip themselves there (a module-level
+// pytest.importorskip of a module it lacks), with those modules.
+func choosePythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, map[string][]string) {
 	var opts initconfig.Options
 	if !slices.ContainsFunc(tests, func(t discover.Test) bool { return t.Framework == discover.PytestHypothesis }) {
-		return opts, nil
+		return opts, nil, nil
 	}
 	layout := initconfig.PythonLayout(fsys)
 	imports := initconfig.PythonImports(fsys, tests, layout)
+	optional := initconfig.PythonOptional(fsys, tests, layout)
+	ask := append(slices.Clone(imports), layout.BuildRequires...)
+	for _, mods := range optional {
+		for _, m := range mods {
+			if !slices.Contains(ask, m) {
+				ask = append(ask, m)
+			}
+		}
+	}
 	env := ios.environ()
-	cands := askPython(ctx, env, pythonCandidates(ios.Getenv("PATH"), ios.Getenv("HOME")), append(imports, layout.BuildRequires...))
+	cands := askPython(ctx, env, pythonCandidates(ios.Getenv("PATH"), ios.Getenv("HOME")), ask)
 	var lines []string
 	best, ok := choosePython(cands)
 	if !ok {
@@ -320,10 +335,20 @@ func choosePythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.
 		opts.Python = "python3"
 		lines = append(lines, "python: no interpreter the sandbox sees has pytest and Hypothesis (looked at: "+orNoneList(looked)+
 			"; interpreters under $HOME are left out: the sandbox hides the home folder)")
-		return opts, lines
+		return opts, lines, nil
 	}
 	opts.Python = best.Path
-	missingTests := slices.DeleteFunc(slices.Clone(best.Missing), func(m string) bool { return slices.Contains(layout.BuildRequires, m) })
+	skips := map[string][]string{}
+	for file, mods := range optional {
+		for _, m := range mods {
+			if slices.Contains(best.Missing, m) {
+				skips[file] = append(skips[file], m)
+			}
+		}
+	}
+	missingTests := slices.DeleteFunc(slices.Clone(best.Missing), func(m string) bool {
+		return slices.Contains(layout.BuildRequires, m) || !slices.Contains(imports, m)
+	})
 	line := "python: " + best.Path + " has pytest and Hypothesis"
 	switch {
 	case len(imports) > 0 && len(missingTests) == 0:
@@ -347,7 +372,30 @@ func choosePythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.
 			opts.IndexReachable = indexReachable(ctx, ios.Getenv("PIP_INDEX_URL"))
 		}
 	}
-	return opts, lines
+	return opts, lines, skips
+}
+
+// leaveOutSkipped returns tests without those of the files that skip
+// themselves under python (skips: each file's modules it lacks), and says
+// which files it left out and why. Such a file's tests never run here: a
+// check of them would be INCOMPLETE on every patch.
+func leaveOutSkipped(report io.Writer, tests []discover.Test, skips map[string][]string, python string) []discover.Test {
+	n := map[string]int{}
+	kept := slices.DeleteFunc(slices.Clone(tests), func(t discover.Test) bool {
+		_, skip := skips[t.Path]
+		if skip && t.Framework == discover.PytestHypothesis {
+			n[t.Path]++
+			return true
+		}
+		return false
+	})
+	files := slices.Sorted(maps.Keys(n))
+	for _, f := range files {
+		fmt.Fprintf(report, "skipped %s: %d %s left out: the file skips itself here (pytest.importorskip): %s cannot import %s; install %s for that interpreter and run flakegate init again to gate %s\n",
+			termsafe.String(f), n[f], plural(n[f], "property", "properties"), termsafe.String(python),
+			termsafe.String(strings.Join(skips[f], ", ")), plural(len(skips[f]), "it", "them"), plural(n[f], "it", "them"))
+	}
+	return kept
 }
 
 func orNoneList(xs []string) string {

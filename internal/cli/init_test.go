@@ -330,6 +330,40 @@ func TestInitNoPytest(t *testing.T) {
 	}
 }
 
+// TestInitLeavesOutSelfSkippingFiles: a test file that skips itself at
+// module level (pytest.importorskip of a module the interpreter lacks)
+// never runs here, so a check of its properties would be INCOMPLETE on
+// every patch: init leaves them out and says why, tries the next
+// property instead, and the config it writes runs (exit 0).
+func TestInitLeavesOutSelfSkippingFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the sandbox")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	prop := "from hypothesis import given, strategies as st\nfrom stack import push\n\n@given(st.integers())\ndef test_push(x):\n    assert push([], x) == [x]\n"
+	dir := initRepo(t, map[string]string{
+		"stack.py":            "def push(xs, x):\n    return xs + [x]\n",
+		"tests/test_opt.py":   "import pytest\n\npytest.importorskip(\"flakegate_absent_module\")\n\n" + prop,
+		"tests/test_stack.py": prop,
+	})
+	commitAll(t, dir)
+	out, errOut, code := runInitEnv(t, dir, "--dry-run")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0\n%s", code, errOut)
+	}
+	for _, want := range []string{"skipped tests/test_opt.py: 1 property left out: the file skips itself here (pytest.importorskip): ",
+		" cannot import flakegate_absent_module; install it", "  ok   tests/test_stack.py::test_push: "} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "problem:") || strings.Contains(out, "test_opt.py") || !strings.Contains(out, `path: "tests/test_stack.py"`) {
+		t.Errorf("want test_stack.py gated and test_opt.py left out, no problem:\n%s\n%s", errOut, out)
+	}
+}
+
 // TestInitWritesSuites: a repository with a Go module's tests and a
 // pytest folder, and no property test, gets a suites: entry for each,
 // with reject_flaky_new_tests: true, and no properties: key; the file

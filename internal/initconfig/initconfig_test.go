@@ -191,6 +191,30 @@ func TestBuildProblems(t *testing.T) {
 	}
 }
 
+// TestPythonOptional: a file's unindented importorskip calls name the
+// modules it skips itself without; a call in a function, a string or a
+// comment, another object's importorskip and the project's own module do
+// not.
+func TestPythonOptional(t *testing.T) {
+	fsys := mapFS(map[string]string{
+		"helpers.py": "",
+		"tests/test_p.py": "import pytest\nfrom pytest import importorskip\n" +
+			"cloudpickle = pytest.importorskip(\"cloudpickle\")\n" +
+			"np = importorskip('numpy.linalg', minversion='1.0')\n" +
+			"pytest.importorskip(\n    \"attr\",\n)\n" +
+			"pytest.importorskip(\"helpers\")\n" +
+			"other.importorskip(\"notme\")\n" +
+			"s = 'pytest.importorskip(\"instring\")'  # pytest.importorskip(\"incomment\")\n" +
+			"def f():\n    pytest.importorskip(\"lazy\")\n",
+		"tests/test_q.py": "from hypothesis import given\n",
+	})
+	tests := []discover.Test{pyTest, {Path: "tests/test_q.py", Name: "test_q", Framework: discover.PytestHypothesis}}
+	got := PythonOptional(fsys, tests, PythonLayout(fsys))
+	if len(got) != 1 || strings.Join(got["tests/test_p.py"], ",") != "cloudpickle,numpy,attr" {
+		t.Fatalf("optional modules %v", got)
+	}
+}
+
 // TestPythonImports: the tests' and conftest.py's imports, less the
 // project's own modules and relative imports.
 func TestPythonImports(t *testing.T) {

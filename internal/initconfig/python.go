@@ -249,3 +249,67 @@ func topImports(src string) []string {
 	}
 	return out
 }
+
+// importorskipArgRe is the module an importorskip call names: its first
+// argument, a plain string literal of a dotted name.
+var importorskipArgRe = lazyre.New(`importorskip\(\s*[rRuU]?(["'])([A-Za-z_][A-Za-z0-9_.]*)["']`)
+
+// PythonOptional maps each pytest property test's file to the top-level
+// modules it skips itself without: the modules of its unindented
+// pytest.importorskip("name") calls (or a bare importorskip imported from
+// pytest), which skip the whole file, and so every property in it, where
+// the interpreter lacks them. The project's own modules are left out, as
+// in PythonImports. A call inside a string or a comment is not one.
+func PythonOptional(fsys fs.FS, tests []discover.Test, l PyLayout) map[string][]string {
+	out := map[string][]string{}
+	for _, t := range tests {
+		if t.Framework != discover.PytestHypothesis || out[t.Path] != nil {
+			continue
+		}
+		src, err := fs.ReadFile(fsys, t.Path)
+		if err != nil {
+			continue
+		}
+		roots := append([]string{".", path.Dir(t.Path)}, l.SrcDirs...)
+		var mods []string
+		for _, m := range moduleSkips(string(src)) {
+			if !slices.Contains(mods, m) && !local(fsys, m, roots) {
+				mods = append(mods, m)
+			}
+		}
+		if len(mods) > 0 {
+			out[t.Path] = mods
+		}
+	}
+	return out
+}
+
+// moduleSkips are the top-level modules of src's unindented importorskip
+// calls. The tokens say that a line calls it (a string's contents are no
+// token); the module's name is read from the line's own text.
+func moduleSkips(src string) []string {
+	phys := strings.Split(src, "\n")
+	var out []string
+	for _, l := range pysrc.LogicalLines(src) {
+		toks := l.Tokens
+		if l.Indent != 0 || l.Number < 1 || l.Number > len(phys) {
+			continue
+		}
+		call := false
+		for i := 0; i+2 < len(toks); i++ {
+			if toks[i].Is(pysrc.Name, "importorskip") && toks[i+1].Is(pysrc.Op, "(") && toks[i+2].Kind == pysrc.Literal &&
+				(i == 0 || !toks[i-1].Is(pysrc.Op, ".") || i >= 2 && toks[i-2].Is(pysrc.Name, "pytest")) {
+				call = true
+				break
+			}
+		}
+		if !call {
+			continue
+		}
+		text := strings.Join(phys[l.Number-1:min(len(phys), l.Number+4)], "\n")
+		if m := importorskipArgRe.FindStringSubmatch(text); m != nil {
+			out = append(out, strings.Split(m[2], ".")[0])
+		}
+	}
+	return out
+}
