@@ -176,20 +176,27 @@ func suiteRun(s *config.Suite, t suiteTest, list *suiteList) []string {
 	case config.FrameworkVitest, config.FrameworkJest:
 		return append(jsSuiteLead(s.Framework, "{seed}"), "{path}", "-t", "^{name}$") // suitejs.go
 	}
-	run := append(pytestSuiteArgv(list.python), "{path}::{name}")
+	run := append(pytestSuiteArgv(s, list.python), "{path}::{name}")
 	if list.hypothesis {
 		run = append(run, "--hypothesis-seed={seed}")
 	}
 	return run
 }
 
-// pytestSuiteArgv starts every pytest command of a suite, run by python
-// (the interpreter the listing found, pytestPython): node ids are
-// relative to the repository root (--rootdir=.), no cache is written or
-// read (it could reorder the next run: --ff, --lf), and pytest-randomly,
-// if installed, does not reorder what flakegate ordered.
-func pytestSuiteArgv(python string) []string {
-	return []string{python, "-m", "pytest", "--rootdir=.", "-p", "no:cacheprovider", "-p", "no:randomly"}
+// pytestSuiteArgv starts every pytest command of suite s (its listing,
+// its batches, its new tests), run by python (the interpreter the
+// listing found, pytestPython): node ids are relative to the repository
+// root (--rootdir=.), no cache is written or read (it could reorder the
+// next run: --ff, --lf), and pytest-randomly, if installed, does not
+// reorder what flakegate ordered. A suite's pythonpath comes first, as
+// env PYTHONPATH=a:b (relative folders: Python reads them from the
+// repository root, where the commands run).
+func pytestSuiteArgv(s *config.Suite, python string) []string {
+	argv := []string{python, "-m", "pytest", "--rootdir=.", "-p", "no:cacheprovider", "-p", "no:randomly"}
+	if len(s.PythonPath) > 0 {
+		argv = append([]string{"env", "PYTHONPATH=" + strings.Join(s.PythonPath, ":")}, argv...)
+	}
+	return argv
 }
 
 // pytestRank is where a node id goes in the order of seed: node ids are

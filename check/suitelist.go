@@ -256,7 +256,7 @@ func (l *suiteLister) listPytest(ctx context.Context, s *config.Suite) (*suiteLi
 		return nil, l.fail("no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
 	}
 	list := &suiteList{python: f[0], hypothesis: len(f) > 1 && f[1] == "hypothesis"}
-	argv := append(pytestSuiteArgv(list.python), "--collect-only", "-q", s.Path)
+	argv := append(pytestSuiteArgv(s, list.python), "--collect-only", "-q", s.Path)
 	o, out, err = l.run(ctx, argv)
 	if err != nil {
 		return nil, err

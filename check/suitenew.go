@@ -153,7 +153,7 @@ func newTestShape(s *config.Suite, list *suiteList, t suiteTest, seed flakegate.
 	if list.hypothesis {
 		trail = []string{"--hypothesis-seed=" + seed.String()}
 	}
-	return &batchShape{framework: evidence.FrameworkPytest, lead: pytestSuiteArgv(list.python), trail: trail, test: t.file + "::" + t.name}
+	return &batchShape{framework: evidence.FrameworkPytest, lead: pytestSuiteArgv(s, list.python), trail: trail, test: t.file + "::" + t.name}
 }
 
 // memberOf is a suite test's "file::name".

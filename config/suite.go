@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,11 @@ type Suite struct {
 	// is the file or folder digested for it: the glob up to its first
 	// segment with a wildcard.
 	Fixture, FixtureRoot string
+	// PythonPath are the folders (repository-relative, cleaned) a pytest
+	// suite's commands put on sys.path: each command runs as env
+	// PYTHONPATH=a:b python -m pytest ..., as a property's run does for a
+	// src/ layout.
+	PythonPath []string
 	// Index is the entry's position in suites.
 	Index int
 }
@@ -108,7 +114,7 @@ func (l *loader) suite(key string, n ast.Node, randomSeeds int) (Suite, error) {
 	if err != nil {
 		return s, err
 	}
-	f, err := l.fields(key, m, "path", "framework", "seeds", "random_seeds", "wall_budget", "exclude", "fixture")
+	f, err := l.fields(key, m, "path", "framework", "seeds", "random_seeds", "wall_budget", "exclude", "fixture", "pythonpath")
 	if err != nil {
 		return s, err
 	}
@@ -161,7 +167,48 @@ func (l *loader) suite(key string, n ast.Node, randomSeeds int) (Suite, error) {
 			return s, err
 		}
 	}
+	if v, ok := f["pythonpath"]; ok {
+		if s.Framework != FrameworkPytest {
+			return s, l.errf(join(key, "pythonpath"), v, "only a pytest suite takes pythonpath (this one is %s)", s.Framework)
+		}
+		if s.PythonPath, err = l.pythonPath(join(key, "pythonpath"), v); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
+}
+
+// pythonPath reads a pytest suite's pythonpath: one or more folders
+// inside the repository, each once, none holding a ':' (PYTHONPATH's
+// separator).
+func (l *loader) pythonPath(key string, n ast.Node) ([]string, error) {
+	seq, err := l.sequence(key, n)
+	if err != nil {
+		return nil, err
+	}
+	if len(seq.Values) == 0 {
+		return nil, l.errf(key, n, "empty; name the folders to put on sys.path (e.g. [src]), or leave the key out")
+	}
+	var out []string
+	for i, v := range seq.Values {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		p, err := l.str(k, v)
+		if err != nil {
+			return nil, err
+		}
+		c, err := CleanRepoPath(p)
+		if err != nil {
+			return nil, l.errf(k, v, "%v", err)
+		}
+		if strings.ContainsAny(c, ":") {
+			return nil, l.errf(k, v, "%q holds a ':', which PYTHONPATH reads as a separator", p)
+		}
+		if slices.Contains(out, c) {
+			return nil, l.errf(k, v, "%q is listed twice", p)
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // suitePath reads a suite's path: a go package pattern relative to the

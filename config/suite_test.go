@@ -21,6 +21,7 @@ suites:
     framework: pytest
     random_seeds: 2
     wall_budget: 60
+    pythonpath: [src, "./lib/"]
   - path: ./web/
     framework: vitest
     seeds: [4]
@@ -40,7 +41,7 @@ suites:
 	if g.Path != "./..." || g.Framework != "go" || len(g.Seeds) != 3 || g.WallBudget != 5*time.Minute || g.FixtureRoot != "testdata" || !g.Excluded("TestSlowDisk") || g.Excluded("TestFast") {
 		t.Fatalf("go suite: %+v", g)
 	}
-	if p := cfg.Suites[1]; p.Path != "tests" || p.RandomSeeds != 2 || p.Index != 1 {
+	if p := cfg.Suites[1]; p.Path != "tests" || p.RandomSeeds != 2 || p.Index != 1 || strings.Join(p.PythonPath, ",") != "src,lib" {
 		t.Fatalf("pytest suite: %+v", p)
 	}
 	if v, j := cfg.Suites[2], cfg.Suites[3]; v.Path != "web" || v.Framework != "vitest" || j.Path != "." || j.Framework != "jest" || len(j.Seeds) != 2 {
@@ -72,6 +73,13 @@ func TestLoadSuiteErrors(t *testing.T) {
 		{"new_test_runs: 0\nsuites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m}]", "new_test_runs"},
 		{"reject_flaky_new_tests: yes please\nsuites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m}]", "reject_flaky_new_tests"},
 		{"new_test_runs: 3", "properties: missing"},
+		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m, pythonpath: [src]}]", "only a pytest suite takes pythonpath"},
+		{"suites: [{path: tests, framework: pytest, seeds: [1], wall_budget: 1m, pythonpath: []}]", "pythonpath: empty"},
+		{"suites: [{path: tests, framework: pytest, seeds: [1], wall_budget: 1m, pythonpath: [../up]}]", "climbs out of the repository"},
+		{"suites: [{path: tests, framework: pytest, seeds: [1], wall_budget: 1m, pythonpath: [/abs]}]", "is absolute"},
+		{"suites: [{path: tests, framework: pytest, seeds: [1], wall_budget: 1m, pythonpath: [\"a:b\"]}]", "holds a ':'"},
+		{"suites: [{path: tests, framework: pytest, seeds: [1], wall_budget: 1m, pythonpath: [src, ./src]}]", "listed twice"},
+		{"suites: [{path: tests, framework: pytest, seeds: [1], wall_budget: 1m, pythonpath: src}]", "suites[0].pythonpath"},
 	} {
 		_, err := Load([]byte("version: 1\n"+c.yaml+"\n"), "f.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -152,7 +152,8 @@ func TestInitLayoutPytestFlat(t *testing.T) {
 
 // TestInitLayoutSrc: a setuptools package under src/ (pyproject.toml), a
 // tests/ folder without __init__.py and a conftest.py: the run puts src
-// on PYTHONPATH, no prepare builds anything.
+// on PYTHONPATH, and so does the pytest suite (pythonpath: [src]); no
+// prepare builds anything.
 func TestInitLayoutSrc(t *testing.T) {
 	t.Parallel()
 	r := runLayout(t, layoutCase{
@@ -165,10 +166,11 @@ func TestInitLayoutSrc(t *testing.T) {
 			"src/spans/core.py":     intervalsPy,
 			"tests/conftest.py":     pyConftest,
 			"tests/test_spans.py":   strings.Replace(intervalsTest, "%s", "spans", 1) + overlapTest,
+			"tests/test_plain.py":   "from spans import merge\n\n\ndef test_two_spans_merge():\n    assert merge([(1, 3), (2, 4)]) == [[1, 4]]\n",
 		},
 		names:   []string{"tests/test_spans.py::test_merged_spans_are_disjoint"},
 		bug:     map[string]string{"src/spans/core.py": intervalsBug},
-		triples: 10,                     // two properties: on each seed the check runs them as one batch
+		triples: 13,                     // two properties (on each seed the check runs them as one batch) and the suite's plain test on 3 order seeds
 		batches: "5 batch of 2 (pytest", // the random seeds are drawn per candidate, shared too
 
 	})
@@ -176,12 +178,11 @@ func TestInitLayoutSrc(t *testing.T) {
 	if p := cfg.Properties[0]; p.Run[0] != "env" || p.Run[1] != "PYTHONPATH=src" || p.Prepare != nil || cfg.Prepare != nil {
 		t.Errorf("run %q, prepare %+v", p.Run, p.Prepare)
 	}
-	// A suite's listing and runs set no PYTHONPATH: a pytest suite here
-	// would fail to collect, so init leaves it out (and says so).
-	for _, s := range cfg.Suites {
-		if s.Framework == "pytest" {
-			t.Errorf("a pytest suite %q written for a src layout that needs PYTHONPATH", s.Path)
-		}
+	// The suite puts src on sys.path as the properties' run does, so its
+	// plain test imports the tree's code and is gated too (before, init
+	// left the suite out of a src layout).
+	if len(cfg.Suites) != 1 || cfg.Suites[0].Framework != "pytest" || strings.Join(cfg.Suites[0].PythonPath, ":") != "src" {
+		t.Errorf("want one pytest suite with pythonpath [src], got %+v", cfg.Suites)
 	}
 }
 

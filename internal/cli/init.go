@@ -137,7 +137,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
 	}
-	pl.Suites = keepJSSuites(ctx, opts.IO, root, initSuites(pl, suites, &suiteNotes), opts.NoTry, &suiteNotes)
+	pl.Suites = keepJSSuites(ctx, opts.IO, root, initSuites(pl, suites, initconfig.PythonLayout(fsys), &suiteNotes), opts.NoTry, &suiteNotes)
 	for _, n := range suiteNotes {
 		fmt.Fprintf(report, "note: %s\n", termsafe.Line(n))
 	}
@@ -257,6 +257,12 @@ func printInitCost(ctx context.Context, report io.Writer, root string, raw []byt
 	}
 	for _, l := range check.PlanCost(cfg, measured, source).Lines() {
 		fmt.Fprintln(report, l)
+	}
+	if n := len(cfg.Suites); n > 0 {
+		// A suite's tests are listed on the base tree, in the sandbox,
+		// when a check runs: init has no base commit to list them on.
+		fmt.Fprintf(report, "cost: the tests of %s are not in that count (a check lists them on the base); once the config is committed, "+
+			"flakegate check --plan --base REV counts them\n", plural(n, "the suite", fmt.Sprintf("the %d suites", n)))
 	}
 }
 

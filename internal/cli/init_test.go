@@ -364,6 +364,30 @@ func TestInitLeavesOutSelfSkippingFiles(t *testing.T) {
 	}
 }
 
+// TestInitSuiteSrcLayout: a src/ layout without property tests gets a
+// pytest suite whose pythonpath is src (its tests import the package
+// from there); a flat one gets none.
+func TestInitSuiteSrcLayout(t *testing.T) {
+	dir := initRepo(t, map[string]string{"src/pkg/__init__.py": "def one():\n    return 1\n",
+		"tests/test_pkg.py": "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n"})
+	out, errOut, code := runInitIn(t, dir, "--dry-run", "--no-try")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	cfg, err := config.Load([]byte(out), "flakegate.yaml")
+	if err != nil {
+		t.Fatalf("not a config: %v\n%s", err, out)
+	}
+	if len(cfg.Suites) != 1 || cfg.Suites[0].Framework != "pytest" || strings.Join(cfg.Suites[0].PythonPath, ":") != "src" {
+		t.Fatalf("want a pytest suite with pythonpath [src]:\n%s\n%s", out, errOut)
+	}
+	flat := initRepo(t, map[string]string{"pkg.py": "def one():\n    return 1\n", "tests/test_pkg.py": "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n"})
+	out, _, _ = runInitIn(t, flat, "--dry-run", "--no-try")
+	if strings.Contains(out, "pythonpath") {
+		t.Errorf("a flat layout got a pythonpath:\n%s", out)
+	}
+}
+
 // TestInitWritesSuites: a repository with a Go module's tests and a
 // pytest folder, and no property test, gets a suites: entry for each,
 // with reject_flaky_new_tests: true, and no properties: key; the file
@@ -384,5 +408,10 @@ func TestInitWritesSuites(t *testing.T) {
 	}
 	if g, p := cfg.Suites[0], cfg.Suites[1]; g.Path != "./..." || g.Framework != "go" || p.Path != "tests" || p.Framework != "pytest" || len(p.Seeds) != 3 {
 		t.Errorf("suites %+v %+v\n%s", g, p, out)
+	}
+	// The cost line counts no suite's test (a check lists them on the
+	// base): it says so, not just "0 triples".
+	if !strings.Contains(errOut, "cost: the tests of the 2 suites are not in that count (a check lists them on the base); once the config is committed, flakegate check --plan --base REV counts them") {
+		t.Errorf("no line saying the suites are not counted:\n%s", errOut)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate/attempt/sandbox"
@@ -51,17 +52,25 @@ func measureSuites(ctx context.Context, report io.Writer, root, python string, p
 
 // initSuites are the suites init writes: a pytest suite only when the
 // pytest properties need no prepare (a suite is listed and its new tests
-// run with the sandbox's own interpreter, without the prepare).
-func initSuites(pl *initconfig.Plan, suites []initconfig.Suite, notes *[]string) []initconfig.Suite {
-	prepared, env := pl.PrepareTop != nil, ""
+// run with the sandbox's own interpreter, without the prepare), with the
+// src/ layout's folders as its pythonpath (layout: the project's Python
+// layout).
+func initSuites(pl *initconfig.Plan, suites []initconfig.Suite, layout initconfig.PyLayout, notes *[]string) []initconfig.Suite {
+	prepared, env, props := pl.PrepareTop != nil, "", false
 	for _, e := range pl.Entries {
 		if e.Test.Framework != discover.PytestHypothesis {
 			continue
 		}
+		props = true
 		prepared = prepared || e.Prepare != nil
 		if len(e.Run) > 1 && e.Run[0] == "env" && env == "" {
 			env = e.Run[1] // e.g. PYTHONPATH=src: a src layout the project's pytest settings do not name
 		}
+	}
+	if !props && len(layout.SrcDirs) > 0 && layout.Build == "" {
+		// No property says how the tests import the code: a pure
+		// src/ layout's do from src, as a property's run would.
+		env = "PYTHONPATH=" + strings.Join(layout.SrcDirs, ":")
 	}
 	var out []initconfig.Suite
 	for _, s := range suites {
@@ -69,8 +78,12 @@ func initSuites(pl *initconfig.Plan, suites []initconfig.Suite, notes *[]string)
 			*notes = append(*notes, "the pytest suite "+s.Path+" is not written: its tests need the prepare, which a suite's listing does not run; add it by hand if the system interpreter runs them (docs/suites.md)")
 			continue
 		}
-		if s.Framework == "pytest" && env != "" {
-			*notes = append(*notes, "the pytest suite "+s.Path+" is not written: its tests need "+env+", which a suite's run does not set; name the folder in pytest's own pythonpath setting (pytest.ini or pyproject.toml) and run flakegate init again (docs/suites.md)")
+		if dirs, ok := strings.CutPrefix(env, "PYTHONPATH="); s.Framework == "pytest" && ok && dirs != "" {
+			// A src/ layout: the suite puts the same folders on sys.path.
+			s.PythonPath = strings.Split(dirs, ":")
+			s.Measure = append([]string{"env", env}, s.Measure...)
+		} else if s.Framework == "pytest" && env != "" {
+			*notes = append(*notes, "the pytest suite "+s.Path+" is not written: its tests need "+env+", which a suite's run does not set (docs/suites.md)")
 			continue
 		}
 		out = append(out, s)

@@ -16,6 +16,9 @@ type Suite struct {
 	BudgetNote      string
 	// Measure is the bare run --measure times (argv, in the root).
 	Measure []string
+	// PythonPath are a pytest suite's pythonpath folders: a src/ layout
+	// whose tests import the tree's code from there.
+	PythonPath []string
 }
 
 // Suites finds the suites a config can gate in fsys (the repository
@@ -141,5 +144,12 @@ func writeSuites(w func(string, ...any), suites []Suite, seeds []string) {
 		w("    framework: %s\n", s.Framework)
 		w("    seeds: [%s]\n", strings.Join(seeds, ", "))
 		w("    wall_budget: %s         # %s\n", formatDuration(s.WallBudget), s.BudgetNote)
+		if len(s.PythonPath) > 0 {
+			quoted := make([]string, len(s.PythonPath))
+			for i, p := range s.PythonPath {
+				quoted[i] = yamlString(p)
+			}
+			w("    pythonpath: [%s]         # the tests import the tree's own code from there (a src/ layout)\n", strings.Join(quoted, ", "))
+		}
 	}
 }
