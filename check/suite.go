@@ -35,6 +35,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate"
@@ -60,6 +61,20 @@ type suiteList struct {
 	// hypothesis says it has Hypothesis (pytest).
 	python     string
 	hypothesis bool
+	// unnamed counts the node ids pytest's listing printed that no triple
+	// can name (over config.MaxNameLength bytes, or with a control
+	// character), and unnamedSome shows the first few: they are not
+	// gated, and the check says so.
+	unnamed     int
+	unnamedSome []string
+}
+
+// leaveOut counts a listed test no triple can name.
+func (l *suiteList) leaveOut(id string) {
+	l.unnamed++
+	if len(l.unnamedSome) < 3 {
+		l.unnamedSome = append(l.unnamedSome, id)
+	}
 }
 
 // suiteState is what a check keeps of its suites.
@@ -139,6 +154,21 @@ func (c *site) expandSuites(ctx context.Context) error {
 			return err
 		}
 		c.suite.lists[i] = list
+		if list.unnamed > 0 {
+			some := make([]string, len(list.unnamedSome))
+			for k, id := range list.unnamedSome {
+				if len(id) > 80 {
+					id = id[:77] + "..."
+				}
+				some[k] = strconv.QuoteToGraphic(id)
+			}
+			verb := "tests are"
+			if list.unnamed == 1 {
+				verb = "test is"
+			}
+			c.say(fmt.Sprintf("suites[%d]: %d listed %s not gated: a name longer than %d bytes or with a control character cannot be a triple's (%s)",
+				i, list.unnamed, verb, config.MaxNameLength, strings.Join(some, ", ")))
+		}
 		fixture := ""
 		if s.FixtureRoot != "" && c.checkBaseFile(base.dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
 			fixture = s.FixtureRoot

@@ -270,7 +270,11 @@ func (l *suiteLister) listPytest(ctx context.Context, s *config.Suite) (*suiteLi
 			break // the node ids end at the first empty line
 		}
 		file, name, ok := strings.Cut(line, "::")
-		if !ok || !pytestNodeOK(name) || !inSuiteScope(s, file) && file != s.Path {
+		if !ok || !inSuiteScope(s, file) && file != s.Path {
+			continue
+		}
+		if !pytestNodeOK(name) {
+			list.leaveOut(line)
 			continue
 		}
 		if slices.ContainsFunc(list.tests, func(x suiteTest) bool { return x.file == file && x.name == name }) {

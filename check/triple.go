@@ -8,6 +8,7 @@ package check
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -90,13 +91,26 @@ func (c *checker) argv(j *job) ([]string, error) {
 	return argv, nil
 }
 
-// stem names the triple's files in the output folder.
+// maxStem bounds a triple's file stem: with ".decision.json" and the
+// temporary name a write goes through (".STEM.json.NNNNNNNNN.tmp"), a
+// file name stays well under the 255 bytes file systems allow.
+const maxStem = 180
+
+// stem names the triple's files in the output folder. A longer one (a
+// parametrised test's node id can hold its arguments: pytest prints
+// bytes as \x80...) keeps its first bytes and ends in a digest of the
+// whole, so that two long names stay apart.
 func (j *job) stem() string {
 	p := j.ps.prop
+	stem := fmt.Sprintf("%02d-%s-seed-%s", j.ps.index, slug(p.Path), slug(j.seed.String()))
 	if p.Name != "" {
-		return fmt.Sprintf("%02d-%s-%s-seed-%s", j.ps.index, slug(p.Path), slug(p.Name), slug(j.seed.String()))
+		stem = fmt.Sprintf("%02d-%s-%s-seed-%s", j.ps.index, slug(p.Path), slug(p.Name), slug(j.seed.String()))
 	}
-	return fmt.Sprintf("%02d-%s-seed-%s", j.ps.index, slug(p.Path), slug(j.seed.String()))
+	if len(stem) <= maxStem {
+		return stem
+	}
+	sum := sha256.Sum256([]byte(stem))
+	return stem[:maxStem-17] + "-" + hex.EncodeToString(sum[:8])
 }
 
 // triple is the job's triple, with the candidate's fixture digest.

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -143,5 +144,46 @@ func TestCheckPytestSuite(t *testing.T) {
 	}
 	if byName["tests/test_new.py::test_new"] != "pass,pass,pass,pass,pass" || byName["tests/test_new.py::test_flaky_new"] != "pass,pass,fail,pass,pass" {
 		t.Fatalf("new tests: %+v", nt)
+	}
+}
+
+// TestCheckPytestSuiteLongNodeID: a parametrised test whose node id holds
+// its arguments (pytest writes bytes as \x80...) is gated like any other,
+// and its record gets a file name the file system takes; one over the
+// 512 bytes a name may hold is not gated, and the check says so. Found on
+// python-attrs/attrs, where test_can_unpickle[...] made a check stop
+// with "file name too long" after ten minutes, its results lost.
+func TestCheckPytestSuiteLongNodeID(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end to end: real git, pytest and a sandbox")
+	}
+	needProgram(t, "python3")
+	r := newRepo(t, map[string]string{
+		"README.md": "long ids\n",
+		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 120s\n",
+		"tests/test_blob.py": "import pytest\n\n\n@pytest.mark.parametrize('blob', [b'\\x80\\x05\\x95' * 30 + b'A', b'\\x80\\x05\\x95' * 30 + b'B', b'\\x80' * 200])\n" +
+			"def test_unpickle(blob):\n    assert blob[:1] == b'\\x80'\n\n\ndef test_short():\n    pass\n",
+	})
+	r.candidate("docs", map[string]string{"README.md": "long ids, documented\n"})
+	cr := r.check("--base", "base", "--candidate", "docs")
+	if cr.code != 0 || len(cr.summary.Results) != 3 || len(notPass(cr)) != 0 {
+		t.Fatalf("want 3 PASS and exit 0, got %v\n%s", notPass(cr), cr)
+	}
+	// The third case's node id is over 512 bytes: no triple can name
+	// it, and the check says it is not gated.
+	if !strings.Contains(cr.stderr, "suites[0]: 1 listed test is not gated: a name longer than 512 bytes or with a control character cannot be a triple's (\"tests/test_blob.py::test_unpickle[") {
+		t.Errorf("no note of the test left out:\n%s", cr.stderr)
+	}
+	seen := map[string]bool{}
+	for i, res := range cr.summary.Results {
+		base := filepath.Base(res.Record)
+		if len(base) > 200 || seen[base] {
+			t.Errorf("record file %q (%d bytes): too long, or named twice", base, len(base))
+		}
+		seen[base] = true
+		if rec := cr.record(t, i); rec.Name != res.Name {
+			t.Errorf("record %s names %q, want %q", base, rec.Name, res.Name)
+		}
 	}
 }
