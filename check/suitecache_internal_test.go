@@ -21,7 +21,7 @@ func TestSuiteListKept(t *testing.T) {
 	if !ok || !reflect.DeepEqual(got, list) {
 		t.Fatalf("read back %+v, %v; want %+v", got, ok, list)
 	}
-	kept := map[string]bool{"tests": true, "pkgTests": true, "rapid": true, "python": false, "hypothesis": false}
+	kept := map[string]bool{"tests": true, "pkgTests": true, "rapid": true, "python": false, "hypothesis": false, "unnamed": false, "unnamedSome": false}
 	typ := reflect.TypeOf(suiteList{})
 	for i := range typ.NumField() {
 		if _, ok := kept[typ.Field(i).Name]; !ok {

@@ -160,7 +160,7 @@ func TestCheckPytestSuiteLongNodeID(t *testing.T) {
 	}
 	needProgram(t, "python3")
 	r := newRepo(t, map[string]string{
-		"README.md": "long ids\n",
+		"README.md":      "long ids\n",
 		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 120s\n",
 		"tests/test_blob.py": "import pytest\n\n\n@pytest.mark.parametrize('blob', [b'\\x80\\x05\\x95' * 30 + b'A', b'\\x80\\x05\\x95' * 30 + b'B', b'\\x80' * 200])\n" +
 			"def test_unpickle(blob):\n    assert blob[:1] == b'\\x80'\n\n\ndef test_short():\n    pass\n",
