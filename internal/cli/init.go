@@ -128,11 +128,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 				"and vitest/jest tests calling fast-check's assert; docs/writing-properties.md shows how to write one, or write flakegate.yaml by hand (docs/configuration.md)")
 	}
 	fsys := os.DirFS(root)
-	bopts, pyLines, optional := choosePythonFor(ctx, opts.IO, fsys, found.Tests)
-	tests := found.Tests
-	if len(optional) > 0 {
-		tests = leaveOutSkipped(report, found.Tests, optional, bopts.Python)
-	}
+	bopts, pyLines, tests := choosePythonFor(ctx, opts.IO, report, fsys, found.Tests)
 	pl := initconfig.Build(fsys, tests, bopts)
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
@@ -311,9 +307,20 @@ func trialIndexes(pl *initconfig.Plan, all bool) []int {
 
 // choosePythonFor chooses the interpreter of pytest entries (none when
 // there is no pytest test): the build options, what init says about it,
-// and the test files that skip themselves there (a module-level
-// pytest.importorskip of a module it lacks), with those modules.
-func choosePythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, map[string][]string) {
+// and the tests to configure: those of a file that skips itself there
+// (a module-level pytest.importorskip of a module it lacks) are left out,
+// and report says so.
+func choosePythonFor(ctx context.Context, ios *IO, report io.Writer, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, []discover.Test) {
+	opts, lines, skips := pickPythonFor(ctx, ios, fsys, tests)
+	if len(skips) > 0 {
+		tests = leaveOutSkipped(report, tests, skips, opts.Python)
+	}
+	return opts, lines, tests
+}
+
+// pickPythonFor is choosePythonFor's choice: the options, the lines, and
+// each self-skipping file's modules the interpreter lacks.
+func pickPythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, map[string][]string) {
 	var opts initconfig.Options
 	if !slices.ContainsFunc(tests, func(t discover.Test) bool { return t.Framework == discover.PytestHypothesis }) {
 		return opts, nil, nil
