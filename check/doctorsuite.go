@@ -19,6 +19,7 @@ type SuiteCount struct {
 	Path      string // the suite's
 	Tests     int    // listed and not excluded
 	Excluded  int    // listed and excluded
+	Skipped   int    // listed, not excluded, and skipped by the base without running (pytest)
 	Seeds     int    // listed and drawn order seeds
 	Err       error  // the listing failed
 }
@@ -26,8 +27,12 @@ type SuiteCount struct {
 // Line is the count in words: "the base lists 2 tests (1 excluded): 4
 // triples with 2 order seeds".
 func (s SuiteCount) Line() string {
-	return fmt.Sprintf("suites[%d] (%s %s): the base lists %s (%d excluded): %d triples with %s", s.Index, s.Framework, s.Path,
-		count(s.Tests, "test", "tests"), s.Excluded, s.Tests*s.Seeds, count(s.Seeds, "order seed", "order seeds"))
+	skipped := ""
+	if s.Skipped > 0 {
+		skipped = fmt.Sprintf(", %d the base skips", s.Skipped)
+	}
+	return fmt.Sprintf("suites[%d] (%s %s): the base lists %s (%d excluded%s): %d triples with %s", s.Index, s.Framework, s.Path,
+		count(s.Tests, "test", "tests"), s.Excluded, skipped, s.Tests*s.Seeds, count(s.Seeds, "order seed", "order seeds"))
 }
 
 // siteLockWait is how long ListSuites waits for the worktree lock a
@@ -100,9 +105,12 @@ func (c *site) countSuites(ctx context.Context) []SuiteCount {
 			sc.Err = err
 		} else {
 			for _, t := range list.tests {
-				if st.Excluded(t.name) {
+				switch {
+				case st.Excluded(t.name):
 					sc.Excluded++
-				} else {
+				case !list.gated(st, t):
+					sc.Skipped++
+				default:
 					sc.Tests++
 				}
 			}

@@ -206,6 +206,8 @@ func (r *Replay) planSuite(ctx context.Context) error {
 			Hint: "name the test as its record does: --property is its file, --name its name (pytest: the node id after ::)"}
 	case s.Excluded(rs.Name):
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s excludes %s: it is not gated", where, label)}
+	case !list.gated(s, list.tests[target]):
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: the base skips %s without running it: it is not gated", where, label)}
 	case named[rs.Path+"\x00"+rs.Name]:
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: a property names %s, so the check gates it as the property", where, label),
 			Hint: "replay it without --suite"}
@@ -213,7 +215,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 	cfg := &config.Config{Prepare: r.opts.Prepare}
 	var jobs []job
 	for _, t := range list.tests {
-		if s.Excluded(t.name) || named[t.file+"\x00"+t.name] || s.Framework == config.FrameworkGo && t.pkg != list.tests[target].pkg {
+		if !list.gated(s, t) || named[t.file+"\x00"+t.name] || s.Framework == config.FrameworkGo && t.pkg != list.tests[target].pkg {
 			continue
 		}
 		p := suiteProperty(cfg, s, t, list, "")

@@ -67,6 +67,20 @@ type suiteList struct {
 	// gated, and the check says so.
 	unnamed     int
 	unnamedSome []string
+	// skips are the node ids the base's own pytest skips (a skip or
+	// skipif mark that holds) or expects to fail (an xfail mark that
+	// holds), each with "skipped" or "xfail" (pytestSkips); skipPlan says
+	// why they could not be told ("" when they could). Such a test
+	// never passes on the base either, so it is not gated, and the check
+	// says so (gated).
+	skips    map[string]string
+	skipPlan string
+}
+
+// gated reports whether test t of suite s becomes triples: not excluded
+// by the suite, and not one the base skips.
+func (l *suiteList) gated(s *config.Suite, t suiteTest) bool {
+	return !s.Excluded(t.name) && l.skips[t.file+"::"+t.name] == ""
 }
 
 // leaveOut counts a listed test no triple can name.
@@ -169,12 +183,13 @@ func (c *site) expandSuites(ctx context.Context) error {
 			c.say(fmt.Sprintf("suites[%d]: %d listed %s not gated: a name longer than %d bytes or with a control character cannot be a triple's (%s)",
 				i, list.unnamed, verb, config.MaxNameLength, strings.Join(some, ", ")))
 		}
+		c.saySkips(i, list)
 		fixture := ""
 		if s.FixtureRoot != "" && c.checkBaseFile(base.dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
 			fixture = s.FixtureRoot
 		}
 		for _, t := range list.tests {
-			if s.Excluded(t.name) || named[t.file+"\x00"+t.name] {
+			if !list.gated(s, t) || named[t.file+"\x00"+t.name] {
 				continue
 			}
 			named[t.file+"\x00"+t.name] = true
@@ -182,6 +197,33 @@ func (c *site) expandSuites(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// saySkips says which listed tests of suite i the base skips, and so
+// are not gated, or that pytest could not tell them.
+func (c *site) saySkips(i int, list *suiteList) {
+	if list.skipPlan != "" {
+		c.say(fmt.Sprintf("suites[%d]: cannot tell which tests the base skips (%s): a test that skips itself is INCOMPLETE in every check; name it in exclude:", i, list.skipPlan))
+	}
+	if len(list.skips) == 0 {
+		return
+	}
+	var some []string
+	for _, t := range list.tests {
+		if w := list.skips[t.file+"::"+t.name]; w != "" && len(some) < 3 {
+			id := t.file + "::" + t.name
+			if len(id) > 80 {
+				id = id[:77] + "..."
+			}
+			some = append(some, strconv.QuoteToGraphic(id)+" "+w)
+		}
+	}
+	verb, them := "tests are", "them"
+	if len(list.skips) == 1 {
+		verb, them = "test is", "it"
+	}
+	c.say(fmt.Sprintf("suites[%d]: %d listed %s not gated: the base skips %s or expects %s to fail, so no run of %s passes (%s)",
+		i, len(list.skips), verb, them, them, them, strings.Join(some, ", ")))
 }
 
 // suiteProperty is the property of one test of suite s in cfg, with

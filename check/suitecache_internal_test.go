@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/flakegate/flakegate/config"
 )
 
 // TestSuiteListKept: a go suite's listing reads back as it was written,
@@ -21,7 +23,7 @@ func TestSuiteListKept(t *testing.T) {
 	if !ok || !reflect.DeepEqual(got, list) {
 		t.Fatalf("read back %+v, %v; want %+v", got, ok, list)
 	}
-	kept := map[string]bool{"tests": true, "pkgTests": true, "rapid": true, "python": false, "hypothesis": false, "unnamed": false, "unnamedSome": false}
+	kept := map[string]bool{"tests": true, "pkgTests": true, "rapid": true, "python": false, "hypothesis": false, "unnamed": false, "unnamedSome": false, "skips": false, "skipPlan": false}
 	typ := reflect.TypeOf(suiteList{})
 	for i := range typ.NumField() {
 		if _, ok := kept[typ.Field(i).Name]; !ok {
@@ -30,5 +32,37 @@ func TestSuiteListKept(t *testing.T) {
 	}
 	if _, ok := readSuiteList(filepath.Join(t.TempDir(), "none.json")); ok {
 		t.Fatal("a missing kept listing reads as one")
+	}
+}
+
+// TestParseMarks: the mark plugin's lines name a listed node id after
+// "flakegate-skipped " or "flakegate-xfail "; a test's own output, an
+// unlisted id and pytest's other lines are not skips.
+func TestParseMarks(t *testing.T) {
+	tests := []suiteTest{{file: "t/test_a.py", name: "test_skip"}, {file: "t/test_a.py", name: "test_if[a b]"},
+		{file: "t/test_a.py", name: "test_never"}, {file: "t/test_a.py", name: "test_runs"}, {file: "t/test_a.py", name: "TestK::test_m"}}
+	out := "t/test_a.py::test_skip\nt/test_a.py::test_runs\n\n5 tests collected in 0.01s\n" +
+		"flakegate-skipped t/test_a.py::test_skip\n" +
+		"flakegate-skipped t/test_a.py::test_if[a b]\r\n" +
+		"flakegate-xfail t/test_a.py::test_never\n" +
+		" flakegate-skipped t/test_a.py::TestK::test_m\n" +
+		"flakegate-skippedt/test_a.py::test_runs\n" +
+		"flakegate-skipped t/test_other.py::test_x\n" +
+		"flakegate-skipped \n"
+	got := parseMarks([]byte(out), tests)
+	want := map[string]string{"t/test_a.py::test_skip": "skipped", "t/test_a.py::test_if[a b]": "skipped", "t/test_a.py::test_never": "xfail"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	list := &suiteList{tests: tests, skips: got}
+	s := &config.Suite{Exclude: []string{"test_runs"}}
+	var gated []string
+	for _, x := range tests {
+		if list.gated(s, x) {
+			gated = append(gated, x.name)
+		}
+	}
+	if !reflect.DeepEqual(gated, []string{"TestK::test_m"}) {
+		t.Fatalf("gated %v, want only TestK::test_m (test_runs is excluded)", gated)
 	}
 }

@@ -282,7 +282,75 @@ func (l *suiteLister) listPytest(ctx context.Context, s *config.Suite) (*suiteLi
 		}
 		list.tests = append(list.tests, suiteTest{file: file, name: name})
 	}
+	if len(list.tests) > 0 {
+		if err := l.pytestSkips(ctx, s, list); err != nil {
+			return nil, err
+		}
+	}
 	return list, nil
+}
+
+// pytestMarks runs pytest's collection with a plugin that asks pytest's
+// own mark evaluation (the functions its run calls at each test's setup)
+// which collected tests a skip or skipif mark skips, and which an xfail
+// mark expects to fail, each condition evaluated as the run would. Its
+// arguments are pytest's.
+const pytestMarks = `import sys
+import pytest
+from _pytest.skipping import evaluate_skip_marks, evaluate_xfail_marks
+
+
+class Marks:
+    def pytest_collection_finish(self, session):
+        for item in session.items:
+            if evaluate_skip_marks(item) is not None:
+                print("flakegate-skipped " + item.nodeid)
+            elif evaluate_xfail_marks(item) is not None:
+                print("flakegate-xfail " + item.nodeid)
+
+
+sys.exit(pytest.main(sys.argv[1:], plugins=[Marks()]))
+`
+
+// pytestSkips finds the listed tests that no run can pass: those a skip
+// or skipif mark skips on the base (pytest reports them skipped) and
+// those an xfail mark expects to fail (xfailed or xpassed, never
+// passed), by pytest's own evaluation of each mark's condition
+// (pytestMarks). A skip the test calls itself while it runs
+// (pytest.skip(), importorskip in its body) is not seen here.
+func (l *suiteLister) pytestSkips(ctx context.Context, s *config.Suite, list *suiteList) error {
+	argv := pytestSuiteArgv(s, list.python)
+	i := slices.Index(argv, "-m")
+	argv = append(slices.Concat(argv[:i], []string{"-c", pytestMarks}, argv[i+2:]), "--collect-only", "-q", "-s", s.Path)
+	o, out, err := l.run(ctx, argv)
+	if err != nil {
+		return err
+	}
+	if o.Result != attempt.Pass && o.ExitCode != 5 {
+		list.skipPlan = "pytest's mark evaluation: " + strings.TrimSpace(o.Result+" "+o.Reason) + ": " + lastLines(out, 3)
+		return nil
+	}
+	list.skips = parseMarks(out, list.tests)
+	return nil
+}
+
+// parseMarks reads pytestMarks' lines ("flakegate-skipped ID",
+// "flakegate-xfail ID") for the listed node ids.
+func parseMarks(out []byte, tests []suiteTest) map[string]string {
+	ids := map[string]bool{}
+	for _, t := range tests {
+		ids[t.file+"::"+t.name] = true
+	}
+	skips := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, word := range []string{"skipped", "xfail"} {
+			if id, ok := strings.CutPrefix(line, "flakegate-"+word+" "); ok && ids[id] {
+				skips[id] = word
+			}
+		}
+	}
+	return skips
 }
 
 // pytestNodeOK accepts the part of a node id after "file::" as a test name.

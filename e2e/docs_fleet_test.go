@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,6 +88,7 @@ func (r *repo) shell(t *testing.T, name, script string, env ...string) *proc {
 	p.cmd.Dir = r.dir
 	p.cmd.Env = append(append(cleanEnv(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH")), env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, with what it starts in the background
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -99,10 +102,16 @@ func (r *repo) shell(t *testing.T, name, script string, env ...string) *proc {
 		close(p.done)
 	}()
 	t.Cleanup(func() {
-		p.cmd.Process.Kill()
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 	})
 	return p
+}
+
+// leftAlive reports whether a process the script started is still
+// running after the script ended: one of its group.
+func (p *proc) leftAlive() bool {
+	return syscall.Kill(-p.cmd.Process.Pid, 0) == nil
 }
 
 // readSummaryFile reads a summary a documented command wrote.
@@ -182,13 +191,31 @@ func TestDocsFleetCommands(t *testing.T) {
 		}
 		env := []string{"FLAKEGATE_LEDGER=" + cluster.DSN(t), "CHECK_ID=81-1", "BASE=origin/main"}
 		job := origin.clone(t, "one-job")
+		// A runner may still be finishing (its last records, its
+		// worktrees) when the verdict is judged: here each check lingers
+		// two seconds after it ends, so a step that did not wait for its
+		// runners would end while they still run.
+		linger := t.TempDir()
+		wrapper := "#!/bin/sh\n" + flakegateBin + " \"$@\"; rc=$?\n[ \"$1\" != check ] || sleep 2\nexit $rc\n"
+		if err := os.WriteFile(filepath.Join(linger, "flakegate"), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		for _, script := range []string{cmds[0], docScript(t, block, "four runners, one check")} {
+			env := env
+			if script != cmds[0] {
+				env = append(slices.Clip(env), "PATH="+linger+string(os.PathListSeparator)+filepath.Dir(flakegateBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			}
 			p := job.shell(t, "one job", script, env...)
 			p.wait(t, 5*time.Minute)
 			if want := map[bool]int{true: 0, false: single.code}[script == cmds[0]]; p.code != want {
 				t.Fatalf("exit %d, want %d\n%s\n%s", p.code, want, script, p)
 			}
 			if script != cmds[0] {
+				// The runners end with the step (the script waits for
+				// them): none is still writing when the job goes on.
+				if p.leftAlive() {
+					t.Errorf("a runner outlived the step\n%s", script)
+				}
 				check(t, readSummaryFile(t, filepath.Join(job.dir, "summary.json"), p), "runner-")
 			}
 		}

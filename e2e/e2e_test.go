@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/pgtest"
@@ -164,6 +165,7 @@ type checkRun struct {
 	code           int
 	stdout, stderr string
 	summary        *flakegate.Summary
+	started, ended time.Time // when the process started and ended
 }
 
 // check runs `flakegate check --json` plus args in the repo.
@@ -180,8 +182,9 @@ func (r *repo) checkEnv(env []string, args ...string) *checkRun {
 	cmd.Env = append(append(cleanEnv(), "FG_STATE="+r.state), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	started := time.Now()
 	err := cmd.Run()
-	cr := &checkRun{stdout: stdout.String(), stderr: stderr.String()}
+	cr := &checkRun{stdout: stdout.String(), stderr: stderr.String(), started: started, ended: time.Now()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,19 +86,26 @@ func TestCheckPostgresParallelChecks(t *testing.T) {
 		clones[i] = cl
 	}
 
+	// Both checks start at once, each in a goroutine of this test: as
+	// parallel subtests they waited for free slots of -parallel behind the
+	// package's other tests, and in a full run one ran after the other.
 	runs := make([]*checkRun, len(runners))
-	t.Run("checks", func(t *testing.T) {
-		for i, tc := range runners {
-			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
-				cl := *clones[i]
-				cl.t = t
-				runs[i] = cl.checkEnv([]string{"FG_LOG=" + runLog}, "--base", "base", "--candidate", "HEAD", "--ledger", dsn)
-			})
-		}
-	})
+	var wg sync.WaitGroup
+	for i := range runners {
+		wg.Go(func() {
+			runs[i] = clones[i].checkEnv([]string{"FG_LOG=" + runLog}, "--base", "base", "--candidate", "HEAD", "--ledger", dsn)
+		})
+	}
+	wg.Wait()
 	if t.Failed() {
 		return
+	}
+	// They ran at the same time: each started before the other ended.
+	for i := range runs {
+		o := runs[1-i]
+		if !runs[i].started.Before(o.ended) {
+			t.Fatalf("the %s check started at %s, after the %s check ended at %s", runners[i].name, runs[i].started, runners[1-i].name, o.ended)
+		}
 	}
 
 	raw, err := os.ReadFile(runLog)

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -185,5 +186,75 @@ func TestCheckPytestSuiteLongNodeID(t *testing.T) {
 		if rec := cr.record(t, i); rec.Name != res.Name {
 			t.Errorf("record %s names %q, want %q", base, rec.Name, res.Name)
 		}
+	}
+}
+
+// TestCheckPytestSuiteBaseSkips: a test the base's pytest skips without
+// running it (a skip mark, a skipif that holds) or expects to fail (an
+// xfail mark that holds, run=False or not; pytest's own evaluation of
+// the marks tells them) passes on no tree, so it is not gated: a harmless patch exits 0 and the check says which tests it
+// left out, as doctor does in its count. A test the candidate makes skip
+// itself (a conftest.py the patch adds) is still INCOMPLETE, and so is
+// one that skips itself while it runs, which no plan can see.
+func TestCheckPytestSuiteBaseSkips(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end to end: real git, pytest and a sandbox")
+	}
+	needProgram(t, "python3")
+	tests := "import sys\n\nimport pytest\n\nimport lib\n\n\ndef test_ok():\n    lib.ok()\n\n\n" +
+		"@pytest.mark.skip(reason='not here')\ndef test_marked():\n    assert False\n\n\n" +
+		"@pytest.mark.skipif(sys.platform == 'linux', reason='not on linux')\n@pytest.mark.parametrize('x', [1, 2])\ndef test_cases(x):\n    assert False\n\n\n" +
+		"@pytest.mark.xfail(run=False)\ndef test_never():\n    assert False\n\n\n" +
+		"@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n\n\n" +
+		"@pytest.mark.xfail(sys.platform == 'win32', reason='windows only')\ndef test_cond():\n    pass\n\n\n" +
+		"def test_gone():\n    pytest.skip('decided while running')\n"
+	r := newRepo(t, map[string]string{
+		"README.md": "py skips\n",
+		"lib.py":    "def ok():\n    pass\n",
+		"flakegate.yaml": `version: 1
+retry_cap: 1
+flake_probe_runs: 0
+suites:
+  - path: tests
+    framework: pytest
+    seeds: [5, 6]
+    wall_budget: 120s
+`,
+		"tests/test_s.py": tests,
+	})
+	code, out := r.run("doctor")
+	if !strings.Contains(out, "suites[0] (pytest tests): the base lists 3 tests (0 excluded, 5 the base skips): 6 triples with 2 order seeds") {
+		t.Fatalf("doctor: exit %d, want the suite's count to leave out what the base skips\n%s", code, out)
+	}
+
+	r.candidate("docs", map[string]string{"README.md": "py skips, documented\n"})
+	cr := r.check("--base", "base", "--candidate", "docs")
+	got := map[string]string{}
+	for _, res := range cr.summary.Results {
+		got[res.Name+" "+res.Seed.String()] = string(res.Label)
+	}
+	want := map[string]string{"test_ok 5": "PASS", "test_ok 6": "PASS", "test_cond 5": "PASS", "test_cond 6": "PASS", "test_gone 5": "INCOMPLETE", "test_gone 6": "INCOMPLETE"}
+	if cr.code != 1 || !maps.Equal(got, want) {
+		t.Fatalf("harmless: want %v (test_gone skips itself while it runs; test_cond's xfail does not hold), exit 1; got %v\n%s", want, got, cr)
+	}
+	if !strings.Contains(cr.stderr, `suites[0]: 5 listed tests are not gated: the base skips them or expects them to fail, so no run of them passes ("tests/test_s.py::test_marked" skipped, "tests/test_s.py::test_cases[1]" skipped, "tests/test_s.py::test_cases[2]" skipped)`) {
+		t.Errorf("the check does not say which tests the base skips:\n%s", cr.stderr)
+	}
+
+	// With test_gone excluded, a harmless patch passes; a patch whose
+	// code makes test_ok skip itself is INCOMPLETE.
+	r.candidate("base2", map[string]string{"flakegate.yaml": strings.Replace(r.git("show", "base:flakegate.yaml"), "wall_budget: 120s", "wall_budget: 120s\n    exclude: [test_gone]", 1)})
+	r.commit("hide", map[string]string{"lib.py": "import pytest\n\n\ndef ok():\n    pytest.skip('hidden')\n"})
+	r.git("tag", "hide")
+	cr = r.check("--base", "base2", "--candidate", "hide")
+	if got := notPass(cr); cr.code != 1 || !slices.Equal(got, []string{"test_ok 5 INCOMPLETE", "test_ok 6 INCOMPLETE"}) {
+		t.Fatalf("a candidate that skips test_ok: want INCOMPLETE for both seeds, exit 1; got %v\n%s", got, cr)
+	}
+	r.git("checkout", "-q", "--detach", "base2")
+	r.commit("docs2", map[string]string{"README.md": "py skips, documented again\n"})
+	r.git("tag", "docs2")
+	if cr = r.check("--base", "base2", "--candidate", "docs2"); cr.code != 0 || len(cr.summary.Results) != 4 || len(notPass(cr)) != 0 {
+		t.Fatalf("harmless, test_gone excluded: want 4 PASS, exit 0\n%s", cr)
 	}
 }
