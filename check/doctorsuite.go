@@ -104,6 +104,7 @@ func (c *site) countSuites(ctx context.Context) []SuiteCount {
 		if err != nil {
 			sc.Err = err
 		} else {
+			c.goBaseSkips(st, list, base.dir)
 			for _, t := range list.tests {
 				switch {
 				case st.Excluded(t.name):

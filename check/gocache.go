@@ -8,10 +8,12 @@
 package check
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -609,17 +611,27 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 			why = append(why, fmt.Sprintf("%s: %s %s: %s", m, out.Result, out.Reason, shortTail(out.Tail)))
 		}
 	}
+	var skipped []string
 	for _, run := range gc.runs {
-		argv := []string{"go", "test", "-count=1", run.pattern}
+		argv := []string{"go", "test", "-count=1", "-json", run.pattern}
 		if run.skip != "" {
 			argv = append(argv, "-skip", run.skip)
 		}
-		out := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: tree, Env: env, WallBudget: run.budget, Sandbox: &sb, NoTestMarkers: []string{}})
+		events := &boundedBuffer{max: maxListOutput}
+		out := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: tree, Env: env, WallBudget: run.budget, Sandbox: &sb, NoTestMarkers: []string{}, Output: events})
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
 		if out.Result != attempt.Pass {
 			why = append(why, fmt.Sprintf("suite %s: %s %s: %s", run.pattern, out.Result, out.Reason, shortTail(out.Tail)))
+		}
+		if !events.over {
+			skipped = append(skipped, goSkips(events.Bytes())...)
+		}
+	}
+	for _, key := range []string{gc.fillKey(), gc.baseKey()} {
+		if err := atomicfile.WriteFile(gc.skippedFile(key), []byte(strings.Join(skipped, "")), 0o600); err != nil {
+			return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.dir, Message: "cannot record the tests the base skips", Err: err}
 		}
 	}
 	b, _ := os.ReadFile(filepath.Join(gc.dir, "filled"))
@@ -639,6 +651,50 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 		line += " (what built is kept; " + strings.Join(why, "; ") + ")"
 	}
 	return line, nil
+}
+
+// goSkips reads go test -json events: each top-level test that ended
+// skipped, as "IMPORT\tNAME\n".
+func goSkips(out []byte) []string {
+	var skipped []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev struct{ Action, Package, Test string }
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Action != "skip" || ev.Test == "" || strings.Contains(ev.Test, "/") ||
+			strings.ContainsAny(ev.Package+ev.Test, "\t\n") {
+			continue
+		}
+		skipped = append(skipped, ev.Package+"\t"+ev.Test+"\n")
+	}
+	return skipped
+}
+
+// skippedFile is where the fill from key records the go suites' tests
+// the base skipped.
+func (gc *goCaches) skippedFile(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return filepath.Join(gc.dir, "skipped-"+hex.EncodeToString(h[:8]))
+}
+
+// baseSkipped returns the top-level tests the base's own run of the go
+// suites skipped in the fill from key ("IMPORT\x00NAME"), and whether
+// that fill recorded them (a fill by an older flakegate did not).
+func (gc *goCaches) baseSkipped(key string) (map[string]bool, bool) {
+	if gc == nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(gc.skippedFile(key))
+	if err != nil {
+		return nil, false
+	}
+	skipped := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if pkg, name, ok := strings.Cut(line, "\t"); ok {
+			skipped[pkg+"\x00"+name] = true
+		}
+	}
+	return skipped, true
 }
 
 // describe is the caches in words, for the "sandbox:" line; warm says

@@ -1,9 +1,11 @@
 package check
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +123,37 @@ func TestSuiteFillRuns(t *testing.T) {
 	gc.named, gc.found = 2, 1
 	if k := gc.fillKey(); k != "abc modules 1/2" {
 		t.Fatalf("key with a module missing %q", k)
+	}
+}
+
+// TestGoSkips: the fill's go test -json events name a top-level test
+// that ended skipped; a skipped subtest, a package without tests (a skip
+// with no test), another action and a line that is no event do not; the
+// record reads back as written, and a fill that wrote none reads as
+// unknown.
+func TestGoSkips(t *testing.T) {
+	out := `{"Action":"run","Package":"m/a","Test":"TestA"}
+{"Action":"skip","Package":"m/a","Test":"TestA"}
+{"Action":"skip","Package":"m/a","Test":"TestB/x"}
+{"Action":"pass","Package":"m/a","Test":"TestB"}
+{"Action":"skip","Package":"m/empty"}
+{"Action":"output","Package":"m/a","Test":"TestC","Output":"{\"Action\":\"skip\"}\n"}
+not json
+{"Action":"skip","Package":"m","Test":"TestRoot"}
+`
+	got := goSkips([]byte(out))
+	if want := []string{"m/a\tTestA\n", "m\tTestRoot\n"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	gc := &goCaches{dir: t.TempDir()}
+	if _, ok := gc.baseSkipped("k"); ok {
+		t.Fatal("no record reads as one")
+	}
+	if err := os.WriteFile(gc.skippedFile("k"), []byte(strings.Join(got, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := gc.baseSkipped("k")
+	if !ok || !maps.Equal(m, map[string]bool{"m/a\x00TestA": true, "m\x00TestRoot": true}) {
+		t.Fatalf("read back %v, %v", m, ok)
 	}
 }

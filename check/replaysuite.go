@@ -189,6 +189,9 @@ func (r *Replay) planSuite(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.goc != nil {
+		markGoSkips(r.goc, r.goc.baseKey(), s, list, rs.BaseDir) // as the check left them out
+	}
 	named := map[string]bool{}
 	for _, p := range rs.Properties {
 		named[p.Path+"\x00"+p.Name] = true
@@ -207,7 +210,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 	case s.Excluded(rs.Name):
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s excludes %s: it is not gated", where, label)}
 	case !list.gated(s, list.tests[target]):
-		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: the base skips %s without running it: it is not gated", where, label)}
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: the base skips %s or expects it to fail: it is not gated", where, label)}
 	case named[rs.Path+"\x00"+rs.Name]:
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: a property names %s, so the check gates it as the property", where, label),
 			Hint: "replay it without --suite"}

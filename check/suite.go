@@ -33,6 +33,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -183,6 +184,7 @@ func (c *site) expandSuites(ctx context.Context) error {
 			c.say(fmt.Sprintf("suites[%d]: %d listed %s not gated: a name longer than %d bytes or with a control character cannot be a triple's (%s)",
 				i, list.unnamed, verb, config.MaxNameLength, strings.Join(some, ", ")))
 		}
+		c.goBaseSkips(s, list, base.dir)
 		c.saySkips(i, list)
 		fixture := ""
 		if s.FixtureRoot != "" && c.checkBaseFile(base.dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
@@ -197,6 +199,44 @@ func (c *site) expandSuites(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// goBaseSkips marks the tests of go suite s that the base's own run of
+// the suite skipped (t.Skip; the fill runs every go suite once on the
+// base, trusted code, and records them): such a test passes on no tree,
+// so it is not gated. dir is the base tree (its go.mod names the module).
+func (c *site) goBaseSkips(s *config.Suite, list *suiteList, dir string) {
+	if c.goc != nil {
+		markGoSkips(c.goc, c.goc.fillKey(), s, list, dir)
+	}
+}
+
+// markGoSkips marks in list what the fill from key recorded as skipped
+// by the base (a replay's key is the base's, baseKey).
+func markGoSkips(gc *goCaches, key string, s *config.Suite, list *suiteList, dir string) {
+	if s.Framework != config.FrameworkGo {
+		return
+	}
+	skipped, ok := gc.baseSkipped(key)
+	if !ok || len(skipped) == 0 {
+		return
+	}
+	module, err := goModulePath(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return
+	}
+	for _, t := range list.tests {
+		imp := module
+		if t.pkg != "." {
+			imp += "/" + strings.TrimPrefix(t.pkg, "./")
+		}
+		if skipped[imp+"\x00"+t.name] {
+			if list.skips == nil {
+				list.skips = map[string]string{}
+			}
+			list.skips[t.file+"::"+t.name] = "skipped"
+		}
+	}
 }
 
 // saySkips says which listed tests of suite i the base skips, and so

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"fmt"
+	"maps"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -299,5 +300,56 @@ func TestCheckGoSuiteNewFileCannotHide(t *testing.T) {
 	}
 	if nt := cr.summary.NewTests; len(nt) != 1 || nt[0].Name != "TestHidden" || nt[0].Passed != 5 {
 		t.Errorf("new tests: %+v", nt)
+	}
+}
+
+// TestCheckGoSuiteBaseSkips: a go suite's test that the base's own run
+// skips (t.Skip; the fill runs every go suite once on the base and
+// records what it skipped) passes on no tree, so it is not gated: a
+// harmless patch exits 0, the check says which test it left out, and
+// doctor counts it. A test whose subtest skips is gated as any other. A
+// test the candidate's code makes skip is INCOMPLETE, not left out.
+func TestCheckGoSuiteBaseSkips(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end to end: real git, go and a sandbox")
+	}
+	needTool(t, "go")
+	r := newRepo(t, map[string]string{
+		"go.mod":    "module example.com/skips\n\ngo 1.21\n",
+		"README.md": "skips\n",
+		"flakegate.yaml": `version: 1
+retry_cap: 1
+flake_probe_runs: 0
+suites:
+  - path: "./..."
+    framework: go
+    seeds: [1, 2]
+    wall_budget: 120s
+`,
+		"a/a.go": "package a\n\n// Ready says the package can run.\nfunc Ready() bool { return true }\n",
+		"a/a_test.go": "package a\n\nimport \"testing\"\n\n" +
+			"func TestRuns(t *testing.T) {\n\tif !Ready() {\n\t\tt.Skip(\"not ready\")\n\t}\n}\n\n" +
+			"func TestNeedsDatabase(t *testing.T) {\n\tt.Skip(\"needs a database\")\n}\n\n" +
+			"func TestSubSkips(t *testing.T) {\n\tt.Run(\"x\", func(t *testing.T) { t.Skip(\"not this one\") })\n}\n",
+	})
+	r.candidate("docs", map[string]string{"README.md": "skips, documented\n"})
+	cr := r.check("--base", "base", "--candidate", "docs")
+	want := map[string]string{"TestRuns 1": "PASS", "TestRuns 2": "PASS", "TestSubSkips 1": "PASS", "TestSubSkips 2": "PASS"}
+	if got := suiteLabels(cr); cr.code != 0 || !maps.Equal(got, want) {
+		t.Fatalf("harmless: want %v, exit 0; got %v\n%s", want, got, cr)
+	}
+	if !strings.Contains(cr.stderr, `suites[0]: 1 listed test is not gated: the base skips it or expects it to fail, so no run of it passes ("a/a_test.go::TestNeedsDatabase" skipped)`) {
+		t.Errorf("the check does not say which test the base skips:\n%s", cr.stderr)
+	}
+	r.git("checkout", "-q", "--detach", "base") // doctor reads the config at HEAD, and counts with the fill of that commit
+	if code, out := r.run("doctor"); !strings.Contains(out, "suites[0] (go ./...): the base lists 2 tests (0 excluded, 1 the base skips): 4 triples with 2 order seeds") {
+		t.Errorf("doctor: exit %d, want the count to leave out what the base skips\n%s", code, out)
+	}
+
+	r.candidate("unready", map[string]string{"a/a.go": "package a\n\n// Ready says the package can run.\nfunc Ready() bool { return false }\n"})
+	cr = r.check("--base", "base", "--candidate", "unready")
+	if got := notPass(cr); cr.code != 1 || !slices.Equal(got, []string{"TestRuns 1 INCOMPLETE", "TestRuns 2 INCOMPLETE"}) {
+		t.Fatalf("a candidate that makes TestRuns skip: want it INCOMPLETE for both seeds, exit 1; got %v\n%s", got, cr)
 	}
 }
