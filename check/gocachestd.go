@@ -159,6 +159,7 @@ func (gc *goCaches) seedStd(ctx context.Context, sb sandbox.Sandbox, env []strin
 		if out.Result != attempt.Pass {
 			return fmt.Sprintf("; the standard library layer could not be built (%s %s: %s)", out.Result, out.Reason, shortTail(out.Tail))
 		}
+		compiled := len(missing) // want less what the layer had; built may hold other repositories' packages too
 		for p := range built {
 			missing = append(missing, p)
 		}
@@ -166,7 +167,7 @@ func (gc *goCaches) seedStd(ctx context.Context, sb sandbox.Sandbox, env []strin
 		if err := atomicfile.WriteFile(filepath.Join(gc.std, "built"), []byte(strings.Join(missing, "\n")+"\n"), 0o600); err != nil {
 			return ""
 		}
-		note = fmt.Sprintf("; %d standard packages compiled into the shared standard library layer", len(want)-len(built))
+		note = "; " + count(compiled, "standard package", "standard packages") + " compiled into the shared standard library layer"
 	} else {
 		note = fmt.Sprintf("; its %d standard packages from the shared standard library layer", len(want))
 	}
