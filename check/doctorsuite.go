@@ -19,7 +19,7 @@ type SuiteCount struct {
 	Path      string // the suite's
 	Tests     int    // listed and not excluded
 	Excluded  int    // listed and excluded
-	Skipped   int    // listed, not excluded, and skipped by the base without running (pytest)
+	Skipped   int    // listed, not excluded, and skipped or expected to fail by the base (suiteList.gated)
 	Seeds     int    // listed and drawn order seeds
 	Err       error  // the listing failed
 }

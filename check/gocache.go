@@ -8,7 +8,6 @@
 package check
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -31,6 +30,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/flock"
@@ -617,7 +617,7 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 		if run.skip != "" {
 			argv = append(argv, "-skip", run.skip)
 		}
-		events := &boundedBuffer{max: maxListOutput}
+		events := evidence.NewGoJSON()
 		out := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: tree, Env: env, WallBudget: run.budget, Sandbox: &sb, NoTestMarkers: []string{}, Output: events})
 		if ctx.Err() != nil {
 			return "", ctx.Err()
@@ -625,9 +625,7 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 		if out.Result != attempt.Pass {
 			why = append(why, fmt.Sprintf("suite %s: %s %s: %s", run.pattern, out.Result, out.Reason, shortTail(out.Tail)))
 		}
-		if !events.over {
-			skipped = append(skipped, goSkips(events.Bytes())...)
-		}
+		skipped = append(skipped, goSkips(events)...)
 	}
 	for _, key := range []string{gc.fillKey(), gc.baseKey()} {
 		if err := atomicfile.WriteFile(gc.skippedFile(key), []byte(strings.Join(skipped, "")), 0o600); err != nil {
@@ -653,19 +651,14 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 	return line, nil
 }
 
-// goSkips reads go test -json events: each top-level test that ended
-// skipped, as "IMPORT\tNAME\n".
-func goSkips(out []byte) []string {
+// goSkips is the record's lines of the top-level tests the events say
+// ended skipped: "IMPORT\tNAME\n".
+func goSkips(events *evidence.GoJSON) []string {
 	var skipped []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var ev struct{ Action, Package, Test string }
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Action != "skip" || ev.Test == "" || strings.Contains(ev.Test, "/") ||
-			strings.ContainsAny(ev.Package+ev.Test, "\t\n") {
-			continue
+	for _, t := range events.Skipped() {
+		if !strings.ContainsAny(t[0]+t[1], "\t\n") {
+			skipped = append(skipped, t[0]+"\t"+t[1]+"\n")
 		}
-		skipped = append(skipped, ev.Package+"\t"+ev.Test+"\n")
 	}
 	return skipped
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/evidence"
 )
 
 // modFixture writes module mod@ver into the module cache host (its
@@ -141,8 +142,10 @@ func TestGoSkips(t *testing.T) {
 not json
 {"Action":"skip","Package":"m","Test":"TestRoot"}
 `
-	got := goSkips([]byte(out))
-	if want := []string{"m/a\tTestA\n", "m\tTestRoot\n"}; !slices.Equal(got, want) {
+	events := evidence.NewGoJSON()
+	events.Write([]byte(out))
+	got := goSkips(events)
+	if want := []string{"m\tTestRoot\n", "m/a\tTestA\n"}; !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 	gc := &goCaches{dir: t.TempDir()}

@@ -68,10 +68,10 @@ type suiteList struct {
 	// gated, and the check says so.
 	unnamed     int
 	unnamedSome []string
-	// skips are the node ids the base's own pytest skips (a skip or
-	// skipif mark that holds) or expects to fail (an xfail mark that
-	// holds), each with "skipped" or "xfail" (pytestSkips); skipPlan says
-	// why they could not be told ("" when they could). Such a test
+	// skips are the tests ("file::name") the base skips or expects to
+	// fail, each with "skipped" or "xfail": pytest's marks that hold
+	// (pytestSkips), a go test its fill's run skipped (markGoSkips).
+	// skipPlan says why pytest's could not be told ("" when they could). Such a test
 	// never passes on the base either, so it is not gated, and the check
 	// says so (gated).
 	skips    map[string]string
@@ -172,10 +172,7 @@ func (c *site) expandSuites(ctx context.Context) error {
 		if list.unnamed > 0 {
 			some := make([]string, len(list.unnamedSome))
 			for k, id := range list.unnamedSome {
-				if len(id) > 80 {
-					id = id[:77] + "..."
-				}
-				some[k] = strconv.QuoteToGraphic(id)
+				some[k] = shortID(id)
 			}
 			verb := "tests are"
 			if list.unnamed == 1 {
@@ -239,6 +236,15 @@ func markGoSkips(gc *goCaches, key string, s *config.Suite, list *suiteList, dir
 	}
 }
 
+// shortID is a test's id as a "not gated" line shows it: quoted, and cut
+// at 80 bytes.
+func shortID(id string) string {
+	if len(id) > 80 {
+		id = id[:77] + "..."
+	}
+	return strconv.QuoteToGraphic(id)
+}
+
 // saySkips says which listed tests of suite i the base skips, and so
 // are not gated, or that pytest could not tell them.
 func (c *site) saySkips(i int, list *suiteList) {
@@ -251,11 +257,7 @@ func (c *site) saySkips(i int, list *suiteList) {
 	var some []string
 	for _, t := range list.tests {
 		if w := list.skips[t.file+"::"+t.name]; w != "" && len(some) < 3 {
-			id := t.file + "::" + t.name
-			if len(id) > 80 {
-				id = id[:77] + "..."
-			}
-			some = append(some, strconv.QuoteToGraphic(id)+" "+w)
+			some = append(some, shortID(t.file+"::"+t.name)+" "+w)
 		}
 	}
 	verb, them := "tests are", "them"

@@ -2,7 +2,9 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -196,6 +198,25 @@ func (g *GoJSON) Report(pkg, name string) TestReport {
 		r.Result, r.Reason = attempt.Errored, name+" was skipped"
 	}
 	return r
+}
+
+// Skipped lists the top-level tests whose one result was skip, as
+// package (import path) and name, sorted.
+func (g *GoJSON) Skipped() [][2]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.partial) > 0 {
+		g.line(g.partial)
+		g.partial = nil
+	}
+	var out [][2]string
+	for id, t := range g.tests {
+		if !strings.Contains(id.test, "/") && len(t.results) == 1 && t.results[0] == "skip" {
+			out = append(out, [2]string{id.pkg, id.test})
+		}
+	}
+	slices.SortFunc(out, func(a, b [2]string) int { return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1])) })
+	return out
 }
 
 // Other is the last line of the output that was no event ("" when none):
