@@ -100,7 +100,7 @@ func (c *site) countSuites(ctx context.Context) []SuiteCount {
 	for i := range c.cfg.Suites {
 		st := &c.cfg.Suites[i]
 		sc := SuiteCount{Index: i, Framework: st.Framework, Path: st.Path, Seeds: len(st.Seeds) + st.RandomSeeds}
-		list, err := c.listSuite(ctx, st, base)
+		list, err := c.listSuite(ctx, st, base, true)
 		if err != nil {
 			sc.Err = err
 		} else {

@@ -174,7 +174,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 	rs := r.opts.Suite
 	s := rs.Suite
 	where := fmt.Sprintf("suites[%d] (%s %s)", s.Index, s.Framework, s.Path)
-	l := &suiteLister{dir: rs.BaseDir,
+	l := &suiteLister{dir: rs.BaseDir, marks: true,
 		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
 			o, out, _, _, err := r.listRunReport(ctx, rs.BaseDir, s.WallBudget, argv, "")
 			return o, out, err

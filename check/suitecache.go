@@ -57,7 +57,7 @@ func (c *site) suiteListKey(s *config.Suite) string {
 func (c *site) baseSuiteList(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
 	key := c.suiteListKey(s)
 	if key == "" {
-		return c.listSuite(ctx, s, t)
+		return c.listSuite(ctx, s, t, true)
 	}
 	file := filepath.Join(c.common, "flakegate", "suitelist", key+".json")
 	if list, ok := readSuiteList(file); ok {
@@ -65,7 +65,7 @@ func (c *site) baseSuiteList(ctx context.Context, s *config.Suite, t *tree) (*su
 		os.Chtimes(file, now, now) // last used
 		return list, nil
 	}
-	list, err := c.listSuite(ctx, s, t)
+	list, err := c.listSuite(ctx, s, t, true)
 	if err != nil {
 		return nil, err
 	}

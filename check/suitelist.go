@@ -81,11 +81,15 @@ type suiteLister struct {
 	// (nil: the lister cannot list a vitest or jest suite).
 	runReport func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error)
 	fail      func(format string, args ...any) error
+	// marks asks which tests the base skips or expects to fail
+	// (pytestSkips): set for a listing of the base, whose list gates;
+	// a candidate's listing names its new tests only.
+	marks bool
 }
 
-// listSuite lists suite s in tree t.
-func (c *site) listSuite(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
-	l := &suiteLister{dir: t.dir,
+// listSuite lists suite s in tree t; marks as suiteLister's.
+func (c *site) listSuite(ctx context.Context, s *config.Suite, t *tree, marks bool) (*suiteList, error) {
+	l := &suiteLister{dir: t.dir, marks: marks,
 		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
 			return c.listRun(ctx, t, s, argv)
 		},
@@ -282,7 +286,7 @@ func (l *suiteLister) listPytest(ctx context.Context, s *config.Suite) (*suiteLi
 		}
 		list.tests = append(list.tests, suiteTest{file: file, name: name})
 	}
-	if len(list.tests) > 0 {
+	if l.marks && len(list.tests) > 0 {
 		if err := l.pytestSkips(ctx, s, list); err != nil {
 			return nil, err
 		}

@@ -54,7 +54,7 @@ func (c *checker) runNewTests(ctx context.Context, root string) error {
 	defer t.acquire() // the last clean
 	for i := range c.cfg.Suites {
 		s := &c.cfg.Suites[i]
-		list, err := c.listSuite(ctx, s, t)
+		list, err := c.listSuite(ctx, s, t, false)
 		if err != nil {
 			return err
 		}
