@@ -3,7 +3,9 @@ package git
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -35,6 +37,14 @@ func (c *Client) lsTree(ctx context.Context, rev string) (map[string]treeEntry, 
 	return files, nil
 }
 
+// OverlayFile is a file an overlay writes with bytes of its own (a
+// synthesized go.mod): Data at Path, with the candidate's mode where the
+// candidate has the file (a regular file's, 100644, else).
+type OverlayFile struct {
+	Path string
+	Data []byte
+}
+
 // OverlayCommit returns a commit whose tree is cand's with every file
 // that pick selects taken from base instead: a picked file of cand that
 // base does not have is left out, a picked file of base is base's
@@ -44,6 +54,14 @@ func (c *Client) lsTree(ctx context.Context, rev string) (map[string]treeEntry, 
 // The check grades a suite's base tests on it: the base's test files
 // over the candidate's code.
 func (c *Client) OverlayCommit(ctx context.Context, base, cand string, pick func(path string) bool) (string, error) {
+	return c.Overlay(ctx, base, cand, pick, nil)
+}
+
+// Overlay is OverlayCommit that also writes each file of write (not
+// picked: its bytes are written as a blob of the repository, git
+// hash-object -w, and put at its path). A written file whose bytes are
+// the candidate's changes nothing.
+func (c *Client) Overlay(ctx context.Context, base, cand string, pick func(path string) bool, write []OverlayFile) (string, error) {
 	bt, err := c.lsTree(ctx, base)
 	if err != nil {
 		return "", err
@@ -52,14 +70,32 @@ func (c *Client) OverlayCommit(ctx context.Context, base, cand string, pick func
 	if err != nil {
 		return "", err
 	}
+	written := map[string]bool{}
 	var index bytes.Buffer // update-index --index-info lines
+	for _, f := range write {
+		if err := checkPath(f.Path); err != nil {
+			return "", err
+		}
+		blob, err := c.runInput(ctx, "", f.Data, "hash-object", "-w", "--no-filters", "--stdin")
+		if err != nil {
+			return "", err
+		}
+		e := treeEntry{mode: "100644", blob: strings.TrimSpace(string(blob))}
+		if old, ok := ct[f.Path]; ok {
+			e.mode = old.mode
+		}
+		written[f.Path] = true
+		if ct[f.Path] != e {
+			index.WriteString(e.mode + " " + e.blob + "\t" + f.Path + "\x00")
+		}
+	}
 	for p := range ct {
-		if _, inBase := bt[p]; pick(p) && !inBase {
+		if _, inBase := bt[p]; !written[p] && pick(p) && !inBase {
 			index.WriteString("0 0000000000000000000000000000000000000000\t" + p + "\x00")
 		}
 	}
 	for p, e := range bt {
-		if pick(p) && ct[p] != e {
+		if !written[p] && pick(p) && ct[p] != e {
 			index.WriteString(e.mode + " " + e.blob + "\t" + p + "\x00")
 		}
 	}
@@ -82,10 +118,19 @@ func (c *Client) OverlayCommit(ctx context.Context, base, cand string, pick func
 	if err != nil {
 		return "", err
 	}
-	sha, err := ic.runInput(ctx, "", []byte("flakegate: the base's test files over the candidate's code\n"),
+	sha, err := ic.runInput(ctx, "", []byte("flakegate: the base's tests over the candidate's code\n"),
 		"-c", "user.name=flakegate check", "-c", "user.email=flakegate-check@localhost", "commit-tree", strings.TrimSpace(string(tree)), "-p", cand)
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(string(sha)), nil
+}
+
+// checkPath refuses a written path that is not a clean relative path
+// inside the tree.
+func checkPath(p string) error {
+	if p == "" || p != path.Clean(p) || path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") || strings.ContainsAny(p, "\x00\n") || p == ".git" || strings.HasPrefix(p, ".git/") {
+		return fmt.Errorf("overlay: %q is not a clean path inside the tree", p)
+	}
+	return nil
 }
