@@ -104,6 +104,13 @@ type RunRecord struct {
 	// are absent for a property.
 	Suite string      `json:"suite,omitempty"`
 	Order *SuiteOrder `json:"order,omitempty"`
+	// GraderEdits (extra key) are the patch's edits to the test's file
+	// and its world (data, conftest, go.mod's go line) that the graded
+	// tree took back, listed when the test's base version did not pass
+	// on the patch's code: they are in diff_paths too (and those that are
+	// not the property file in watch_paths), so the table says
+	// CONTAMINATED. Absent otherwise.
+	GraderEdits []string `json:"grader_edits,omitempty"`
 }
 
 // Flake origins.

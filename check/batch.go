@@ -457,7 +457,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 func (b *batchRun) retries(ctx context.Context) error {
 	want := map[*batchMember]bool{}
 	for _, m := range b.members {
-		if m.r.t.candidate == attempt.Fail && m.r.t.budgetOK && m.r.t.base != attempt.Fail {
+		if m.r.t.candidate == attempt.Fail && m.r.t.budgetOK && m.r.t.base != attempt.Fail && len(m.r.graderEdits()) == 0 {
 			want[m] = true
 		}
 	}

@@ -152,8 +152,9 @@ type checker struct {
 	site
 	opts        Options
 	candSHA     string
-	diff        []string
-	watch       []string // config and in-repo ledger: every triple's watch_paths
+	diff        []string    // where the graded tree differs from the base (the candidate's tree, without suites or properties that take files back)
+	graded      *gradedTree // the graded candidate (graded.go)
+	watch       []string    // config and in-repo ledger: every triple's watch_paths
 	store       flakegate.Store
 	props       []*propState
 	now         func() time.Time
@@ -166,6 +167,7 @@ type checker struct {
 	prepWatchMu sync.Mutex
 	prepWatch   map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
 	digests     map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)
+	partChanged map[string]bool     // watchedChange's answers by glob and path (the preflight's; graded.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -362,6 +364,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		c.say("worktrees: " + c.redact(note))
 	}
 	if err := c.expandSuites(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.noteChangedTests(ctx); err != nil {
 		return nil, err
 	}
 	if err := c.preflight(ctx); err != nil {

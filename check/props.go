@@ -17,6 +17,7 @@ import (
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/grade"
 	"github.com/flakegate/flakegate/internal/infra"
 	"github.com/flakegate/flakegate/template"
 
@@ -46,6 +47,10 @@ type propState struct {
 	watch            []string // watch_paths of its records (config, ledger, matched diff paths)
 	contaminated     []string // watched paths of its triples found in the diff
 	watchWhy         []string // for each contaminated path, the glob that watches it
+	// graderEdits are the patch's edits to its test's file and world
+	// that the graded tree took back (graded.go): a failure of its base
+	// version there is CONTAMINATED (record.go).
+	graderEdits []grade.Edit
 
 	prepareSHA256 string // digest of its prepare's command and environment ("" for none)
 
@@ -122,13 +127,13 @@ func (c *checker) preflight(ctx context.Context) error {
 		ps.contaminated = inDiff(c.diff, append(p.WatchPaths(), c.watch...))
 		// Globs cannot go into a record: the diff paths they match do, so
 		// the table itself says CONTAMINATED and names the file.
-		globs, err := c.propGlobs(ctx, p)
+		globs, err := c.propGlobsGraded(ctx, p)
 		if err != nil {
 			return err
 		}
 		for _, d := range c.diff {
 			for _, g := range globs {
-				if config.MatchGlob(g.Glob, d) {
+				if config.MatchGlob(g.Glob, d) && c.watchedChange(ctx, d, g) {
 					ps.watch = append(ps.watch, d)
 					ps.contaminated = append(ps.contaminated, d)
 					ps.watchWhy = append(ps.watchWhy, d+" ("+g.Why+")")
@@ -136,6 +141,7 @@ func (c *checker) preflight(ctx context.Context) error {
 				}
 			}
 		}
+		ps.graderEdits = c.graded.editsFor(p)
 		c.props = append(c.props, ps)
 	}
 	return nil
@@ -350,6 +356,20 @@ type watchGlob = infra.Watch
 // language.
 func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlob, error) {
 	return propGlobs(ctx, c.cfg, c.infra(), p)
+}
+
+// propGlobs is what p of cfg is graded against besides its file and
+// generator: watchGlobs, and what finder finds; and what the graded tree
+// could not take from the base (a go.mod it cannot read).
+func (c *checker) propGlobsGraded(ctx context.Context, p *config.Property) ([]watchGlob, error) {
+	globs, err := c.propGlobs(ctx, p)
+	if err != nil || c.graded == nil || p.Framework != config.FrameworkGo {
+		return globs, err
+	}
+	for f, why := range c.graded.plan.Watched {
+		globs = append(globs, watchGlob{Glob: f, Why: why})
+	}
+	return globs, nil
 }
 
 // propGlobs is what p of cfg is graded against besides its file and

@@ -105,6 +105,7 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 	}
 	rec.SeedOrigin = r.j.seedOrigin()
 	rec.Suite, rec.Order = c.suiteKeys(r.j)
+	r.graderKeys(rec) // graded.go
 	return rec
 }
 
@@ -159,7 +160,9 @@ func (r *tripleRun) reason(d flakegate.Decision, voided string) string {
 	if voided != "" {
 		reason = joinReason(reason, voided)
 	}
-	if why := r.contaminatedReason(d); d.Label == flakegate.Contaminated && why != "" {
+	if d.Label == flakegate.Contaminated && len(r.graderEdits()) > 0 {
+		reason = joinReason(r.graderReason(), voided) // one line: never the attempt's compiler output
+	} else if why := r.contaminatedReason(d); d.Label == flakegate.Contaminated && why != "" {
 		reason = strings.Replace(reason, d.Reason, why, 1) // each path once, with what watches it
 	}
 	if d.Label == flakegate.Budget && t.budgetWhy != "" {

@@ -391,6 +391,12 @@ func checkoutPropertyReplay(ctx context.Context, o ReplayAtOptions, g *git.Clien
 	if err != nil {
 		return nil, err
 	}
+	// The check runs the graded tree (graded.go): the base's property
+	// file and its world over Rev's code.
+	gt, err := makeGraded(ctx, g, cfg, cfgSHA, sha, []string{cfgPath})
+	if err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp("", "flakegate-replay-")
 	if err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot create a temporary folder", Err: err}
@@ -399,8 +405,8 @@ func checkoutPropertyReplay(ctx context.Context, o ReplayAtOptions, g *git.Clien
 		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), Argv: argv, WallBudget: p.WallBudget,
 			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Fixture: p.Fixture,
 			Framework: evidenceFramework(p), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker,
-			GoBase: cfgSHA, Prepare: p.Prepare, PrepareTree: sha}}
-	if err := g.PrepareWorktree(ctx, r.Options.Dir, sha); err != nil {
+			GoBase: cfgSHA, Prepare: p.Prepare, PrepareTree: gt.sha}}
+	if err := g.PrepareWorktree(ctx, r.Options.Dir, gt.sha); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}

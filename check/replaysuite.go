@@ -68,9 +68,9 @@ func findSuite(cfg *config.Config, path, file string) *config.Suite {
 }
 
 // checkoutSuiteReplay is CheckoutReplay for a suite's triple: two
-// checkouts of their own, the graded candidate (the base's test files
-// over Rev, as the check grades it) where the batch runs and the base
-// (ConfigRev) where the suite is listed.
+// checkouts of their own, the graded candidate (the base's tests and
+// their world over Rev, as the check grades it: graded.go) where the
+// batch runs and the base (ConfigRev) where the suite is listed.
 func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, sha, cfgSHA, cfgPath string, cfg *config.Config) (*ReplayAt, error) {
 	s := findSuite(cfg, o.Suite, o.Property)
 	if s == nil {
@@ -88,18 +88,11 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 	if o.Name == "" {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: "--suite needs --name: the test's name, as its record has it"}
 	}
-	pick := func(rel string) bool {
-		for i := range cfg.Suites {
-			if inSuiteScope(&cfg.Suites[i], rel) {
-				return true
-			}
-		}
-		return false
-	}
-	graded, err := g.OverlayCommit(ctx, cfgSHA, sha, pick)
+	gt, err := makeGraded(ctx, g, cfg, cfgSHA, sha, []string{cfgPath})
 	if err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot lay the base's test files over the candidate", Err: err}
+		return nil, err
 	}
+	graded := gt.sha
 	tmp, err := os.MkdirTemp("", "flakegate-replay-")
 	if err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot create a temporary folder", Err: err}

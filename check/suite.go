@@ -98,6 +98,9 @@ type suiteState struct {
 	lists    map[int]*suiteList // the base's lists, by suite index
 	orders   suiteOrders
 	newTests []flakegate.NewTest
+	// changed are the base's tests the patch changes, by changedKey
+	// (graded.go, noteChangedTests).
+	changed map[string]bool
 }
 
 // suiteOrders are the orders of a check's suite triples, by property and
@@ -132,20 +135,22 @@ func inSuiteScope(s *config.Suite, rel string) bool {
 }
 
 // gradedCandidate returns the commit the candidate's trees check out:
-// the candidate with the test files of every suite's scope taken from the
-// base (see the top of this file); the candidate itself without suites.
+// the graded tree (graded.go), the candidate's code with the base's tests
+// and what decides how they run; the candidate itself when the patch
+// changes none of that. The diff the records carry becomes the graded
+// tree's (what ran).
 func (c *checker) gradedCandidate(ctx context.Context) (string, error) {
-	if len(c.cfg.Suites) == 0 {
-		return c.candSHA, nil
-	}
-	pick := func(rel string) bool {
-		return slices.ContainsFunc(c.cfg.Suites, func(s config.Suite) bool { return inSuiteScope(&s, rel) })
-	}
-	sha, err := c.git.OverlayCommit(ctx, c.baseSHA, c.candSHA, pick)
+	gt, err := makeGraded(ctx, c.git, c.cfg, c.baseSHA, c.candSHA, c.watch)
 	if err != nil {
-		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot lay the base's test files over the candidate", Err: err}
+		return "", err
 	}
-	return sha, nil
+	c.graded = gt
+	if gt.sha != c.candSHA {
+		if c.diff, err = c.git.DiffNames(ctx, c.baseSHA, gt.sha); err != nil {
+			return "", err
+		}
+	}
+	return gt.sha, nil
 }
 
 // expandSuites lists every suite's tests in the base tree and adds one

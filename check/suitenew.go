@@ -1,5 +1,7 @@
-// The tests a candidate adds to a suite: absent from the base's list,
-// so no base can replay them and they are no triples. Each runs
+// The tests a candidate adds to a suite (absent from the base's list, so
+// no base can replay them and they are no triples), and those whose
+// source it changes (graded.go, noteChangedTests: their base version
+// still runs as triples on the graded tree). Each runs
 // new_test_runs times on the candidate's own tree (the graded tree of the
 // triples leaves the patch's new test files out, check/suite.go): run k
 // is one process per Go package (one per pytest, vitest or jest suite)
@@ -65,8 +67,9 @@ func (c *checker) runNewTests(ctx context.Context, root string) error {
 		}
 		var fresh []suiteTest
 		for _, ct := range list.tests {
-			if s.Excluded(ct.name) || base[ct.pkg+"\x00"+ct.file+"\x00"+ct.name] || base[ct.pkg+"\x00"+ct.name] {
-				continue
+			known := base[ct.pkg+"\x00"+ct.file+"\x00"+ct.name] || base[ct.pkg+"\x00"+ct.name]
+			if s.Excluded(ct.name) || known && !c.suite.changed[changedKey(s.Framework, ct.file, ct.name)] {
+				continue // a test the base lists, unchanged: graded by its triples
 			}
 			fresh = append(fresh, ct)
 		}

@@ -370,6 +370,9 @@ func (r *tripleRun) afterFailure(ctx context.Context) error {
 	if r.t.base == attempt.Fail {
 		return nil // PROPERTY: the seed fails on base too
 	}
+	if len(r.graderEdits()) > 0 {
+		return nil // CONTAMINATED: the patch edited what grades the test (graded.go)
+	}
 	if err := r.retries(ctx); err != nil {
 		return err
 	}

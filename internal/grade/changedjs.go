@@ -87,35 +87,14 @@ func jsUnits(src string) (*units, bool) {
 			i = end
 			continue
 		}
-		kind := ""
-		switch t.Text {
-		case "test", "it":
-			kind = "test"
-		case "describe", "suite":
-			kind = "describe"
-		default:
-			continue
-		}
-		open := i + 1
-		for open+1 < len(toks) && toks[open].Text == "." && toks[open].Kind == 'o' && toks[open+1].Kind == 'n' {
-			if toks[open+1].Text == "each" || toks[open+1].Text == "for" {
-				return newUnits(), true // test.each: titles this reader cannot name; ChangedJS finds no test and says all changed
-			}
-			open += 2
-			if open < len(toks) && toks[open].Text == "(" && toks[open].Kind == 'o' && (toks[open-1].Text == "skipIf" || toks[open-1].Text == "runIf") {
-				c := jsClose(toks, open)
-				if c < 0 {
-					return nil, false
-				}
-				open = c + 1
-			}
-		}
-		if open+1 >= len(toks) || toks[open].Text != "(" || toks[open].Kind != 'o' || toks[open+1].Kind != 's' {
-			continue
-		}
-		end := jsClose(toks, open)
-		if end < 0 {
+		kind, open, end, state := jsCall(toks, i)
+		switch state {
+		case jsEach:
+			return newUnits(), true // test.each: titles this reader cannot name; ChangedJS finds no test and says all changed
+		case jsUnbalanced:
 			return nil, false
+		case jsNoCall:
+			continue
 		}
 		title := toks[open+1].Text
 		if kind == "describe" {
@@ -146,6 +125,50 @@ func jsUnits(src string) (*units, bool) {
 	}
 	u.global += rest.String()
 	return u, true
+}
+
+// What jsCall found at a token.
+const (
+	jsNoCall = iota
+	jsFound
+	jsEach       // test.each or describe.each
+	jsUnbalanced // a call whose parentheses do not close
+)
+
+// jsCall reads a test() or describe() call (it(), suite(), with
+// modifiers: test.only, test.skipIf(c)) whose title is a string literal
+// at token i: its kind ("test" or "describe"), the index of its "(" and
+// of the ")" that closes it.
+func jsCall(toks []discover.JSToken, i int) (kind string, open, end, state int) {
+	switch toks[i].Text {
+	case "test", "it":
+		kind = "test"
+	case "describe", "suite":
+		kind = "describe"
+	default:
+		return "", 0, 0, jsNoCall
+	}
+	open = i + 1
+	for open+1 < len(toks) && toks[open].Text == "." && toks[open].Kind == 'o' && toks[open+1].Kind == 'n' {
+		if toks[open+1].Text == "each" || toks[open+1].Text == "for" {
+			return "", 0, 0, jsEach
+		}
+		open += 2
+		if open < len(toks) && toks[open].Text == "(" && toks[open].Kind == 'o' && (toks[open-1].Text == "skipIf" || toks[open-1].Text == "runIf") {
+			c := jsClose(toks, open)
+			if c < 0 {
+				return "", 0, 0, jsUnbalanced
+			}
+			open = c + 1
+		}
+	}
+	if open+1 >= len(toks) || toks[open].Text != "(" || toks[open].Kind != 'o' || toks[open+1].Kind != 's' {
+		return "", 0, 0, jsNoCall
+	}
+	if end = jsClose(toks, open); end < 0 {
+		return "", 0, 0, jsUnbalanced
+	}
+	return kind, open, end, jsFound
 }
 
 // jsClose is the index of the ")" that closes the "(" at open, -1 when

@@ -303,3 +303,41 @@ func TestEditsFor(t *testing.T) {
 		}
 	}
 }
+
+// TestPytestPartChanged: a change to pyproject.toml, setup.cfg or
+// tox.ini counts only where it changes pytest's part: its table or
+// section, or a dotted key under tool.pytest; a change elsewhere (the
+// project's dependencies, a multi-line value holding "[tool.pytest]")
+// does not; a file whose values do not end, or an inline tool table,
+// cannot be read and counts.
+func TestPytestPartChanged(t *testing.T) {
+	toml := "[project]\nname = \"calc\"\ndependencies = [\n  \"pytest>=7\",\n]\ndescription = \"\"\"\n[tool.pytest.ini_options]\naddopts = \"-p no:x\"\n\"\"\"\n\n" +
+		"[tool.pytest.ini_options]\naddopts = \"-ra\"\ntestpaths = [\n  \"tests\",\n]\n\n[tool.black]\nline-length = 99\n"
+	for _, tc := range []struct {
+		name, file, base, cand string
+		want                   bool
+	}{
+		{"toml: dependencies", "pyproject.toml", toml, strings.Replace(toml, "pytest>=7", "pytest>=8", 1), false},
+		{"toml: a string that holds a header", "pyproject.toml", toml, strings.Replace(toml, "-p no:x", "-p no:y", 1), false},
+		{"toml: another tool", "pyproject.toml", toml, strings.Replace(toml, "99", "100", 1), false},
+		{"toml: addopts", "pyproject.toml", toml, strings.Replace(toml, "\"-ra\"", "\"-ra -p tests.hide\"", 1), true},
+		{"toml: a multi-line value of pytest's", "pyproject.toml", toml, strings.Replace(toml, "  \"tests\",\n", "  \"tests\",\n  \"other\",\n", 1), true},
+		{"toml: a dotted key", "pyproject.toml", toml, toml + "\n[tool]\npytest.ini_options.addopts = \"-x\"\n", true},
+		{"toml: an inline tool", "pyproject.toml", toml, "tool = {pytest = {ini_options = {addopts = \"-x\"}}}\n" + toml, true},
+		{"toml: a string that never ends", "pyproject.toml", toml, toml + "x = \"\"\"\n", true},
+		{"setup.cfg: metadata", "setup.cfg", "[metadata]\nname = a\n\n[tool:pytest]\naddopts = -ra\n", "[metadata]\nname = b\n\n[tool:pytest]\naddopts = -ra\n", false},
+		{"setup.cfg: pytest", "setup.cfg", "[metadata]\nname = a\n\n[tool:pytest]\naddopts = -ra\n", "[metadata]\nname = a\n\n[tool:pytest]\naddopts = -ra\n  -p tests.hide\n", true},
+		{"tox.ini: tox", "tox.ini", "[tox]\nenvlist = py3\n[pytest]\nxfail_strict = true\n", "[tox]\nenvlist = py3,py4\n[pytest]\nxfail_strict = true\n", false},
+		{"tox.ini: pytest", "tox.ini", "[tox]\nenvlist = py3\n[pytest]\nxfail_strict = true\n", "[tox]\nenvlist = py3\n[pytest]\nxfail_strict = false\n", true},
+	} {
+		if got := PytestPartChanged(tc.file, []byte(tc.base), []byte(tc.cand)); got != tc.want {
+			t.Errorf("%s: changed %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if JestKeyChanged([]byte(`{"name":"a","jest":{"a":1,"b":2}}`), []byte(`{"jest":{"b":2,"a":1},"name":"b","dependencies":{}}`)) {
+		t.Error("package.json: a change outside \"jest\" counts")
+	}
+	if !JestKeyChanged([]byte(`{"jest":{"a":1}}`), []byte(`{"jest":{"a":2}}`)) || !JestKeyChanged([]byte(`{"jest":{}}`), []byte(`{"jest":`)) {
+		t.Error("package.json: a change of \"jest\", or a file that is not JSON, does not count")
+	}
+}

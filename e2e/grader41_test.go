@@ -1,0 +1,181 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate"
+)
+
+// Issue 41: the base's tests run in the base's world. A test file the
+// patch edits is graded test by test: the base's version of the file
+// runs on the patch's code (PASS where it passes), the tests the patch
+// adds to it or changes are new tests, and a base test that fails where
+// the patch edited its file or its data is CONTAMINATED, its record
+// naming the edit (grader_edits, diff_paths) so that classify and the
+// spec's listing say the same.
+
+// graderReason is the reason a base test the patch edited gets when it
+// fails on the patch's code.
+func graderReason(test string) string {
+	return "the patch changes " + test + ", and its base version fails on the patch's code: split that edit into another review"
+}
+
+// classifyRecord runs `flakegate classify` on result i's record and
+// returns the label it prints; it checks the record's hash is the
+// summary's.
+func classifyRecord(t *testing.T, r *repo, cr *checkRun, i int) string {
+	t.Helper()
+	res := cr.summary.Results[i]
+	code, out := r.run("classify", res.Record)
+	if code != 0 {
+		t.Fatalf("classify %s: exit %d\n%s", res.Record, code, out)
+	}
+	var d struct {
+		Label        string `json:"label"`
+		RecordSHA256 string `json:"record_sha256"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &d); err != nil {
+		t.Fatalf("classify's output: %v\n%s", err, out)
+	}
+	if d.RecordSHA256 != res.RecordSHA256 {
+		t.Errorf("classify hashes the record %s, the summary says %s", d.RecordSHA256, res.RecordSHA256)
+	}
+	return d.Label
+}
+
+// listingLabel is the label the spec's listing gives record file f, run
+// through testdata/vectors/gen.py --decide; ok is false where the spec
+// is not on this machine ($FLAKEGATE_SPEC, else beside the repository).
+func listingLabel(t *testing.T, f string) (string, bool) {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(self))
+	spec := os.Getenv("FLAKEGATE_SPEC")
+	if spec == "" {
+		spec = filepath.Join(filepath.Dir(root), "shared", "spec", "flake-freeze-ledger.txt")
+	}
+	if _, err := os.Stat(spec); err != nil {
+		return "", false
+	}
+	raw, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact strings.Builder
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	compact.Write(b)
+	cmd := exec.Command("python3", filepath.Join(root, "testdata", "vectors", "gen.py"), "--decide", "--spec", spec)
+	cmd.Stdin = strings.NewReader(compact.String() + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gen.py --decide: %v\n%s", err, out)
+	}
+	var d struct {
+		Label string `json:"label"`
+	}
+	if err := json.Unmarshal(out, &d); err != nil {
+		t.Fatalf("gen.py --decide's output: %v\n%s", err, out)
+	}
+	return d.Label, true
+}
+
+// labelsAgree checks that classify and the spec's listing (where the
+// spec is here) give result i's record the check's label.
+func labelsAgree(t *testing.T, r *repo, cr *checkRun, i int, listingToo bool) {
+	t.Helper()
+	res := cr.summary.Results[i]
+	if got := classifyRecord(t, r, cr, i); got != string(res.Label) {
+		t.Errorf("%s: classify of its stored record says %s, the check %s", res.Name, got, res.Label)
+	}
+	if !listingToo {
+		return
+	}
+	if got, ok := listingLabel(t, res.Record); ok && got != string(res.Label) {
+		t.Errorf("%s: the spec's listing says %s of its record, the check %s", res.Name, got, res.Label)
+	}
+}
+
+// resultOf is the result of test name with seed, and its index.
+func resultOf(t *testing.T, cr *checkRun, name, seed string) (flakegate.Result, int) {
+	t.Helper()
+	for i, res := range cr.summary.Results {
+		if res.Name == name && res.Seed.String() == seed {
+			return res, i
+		}
+	}
+	t.Fatalf("no result for %s seed %s\n%s", name, seed, cr)
+	return flakegate.Result{}, -1
+}
+
+// TestCheckGraderGoEditedTestFile: on a Go suite, a patch that fixes a
+// bug and appends its regression test to the existing a/a_test.go (the
+// everyday patch, which made all 20 triples of that file CONTAMINATED
+// before) exits 0: the base's tests of the file run on the patch's code
+// and PASS, and the appended test is a new test, 5 of 5. A patch that
+// breaks Value for 3 and weakens TestA03 in the same file to hide it
+// exits 1: TestA03's base version fails, CONTAMINATED, its reason naming
+// the edited test; its record lists a/a_test.go in grader_edits and
+// diff_paths, classify and the spec's listing agree, and nothing of it
+// is frozen or SCHEDULER. The other tests of the file PASS.
+func TestCheckGraderGoEditedTestFile(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end to end: real git, go and a sandbox")
+	}
+	needTool(t, "go")
+	files := suiteModule("reject_flaky_new_tests: true\n")
+	files["a/a.go"] = "package a\n\n// Value is i.\nfunc Value(i int) int {\n\tif i < 0 {\n\t\treturn 0 // a bug\n\t}\n\treturn i\n}\n"
+	r := newRepo(t, files)
+
+	appended := files["a/a_test.go"] + "\nfunc TestANegative(t *testing.T) {\n\tif Value(-4) != -4 {\n\t\tt.Fatal(\"negative\")\n\t}\n}\n"
+	r.candidate("fix", map[string]string{"a/a.go": "package a\n\n// Value is i.\nfunc Value(i int) int { return i }\n", "a/a_test.go": appended})
+	cr := r.check("--base", "base", "--candidate", "fix")
+	if got := notPass(cr); cr.code != 0 || len(got) != 0 || len(cr.summary.Results) != 60 {
+		t.Fatalf("a fix with a test appended to a/a_test.go: want exit 0 and 60 PASS, got %v\n%s", got, cr)
+	}
+	nt := cr.summary.NewTests
+	if len(nt) != 1 || nt[0].Name != "TestANegative" || nt[0].Path != "a/a_test.go" || nt[0].Passed != 5 || nt[0].Runs != 5 {
+		t.Fatalf("new tests: want TestANegative 5 of 5, got %+v\n%s", nt, cr)
+	}
+	res, i := resultOf(t, cr, "TestA03", "1")
+	if rec := cr.record(t, i); slices.Contains(rec.DiffPaths, "a/a_test.go") || rec.GraderEdits != nil {
+		t.Errorf("a passing base test of the edited file: diff_paths %v grader_edits %v, want neither to name a/a_test.go (the graded tree holds the base's)", rec.DiffPaths, rec.GraderEdits)
+	}
+	labelsAgree(t, r, cr, i, true)
+	_ = res
+
+	weakened := strings.Replace(files["a/a_test.go"], "if Value(3) != 3 {", "if Value(3) != 4 {", 1)
+	r.candidate("hide", map[string]string{"a/a.go": "package a\n\n// Value is i, but 3 is off by one.\nfunc Value(i int) int {\n\tif i == 3 {\n\t\treturn 4\n\t}\n\treturn i\n}\n", "a/a_test.go": weakened})
+	cr = r.check("--base", "base", "--candidate", "hide")
+	if got, want := notPass(cr), []string{"TestA03 1 CONTAMINATED", "TestA03 2 CONTAMINATED"}; cr.code != 1 || !slices.Equal(got, want) {
+		t.Fatalf("a regression hidden by a weakened test of the same file: want exit 1 and %v, got %v\n%s", want, got, cr)
+	}
+	res, i = resultOf(t, cr, "TestA03", "1")
+	if res.Reason != graderReason("a/a_test.go::TestA03") {
+		t.Errorf("reason %q, want %q", res.Reason, graderReason("a/a_test.go::TestA03"))
+	}
+	rec := cr.record(t, i)
+	if !slices.Equal(rec.GraderEdits, []string{"a/a_test.go"}) || !slices.Contains(rec.DiffPaths, "a/a_test.go") || rec.CandidateResult != "fail" || len(rec.Attempts) == 0 {
+		t.Errorf("record: grader_edits %v diff_paths %v candidate_result %q, %d attempts", rec.GraderEdits, rec.DiffPaths, rec.CandidateResult, len(rec.Attempts))
+	}
+	labelsAgree(t, r, cr, i, true)
+	if nt := cr.summary.NewTests; len(nt) != 1 || nt[0].Name != "TestA03" || nt[0].Passed != 5 {
+		t.Errorf("the weakened TestA03 is a changed test, run on the patch's tree: want it 5 of 5, got %+v", nt)
+	}
+	for _, res := range cr.summary.Results {
+		if res.Label == flakegate.Scheduler || res.Freeze {
+			t.Errorf("%s seed %s: %s freeze=%v", res.Name, res.Seed, res.Label, res.Freeze)
+		}
+	}
+}
