@@ -90,6 +90,23 @@ func listingLabel(t *testing.T, f string) (string, bool) {
 	return d.Label, true
 }
 
+// graderEdits reads the record's grader_edits (the patch's edits the
+// graded tree took back, listed where the test's base version failed).
+func graderEdits(t *testing.T, cr *checkRun, i int) []string {
+	t.Helper()
+	raw, err := os.ReadFile(cr.summary.Results[i].Record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		GraderEdits []string `json:"grader_edits"`
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec.GraderEdits
+}
+
 // labelsAgree checks that classify and the spec's listing (where the
 // spec is here) give result i's record the check's label.
 func labelsAgree(t *testing.T, r *repo, cr *checkRun, i int, listingToo bool) {
@@ -149,8 +166,8 @@ func TestCheckGraderGoEditedTestFile(t *testing.T) {
 		t.Fatalf("new tests: want TestANegative 5 of 5, got %+v\n%s", nt, cr)
 	}
 	res, i := resultOf(t, cr, "TestA03", "1")
-	if rec := cr.record(t, i); slices.Contains(rec.DiffPaths, "a/a_test.go") || rec.GraderEdits != nil {
-		t.Errorf("a passing base test of the edited file: diff_paths %v grader_edits %v, want neither to name a/a_test.go (the graded tree holds the base's)", rec.DiffPaths, rec.GraderEdits)
+	if rec := cr.record(t, i); slices.Contains(rec.DiffPaths, "a/a_test.go") || graderEdits(t, cr, i) != nil {
+		t.Errorf("a passing base test of the edited file: diff_paths %v grader_edits %v, want neither to name a/a_test.go (the graded tree holds the base's)", rec.DiffPaths, graderEdits(t, cr, i))
 	}
 	labelsAgree(t, r, cr, i, true)
 	_ = res
@@ -166,8 +183,8 @@ func TestCheckGraderGoEditedTestFile(t *testing.T) {
 		t.Errorf("reason %q, want %q", res.Reason, graderReason("a/a_test.go::TestA03"))
 	}
 	rec := cr.record(t, i)
-	if !slices.Equal(rec.GraderEdits, []string{"a/a_test.go"}) || !slices.Contains(rec.DiffPaths, "a/a_test.go") || rec.CandidateResult != "fail" || len(rec.Attempts) == 0 {
-		t.Errorf("record: grader_edits %v diff_paths %v candidate_result %q, %d attempts", rec.GraderEdits, rec.DiffPaths, rec.CandidateResult, len(rec.Attempts))
+	if edits := graderEdits(t, cr, i); !slices.Equal(edits, []string{"a/a_test.go"}) || !slices.Contains(rec.DiffPaths, "a/a_test.go") || rec.CandidateResult != "fail" || len(rec.Attempts) == 0 {
+		t.Errorf("record: grader_edits %v diff_paths %v candidate_result %q, %d attempts", edits, rec.DiffPaths, rec.CandidateResult, len(rec.Attempts))
 	}
 	labelsAgree(t, r, cr, i, true)
 	if nt := cr.summary.NewTests; len(nt) != 1 || nt[0].Name != "TestA03" || nt[0].Passed != 5 {
@@ -177,5 +194,101 @@ func TestCheckGraderGoEditedTestFile(t *testing.T) {
 		if res.Label == flakegate.Scheduler || res.Freeze {
 			t.Errorf("%s seed %s: %s freeze=%v", res.Name, res.Seed, res.Label, res.Freeze)
 		}
+	}
+}
+
+const graderCalcPy = "def clamp(x, lo, hi):\n    if lo > hi:\n        lo, hi = lo, lo  # a bug: the bounds are not swapped\n    return max(lo, min(x, hi))\n"
+
+const graderTestPy = "from calc import clamp\n\n\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n\n\ndef test_high():\n    assert clamp(11, 0, 10) == 10\n\n\ndef test_low():\n    assert clamp(-1, 0, 10) == 0\n"
+
+// TestCheckGraderPytestEditedTestFile: on a pytest suite, a patch that
+// fixes a bug and appends its regression test to the existing
+// tests/test_calc.py exits 0: the base's tests of the file PASS on the
+// patch's code and the appended test is a new test, 5 of 5. A patch that
+// breaks clamp above the range and weakens test_high in the same file
+// exits 1: test_high's base version fails, CONTAMINATED, naming
+// tests/test_calc.py::test_high; classify and the spec's listing agree.
+func TestCheckGraderPytestEditedTestFile(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end to end: real git, pytest and a sandbox")
+	}
+	needProgram(t, "python3")
+	r := newRepo(t, map[string]string{
+		"README.md":          "calc\n",
+		"calc.py":            graderCalcPy,
+		"tests/test_calc.py": graderTestPy,
+		"flakegate.yaml":     "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nreject_flaky_new_tests: true\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1, 2]\n    wall_budget: 120s\n",
+	})
+	fixed := strings.Replace(graderCalcPy, "lo, hi = lo, lo  # a bug: the bounds are not swapped", "lo, hi = hi, lo", 1)
+	r.candidate("fix", map[string]string{"calc.py": fixed, "tests/test_calc.py": graderTestPy + "\n\ndef test_swapped():\n    assert clamp(5, 10, 0) == 5\n"})
+	cr := r.check("--base", "base", "--candidate", "fix")
+	if got := notPass(cr); cr.code != 0 || len(got) != 0 || len(cr.summary.Results) != 6 {
+		t.Fatalf("a fix with a test appended to tests/test_calc.py: want exit 0 and 6 PASS, got %v\n%s", got, cr)
+	}
+	if nt := cr.summary.NewTests; len(nt) != 1 || nt[0].Name != "test_swapped" || nt[0].Path != "tests/test_calc.py" || nt[0].Passed != 5 {
+		t.Fatalf("new tests: want test_swapped 5 of 5, got %+v\n%s", nt, cr)
+	}
+	_, i := resultOf(t, cr, "test_high", "1")
+	labelsAgree(t, r, cr, i, true)
+
+	broken := strings.Replace(graderCalcPy, "return max(lo, min(x, hi))", "return max(lo, x)", 1)
+	r.candidate("hide", map[string]string{"calc.py": broken, "tests/test_calc.py": strings.Replace(graderTestPy, "clamp(11, 0, 10) == 10", "clamp(11, 0, 10) >= 10", 1)})
+	cr = r.check("--base", "base", "--candidate", "hide")
+	if got, want := notPass(cr), []string{"test_high 1 CONTAMINATED", "test_high 2 CONTAMINATED"}; cr.code != 1 || !slices.Equal(got, want) {
+		t.Fatalf("a regression hidden by a weakened test of the same file: want exit 1 and %v, got %v\n%s", want, got, cr)
+	}
+	res, i := resultOf(t, cr, "test_high", "2")
+	if want := graderReason("tests/test_calc.py::test_high"); res.Reason != want {
+		t.Errorf("reason %q, want %q", res.Reason, want)
+	}
+	if edits := graderEdits(t, cr, i); !slices.Equal(edits, []string{"tests/test_calc.py"}) {
+		t.Errorf("grader_edits %v", edits)
+	}
+	labelsAgree(t, r, cr, i, true)
+}
+
+// TestCheckGraderJSEditedTestFile: on a vitest suite, a patch that adds
+// an export and appends its test to the existing tests/calc.test.js
+// exits 0 (the base's tests of the file PASS, the appended test is a new
+// test, 5 of 5); a patch that breaks neg and weakens the neg test in the
+// same file exits 1: neg's base version fails, CONTAMINATED with every
+// seed, naming tests/calc.test.js::neg; classify and the spec's listing
+// agree.
+func TestCheckGraderJSEditedTestFile(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the real vitest")
+	}
+	fw := jsFrameworks[1]
+	r := jsSuiteRepo(t, fw)
+	calcTest := r.git("show", "base:tests/calc.test.js")
+	appended := calcTest + "\ntest(\"adds zero\", () => {\n  expect(add(2, 0)).toBe(2);\n});\n"
+	r.candidate("fix", map[string]string{"src/calc.js": fw.source(jsSuiteCalc + "export const half = (a) => a / 2;\n"), "tests/calc.test.js": appended})
+	cr := r.check("--base", "base", "--candidate", "fix")
+	if got := notPass(cr); cr.code != 0 || len(got) != 0 || len(cr.summary.Results) != 6*len(jsSuiteSeeds) {
+		t.Fatalf("a test appended to tests/calc.test.js: want exit 0 and every triple PASS, got %v\n%s", got, cr)
+	}
+	if nt := cr.summary.NewTests; len(nt) != 1 || nt[0].Name != "adds zero" || nt[0].Passed != 5 {
+		t.Fatalf("new tests: want \"adds zero\" 5 of 5, got %+v\n%s", nt, cr)
+	}
+
+	weakened := strings.Replace(calcTest, "expect(neg(2)).toBe(-2);", "expect(Math.abs(neg(2))).toBe(2);", 1)
+	r.candidate("hide", map[string]string{"src/calc.js": fw.source(strings.Replace(jsSuiteCalc, "-a", "a", 1)), "tests/calc.test.js": weakened})
+	cr = r.check("--base", "base", "--candidate", "hide")
+	var want []string
+	for _, s := range jsSuiteSeeds {
+		want = append(want, "neg "+s+" CONTAMINATED")
+	}
+	if got := notPass(cr); cr.code != 1 || !slices.Equal(got, want) {
+		t.Fatalf("a regression hidden by a weakened test of the same file: want exit 1 and %v, got %v\n%s", want, got, cr)
+	}
+	res, i := resultOf(t, cr, "neg", "1")
+	if w := graderReason("tests/calc.test.js::neg"); res.Reason != w {
+		t.Errorf("reason %q, want %q", res.Reason, w)
+	}
+	labelsAgree(t, r, cr, i, true)
+	if nt := cr.summary.NewTests; len(nt) != 1 || nt[0].Name != "neg" || nt[0].Passed != 5 {
+		t.Errorf("the weakened neg is a changed test, run on the patch's tree: want it 5 of 5, got %+v", nt)
 	}
 }
