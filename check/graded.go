@@ -177,15 +177,13 @@ func (c *checker) watchedChange(ctx context.Context, d string, g watchGlob) bool
 // graderEdits are the edits of the patch that make this run of its
 // test CONTAMINATED: its test's graderEdits, when its base version did
 // not pass on the patch's code (its first candidate attempt failed, or
-// could not run while the base seed ran: the base's test does not build
-// or collect against the patch's code). None when no attempt ran.
+// could not run: the base's test does not build or collect against the
+// patch's code) while the base seed passed. A test that fails on the
+// base too is PROPERTY as ever; none when no attempt ran.
 func (r *tripleRun) graderEdits() []grade.Edit {
 	t := &r.t
-	if len(r.j.ps.graderEdits) == 0 || t.skippedWhy != "" || t.candidate == "" || t.candidate == attempt.Pass {
+	if len(r.j.ps.graderEdits) == 0 || t.skippedWhy != "" || t.candidate == "" || t.candidate == attempt.Pass || t.base != attempt.Pass {
 		return nil
-	}
-	if t.candidate != attempt.Fail && t.base != attempt.Pass && t.base != attempt.Fail {
-		return nil // nothing ran on either side: no answer about the test
 	}
 	return r.j.ps.graderEdits
 }
@@ -234,7 +232,7 @@ func (r *tripleRun) graderReason() string {
 		case e.Path == p.Path:
 			what = append(what, e.Path)
 		default:
-			what = append(what, e.Path+" ("+string(e.Kind)+")")
+			what = append(what, describeEdit(e))
 		}
 	}
 	subject := "the base's version of " + test
@@ -246,6 +244,18 @@ func (r *tripleRun) graderReason() string {
 		did = "cannot run on the patch's code (it does not build, or is not collected: the patch changes what it uses)"
 	}
 	return "the patch changes " + strings.Join(what, ", ") + ", and " + subject + " " + did + ": split that edit into another review"
+}
+
+// describeEdit names an edit of the patch for a reason: its path, and
+// what it is where the name does not say it.
+func describeEdit(e grade.Edit) string {
+	switch e.Kind {
+	case grade.Conftest, grade.PytestIni, grade.GoWork:
+		return e.Path
+	case grade.GoMod:
+		return e.Path + "'s go, toolchain or godebug lines"
+	}
+	return e.Path + " (" + string(e.Kind) + ")"
 }
 
 // changedKey names a test in suiteState.changed: a go test by its

@@ -371,7 +371,7 @@ func (r *tripleRun) afterFailure(ctx context.Context) error {
 		return nil // PROPERTY: the seed fails on base too
 	}
 	if len(r.graderEdits()) > 0 {
-		return nil // CONTAMINATED: the patch edited what grades the test (graded.go)
+		return nil // CONTAMINATED: the base passes, and the patch edited what grades the test (graded.go)
 	}
 	if err := r.retries(ctx); err != nil {
 		return err

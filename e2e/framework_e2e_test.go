@@ -9,7 +9,9 @@ import (
 // TestCheckWrappedPytestWatchesHelpers: a pytest property run through
 // sh -c is still pytest (config.FrameworkOfArgv): a patch that keeps a
 // real regression and weakens the tests/helpers.py the property imports
-// is CONTAMINATED, not PASS; the regression alone is PROPERTY, a
+// is CONTAMINATED, not PASS (the graded tree runs the base's helper, the
+// property fails, and the reason names the helper the patch changed);
+// the regression alone is PROPERTY, a
 // harmless patch PASSes on pytest's own evidence (its PASSED line, asked
 // for through PYTEST_ADDOPTS), and a patch that makes the test skip is
 // INCOMPLETE, not PASS.
@@ -31,7 +33,7 @@ func TestCheckWrappedPytestWatchesHelpers(t *testing.T) {
 	if cr.code != 1 || strings.Join(cr.labels(), ",") != "CONTAMINATED" {
 		t.Fatalf("a weakened helper with a regression, through sh -c\n%s", cr)
 	}
-	if why := cr.summary.Results[0].Reason; !strings.Contains(why, "tests/helpers.py (a test helper imported by tests/test_calc.py)") {
+	if why := cr.summary.Results[0].Reason; !strings.Contains(why, "the patch changes tests/helpers.py (a file of a test folder), and the base's version of tests/test_calc.py::test_sorted fails on the patch's code") {
 		t.Errorf("reason %q", why)
 	}
 	if cr := r.check("--base", "base", "--candidate", "regression"); cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY" {

@@ -37,30 +37,38 @@ def test_sorted():
 }
 
 // TestCheckWatchedHelpers: a helper module the property imports from its
-// test folder, directly or through another helper, is watched without a
-// glob; the product code it imports is not.
+// test folder, directly or through another helper, is the base's in the
+// graded tree: a patch that only weakens it runs the base's (PASS); one
+// that weakens it and breaks the product code is CONTAMINATED, its reason
+// naming the helper; the product code it imports is the candidate's.
+// --explain-watch still lists the helpers the property imports.
 func TestCheckWatchedHelpers(t *testing.T) {
 	t.Parallel()
 	needProgram(t, "pytest")
 	files := helperFiles()
 	r := newRepo(t, files)
-	r.candidate("helper", map[string]string{"tests/helpers.py": "def check_sorted(xs, ys):\n    pass  # weakened\n"})
-	r.candidate("deep", map[string]string{"tests/_deep.py": "def ordered(ys):\n    return True\n"})
+	regress := "def sort(xs):\n    return list(xs)\n"
+	r.candidate("helper", map[string]string{"calc.py": regress, "tests/helpers.py": "def check_sorted(xs, ys):\n    pass  # weakened\n"})
+	r.candidate("deep", map[string]string{"calc.py": regress, "tests/_deep.py": "def ordered(ys):\n    return True\n"})
+	r.candidate("helper-only", map[string]string{"tests/helpers.py": "def check_sorted(xs, ys):\n    pass  # weakened\n"})
 	r.candidate("product", map[string]string{"calc.py": "def sort(xs):\n    return sorted(list(xs))\n"})
 	for tag, why := range map[string]string{
-		"helper": "tests/helpers.py (a test helper imported by tests/test_calc.py)",
-		"deep":   "tests/_deep.py (a test helper imported by tests/helpers.py)",
+		"helper": "the patch changes tests/helpers.py (a file of a test folder), and the base's version of tests/test_calc.py::test_sorted fails on the patch's code",
+		"deep":   "the patch changes tests/_deep.py (a file of a test folder), and the base's version of tests/test_calc.py::test_sorted fails on the patch's code",
 	} {
 		cr := r.check("--base", "base", "--candidate", tag)
 		if cr.code != 1 || strings.Join(cr.labels(), ",") != "CONTAMINATED" {
 			t.Fatalf("%s\n%s", tag, cr)
 		}
-		if res := cr.summary.Results[0]; !strings.Contains(res.Reason, why) || res.AttemptsSkipped == "" {
-			t.Errorf("%s: reason %q, attempts_skipped %q", tag, res.Reason, res.AttemptsSkipped)
+		if res := cr.summary.Results[0]; !strings.Contains(res.Reason, why) || res.CandidateAttempts == 0 {
+			t.Errorf("%s: reason %q, %d candidate attempts", tag, res.Reason, res.CandidateAttempts)
 		}
 	}
+	if cr := r.check("--base", "base", "--candidate", "helper-only"); cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS" {
+		t.Fatalf("a weakened helper alone: the base's helper grades the code\n%s", cr)
+	}
 	if cr := r.check("--base", "base", "--candidate", "product"); cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS" {
-		t.Fatalf("product code is not watched\n%s", cr)
+		t.Fatalf("product code is the candidate's\n%s", cr)
 	}
 	code, out := r.run("check", "--base", "base", "--explain-watch")
 	if code != 0 || !strings.Contains(out, "tests/helpers.py") || !strings.Contains(out, "a test helper imported by tests/test_calc.py") ||
@@ -70,38 +78,39 @@ func TestCheckWatchedHelpers(t *testing.T) {
 }
 
 // TestCheckWatchedVitest: vitest's config and the setup files it names
-// are watched without a glob; the diff alone decides, so nothing runs.
+// are the base's in the graded tree: a patch that changes only the config
+// runs the base's (PASS, the config not in diff_paths); one that changes
+// a setup file and breaks the code the test checks is CONTAMINATED,
+// naming the setup file; the regression alone is PROPERTY.
 func TestCheckWatchedVitest(t *testing.T) {
 	t.Parallel()
-	needProgram(t, "npx")
-	r := newRepo(t, map[string]string{
-		"flakegate.yaml": `version: 1
-retry_cap: 1
-workers: 1
-properties:
-  - path: web/src/sum.test.ts
-    seeds: [7]
-    run: [npx, vitest, run, "{path}", "--seed={seed}"]
-    wall_budget: 60s
-`,
-		"web/vitest.config.ts": "import { defineConfig } from 'vitest/config'\nexport default defineConfig({ test: { setupFiles: ['./test/setup.ts'] } })\n",
-		"web/test/setup.ts":    "// runs before every test file\n",
-		"web/src/sum.ts":       "export const sum = (a: number, b: number) => a + b\n",
-		"web/src/sum.test.ts":  "import { test, expect } from 'vitest'\nimport { sum } from './sum'\ntest('sum', () => expect(sum(1, 2)).toBe(3))\n",
-	})
-	r.candidate("config", map[string]string{"web/vitest.config.ts": "export default { test: { include: [] } }\n"})
-	r.candidate("setup", map[string]string{"web/test/setup.ts": "globalThis.expect = () => ({ toBe() {} })\n"})
-	for tag, why := range map[string]string{
-		"config": "web/vitest.config.ts (vitest configuration)",
-		"setup":  "web/test/setup.ts (setupFiles of web/vitest.config.ts)",
-	} {
-		cr := r.check("--base", "base", "--candidate", tag)
-		if cr.code != 1 || strings.Join(cr.labels(), ",") != "CONTAMINATED" {
-			t.Fatalf("%s\n%s", tag, cr)
-		}
-		res := cr.summary.Results[0]
-		if !strings.Contains(res.Reason, why) || res.CandidateAttempts+res.BaseAttempts != 0 {
-			t.Errorf("%s: reason %q, %d+%d attempts", tag, res.Reason, res.CandidateAttempts, res.BaseAttempts)
-		}
+	if testing.Short() {
+		t.Skip("runs the real vitest")
+	}
+	fw := jsFrameworks[1]
+	cfg := strings.ReplaceAll("version: 1\nretry_cap: 1\nworkers: 1\nflake_probe_runs: 0\nproperties:\n"+jsEntry("tests/sum.test.js", "sum", "60s"), "@FW@", fw.name)
+	r := newRepo(t, jsProject(t, fw, cfg, map[string]string{
+		"vitest.config.js":  "export default { test: { setupFiles: [\"./seed.js\", \"./setup/extra.js\"], include: [\"tests/**/*.test.js\"] } };\n",
+		"setup/extra.js":    "// runs before every test file\n",
+		"src/sum.js":        "export const sum = (a, b) => a + b;\n",
+		"tests/sum.test.js": "import { test, expect } from \"vitest\";\nimport { sum } from \"../src/sum.js\";\n\ntest(\"sum\", () => {\n  expect(sum(1, 2)).toBe(3);\n});\n",
+	}))
+	regress := "export const sum = (a, b) => a - b;\n"
+	r.candidate("config", map[string]string{"vitest.config.js": "export default { test: { include: [\"nothing/**\"] } };\n"})
+	r.candidate("setup", map[string]string{"src/sum.js": regress, "setup/extra.js": "globalThis.hidden = true;\n"})
+	r.candidate("regression", map[string]string{"src/sum.js": regress})
+	cr := r.check("--base", "base", "--candidate", "config")
+	if cr.code != 0 || strings.Join(cr.labels(), ",") != "PASS" || contains(cr.record(t, 0).DiffPaths, "vitest.config.js") {
+		t.Fatalf("an edited config alone: the base's config runs\n%s", cr)
+	}
+	cr = r.check("--base", "base", "--candidate", "setup")
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != "CONTAMINATED" {
+		t.Fatalf("an edited setup file and a regression\n%s", cr)
+	}
+	if why := cr.summary.Results[0].Reason; !strings.HasPrefix(why, "the patch changes setup/extra.js (a setup file the base's config names)") {
+		t.Errorf("reason %q", why)
+	}
+	if cr := r.check("--base", "base", "--candidate", "regression"); cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY" {
+		t.Fatalf("the regression alone\n%s", cr)
 	}
 }

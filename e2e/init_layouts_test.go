@@ -121,8 +121,10 @@ def test_overlapping_pair_merges(lo):
 `
 
 // TestInitLayoutPytestFlat: a module at the root, tests/ with a
-// conftest.py that puts the root on sys.path; a patch of conftest.py is
-// CONTAMINATED, and its reason names the file once.
+// conftest.py that puts the root on sys.path. A patch of conftest.py
+// (which drops that line) is graded with the base's conftest.py: PASS;
+// with a bug too, the base's tests fail where the patch changed their
+// conftest.py: CONTAMINATED, and the reason names the file once.
 func TestInitLayoutPytestFlat(t *testing.T) {
 	t.Parallel()
 	runLayout(t, layoutCase{
@@ -139,7 +141,9 @@ func TestInitLayoutPytestFlat(t *testing.T) {
 		triples: 5,
 		checkRuns: func(t *testing.T, r *repo) {
 			r.candidate("conftest", map[string]string{"conftest.py": pyConftest + "# reworded\n"})
-			cr := r.check("--base", "base", "--candidate", "conftest")
+			wantAll(t, r.check("--base", "base", "--candidate", "conftest"), 0, "PASS", 5)
+			r.candidate("conftest-bug", map[string]string{"conftest.py": pyConftest + "# reworded\n", "intervals.py": intervalsBug})
+			cr := r.check("--base", "base", "--candidate", "conftest-bug")
 			wantAll(t, cr, 1, "CONTAMINATED", 5)
 			for _, res := range cr.summary.Results {
 				if strings.Count(res.Reason, "conftest.py") != 1 {

@@ -319,7 +319,9 @@ func TestCheckRunContaminated(t *testing.T) {
 		t.Skip("end-to-end")
 	}
 	r := newRepo(t, baseFiles(libOK))
-	r.candidate("cand", map[string]string{"props/prop.sh": propScript + "# weakened\n"})
+	// The generator is watched (an edited property is not: the graded
+	// tree runs the base's).
+	r.candidate("cand", map[string]string{"tools/gen.sh": genScript + "# weakened\n"})
 	// Both checks write to the same output folder: each is read before
 	// the next runs.
 	for _, c := range []struct {
@@ -385,10 +387,12 @@ func needTool(t *testing.T, tool string) {
 }
 
 // TestCheckPytestRegressionsHidden: regressions dressed up by pytest's
-// own machinery are rejected. A conftest.py that marks the failing
-// test xfail is watched (CONTAMINATED, nothing run); run anyway, the
-// xfail is not a pass. A skip called from the code under test (not a
-// watched file) makes every run "1 skipped": INCOMPLETE, never PASS.
+// own machinery are rejected. A conftest.py the patch adds to mark the
+// failing test xfail is not in the graded tree (the base's conftest
+// files run): the regression is PROPERTY. Product code that calls
+// pytest.xfail() makes every run "xfailed": INCOMPLETE, never PASS; one
+// that skips (not a watched file) makes every run "1 skipped":
+// INCOMPLETE, never PASS.
 func TestCheckPytestRegressionsHidden(t *testing.T) {
 	t.Parallel()
 	needTool(t, "pytest")
@@ -404,27 +408,25 @@ def pytest_collection_modifyitems(items):
         item.add_marker(pytest.mark.xfail(reason="known flaky", strict=False))
 `
 	r.candidate("xfail", map[string]string{"retry_budget.py": broken, "tests/conftest.py": xfail})
+	xfailing := strings.Replace(broken, "    delays = []", "    import pytest\n    pytest.xfail(\"known flaky\")\n    delays = []", 1)
+	r.candidate("xfail-code", map[string]string{"retry_budget.py": xfailing})
 	skipping := strings.Replace(broken, "    delays = []", "    import pytest\n    pytest.skip(\"known flaky\")\n    delays = []", 1)
 	r.candidate("skip", map[string]string{"retry_budget.py": skipping})
 
 	cr := r.check("--base", "base", "--candidate", "xfail")
-	if cr.code != 1 || strings.Join(cr.labels(), ",") != "CONTAMINATED,CONTAMINATED,CONTAMINATED" {
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY,PROPERTY,PROPERTY" {
 		t.Fatalf("xfail conftest\n%s", cr)
 	}
-	if res := cr.summary.Results[0]; res.CandidateAttempts != 0 || !strings.Contains(res.Reason, "tests/conftest.py") {
-		t.Errorf("xfail conftest: %d attempts, reason %q", res.CandidateAttempts, res.Reason)
+	if rec := cr.record(t, 0); contains(rec.DiffPaths, "tests/conftest.py") || len(rec.Attempts) == 0 {
+		t.Errorf("diff_paths %v (the graded tree has no tests/conftest.py), %d attempts", rec.DiffPaths, len(rec.Attempts))
 	}
-	if rec := cr.record(t, 0); !contains(rec.WatchPaths, "tests/conftest.py") {
-		t.Errorf("watch_paths %v lack conftest.py", rec.WatchPaths)
+
+	xf := r.check("--base", "base", "--candidate", "xfail-code")
+	if xf.code != 1 || strings.Join(xf.labels(), ",") != "INCOMPLETE,INCOMPLETE,INCOMPLETE" {
+		t.Fatalf("xfailed by the code under test\n%s", xf)
 	}
-	ran := r.check("--base", "base", "--candidate", "xfail", "--run-contaminated")
-	// An attempt that errors makes the record INCOMPLETE (row 1) before
-	// the diff is read (row 2): a reject either way.
-	if ran.code != 1 || ran.summary.Results[0].Label != flakegate.Incomplete {
-		t.Fatalf("xfail conftest, run anyway\n%s", ran)
-	}
-	if a := ran.record(t, 0).Attempts[0]; a.Result != "error" || !strings.Contains(ran.summary.Results[0].Reason, "xfailed") {
-		t.Errorf("the xfailed attempt: %s, reason %q", a.Result, ran.summary.Results[0].Reason)
+	if a := xf.record(t, 0).Attempts[0]; a.Result != "error" || !strings.Contains(xf.summary.Results[0].Reason, "xfailed") {
+		t.Errorf("the xfailed attempt: %s, reason %q", a.Result, xf.summary.Results[0].Reason)
 	}
 
 	sk := r.check("--base", "base", "--candidate", "skip")
@@ -452,8 +454,10 @@ func TestCheckPytestDerandomizeRefused(t *testing.T) {
 }
 
 // TestCheckGoTestMainRejected: a TestMain that exits 0 without running a
-// test is watched (a test file of the package: CONTAMINATED); run anyway,
-// an exit 0 without "--- PASS: NAME" is an error, not a pass.
+// test, in a test file the patch adds to the package, is not in the
+// graded tree (the base's test files run): the regression it would hide
+// is PROPERTY. (A product init that exits 0 is INCOMPLETE, not a pass:
+// TestCheckWrappedGoTestNeedsEvidence.)
 func TestCheckGoTestMainRejected(t *testing.T) {
 	t.Parallel()
 	needTool(t, "go")
@@ -464,15 +468,11 @@ func TestCheckGoTestMainRejected(t *testing.T) {
 	testMain := "package backoff\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n"
 	r.candidate("main", map[string]string{"backoff.go": broken, "main_test.go": testMain})
 	cr := r.check("--base", "base", "--candidate", "main")
-	if cr.code != 1 || strings.Join(cr.labels(), ",") != "CONTAMINATED" || !strings.Contains(cr.summary.Results[0].Reason, "main_test.go") {
+	if cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY" {
 		t.Fatalf("TestMain exits 0\n%s", cr)
 	}
-	ran := r.check("--base", "base", "--candidate", "main", "--run-contaminated")
-	if ran.code != 1 {
-		t.Fatalf("run anyway\n%s", ran)
-	}
-	if a := ran.record(t, 0).Attempts[0]; a.Result != "error" || !strings.Contains(ran.summary.Results[0].Reason, `no "--- PASS: TestScheduleProperties"`) {
-		t.Errorf("the TestMain attempt: %s, reason %q", a.Result, ran.summary.Results[0].Reason)
+	if rec := cr.record(t, 0); contains(rec.DiffPaths, "main_test.go") || !strings.Contains(rec.Attempts[0].OutputTail, "--- FAIL: TestScheduleProperties") {
+		t.Errorf("diff_paths %v (the graded tree has no main_test.go); the first attempt:\n%s", rec.DiffPaths, rec.Attempts[0].OutputTail)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -291,8 +292,30 @@ func TestCheckLabels(t *testing.T) {
 			},
 		},
 		{
+			// The graded tree runs the base's property on the candidate's
+			// code: it fails there, and the patch edited it.
 			name: "CONTAMINATED by property", baseLib: libOK, label: flakegate.Contaminated, exit: 1,
+			candidate: map[string]string{"props/prop.sh": propScript + "# weakened\n", "src/lib.sh": libRed},
+			check: func(t *testing.T, rec *flakegate.RunRecord, res flakegate.Result) {
+				if !slices.Equal(rec.GraderEdits, []string{"props/prop.sh"}) || !slices.Contains(rec.DiffPaths, "props/prop.sh") ||
+					rec.BaseSeedResult != "pass" || len(rec.RetryResults) != 0 || rec.AttemptsSkipped != "" {
+					t.Errorf("grader_edits %v diff_paths %v base %q retries %v attempts_skipped %q", rec.GraderEdits, rec.DiffPaths, rec.BaseSeedResult, rec.RetryResults, rec.AttemptsSkipped)
+				}
+				if want := "the patch changes props/prop.sh, and the base's version of props/prop.sh fails on the patch's code: split that edit into another review"; res.Reason != want {
+					t.Errorf("reason %q, want %q", res.Reason, want)
+				}
+			},
+		},
+		{
+			// An edited property is not what grades the patch: the base's
+			// runs, and passes on code that did not break.
+			name: "PASS with an edited property", baseLib: libOK, label: flakegate.Pass, exit: 0,
 			candidate: map[string]string{"props/prop.sh": propScript + "# weakened\n"},
+			check: func(t *testing.T, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if slices.Contains(rec.DiffPaths, "props/prop.sh") || rec.GraderEdits != nil {
+					t.Errorf("diff_paths %v grader_edits %v: the graded tree holds the base's property", rec.DiffPaths, rec.GraderEdits)
+				}
+			},
 		},
 		{
 			name: "CONTAMINATED by generator", baseLib: libOK, label: flakegate.Contaminated, exit: 1,

@@ -59,7 +59,10 @@ func TestCheckFreezeAndSkip(t *testing.T) {
 }
 
 // TestCheckFreezeNotForRejects: --freeze-owner never freezes a reject, and
-// a frozen triple whose property the candidate edits is not skipped.
+// a frozen triple whose property the candidate edits is not skipped: the
+// base's property runs on the candidate's code (the graded tree), and a
+// red library with the edited property is CONTAMINATED, never the
+// freeze's skip.
 func TestCheckFreezeNotForRejects(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -67,7 +70,7 @@ func TestCheckFreezeNotForRejects(t *testing.T) {
 	}
 	r := newRepo(t, baseFiles(libOK))
 	r.candidate("flaky", map[string]string{"src/lib.sh": libFlaky})
-	r.candidate("edits-property", map[string]string{"src/lib.sh": libFlaky, "props/prop.sh": propScript + "# edited\n"})
+	r.candidate("edits-property", map[string]string{"src/lib.sh": libRed, "props/prop.sh": propScript + "# edited\n"})
 	r.candidate("red", map[string]string{"src/lib.sh": libRed})
 
 	red := r.check("--base", "base", "--candidate", "red", "--freeze-owner", "bob")
