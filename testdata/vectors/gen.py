@@ -262,6 +262,16 @@ def build_cases(lst: Listing) -> list[Case]:
     add("row2/diff-element-array", rec(diff_paths=[["src/retry.py"]]), "INCOMPLETE")
     add("row2/diff-not-array", rec(diff_paths=prop), "INCOMPLETE")
 
+    # Row 2, the graded tree (docs/suites.md): a test whose base version
+    # failed where the patch edited it lists the edits in diff_paths and
+    # grader_edits (and, for its data, in watch_paths).
+    golden = "tests/props/data/golden.json"
+    add("grader/test-file-edited", rec(diff_paths=["src/retry.py", prop], grader_edits=[prop], retry_results=[]), "CONTAMINATED")
+    add("grader/test-file-edited-retry-passed", rec(diff_paths=["src/retry.py", prop], grader_edits=[prop]), "CONTAMINATED")
+    add("grader/data-edited", rec(diff_paths=["src/retry.py", golden], watch_paths=[golden], grader_edits=[golden]), "CONTAMINATED",
+        deviation="watch_paths entries in diff_paths contaminate; the listing ignores watch_paths (a test whose data the patch edited: grader_edits)")
+    add("grader/base-test-of-edited-file-passed", rec(candidate_result="pass", retry_results=[]), "PASS")
+
     # Row 3: fixture digests.
     add("row3/digest-case-differs", rec(fixture_sha256="ABC", base_fixture_sha256="abc"), "FIXTURE")
     add("row3/beats-budget", rec(fixture_sha256="e" * 64, budget_ok=False), "FIXTURE")
