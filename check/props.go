@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -358,16 +360,17 @@ func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlo
 	return propGlobs(ctx, c.cfg, c.infra(), p)
 }
 
-// propGlobs is what p of cfg is graded against besides its file and
-// generator: watchGlobs, and what finder finds; and what the graded tree
-// could not take from the base (a go.mod it cannot read).
+// propGlobsGraded is propGlobs and what the graded tree could not take
+// from the base (a go.mod it cannot read, a pytest plugin outside the
+// test folders).
 func (c *checker) propGlobsGraded(ctx context.Context, p *config.Property) ([]watchGlob, error) {
 	globs, err := c.propGlobs(ctx, p)
-	if err != nil || c.graded == nil || p.Framework != config.FrameworkGo {
+	if err != nil || c.graded == nil {
 		return globs, err
 	}
-	for f, why := range c.graded.plan.Watched {
-		globs = append(globs, watchGlob{Glob: f, Why: why})
+	watched := c.graded.plan.WatchedFor(p.Framework)
+	for _, f := range slices.Sorted(maps.Keys(watched)) {
+		globs = append(globs, watchGlob{Glob: f, Why: watched[f]})
 	}
 	return globs, nil
 }

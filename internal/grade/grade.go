@@ -117,8 +117,9 @@ type Plan struct {
 	// changes (and the graded tree takes back).
 	goModEdits map[string]string // path -> module root
 	// Watched are files the graded tree cannot take from the base (a
-	// go.mod it cannot read with certainty), each with why: the check
-	// watches them.
+	// go.mod it cannot read with certainty, a pytest plugin outside the
+	// test folders), each with why: the check watches them for the tests
+	// of their framework (WatchedFor).
 	Watched map[string]string
 }
 
@@ -127,6 +128,18 @@ type Plan struct {
 func (p *Plan) Pick(f string) bool {
 	_, ok := p.base[f]
 	return ok
+}
+
+// WatchedFor lists the files of Watched a test of framework is graded
+// against, with why: go.mod for go, a plugin for pytest.
+func (p *Plan) WatchedFor(framework string) map[string]string {
+	out := map[string]string{}
+	for f, why := range p.Watched {
+		if (path.Base(f) == "go.mod") == (framework == config.FrameworkGo) && (framework == config.FrameworkGo || framework == config.FrameworkPytest) {
+			out[f] = why
+		}
+	}
+	return out
 }
 
 // Entry is why f is the base's, and whether it is.
@@ -170,6 +183,11 @@ func Build(ctx context.Context, in Input) (*Plan, error) {
 	for f := range b.plan.base {
 		if b.kept(f) {
 			delete(b.plan.base, f)
+		}
+	}
+	if len(b.pyScopes) > 0 {
+		if err := b.pyPlugins(ctx); err != nil {
+			return nil, err
 		}
 	}
 	return b.plan, nil

@@ -341,3 +341,41 @@ func TestPytestPartChanged(t *testing.T) {
 		t.Error("package.json: a change of \"jest\", or a file that is not JSON, does not count")
 	}
 }
+
+// TestPytestPluginsWatched: a plugin the base's conftest.py or pytest's
+// ini options name that lives in the tree outside the test folders (it
+// may be the product) stays the candidate's and is watched for pytest
+// tests; one in a test folder is the base's with its folder; an
+// installed one names no file.
+func TestPytestPluginsWatched(t *testing.T) {
+	base := map[string]string{
+		"conftest.py":        "pytest_plugins = [\n    \"myplug.fixtures\",\n    'tests.plug',\n]\n",
+		"pytest.ini":         "[pytest]\naddopts = -ra -p src_plug -p no:cacheprovider -p pytest_cov\n",
+		"myplug/__init__.py": "",
+		"myplug/fixtures.py": "x\n",
+		"src/src_plug.py":    "x\n",
+		"tests/__init__.py":  "x\n",
+		"tests/plug.py":      "x\n",
+		"tests/test_a.py":    "x\n",
+		"calc.py":            "x\n",
+	}
+	plan, err := Build(context.Background(), Input{Base: tree(base), Cand: tree(base), Scopes: []Scope{{Framework: "pytest", Path: "tests"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := plan.WatchedFor("pytest")
+	var files []string
+	for f := range got {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	if want := []string{"myplug/fixtures.py", "src/src_plug.py"}; !slices.Equal(files, want) {
+		t.Errorf("watched %v, want %v", files, want)
+	}
+	if !strings.Contains(got["myplug/fixtures.py"], "conftest.py names (myplug.fixtures)") {
+		t.Errorf("why: %q", got["myplug/fixtures.py"])
+	}
+	if len(plan.WatchedFor("go")) != 0 || !plan.Pick("tests/plug.py") {
+		t.Errorf("go watches %v; tests/plug.py picked %v", plan.WatchedFor("go"), plan.Pick("tests/plug.py"))
+	}
+}
