@@ -165,9 +165,10 @@ type checker struct {
 	prepareMu   sync.Mutex             // one prepare at a time (prepare.go)
 	prepareRuns []flakegate.PrepareRun // under prepareMu
 	prepWatchMu sync.Mutex
-	prepWatch   map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
-	digests     map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)
-	partChanged map[string]bool     // watchedChange's answers by glob and path (the preflight's; graded.go)
+	prepWatch   map[int]*prepWatch      // what the prepares of a property wrote, by its index (preparewatch.go)
+	digests     map[string]digested     // digestIn's answers by tree and path (the preflight's; props.go)
+	partChanged map[string]bool         // watchedChange's answers by glob and path (the preflight's; graded.go)
+	gatedPkgs   map[int]map[string]bool // the Go package folders each go suite gates, by suite index (props.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {

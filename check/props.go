@@ -368,11 +368,43 @@ func (c *checker) propGlobsGraded(ctx context.Context, p *config.Property) ([]wa
 	if err != nil || c.graded == nil {
 		return globs, err
 	}
+	globs = c.dropGatedHelpers(p, globs)
 	watched := c.graded.plan.WatchedFor(p.Framework)
 	for _, f := range slices.Sorted(maps.Keys(watched)) {
 		globs = append(globs, watchGlob{Glob: f, Why: watched[f]})
 	}
 	return globs, nil
+}
+
+// goHelperWhy starts the reason internal/infra watches a Go package
+// that only tests import.
+const goHelperWhy = "a Go package of the module only tests import"
+
+// dropGatedHelpers leaves out of a go suite test's globs the packages
+// that only tests import but that the same suite gates (its own tests
+// are listed): such a package is code under test (a library whose
+// users' tests import it, cmpopts beside cmp), and every change to it is
+// graded by its own base tests; watched, every patch to the library
+// would be CONTAMINATED for its users' tests. A helper the suite does
+// not gate (an internal/.../footest without tests) stays watched.
+func (c *checker) dropGatedHelpers(p *config.Property, globs []watchGlob) []watchGlob {
+	if p.Suite == nil || p.Framework != config.FrameworkGo || c.suite.lists[p.Suite.Index] == nil {
+		return globs
+	}
+	if c.gatedPkgs == nil {
+		c.gatedPkgs = map[int]map[string]bool{}
+	}
+	gated := c.gatedPkgs[p.Suite.Index]
+	if gated == nil {
+		gated = map[string]bool{}
+		for _, t := range c.suite.lists[p.Suite.Index].tests {
+			gated[path.Dir(t.file)] = true
+		}
+		c.gatedPkgs[p.Suite.Index] = gated
+	}
+	return slices.DeleteFunc(globs, func(g watchGlob) bool {
+		return strings.HasPrefix(g.Why, goHelperWhy) && gated[path.Dir(g.Glob)]
+	})
 }
 
 // propGlobs is what p of cfg is graded against besides its file and

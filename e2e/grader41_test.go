@@ -292,3 +292,46 @@ func TestCheckGraderJSEditedTestFile(t *testing.T) {
 		t.Errorf("the weakened neg is a changed test, run on the patch's tree: want it 5 of 5, got %+v", nt)
 	}
 }
+
+// TestCheckGraderGoLibraryOfTests: in a go suite, a library package that
+// only other packages' tests import, but that the suite gates itself (its
+// own tests are listed: go-cmp's cmpopts beside cmp), is code under test:
+// a harmless change to it exits 0, its users' tests PASS on it (before,
+// they were CONTAMINATED by every patch to the library). A test-helper
+// package the suite does not gate (internal/footest, no tests of its
+// own) is still watched: weakening it beside a regression is
+// CONTAMINATED, naming it.
+func TestCheckGraderGoLibraryOfTests(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end to end: real git, go and a sandbox")
+	}
+	needTool(t, "go")
+	files := map[string]string{
+		"go.mod":                      "module example.com/lib\n\ngo 1.22\n",
+		"opts/opts.go":                "package opts\n\n// Twice is 2x.\nfunc Twice(x int) int { return 2 * x }\n",
+		"opts/opts_test.go":           "package opts\n\nimport \"testing\"\n\nfunc TestTwice(t *testing.T) {\n\tif Twice(2) != 4 {\n\t\tt.Fatal(\"twice\")\n\t}\n}\n",
+		"internal/footest/footest.go": "package footest\n\n// Check fails t unless got is want.\nfunc Check(t interface{ Fatal(...any) }, got, want int) {\n\tif got != want {\n\t\tt.Fatal(got, want)\n\t}\n}\n",
+		"core/core.go":                "package core\n\n// Add is a+b.\nfunc Add(a, b int) int { return a + b }\n",
+		"core/core_test.go": "package core\n\nimport (\n\t\"testing\"\n\n\t\"example.com/lib/internal/footest\"\n\t\"example.com/lib/opts\"\n)\n\n" +
+			"func TestAdd(t *testing.T) { footest.Check(t, Add(2, 3), 5) }\n\nfunc TestAddTwice(t *testing.T) { footest.Check(t, Add(opts.Twice(1), 1), 3) }\n",
+		"flakegate.yaml": "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nsuites:\n  - path: \"./...\"\n    framework: go\n    seeds: [1]\n    wall_budget: 120s\n",
+	}
+	r := newRepo(t, files)
+	r.candidate("opts", map[string]string{"opts/opts.go": "package opts\n\n// Twice is x+x.\nfunc Twice(x int) int { return x + x }\n"})
+	cr := r.check("--base", "base", "--candidate", "opts")
+	if got := notPass(cr); cr.code != 0 || len(got) != 0 || len(cr.summary.Results) != 3 {
+		t.Fatalf("a harmless change to a library the suite gates: want exit 0 and 3 PASS, got %v\n%s", got, cr)
+	}
+	r.candidate("weak", map[string]string{
+		"core/core.go":                "package core\n\n// Add is a+b, but not for 2.\nfunc Add(a, b int) int {\n\tif a == 2 {\n\t\treturn a\n\t}\n\treturn a + b\n}\n",
+		"internal/footest/footest.go": "package footest\n\n// Check passes.\nfunc Check(t interface{ Fatal(...any) }, got, want int) {}\n",
+	})
+	cr = r.check("--base", "base", "--candidate", "weak")
+	if got, want := notPass(cr), []string{"TestAdd 1 CONTAMINATED", "TestAddTwice 1 CONTAMINATED"}; cr.code != 1 || !slices.Equal(got, want) {
+		t.Fatalf("a weakened test helper beside a regression: want exit 1 and %v, got %v\n%s", want, got, cr)
+	}
+	if res, _ := resultOf(t, cr, "TestAdd", "1"); !strings.Contains(res.Reason, "internal/footest/footest.go (a Go package of the module only tests import") {
+		t.Errorf("reason %q", res.Reason)
+	}
+}

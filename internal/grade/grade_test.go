@@ -2,6 +2,7 @@ package grade
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -40,6 +41,27 @@ func diffOf(base, cand map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// buildEdited builds the plan of in over base and a candidate that
+// appends suffix to every file of base (and holds the files of extra),
+// and checks it takes want from the base ("path kind", sorted).
+func buildEdited(t *testing.T, base map[string]string, suffix string, extra map[string]string, in Input, want []string) *Plan {
+	t.Helper()
+	cand := map[string]string{}
+	for f, s := range base {
+		cand[f] = s + suffix
+	}
+	maps.Copy(cand, extra)
+	in.Base, in.Cand, in.Diff = tree(base), tree(cand), diffOf(base, cand)
+	plan, err := Build(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := picks(plan, base, cand); !slices.Equal(got, want) {
+		t.Errorf("picked\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	return plan
 }
 
 // picks lists what the plan takes from the base, as "path kind".
@@ -176,31 +198,19 @@ func TestBuildPytest(t *testing.T) {
 		"testing/test_t.py":                "x\n",
 		"testing/util.py":                  "x\n",
 	}
-	cand := map[string]string{}
-	for f, s := range base {
-		cand[f] = s + "# changed\n"
-	}
-	cand["calc/test/test_new.py"] = "a test file the patch adds\n"
-	plan, err := Build(context.Background(), Input{Base: tree(base), Cand: tree(cand), Diff: diffOf(base, cand),
-		Scopes: []Scope{{Framework: "pytest", Path: "tests"}, {Framework: "pytest", Path: "testing"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		"conftest.py " + string(Conftest),
-		"pytest.ini " + string(PytestIni),
-		"testing/test_t.py " + string(TestFile),
-		"testing/util.py " + string(TestFolder),
-		"tests/__init__.py " + string(TestFolder),
-		"tests/conftest.py " + string(Conftest),
-		"tests/data/golden.json " + string(TestFolder),
-		"tests/helpers.py " + string(TestFolder),
-		"tests/unit/conftest.py " + string(Conftest),
-		"tests/unit/test_calc.py " + string(TestFile),
-	}
-	if got := picks(plan, base, cand); !slices.Equal(got, want) {
-		t.Errorf("picked\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	buildEdited(t, base, "# changed\n", map[string]string{"calc/test/test_new.py": "a test file the patch adds\n"},
+		Input{Scopes: []Scope{{Framework: "pytest", Path: "tests"}, {Framework: "pytest", Path: "testing"}}}, []string{
+			"conftest.py " + string(Conftest),
+			"pytest.ini " + string(PytestIni),
+			"testing/test_t.py " + string(TestFile),
+			"testing/util.py " + string(TestFolder),
+			"tests/__init__.py " + string(TestFolder),
+			"tests/conftest.py " + string(Conftest),
+			"tests/data/golden.json " + string(TestFolder),
+			"tests/helpers.py " + string(TestFolder),
+			"tests/unit/conftest.py " + string(Conftest),
+			"tests/unit/test_calc.py " + string(TestFile),
+		})
 }
 
 // TestBuildJS: a vitest suite's graded tree takes from the base its test
@@ -223,16 +233,7 @@ func TestBuildJS(t *testing.T) {
 		"setup/vitest.setup.js":                 "x\n",
 		"node_modules/vitest/test/a.test.js":    "x\n",
 	}
-	cand := map[string]string{}
-	for f, s := range base {
-		cand[f] = s + "// changed\n"
-	}
-	plan, err := Build(context.Background(), Input{Base: tree(base), Cand: tree(cand), Diff: diffOf(base, cand),
-		Scopes: []Scope{{Framework: "vitest", Path: "tests"}}, Setup: []string{"setup/vitest.setup.js"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
+	buildEdited(t, base, "// changed\n", nil, Input{Scopes: []Scope{{Framework: "vitest", Path: "tests"}}, Setup: []string{"setup/vitest.setup.js"}}, []string{
 		"setup/vitest.setup.js " + string(JSSetup),
 		"src/__mocks__/net.js " + string(Mock),
 		"tests/__snapshots__/calc.test.js.snap " + string(Snapshot),
@@ -241,10 +242,7 @@ func TestBuildJS(t *testing.T) {
 		"tests/helpers/make.js " + string(TestFolder),
 		"vite.config.ts " + string(JSConfig),
 		"vitest.config.ts " + string(JSConfig),
-	}
-	if got := picks(plan, base, cand); !slices.Equal(got, want) {
-		t.Errorf("picked\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	})
 }
 
 // TestEditsFor: of the patch's edits the graded tree takes back, a test
