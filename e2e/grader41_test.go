@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -333,5 +334,47 @@ func TestCheckGraderGoLibraryOfTests(t *testing.T) {
 	}
 	if res, _ := resultOf(t, cr, "TestAdd", "1"); !strings.Contains(res.Reason, "internal/footest/footest.go (a Go package of the module only tests import") {
 		t.Errorf("reason %q", res.Reason)
+	}
+}
+
+// TestCheckGraderGoAPIChange: a patch that renames the function package
+// a's tests use and renames it in a/a_test.go too: the base's test file
+// does not build against the patch's code, so every test of a is
+// CONTAMINATED, its reason one line that says so (no compiler output),
+// never INCOMPLETE; the renamed tests are new tests (5 of 5); the other
+// packages PASS.
+func TestCheckGraderGoAPIChange(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end to end: real git, go and a sandbox")
+	}
+	needTool(t, "go")
+	files := suiteModule("")
+	r := newRepo(t, files)
+	r.candidate("rename", map[string]string{
+		"a/a.go":      strings.ReplaceAll(files["a/a.go"], "Value", "Val"),
+		"a/a_test.go": strings.ReplaceAll(files["a/a_test.go"], "Value(", "Val("),
+	})
+	cr := r.check("--base", "base", "--candidate", "rename")
+	var want []string
+	for _, s := range []string{"1", "2"} {
+		for i := range 10 {
+			want = append(want, fmt.Sprintf("TestA%02d %s CONTAMINATED", i, s))
+		}
+	}
+	slices.Sort(want)
+	if got := notPass(cr); cr.code != 1 || !slices.Equal(got, want) {
+		t.Fatalf("an API change with its tests: want exit 1 and a's 20 triples CONTAMINATED, got %v\n%s", got, cr)
+	}
+	res, i := resultOf(t, cr, "TestA04", "1")
+	if w := "the patch changes a/a_test.go::TestA04, and its base version cannot run on the patch's code (it does not build, or is not collected: the patch changes what it uses): split that edit into another review"; res.Reason != w {
+		t.Errorf("reason %q, want %q", res.Reason, w)
+	}
+	if rec := cr.record(t, i); rec.CandidateResult != "fail" || len(rec.Attempts) == 0 || rec.Attempts[0].Result != "error" {
+		t.Errorf("candidate_result %q, attempts %+v", rec.CandidateResult, rec.Attempts)
+	}
+	labelsAgree(t, r, cr, i, true)
+	if nt := cr.summary.NewTests; len(nt) != 10 || nt[0].Passed != 5 {
+		t.Errorf("new tests: want a's 10 renamed tests, 5 of 5, got %+v", nt)
 	}
 }
