@@ -130,7 +130,7 @@ func goPackage(in GoInput, unit string) Verdict {
 	if p, ok := in.Trees.first(func(p string) bool { return within(p, dir) && !in.otherPackage(p, dir) }); ok {
 		return affected(unit, p, "%s %s: it is under the package's folder, where its tests may read it", p, in.Trees.Kind(p))
 	}
-	if p, ok := in.Trees.first(func(p string) bool { return reads.seenBy(p, in.Trees.Kind(p)) }); ok {
+	if p, ok := in.Trees.first(func(p string) bool { return reads.seenBy(in.Trees, p, in.Trees.Kind(p)) }); ok {
 		return affected(unit, p, "%s %s: its tests read it (or list its folder) on the base", p, in.Trees.Kind(p))
 	}
 	return Verdict{Unit: unit, Why: fmt.Sprintf("inputs identical to the base's: the %d files of its %d packages, its folder and the %d paths its tests read",

@@ -11,7 +11,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"path"
 	"path/filepath"
 	"strings"
 )
@@ -168,24 +167,26 @@ func joinAbs(cwd, p string) string {
 	return filepath.Join(cwd, p)
 }
 
-// seenBy reports whether the change at p is one a package whose tests
-// read reads can see: a path they read, a file in a folder they listed
-// (any change directly in it), or a file added or removed below a
-// folder they read (it changes a listing on the way).
-func (r *GoReads) seenBy(p, kind string) bool {
+// seenBy reports whether the change at p (of kind) is one the package's
+// tests can see, in trees t: a file they opened or looked at, or a
+// file added or removed below a folder they opened (its listing, or a
+// listing on the way, changed). Which logged paths are folders the trees
+// say: a path that is a file in neither tree is a folder (or nothing).
+func (r *GoReads) seenBy(t *Trees, p, kind string) bool {
 	if r.Paths[p] {
 		return true
 	}
-	if r.Paths[path.Dir(p)] {
-		return true
-	}
-	if kind == Modified {
-		return false
-	}
-	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
-		if r.Paths[d] {
+	return kind != Modified && listedAbove(p, func(d string) bool { return r.Paths[d] && !t.has(false, d) && !t.has(true, d) })
+}
+
+// listedAbove reports whether a folder above p is listed.
+func listedAbove(p string, listed func(dir string) bool) bool {
+	for d := pathDir(p); ; d = pathDir(d) {
+		if listed(d) {
 			return true
 		}
+		if d == "." {
+			return false
+		}
 	}
-	return r.Paths["."]
 }
