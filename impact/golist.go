@@ -151,16 +151,7 @@ func ReadGoTree(list, env io.Reader) (*GoTree, error) {
 
 // rel is folder or file p (absolute, as go saw it) relative to the
 // tree's root, and whether it lies inside the tree.
-func (t *GoTree) rel(p string) (string, bool) {
-	if p == "" || !filepath.IsAbs(p) {
-		return "", false
-	}
-	r, err := filepath.Rel(t.Root, p)
-	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
-		return "", false
-	}
-	return filepath.ToSlash(r), true
-}
+func (t *GoTree) rel(p string) (string, bool) { return relTo(t.Root, p) }
 
 // folderArg is the folder argument go test takes for the package in
 // folder rel ("." or "./a").
