@@ -225,8 +225,11 @@ func writeSummaryOutputs(ios *IO, cmd string, o summaryOutputs, sum *flakegate.S
 		if o.JSON {
 			w = ios.ErrOut
 		}
-		return writeGitHub(ios, cmd+" --github", w, sum)
+		if err := writeGitHub(ios, cmd+" --github", w, sum); err != nil {
+			return err
+		}
 	}
+	printVerdictLine(ios.ErrOut, sum)
 	return nil
 }
 
