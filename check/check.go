@@ -51,6 +51,7 @@
 //	reason.go     the summary's reasons in words (an attempt that never ran,
 //	              a contamination naming each path once)
 //	plan.go       what a config will cost (check --plan, init)
+//	timings.go    the seconds per process each check keeps for the plan
 package check
 
 import (
@@ -130,6 +131,8 @@ type Options struct {
 	Join *JoinOptions
 	// Runner names this runner in records (runner_id, runner_host).
 	Runner flakegate.Runner
+	// Timings is what the check keeps for check --plan (timings.go).
+	Timings TimingsKept
 }
 
 // Run performs the check and returns its summary. A reject is a summary
@@ -330,6 +333,7 @@ func (c *checker) makeOutDir() error {
 }
 
 func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
+	started := time.Now()
 	workers := min(c.cfg.Workers, c.cfg.Triples())
 	if len(c.cfg.Suites) > 0 {
 		workers = c.cfg.Workers // the suites' tests are listed below
@@ -355,9 +359,11 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	c.sayTrees(why, tr)
+	fillStart := time.Now()
 	if err := c.fillGoCache(ctx); err != nil {
 		return nil, err
 	}
+	fill := time.Since(fillStart)
 	if note := c.mirrorGoCaches(tr.shm); note != "" {
 		c.say("worktrees: " + c.redact(note))
 	}
@@ -384,12 +390,14 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if c.opts.Join != nil {
 		total = len(jobs) // this runner labels a part; the lines count it out of the whole
 	}
+	setup := time.Since(started) - fill
 	c.progress.Start(total)
 	results, err := c.runJobs(ctx, src, len(jobs))
 	c.progress.Finish()
 	if err != nil {
 		return nil, err
 	}
+	c.keepTimings(jobs, results, setup, fill, time.Since(started))
 	if c.opts.FreezeOwner != "" {
 		if err := c.grantFreezes(ctx, jobs, results); err != nil {
 			return nil, err

@@ -160,7 +160,8 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 }
 
 // planCheck prints what a check of the base config will cost (JSON with
-// --json), from the timings flakegate init kept; it runs nothing.
+// --json), from the timings earlier checks and flakegate init kept
+// (check.ReadTimings); it runs nothing.
 func planCheck(ctx context.Context, opts *CheckOptions) error {
 	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config})
 	if err != nil {
@@ -177,8 +178,7 @@ func planCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	m := readMeasured(b.Common)
-	cost := check.PlanCost(b.Config, m.Seconds, m.Source)
+	cost := check.PlanCost(b.Config, check.ReadTimings(b.Common), b.SHA)
 	cost.Suites, cost.SuitesNotListed = suites, notListed
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
