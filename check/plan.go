@@ -238,7 +238,11 @@ func (c Cost) estimateLine() string {
 	case c.Unmeasured == 0:
 		from = fmt.Sprintf("%s timed (from %s), %s estimated from the timed ones running the same program", props(c.Measured), c.Source, props(c.Alike))
 	default:
-		from = fmt.Sprintf("%s timed (from %s), %s estimated from them, %s counted at their whole wall_budget", props(c.Measured), c.Source, props(c.Alike), props(c.Unmeasured))
+		from = fmt.Sprintf("%s timed (from %s), ", props(c.Measured), c.Source)
+		if c.Alike > 0 {
+			from += fmt.Sprintf("%s estimated from them, ", props(c.Alike))
+		}
+		from += fmt.Sprintf("%s counted at %s whole wall_budget", props(c.Unmeasured), plural(c.Unmeasured, "its", "their"))
 	}
 	parts := fmt.Sprintf("%s of attempts at %s", secondsText(c.AttemptSeconds), count(c.Workers, "worker", "workers"))
 	if c.SetupSeconds > 0 {
@@ -268,6 +272,13 @@ func (c Cost) estimateLine() string {
 // secondsText is a whole number of seconds as a duration: "1m30s".
 func secondsText(s float64) string {
 	return (time.Duration(s) * time.Second).String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func count(n int, one, many string) string {

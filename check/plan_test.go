@@ -9,6 +9,7 @@ import (
 
 	"github.com/flakegate/flakegate/check"
 	fgconfig "github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/internal/golden"
 )
 
 // TestPlanCost: the jest project, 32 properties of 5 seeds at 14 s
@@ -84,7 +85,7 @@ func TestPlanCostAlike(t *testing.T) {
 	if c.Measured != 1 || c.Alike != 1 || c.Unmeasured != 1 || c.Processes != 4 || c.Seconds != 2*4+2*60 {
 		t.Fatalf("cost %+v", c)
 	}
-	if l := c.Lines()[1]; !strings.Contains(l, "at most 2m8s") || !strings.Contains(l, "1 property timed (from flakegate init), 1 property estimated from them, 1 property counted at their whole wall_budget") {
+	if l := c.Lines()[1]; !strings.Contains(l, "at most 2m8s") || !strings.Contains(l, "1 property timed (from flakegate init), 1 property estimated from them, 1 property counted at its whole wall_budget") {
 		t.Errorf("line %q", l)
 	}
 }
@@ -137,6 +138,36 @@ func TestPlanCostFromACheck(t *testing.T) {
 	if c.FillSeconds != 40 || c.Seconds != 54 || !strings.Contains(c.Lines()[1], "40s to fill the Go build cache from this base") {
 		t.Errorf("a new base: %+v\n%s", c, c.Lines()[1])
 	}
+}
+
+// TestPlanLinesGolden: what a person reads of the plan, before anything
+// was measured, after init's trial, after a check of this base, and for
+// a new base.
+func TestPlanLinesGolden(t *testing.T) {
+	cfg, err := fgconfig.Load([]byte("version: 1\nworkers: 2\nproperties:\n"+
+		"  - {path: t/a_test.go, name: TestA, seeds: [1, 2, 3], random_seeds: 2, run: [go, test, -run, \"^{name}$\", ./t], wall_budget: 5m}\n"+
+		"  - {path: t/b.py, name: test_b, seeds: [1, 2, 3], run: [python3, -m, pytest, \"{path}::{name}\"], wall_budget: 1m}\n"), "flakegate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, tc := range []struct {
+		name string
+		t    check.Timings
+		base string
+	}{
+		{"nothing measured", check.Timings{}, "b1"},
+		{"after init", check.Timings{Source: "flakegate init, 2026-12-06 14:00 UTC", Seconds: map[string]float64{"t/a_test.go::TestA": 1.5}}, ""},
+		{"after a check of this base", check.Timings{Source: "the check of base b1, 2026-12-06 14:10 UTC",
+			Seconds: map[string]float64{"t/a_test.go::TestA": 1.5, "t/b.py::test_b": 0.8},
+			Check:   &check.CheckTimes{Base: "b1", Setup: 3, Fill: 25, FillBase: "b1", Replays: true}}, "b1"},
+		{"a new base", check.Timings{Source: "the check of base b1, 2026-12-06 14:10 UTC",
+			Seconds: map[string]float64{"t/a_test.go::TestA": 1.5, "t/b.py::test_b": 0.8},
+			Check:   &check.CheckTimes{Base: "b1", Setup: 3, Fill: 25, FillBase: "b1", Replays: true}}, "b2"},
+	} {
+		fmt.Fprintf(&b, "# %s\n%s\n\n", tc.name, strings.Join(check.PlanCost(cfg, tc.t, tc.base).Lines(), "\n"))
+	}
+	golden.Assert(t, "plan-lines.golden", []byte(b.String()))
 }
 
 // TestKeepTimings: a check's timings merge into the kept ones; a check
