@@ -20,7 +20,10 @@ import (
 )
 
 // report.Progress draws the progress of a check on stderr.
-var _ check.ProgressHandler = (*report.Progress)(nil)
+var (
+	_ check.ProgressHandler     = (*report.Progress)(nil)
+	_ check.TestProgressHandler = (*report.Progress)(nil) // a batch's tests as they end
+)
 
 // DefaultLockTimeout is how long check waits for a lock another check
 // holds before it gives up with exit 3.
