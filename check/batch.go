@@ -198,6 +198,7 @@ func (b *batchRun) settle(ctx context.Context, side string, members []*batchMemb
 // take no result from it and nothing is written to their transcripts.
 func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, results map[*batchMember]string) ([]*batchMember, error) {
 	c := b.c
+	defer c.timeProcess(b.members[0].r.j.ps.prop, side, time.Now()) // timings.go
 	defer at.release(c.resetClean)
 	if err := at.acquire(); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: at.dir,

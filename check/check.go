@@ -140,10 +140,12 @@ type Options struct {
 // EINVALID for usage and config problems (exit 2), EINTERNAL when
 // flakegate itself failed (exit 3).
 func Run(ctx context.Context, opts Options) (*flakegate.Summary, error) {
+	started := time.Now()
 	c, err := newChecker(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	c.started = started
 	defer c.close()
 	return c.run(ctx)
 }
@@ -169,6 +171,8 @@ type checker struct {
 	prepWatchMu sync.Mutex
 	prepWatch   map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
 	digests     map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)
+	started     time.Time           // when Run began (timings.go)
+	times       processTimes        // the attempts' processes (timings.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -333,7 +337,6 @@ func (c *checker) makeOutDir() error {
 }
 
 func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
-	started := time.Now()
 	workers := min(c.cfg.Workers, c.cfg.Triples())
 	if len(c.cfg.Suites) > 0 {
 		workers = c.cfg.Workers // the suites' tests are listed below
@@ -390,14 +393,14 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if c.opts.Join != nil {
 		total = len(jobs) // this runner labels a part; the lines count it out of the whole
 	}
-	setup := time.Since(started) - fill
+	setup := time.Since(c.started) - fill
 	c.progress.Start(total)
 	results, err := c.runJobs(ctx, src, len(jobs))
 	c.progress.Finish()
 	if err != nil {
 		return nil, err
 	}
-	c.keepTimings(jobs, results, setup, fill, time.Since(started))
+	c.keepTimings(setup, fill, time.Since(c.started))
 	if c.opts.FreezeOwner != "" {
 		if err := c.grantFreezes(ctx, jobs, results); err != nil {
 			return nil, err

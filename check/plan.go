@@ -132,8 +132,8 @@ func PlanCost(cfg *config.Config, t Timings, base string) Cost {
 		}
 	}
 	c := Cost{Triples: len(triples), Source: t.Source, Workers: max(cfg.Workers, 1)}
-	perProcess := c.perProcess(cfg, t.Seconds)
-	var busy, longest float64
+	cand, baseSide := c.perProcess(cfg, t)
+	var busy, busyCand, longest float64
 	for _, g := range ProcessGroups(cfg, triples) {
 		if len(g) == 0 {
 			continue
@@ -144,14 +144,17 @@ func PlanCost(cfg *config.Config, t Timings, base string) Cost {
 		c.Processes += 2
 		c.MaxAttempts += (2 + cfg.RetryCap + k) * len(g)
 		c.MaxProcesses += 2 + cfg.RetryCap + k
-		one := perProcess[g[0].Property] // a measured run is mostly the process: a batch costs about one
-		busy += 2 * one
-		longest = max(longest, 2*one) // a group's processes run one after the other, on one worker
+		// A measured run is mostly the process: a batch costs about one
+		// process of its first member's key.
+		one, two := cand[g[0].Property], baseSide[g[0].Property]
+		busy += one + two
+		busyCand += one
+		longest = max(longest, one+two) // a group's processes run one after the other, on one worker
 	}
 	// The workers share the processes; the longest group bounds the end.
-	// With the base's replays cached only the candidate's half runs.
+	// With the base's replays cached only the candidate's processes run.
 	uncached := math.Round(max(busy/float64(c.Workers), longest))
-	cached := math.Round(max(busy/2/float64(c.Workers), longest/2))
+	cached := math.Round(max(busyCand/float64(c.Workers), longest*busyCand/max(busy, 1e-9)))
 	if ct := t.Check; ct != nil && c.Triples > 0 {
 		c.Measurement = true
 		c.SetupSeconds = math.Round(ct.Setup)
@@ -172,37 +175,53 @@ func PlanCost(cfg *config.Config, t Timings, base string) Cost {
 	return c
 }
 
-// perProcess is the seconds of one process of each property: its own
-// timing, else the mean of the timed ones that run the same program (the
-// same runner's start-up and build), else its wall_budget (an upper
-// bound). It counts each kind in c.
-func (c *Cost) perProcess(cfg *config.Config, measured map[string]float64) []float64 {
-	sum, n := map[string]float64{}, map[string]int{}
+// perProcess is the seconds of one process of each property, a
+// candidate's and a base replay's: its own timing (each side's, else the
+// one of either side), else the mean of the timed ones that run the same
+// program (the same runner's start-up and build), else its wall_budget
+// (an upper bound). It counts each kind in c.
+func (c *Cost) perProcess(cfg *config.Config, t Timings) (cand, base []float64) {
+	timed := func(p *config.Property) (float64, float64, bool) {
+		k := ProcessKey(p)
+		s, ok := t.Seconds[k]
+		cs, cok := t.Candidate[k]
+		bs, bok := t.Base[k]
+		if !cok {
+			cs = s
+		}
+		if !bok {
+			bs = s
+		}
+		return cs, bs, ok || cok || bok
+	}
+	type acc struct{ cand, base float64 }
+	sum, n := map[string]acc{}, map[string]int{}
 	for i := range cfg.Properties {
 		p := &cfg.Properties[i]
-		if secs, ok := measured[ProcessKey(p)]; ok {
-			sum[flakegate.ProgramName(p.Run)] += secs
+		if cs, bs, ok := timed(p); ok {
+			a := sum[flakegate.ProgramName(p.Run)]
+			sum[flakegate.ProgramName(p.Run)] = acc{a.cand + cs, a.base + bs}
 			n[flakegate.ProgramName(p.Run)]++
 		}
 	}
-	out := make([]float64, len(cfg.Properties))
+	cand, base = make([]float64, len(cfg.Properties)), make([]float64, len(cfg.Properties))
 	for i := range cfg.Properties {
 		p := &cfg.Properties[i]
 		prog := flakegate.ProgramName(p.Run)
-		secs, ok := measured[ProcessKey(p)]
+		cs, bs, ok := timed(p)
 		switch {
 		case ok:
 			c.Measured++
 		case n[prog] > 0:
-			secs = sum[prog] / float64(n[prog])
+			cs, bs = sum[prog].cand/float64(n[prog]), sum[prog].base/float64(n[prog])
 			c.Alike++
 		default:
-			secs = p.WallBudget.Seconds()
+			cs, bs = p.WallBudget.Seconds(), p.WallBudget.Seconds()
 			c.Unmeasured++
 		}
-		out[i] = secs
+		cand[i], base[i] = cs, bs
 	}
-	return out
+	return cand, base
 }
 
 // Lines says the cost in words, one line each: the counts, the

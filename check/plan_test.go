@@ -138,6 +138,17 @@ func TestPlanCostFromACheck(t *testing.T) {
 	if c.FillSeconds != 40 || c.Seconds != 54 || !strings.Contains(c.Lines()[1], "40s to fill the Go build cache from this base") {
 		t.Errorf("a new base: %+v\n%s", c, c.Lines()[1])
 	}
+	// A candidate's process compiles what the patch changed, a base
+	// replay's finds it built: each side's own timing counts, and the
+	// replay cache takes the base's away.
+	tm.Candidate = map[string]float64{"suite ./... a": 3, "suite ./... b": 2}
+	tm.Base = map[string]float64{"suite ./... a": 1, "suite ./... b": 0.5}
+	c = check.PlanCost(cfg, tm, "b1")
+	// (3+1 + 2+0.5) * 3 seeds = 19.5 s busy, 10 s at 2 workers; the
+	// candidate's 15 s, 8 s at 2 workers.
+	if c.UncachedSeconds != 15 || c.Seconds != 13 || c.CachedSeconds != 13 {
+		t.Errorf("sides: %+v", c)
+	}
 }
 
 // TestPlanLinesGolden: what a person reads of the plan, before anything

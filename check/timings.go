@@ -8,15 +8,18 @@ package check
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/atomicfile"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // TimingsKept says what a check keeps of its timings.
@@ -38,10 +41,17 @@ const TimingsFile = "measured.json"
 // Timings are the measured seconds per process by ProcessKey, where they
 // come from, and the last check's own times.
 type Timings struct {
-	// Source says who measured Seconds last: "the check of base
+	// Source says who measured them last: "the check of base
 	// 1a2b3c4d5e6f, 2026-12-06 14:00 UTC" or flakegate init's trial.
-	Source  string             `json:"source"`
-	Seconds map[string]float64 `json:"seconds"`
+	Source string `json:"source"`
+	// Seconds is one process of either side (flakegate init's trial keeps
+	// its candidate attempt's); Candidate and Base are a candidate's and
+	// a base replay's process, which differ: a candidate's go test
+	// compiles what the patch changed, the base's finds it built by the
+	// fill.
+	Seconds   map[string]float64 `json:"seconds"`
+	Candidate map[string]float64 `json:"candidate,omitempty"`
+	Base      map[string]float64 `json:"base,omitempty"`
 	// Check is what the last check took besides its attempts.
 	Check *CheckTimes `json:"check,omitempty"`
 }
@@ -86,15 +96,35 @@ func ReadTimings(common string) Timings {
 // KeepTimings merges secs (seconds per process by ProcessKey) into the
 // timings kept in common, with source, and the check's own times when
 // ct is not nil.
+// The sides kept of those keys are dropped: they are older.
 func KeepTimings(common, source string, secs map[string]float64, ct *CheckTimes) error {
+	return keepTimings(common, source, Timings{Seconds: secs}, ct, true)
+}
+
+// keepTimings merges m's three maps into the kept timings; with
+// dropSides a key of m.Seconds drops the sides m does not have.
+func keepTimings(common, source string, m Timings, ct *CheckTimes, dropSides bool) error {
 	t := ReadTimings(common)
 	if t.Seconds == nil {
 		t.Seconds = map[string]float64{}
 	}
-	for k, v := range secs {
-		t.Seconds[k] = v
+	for _, mp := range []*map[string]float64{&t.Candidate, &t.Base} {
+		if *mp == nil {
+			*mp = map[string]float64{}
+		}
 	}
-	if len(secs) > 0 {
+	for k, v := range m.Seconds {
+		t.Seconds[k] = v
+		if _, ok := m.Candidate[k]; !ok && dropSides {
+			delete(t.Candidate, k)
+		}
+		if _, ok := m.Base[k]; !ok && dropSides {
+			delete(t.Base, k)
+		}
+	}
+	maps.Copy(t.Candidate, m.Candidate)
+	maps.Copy(t.Base, m.Base)
+	if len(m.Seconds) > 0 {
 		t.Source = source
 	}
 	if ct != nil {
@@ -133,35 +163,60 @@ func ProcessKey(p *config.Property) string {
 // filled before returns at once).
 const fillRan = time.Second
 
+// processTimes are the wall times of a check's attempt processes, by
+// ProcessKey and side: a lone triple's attempt, or a batch's process,
+// from the tree's acquisition to its release.
+type processTimes struct {
+	mu   sync.Mutex
+	sums map[string]*[4]float64 // candidate seconds, count, base seconds, count
+}
+
+// timeProcess counts one process of p on side that began at start
+// (call it deferred). Probes are the base's, and not a passing check's.
+func (c *checker) timeProcess(p *config.Property, side string, start time.Time) {
+	if side != transcript.SideCandidate && side != transcript.SideBase {
+		return
+	}
+	took := time.Since(start).Seconds()
+	t := &c.times
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sums == nil {
+		t.sums = map[string]*[4]float64{}
+	}
+	k := ProcessKey(p)
+	if t.sums[k] == nil {
+		t.sums[k] = new([4]float64)
+	}
+	i := 0
+	if side == transcript.SideBase {
+		i = 2
+	}
+	t.sums[k][i] += took
+	t.sums[k][i+1]++
+}
+
 // keepTimings keeps what this check measured: per ProcessKey the mean
-// seconds per process of its triples (a triple's or its batch's time over
-// the processes it ran: candidate attempts, base attempts not from the
-// replay cache, probes), and the check's setup, fill and wall time.
-func (c *checker) keepTimings(jobs []job, results []tripleResult, setup, fill, wall time.Duration) {
+// seconds of a candidate's and of a base replay's process (a side this
+// check did not run, the base's from the replay cache, keeps its earlier
+// timing), and the check's setup, fill and wall time.
+func (c *checker) keepTimings(setup, fill, wall time.Duration) {
 	if c.opts.Timings == KeepNoTimings {
 		return
 	}
-	sum, n := map[string]float64{}, map[string]int{}
-	for i := range jobs {
-		if i >= len(results) {
-			break
+	m := Timings{Seconds: map[string]float64{}, Candidate: map[string]float64{}, Base: map[string]float64{}}
+	c.times.mu.Lock()
+	for k, v := range c.times.sums {
+		mean := func(sum, n float64) float64 { return math.Round(sum/n*100) / 100 }
+		m.Seconds[k] = mean(v[0]+v[2], v[1]+v[3])
+		if v[1] > 0 {
+			m.Candidate[k] = mean(v[0], v[1])
 		}
-		r := &results[i].result
-		procs := r.CandidateAttempts + len(r.BaseProbeResults)
-		if !r.BaseCached {
-			procs += r.BaseAttempts
+		if v[3] > 0 {
+			m.Base[k] = mean(v[2], v[3])
 		}
-		if r.Skipped || procs == 0 || r.Seconds <= 0 {
-			continue
-		}
-		k := ProcessKey(jobs[i].ps.prop)
-		sum[k] += r.Seconds / float64(procs)
-		n[k]++
 	}
-	secs := map[string]float64{}
-	for k, s := range sum {
-		secs[k] = math.Round(s/float64(n[k])*100) / 100
-	}
+	c.times.mu.Unlock()
 	now := c.now().UTC()
 	ct := &CheckTimes{Base: c.baseSHA, At: now.Format(time.RFC3339), Setup: roundSeconds(setup), Wall: roundSeconds(wall), Workers: c.cfg.Workers,
 		Replays: !c.opts.NoReplayCache && c.iso.mode == IsolationBwrap}
@@ -172,7 +227,7 @@ func (c *checker) keepTimings(jobs []job, results []tripleResult, setup, fill, w
 	if c.opts.Timings == KeepProcessTimings {
 		ct, source = nil, fmt.Sprintf("%s, %s", c.opts.By, now.Format("2006-01-02 15:04 UTC"))
 	}
-	if err := KeepTimings(c.common, source, secs, ct); err != nil {
+	if err := keepTimings(c.common, source, m, ct, false); err != nil {
 		c.say("cannot keep this check's timings for check --plan: " + err.Error())
 	}
 }

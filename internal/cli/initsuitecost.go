@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
@@ -66,29 +67,29 @@ func measureSuiteTrial(ctx context.Context, opts *InitOptions, report io.Writer,
 		fmt.Fprintf(report, "  suites: not measured: %s\n", termsafe.Line(err.Error()))
 		return
 	}
+	if len(sum.Results) == 0 {
+		fmt.Fprintln(report, "  suites: not measured: the run gated no test (the suites list none here)")
+		return
+	}
 	labels := map[flakegate.Label]int{}
+	var failing []string
 	for _, r := range sum.Results {
 		labels[r.Label]++
-	}
-	fmt.Fprintf(report, "  measured: %d %s in %.1f s (%s); check --plan estimates from it\n",
-		len(sum.Results), plural(len(sum.Results), "test", "tests"), took.Seconds(), labelCounts(labels))
-}
-
-// labelCounts is "36 PASS, 1 PROPERTY", in the table's order.
-func labelCounts(labels map[flakegate.Label]int) string {
-	out := ""
-	for _, l := range flakegate.Labels {
-		if n := labels[l]; n > 0 {
-			if out != "" {
-				out += ", "
-			}
-			out += fmt.Sprintf("%d %s", n, l)
+		if r.Label != flakegate.Pass {
+			failing = append(failing, fmt.Sprintf("%s (%s)", r.ID(), r.Label))
 		}
 	}
-	if out == "" {
-		return "no test"
+	fmt.Fprintf(report, "  measured: %d %s in %.1f s (%s); check --plan estimates from it\n",
+		len(sum.Results), plural(len(sum.Results), "test", "tests"), took.Seconds(), strings.Join(labelCounts(labels), ", "))
+	if n := len(failing); n > 0 {
+		if n > 5 {
+			failing = append(failing[:5], fmt.Sprintf("and %d more", n-5))
+		}
+		// A test that does not pass at HEAD, on both sides, rejects every
+		// check: the user decides (fix it, or exclude it).
+		fmt.Fprintf(report, "note: %d %s not pass at HEAD in the sandbox, so every check would reject %s: %s; fix %s, or name %s in the suite's exclude: (docs/suites.md)\n",
+			n, plural(n, "test does", "tests do"), plural(n, "it", "them"), termsafe.Line(strings.Join(failing, ", ")), plural(n, "it", "them"), plural(n, "it", "them"))
 	}
-	return out
 }
 
 // trialCheck runs a check of the config raw on a commit of the work tree

@@ -16,6 +16,17 @@ func printVerdictLine(w io.Writer, sum *flakegate.Summary) {
 	fmt.Fprintln(w, termsafe.Line(verdictLine(sum)))
 }
 
+// labelCounts is each label's count, "36 PASS", in the table's order.
+func labelCounts(labels map[flakegate.Label]int) []string {
+	var out []string
+	for _, l := range flakegate.Labels {
+		if n := labels[l]; n > 0 {
+			out = append(out, fmt.Sprintf("%d %s", n, l))
+		}
+	}
+	return out
+}
+
 // verdictLine is "verdict: reject: WHY (exit 1)" or "verdict: pass: WHAT
 // (exit 0)": each rule that made the verdict, in the order SetVerdict
 // applies them.
@@ -33,12 +44,7 @@ func verdictLine(sum *flakegate.Summary) string {
 			}
 		}
 	}
-	var counts []string
-	for _, l := range flakegate.Labels {
-		if n := labels[l]; n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, l))
-		}
-	}
+	counts := labelCounts(labels)
 	if frozen > 0 {
 		counts = append(counts, fmt.Sprintf("%d SCHEDULER skipped (frozen)", frozen))
 	}
