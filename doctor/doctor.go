@@ -171,7 +171,7 @@ func (d *doctor) config(ctx context.Context) (bool, error) {
 		rep.add(Fail, "config", "at %s (%s): %s", opts.Base, flakegate.ShortSHA(b.SHA), errLine(err))
 	} else {
 		cfgOK = true
-		rep.add(OK, "config", "%s at %s (%s) is valid: %d properties, %d listed triples", b.ConfigPath, opts.Base, flakegate.ShortSHA(b.SHA), len(b.Config.Properties), b.Config.Triples())
+		rep.add(OK, "config", "%s at %s (%s) is valid: %s", b.ConfigPath, opts.Base, flakegate.ShortSHA(b.SHA), configCounts(b.Config))
 	}
 	rep.CommonDir = b.Common
 	if !cfgOK {
@@ -510,4 +510,47 @@ func (d *doctor) suites(ctx context.Context) {
 		}
 		d.rep.add(OK, "suites", "%s", sc.Line())
 	}
+	if slices.ContainsFunc(counts, func(sc check.SuiteCount) bool { return sc.Err == nil }) {
+		d.rep.add(OK, "triples", "%s", totalTriples(d.cfg, counts))
+	}
+}
+
+// configCounts says what the config gates before any listing: its
+// properties' listed triples, and its suites, whose tests only their
+// framework lists (the suites lines say how many).
+func configCounts(cfg *config.Config) string {
+	props := fmt.Sprintf("%d %s (%d listed %s)", len(cfg.Properties), plural(len(cfg.Properties), "property", "properties"),
+		cfg.Triples(), plural(cfg.Triples(), "triple", "triples"))
+	if n := len(cfg.Suites); n > 0 {
+		return props + fmt.Sprintf(" and %d %s, whose tests a check lists on the base (the suites lines below count them)", n, plural(n, "suite", "suites"))
+	}
+	return props
+}
+
+// totalTriples is every triple a check gates: the properties' listed
+// ones and each listed suite's, with the suites that could not be listed
+// named (their triples are not in the count).
+func totalTriples(cfg *config.Config, counts []check.SuiteCount) string {
+	suites, tests, unlisted := 0, 0, []string(nil)
+	for _, sc := range counts {
+		if sc.Err != nil {
+			unlisted = append(unlisted, fmt.Sprintf("suites[%d]", sc.Index))
+			continue
+		}
+		suites += sc.Tests * sc.Seeds
+		tests += sc.Tests
+	}
+	line := fmt.Sprintf("a check gates %d listed %s: %d of the properties, %d of the suites' %d %s",
+		cfg.Triples()+suites, plural(cfg.Triples()+suites, "triple", "triples"), cfg.Triples(), suites, tests, plural(tests, "test", "tests"))
+	if len(unlisted) > 0 {
+		line += " (not counting " + strings.Join(unlisted, ", ") + ", whose listing failed)"
+	}
+	return line
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
