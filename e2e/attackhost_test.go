@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,16 +92,7 @@ func hostRun(t *testing.T, m mode16, bin, dir, work string, args ...string) (int
 	if m.asOther() {
 		cmd.Env = append(cmd.Env, "HOME="+filepath.Join(work, "home"), "XDG_CACHE_HOME="+userCache(t, m.uid))
 	}
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, string(out)
-	case errors.As(err, &ee):
-		return ee.ExitCode(), string(out)
-	}
-	t.Fatalf("running flakegate %s: %v", strings.Join(args, " "), err)
-	return 0, ""
+	return runExit(t, cmd)
 }
 
 func TestAttackHostProgram(t *testing.T) {

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/filestore"
+	"github.com/flakegate/flakegate/storetest"
 )
 
 // corpusV1 is a corpus.json as flakegate wrote it before the corpus kept
@@ -44,23 +44,8 @@ func TestCorpusVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	want := "k1: 1402@b1/c2+c2 7@b0/c1+c1; k2: s-1@b0/c1+c1"
-	read := func() string {
-		t.Helper()
-		var parts []string
-		for _, k := range []string{"k1", "k2"} {
-			es, err := s.Failures(ctx, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var l []string
-			for _, e := range es {
-				l = append(l, fmt.Sprintf("%s@%s/%s+%s", e.Seed, e.FirstBaseSHA, e.CandidateSHA, e.AddedBy))
-			}
-			parts = append(parts, k+": "+strings.Join(l, " "))
-		}
-		return strings.Join(parts, "; ")
-	}
+	want := "k1: 1402@b1/c2+c2/2026-01-02T03:04:06Z/0 7@b0/c1+c1/2026-01-02T03:04:05Z/0; k2: s-1@b0/c1+c1/2026-01-01T00:00:00Z/0"
+	read := func() string { return storetest.CorpusText(t, s, "k1", "k2") }
 	if got := read(); got != want {
 		t.Fatalf("version 1 read as %s, want %s", got, want)
 	}

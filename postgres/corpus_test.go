@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/pgtest"
+	"github.com/flakegate/flakegate/storetest"
 )
 
 // TestMigrateCorpusKept upgrades a database at schema 6 whose failure
@@ -41,22 +41,7 @@ func TestMigrateCorpusKept(t *testing.T) {
 		t.Fatalf("MigrateVersions: %d -> %d, %v", before, after, err)
 	}
 	s := openDSN(t, dsn)
-	read := func() string {
-		t.Helper()
-		var parts []string
-		for _, k := range []string{"k1", "k2"} {
-			es, err := s.Failures(ctx, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var l []string
-			for _, e := range es {
-				l = append(l, fmt.Sprintf("%s@%s/%s+%s/%s/%d", e.Seed, e.FirstBaseSHA, e.CandidateSHA, e.AddedBy, e.FailedAt.Format(time.RFC3339), e.FailedEpoch))
-			}
-			parts = append(parts, k+": "+strings.Join(l, " "))
-		}
-		return strings.Join(parts, "; ")
-	}
+	read := func() string { return storetest.CorpusText(t, s, "k1", "k2") }
 	want := "k1: 1402@b1/c2+c2/2026-01-02T03:04:06Z/0 7@b0/c1+c1/2026-01-02T03:04:05Z/0; k2: s-1@b0/c1+c1/2026-01-01T00:00:00Z/0"
 	if got := read(); got != want {
 		t.Fatalf("after the migration: %s\nwant %s", got, want)

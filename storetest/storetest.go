@@ -1172,3 +1172,23 @@ func (c corpusT) seeds(key string) string {
 	}
 	return strings.Join(out, ",")
 }
+
+// CorpusText lists the corpus of each key as "KEY: SEED@FIRST-BASE/
+// CANDIDATE+ADDED-BY/FAILED-AT/EPOCH ...", keys apart by "; ": every
+// field a store keeps, for tests of a store's own format and migrations.
+func CorpusText(t *testing.T, s flakegate.FailureCorpus, keys ...string) string {
+	t.Helper()
+	var parts []string
+	for _, k := range keys {
+		es, err := s.Failures(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l []string
+		for _, e := range es {
+			l = append(l, fmt.Sprintf("%s@%s/%s+%s/%s/%d", e.Seed, e.FirstBaseSHA, e.CandidateSHA, e.AddedBy, e.FailedAt.Format(time.RFC3339), e.FailedEpoch))
+		}
+		parts = append(parts, k+": "+strings.Join(l, " "))
+	}
+	return strings.Join(parts, "; ")
+}
