@@ -71,7 +71,11 @@ func measureSuites(ctx context.Context, ios *IO, report io.Writer, root, python 
 		s := &pl.Suites[i]
 		if o.Result != attempt.Pass {
 			s.BudgetNote = "default; the measured bare run did not pass"
-			fmt.Fprintf(report, "  fail suite %s (%s): %s\n", termsafe.Line(s.Path), s.Framework, termsafe.Line(strings.TrimSpace(o.Result+" "+o.Reason)))
+			why := strings.TrimSpace(o.Result + " " + o.Reason)
+			if tail := strings.TrimSpace(o.Tail); tail != "" {
+				why += ": " + tail[strings.LastIndexByte(tail, '\n')+1:] // its output's last line
+			}
+			fmt.Fprintf(report, "  fail suite %s (%s): %s\n", termsafe.Line(s.Path), s.Framework, termsafe.Line(why))
 			continue
 		}
 		s.WallBudget = initconfig.MeasuredBudget(o.Wall)
