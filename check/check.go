@@ -155,24 +155,26 @@ func Run(ctx context.Context, opts Options) (*flakegate.Summary, error) {
 // prepared layers) is its site (site.go), whose steps are its own.
 type checker struct {
 	site
-	opts        Options
-	candSHA     string
-	diff        []string
-	watch       []string // config and in-repo ledger: every triple's watch_paths
-	store       flakegate.Store
-	props       []*propState
-	now         func() time.Time
-	secret      []byte        // the store's seed secret, when seeds are drawn (seeds.go)
-	baseInfra   *infra.Finder // the base revision's test infrastructure (props.go)
-	histMu      sync.Mutex
-	hist        map[string]history     // base results of earlier records, by triple (probe.go)
-	prepareMu   sync.Mutex             // one prepare at a time (prepare.go)
-	prepareRuns []flakegate.PrepareRun // under prepareMu
-	prepWatchMu sync.Mutex
-	prepWatch   map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
-	digests     map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)
-	started     time.Time           // when Run began (timings.go)
-	times       processTimes        // the attempts' processes (timings.go)
+	opts          Options
+	candSHA       string
+	diff          []string
+	watch         []string // config and in-repo ledger: every triple's watch_paths
+	store         flakegate.Store
+	props         []*propState
+	now           func() time.Time
+	secret        []byte        // the store's seed secret, when seeds are drawn (seeds.go)
+	baseInfra     *infra.Finder // the base revision's test infrastructure (props.go)
+	histMu        sync.Mutex
+	hist          map[string]history     // base results of earlier records, by triple (probe.go)
+	prepareMu     sync.Mutex             // one prepare at a time (prepare.go)
+	prepareRuns   []flakegate.PrepareRun // under prepareMu
+	prepWatchMu   sync.Mutex
+	prepWatch     map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
+	digests       map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)
+	started       time.Time           // when Run began (timings.go)
+	times         processTimes        // the attempts' processes (timings.go)
+	corpusMu      sync.Mutex
+	corpusRefused map[flakegate.CorpusAdd][]string // failing seeds the corpus did not keep, by why (corpus.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -401,6 +403,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	c.keepTimings(setup, fill, time.Since(c.started))
+	c.sayCorpus()
 	if c.opts.FreezeOwner != "" {
 		if err := c.grantFreezes(ctx, jobs, results); err != nil {
 			return nil, err

@@ -131,7 +131,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 				"and vitest/jest tests calling fast-check's assert; docs/writing-properties.md shows how to write one, or write flakegate.yaml by hand (docs/configuration.md)")
 	}
 	fsys := os.DirFS(root)
-	bopts, pyLines, tests := choosePythonFor(ctx, opts.IO, report, fsys, found.Tests)
+	bopts, pyLines, tests := choosePythonFor(ctx, opts.IO, report, root, fsys, found.Tests)
 	pl := initconfig.Build(fsys, tests, bopts)
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
@@ -192,7 +192,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		}
 	}
 	if opts.Measure && len(pl.Suites) > 0 {
-		measureSuites(ctx, report, root, bopts.Python, pl)
+		measureSuites(ctx, opts.IO, report, root, bopts.Python, pl)
 		if raw, err = initconfig.Render(pl, found.SeedHook); err != nil {
 			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
 		}
@@ -350,8 +350,8 @@ func trialIndexes(pl *initconfig.Plan, all bool) []int {
 // and the tests to configure: those of a file that skips itself there
 // (a module-level pytest.importorskip of a module it lacks) are left out,
 // and report says so.
-func choosePythonFor(ctx context.Context, ios *IO, report io.Writer, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, []discover.Test) {
-	opts, lines, skips := pickPythonFor(ctx, ios, fsys, tests)
+func choosePythonFor(ctx context.Context, ios *IO, report io.Writer, root string, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, []discover.Test) {
+	opts, lines, skips := pickPythonFor(ctx, ios, root, fsys, tests)
 	if len(skips) > 0 {
 		tests = leaveOutSkipped(report, tests, skips, opts.Python)
 	}
@@ -360,7 +360,7 @@ func choosePythonFor(ctx context.Context, ios *IO, report io.Writer, fsys fs.FS,
 
 // pickPythonFor is choosePythonFor's choice: the options, the lines, and
 // each self-skipping file's modules the interpreter lacks.
-func pickPythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, map[string][]string) {
+func pickPythonFor(ctx context.Context, ios *IO, root string, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, map[string][]string) {
 	var opts initconfig.Options
 	if !slices.ContainsFunc(tests, func(t discover.Test) bool { return t.Framework == discover.PytestHypothesis }) {
 		return opts, nil, nil
@@ -376,8 +376,13 @@ func pickPythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Te
 			}
 		}
 	}
-	env := ios.environ()
-	cands := askPython(ctx, env, pythonCandidates(ios.Getenv("PATH"), ios.Getenv("HOME")), ask)
+	cands, err := askPython(ctx, ios, root, pythonCandidates(ios.Getenv("PATH"), ios.Getenv("HOME")), ask)
+	if err != nil {
+		// No interpreter of PATH runs outside the sandbox: the trial
+		// below (which needs the sandbox too) says what the tests lack.
+		opts.Python = "python3"
+		return opts, []string{"python: the interpreters on PATH were not asked: no sandbox to ask them in (" + err.Error() + "); init starts none outside it: python3 is written"}, nil
+	}
 	var lines []string
 	best, ok := choosePython(cands)
 	if !ok {
