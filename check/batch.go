@@ -198,6 +198,7 @@ func (b *batchRun) settle(ctx context.Context, side string, members []*batchMemb
 // take no result from it and nothing is written to their transcripts.
 func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, results map[*batchMember]string) ([]*batchMember, error) {
 	c := b.c
+	defer c.timeProcess(b.members[0].r.j.ps.prop, side, time.Now()) // timings.go
 	defer at.release(c.resetClean)
 	if err := at.acquire(); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: at.dir,
@@ -224,8 +225,13 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	// keeps what it read in the page cache: an exit 0 ends every
 	// member's attempts (a member reported failed is an error then,
 	// below), so no retry follows that could tell it ran.
+	output := io.MultiWriter(rep, sum)
+	stream, streamed := b.batchStream(side, index(run[0]), len(run)) // batchstream.go: progress only
+	if stream != nil {
+		output = io.MultiWriter(rep, sum, stream)
+	}
 	cmd := attempt.Command{Argv: argv, Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
-		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum), KeepCacheOnPass: side == transcript.SideCandidate}
+		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: output, KeepCacheOnPass: side == transcript.SideCandidate}
 	file, err := batchReportFile(&cmd, b.shape.framework)
 	if err != nil {
 		return nil, err
@@ -235,6 +241,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		argv = cmd.Argv
 	}
 	out := attempt.Run(ctx, cmd)
+	streamed()
 	readReportFile(rep, file, cmd)
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
 		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall)}

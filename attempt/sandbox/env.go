@@ -87,6 +87,9 @@ func AttemptEnv(spec EnvSpec) []string {
 			env[name] = v
 		}
 	}
+	if p, ok := env["PATH"]; ok {
+		env["PATH"] = AbsolutePath(p)
+	}
 	var out []string
 	for name, v := range env {
 		if spec.Refuse != nil && spec.Refuse(name) || ContainsAny(v, spec.Secrets) {
@@ -96,6 +99,20 @@ func AttemptEnv(spec EnvSpec) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// AbsolutePath is the PATH value p without its relative folders ("",
+// ".", "bin"): those are the working folder's, the tree's, so a patch
+// that put a python3 or a go at its root would replace the toolchain the
+// base's command names.
+func AbsolutePath(p string) string {
+	var keep []string
+	for _, dir := range filepath.SplitList(p) {
+		if filepath.IsAbs(dir) {
+			keep = append(keep, dir)
+		}
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
 // SandboxHomeFor is the $HOME of a sandbox: the host's own path (an empty
