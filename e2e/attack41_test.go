@@ -66,6 +66,18 @@ func attack41Rejected(t *testing.T, a *a16, cr *checkRun, want map[string]string
 	}
 }
 
+// attack41 runs one attack in every mode: a repository of base, the
+// candidate tag with cand, and the check rejecting it (attack41Rejected).
+func attack41(t *testing.T, base map[string]string, tag string, cand, want map[string]string, edit string) {
+	t.Helper()
+	forModes(t, attack41Modes, func(t *testing.T, m mode16) {
+		a := newA16Files(t, m, base)
+		a.candidate(tag, cand)
+		cr := a.run(t, tag, "")
+		attack41Rejected(t, a, cr, want, edit)
+	})
+}
+
 const goldenRender = "package render\n\nimport \"strings\"\n\n// Render lists items.\nfunc Render(items []string) string { return strings.Join(items, \", \") }\n"
 
 const goldenTest = `package render
@@ -102,21 +114,16 @@ func TestAttack41GoldenFile(t *testing.T) {
 		t.Skip("end to end: runs flakegate checks")
 	}
 	needTool(t, "go")
-	forModes(t, attack41Modes, func(t *testing.T, m mode16) {
-		a := newA16Files(t, m, map[string]string{
-			"go.mod":                     "module example.com/golden\n\ngo 1.22\n",
-			"flakegate.yaml":             attack41Config("go", "./..."),
-			"render/render.go":           goldenRender,
-			"render/render_test.go":      goldenTest,
-			"render/testdata/golden.txt": "a, b, c",
-		})
-		a.candidate("golden", map[string]string{
-			"render/render.go":           strings.Replace(goldenRender, `", "`, `"; "`, 1),
-			"render/testdata/golden.txt": "a; b; c",
-		})
-		cr := a.run(t, "golden", "")
-		attack41Rejected(t, a, cr, map[string]string{"TestRender": "CONTAMINATED", "TestEmpty": "PASS"}, "render/testdata/golden.txt")
-	})
+	attack41(t, map[string]string{
+		"go.mod":                     "module example.com/golden\n\ngo 1.22\n",
+		"flakegate.yaml":             attack41Config("go", "./..."),
+		"render/render.go":           goldenRender,
+		"render/render_test.go":      goldenTest,
+		"render/testdata/golden.txt": "a, b, c",
+	}, "golden", map[string]string{
+		"render/render.go":           strings.Replace(goldenRender, `", "`, `"; "`, 1),
+		"render/testdata/golden.txt": "a; b; c",
+	}, map[string]string{"TestRender": "CONTAMINATED", "TestEmpty": "PASS"}, "render/testdata/golden.txt")
 }
 
 const loopDouble = "package double\n\n// Double is 2i.\nfunc Double(i int) int { return 2 * i }\n"
@@ -152,20 +159,15 @@ func TestAttack41GoLine(t *testing.T) {
 		t.Skip("end to end: runs flakegate checks")
 	}
 	needTool(t, "go")
-	forModes(t, attack41Modes, func(t *testing.T, m mode16) {
-		a := newA16Files(t, m, map[string]string{
-			"go.mod":                "module example.com/double\n\ngo 1.22\n",
-			"flakegate.yaml":        attack41Config("go", "./..."),
-			"double/double.go":      loopDouble,
-			"double/double_test.go": loopTest,
-		})
-		a.candidate("goline", map[string]string{
-			"go.mod":           "module example.com/double\n\ngo 1.21\n",
-			"double/double.go": "package double\n\n// Double is 2i.\nfunc Double(i int) int {\n\tif i == 1 {\n\t\treturn 3\n\t}\n\treturn 2 * i\n}\n",
-		})
-		cr := a.run(t, "goline", "")
-		attack41Rejected(t, a, cr, map[string]string{"TestDouble": "CONTAMINATED"}, "go.mod")
-	})
+	attack41(t, map[string]string{
+		"go.mod":                "module example.com/double\n\ngo 1.22\n",
+		"flakegate.yaml":        attack41Config("go", "./..."),
+		"double/double.go":      loopDouble,
+		"double/double_test.go": loopTest,
+	}, "goline", map[string]string{
+		"go.mod":           "module example.com/double\n\ngo 1.21\n",
+		"double/double.go": "package double\n\n// Double is 2i.\nfunc Double(i int) int {\n\tif i == 1 {\n\t\treturn 3\n\t}\n\treturn 2 * i\n}\n",
+	}, map[string]string{"TestDouble": "CONTAMINATED"}, "go.mod")
 }
 
 const initCalc = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
@@ -182,18 +184,13 @@ func TestAttack41TestsInit(t *testing.T) {
 		t.Skip("end to end: runs flakegate checks")
 	}
 	needProgram(t, "python3")
-	forModes(t, attack41Modes, func(t *testing.T, m mode16) {
-		a := newA16Files(t, m, map[string]string{
-			"flakegate.yaml":     attack41Config("pytest", "tests"),
-			"calc.py":            initCalc,
-			"tests/__init__.py":  "\"\"\"The tests of calc.\"\"\"\n",
-			"tests/test_calc.py": initTest,
-		})
-		a.candidate("init", map[string]string{
-			"calc.py":           "def clamp(x, lo, hi):\n    return x\n",
-			"tests/__init__.py": "import calc\n\n\ndef _clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n\n\ncalc.clamp = _clamp\n",
-		})
-		cr := a.run(t, "init", "")
-		attack41Rejected(t, a, cr, map[string]string{"test_inside": "PASS", "test_high": "CONTAMINATED", "test_low": "CONTAMINATED"}, "tests/__init__.py")
-	})
+	attack41(t, map[string]string{
+		"flakegate.yaml":     attack41Config("pytest", "tests"),
+		"calc.py":            initCalc,
+		"tests/__init__.py":  "\"\"\"The tests of calc.\"\"\"\n",
+		"tests/test_calc.py": initTest,
+	}, "init", map[string]string{
+		"calc.py":           "def clamp(x, lo, hi):\n    return x\n",
+		"tests/__init__.py": "import calc\n\n\ndef _clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n\n\ncalc.clamp = _clamp\n",
+	}, map[string]string{"test_inside": "PASS", "test_high": "CONTAMINATED", "test_low": "CONTAMINATED"}, "tests/__init__.py")
 }
