@@ -39,6 +39,7 @@ type sandboxRun struct {
 	pool    *pool        // the sandbox's, which waits for its cgroup's removal; nil for none
 	evict   []string     // dropped from the page cache after the attempt (no cgroup; pagecache_linux.go)
 	ready   time.Time    // when its fresh copy was made (Level.Copy): the attempt's clock starts there
+	untree  func()       // removes the TreeFiles written into a worktree bwrap binds itself
 }
 
 // start starts the attempt's sandbox around c in dir. On overlays (as
@@ -60,7 +61,7 @@ func (s *Sandbox) startSwept(dir string, c *attempt.Command) (*sandboxRun, error
 	if s.Outbound != nil {
 		return s.startOutbound(dir, c)
 	}
-	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" || s.pool == nil {
+	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" || s.pool == nil || len(s.TreeFiles) > 0 {
 		r, err := s.spawn(dir, c.Argv, c.Env, false)
 		if r != nil {
 			r.ran, r.keep = true, c.KeepCacheOnPass
@@ -134,6 +135,9 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		if err := freshCopy(s.Tree, tree); err != nil {
 			return nil, err
 		}
+		if _, err := WriteTreeFiles(tree, s.TreeFiles); err != nil { // the copy goes with the attempt
+			return nil, err
+		}
 		r.ready = time.Now() // the copy is flakegate's time, not the attempt's
 	}
 	if standby {
@@ -142,6 +146,13 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	v, err := s.view(dir, argv, env, r.layer, tree)
 	if err != nil {
 		return nil, err
+	}
+	if !(lv.Root || lv.Userns) && !lv.Copy && len(s.TreeFiles) > 0 {
+		// bwrap binds the worktree itself: the files go there for this
+		// attempt, and cleanup removes them.
+		if r.untree, err = WriteTreeFiles(tree, s.TreeFiles); err != nil {
+			return nil, err
+		}
 	}
 	spec := v.helper
 	spec.Standby = standby
@@ -418,6 +429,9 @@ func (r *sandboxRun) cleanup() {
 		if !r.pool.leaveUnswept(r.evict) {
 			evictTrees(r.evict)
 		}
+	}
+	if r.untree != nil {
+		r.untree()
 	}
 	if r.layer != "" {
 		os.RemoveAll(r.layer) // an empty folder: its tmpfs went with the helper's namespace
