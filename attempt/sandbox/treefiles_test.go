@@ -75,7 +75,6 @@ func TestTreeFilesInAttempt(t *testing.T) {
 
 func formatUnix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
 
-
 // TestWriteTreeFilesNoLink: a folder of the tree that is a symbolic
 // link, or a file that exists, is never written through: the tree is
 // the code under test's.
