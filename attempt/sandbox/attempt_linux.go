@@ -26,20 +26,21 @@ type sandboxRun struct {
 	layer   string
 	child   []*os.File // the child's ends, closed once it started
 	lim     Limits
-	specW   *os.File     // a standby's attempt descriptor
-	copy    string       // the attempt's fresh copy of its tree (Level.Copy)
-	copyDir string       // Sandbox.CopyDir, removed once empty
-	owner   [2]int       // the tree owner its idmapped mounts map
-	spent   bool         // cleaned up
-	ran     bool         // it ran an attempt's command (not a standby never used)
-	keep    bool         // attempt.Command.KeepCacheOnPass
-	rep     helperReport // the helper's report, once finish read it
-	pid     chan int     // the sandbox's first process, once bwrap says
-	proxy   *proxy       // a prepare's outbound proxy (outbound_linux.go)
-	pool    *pool        // the sandbox's, which waits for its cgroup's removal; nil for none
-	evict   []string     // dropped from the page cache after the attempt (no cgroup; pagecache_linux.go)
-	ready   time.Time    // when its fresh copy was made (Level.Copy): the attempt's clock starts there
-	untree  func()       // removes the TreeFiles written into a worktree bwrap binds itself
+	specW   *os.File       // a standby's attempt descriptor
+	copy    string         // the attempt's fresh copy of its tree (Level.Copy)
+	copyDir string         // Sandbox.CopyDir, removed once empty
+	owner   [2]int         // the tree owner its idmapped mounts map
+	spent   bool           // cleaned up
+	ran     bool           // it ran an attempt's command (not a standby never used)
+	keep    bool           // attempt.Command.KeepCacheOnPass
+	keepIf  func(int) bool // attempt.Command.KeepCache
+	rep     helperReport   // the helper's report, once finish read it
+	pid     chan int       // the sandbox's first process, once bwrap says
+	proxy   *proxy         // a prepare's outbound proxy (outbound_linux.go)
+	pool    *pool          // the sandbox's, which waits for its cgroup's removal; nil for none
+	evict   []string       // dropped from the page cache after the attempt (no cgroup; pagecache_linux.go)
+	ready   time.Time      // when its fresh copy was made (Level.Copy): the attempt's clock starts there
+	untree  func()         // removes the TreeFiles written into a worktree bwrap binds itself
 }
 
 // start starts the attempt's sandbox around c in dir. On overlays (as
@@ -64,7 +65,7 @@ func (s *Sandbox) startSwept(dir string, c *attempt.Command) (*sandboxRun, error
 	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" || s.pool == nil || len(s.TreeFiles) > 0 {
 		r, err := s.spawn(dir, c.Argv, c.Env, false)
 		if r != nil {
-			r.ran, r.keep = true, c.KeepCacheOnPass
+			r.ran, r.keep, r.keepIf = true, c.KeepCacheOnPass, c.KeepCache
 		}
 		return r, err
 	}
@@ -98,7 +99,7 @@ func (s *Sandbox) startSwept(dir string, c *attempt.Command) (*sandboxRun, error
 			}
 			return nil, err
 		}
-		r.ran, r.keep = true, c.KeepCacheOnPass
+		r.ran, r.keep, r.keepIf = true, c.KeepCacheOnPass, c.KeepCache
 		return r, nil
 	}
 }
@@ -414,15 +415,24 @@ func (r *sandboxRun) cleanup() {
 	if r.proxy != nil {
 		r.proxy.Close()
 	}
+	ended := r.ran && r.cmd != nil && r.cmd.ProcessState != nil
+	keep := false
+	if ended {
+		code := r.cmd.ProcessState.ExitCode()
+		keep = r.keep && code == 0
+		if r.keepIf != nil {
+			keep = r.keepIf(code)
+		}
+	}
 	if r.cg != nil {
 		cg := r.cg
 		cg.kill()
-		if r.ran && r.cmd != nil && r.cmd.ProcessState != nil && !(r.keep && r.cmd.ProcessState.ExitCode() == 0) {
+		if ended && !keep {
 			cg.reclaim() // before the next attempt can start: what this one read leaves the cache
 		}
 		r.pool.removing(cg.remove)
 	}
-	if r.evict != nil && r.ran && r.cmd != nil && r.cmd.ProcessState != nil && !(r.keep && r.cmd.ProcessState.ExitCode() == 0) {
+	if r.evict != nil && ended && !keep {
 		// As the cgroup's reclaim: the host's cache as the attempt found
 		// it, by the next attempt's sweep (which would sweep the same
 		// folders again right after) or the sandbox's Close.

@@ -1,0 +1,211 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate"
+)
+
+// The fourth round's attacks on the batches and the suites (issue 42,
+// attacks 1 to 4): the framework taken from the tree, a report the test
+// process writes itself, and tests go test runs but the suite did not
+// gate. Each has a control: the same regression without the trick is
+// rejected.
+
+var attack42Modes = []mode16{rootOverlay, rootReset, nonRoot}
+
+// goSuite42 is a Go module gated by one suite: package calc with Add and
+// Sub, two tests, a fuzz target, an example with output, one without and
+// a benchmark.
+func goSuite42() map[string]string {
+	return map[string]string{
+		"go.mod":    "module example.com/calc\n\ngo 1.21\n",
+		"README.md": "calc\n",
+		"flakegate.yaml": `version: 1
+retry_cap: 1
+flake_probe_runs: 0
+suites:
+  - path: "./..."
+    framework: go
+    seeds: [1]
+    wall_budget: 120s
+`,
+		"calc/calc.go": "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n\n// Sub subtracts.\nfunc Sub(a, b int) int { return a - b }\n",
+		"calc/calc_test.go": `package calc
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestAdd(t *testing.T) {
+	if Add(2, 3) != 5 {
+		t.Fatal("2+3 is not 5")
+	}
+}
+
+func TestSub(t *testing.T) {
+	if Sub(5, 3) != 2 {
+		t.Fatal("5-3 is not 2")
+	}
+}
+
+func FuzzAdd(f *testing.F) {
+	f.Add(1, 2)
+	f.Fuzz(func(t *testing.T, a, b int) {
+		if Add(a, b) != b+a {
+			t.Fatal("Add is not commutative")
+		}
+	})
+}
+
+func ExampleSub() {
+	fmt.Println(Sub(9, 4))
+	// Output: 5
+}
+
+func ExampleAdd_unchecked() {
+	fmt.Println(Add(1, 1))
+}
+
+func BenchmarkAdd(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		Add(1, 2)
+	}
+}
+`,
+	}
+}
+
+// brokenSub is the regression: Sub is off by one.
+const brokenSub = "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n\n// Sub subtracts, wrongly.\nfunc Sub(a, b int) int { return a - b + 1 }\n"
+
+// forgeInit is attack 3: an init of the code under test that prints a
+// framed run and pass for every name the -test.run pattern holds, then
+// exits 0 before the testing package runs any test.
+const forgeInit = `package calc
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+func init() {
+	for _, a := range os.Args[1:] {
+		v, ok := strings.CutPrefix(a, "-test.run=")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSuffix(strings.TrimPrefix(v, "^("), ")$")
+		for _, n := range strings.Split(strings.Trim(v, "^$"), "|") {
+			fmt.Printf("\x16=== RUN   %s\n\x16--- PASS: %s (0.00s)\n", n, n)
+		}
+		fmt.Println("PASS")
+		os.Exit(0)
+	}
+}
+`
+
+// TestAttack42GoInitForgesReport (attack 3): the regression breaks Sub
+// and an init in the product code prints go test's framed run and pass
+// lines for every test the batch selects, then exits 0 before any test
+// runs. Every triple was PASS and the check exited 0, as root and as a
+// normal user. Each batch now carries known answers (a fuzz target that
+// must pass and log its nonce, one that must fail with its nonce, in a
+// test file drawn for the attempt): the forged report shows neither, so
+// every triple is INCOMPLETE "the test process wrote its own report",
+// and the transcript shows the known answers. The control (the same
+// regression without the init) is PROPERTY.
+func TestAttack42GoInitForgesReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs flakegate checks")
+	}
+	needTool(t, "go")
+	forModes(t, attack42Modes, func(t *testing.T, m mode16) {
+		a := newA16Files(t, m, goSuite42())
+		a.candidate("forge", map[string]string{"calc/calc.go": brokenSub, "calc/forge.go": forgeInit})
+		a.candidate("control", map[string]string{"calc/calc.go": brokenSub})
+		cr := a.run(t, "forge", "")
+		if cr.code != 1 || len(cr.summary.Results) != 4 {
+			t.Fatalf("[%s] the forged report: want exit 1 and 4 triples\n%s", m.name, cr)
+		}
+		for i, res := range cr.summary.Results {
+			if res.Label != flakegate.Incomplete || !strings.Contains(res.Reason, "the test process wrote its own report") {
+				t.Errorf("[%s] %s: %s %q, want INCOMPLETE: the test process wrote its own report", m.name, res.Name, res.Label, res.Reason)
+			}
+			known := knownAnswersOf(t, cr, i)
+			if len(known) != 2 || known[0].Want == known[1].Want {
+				t.Errorf("[%s] %s: the transcript shows the known answers %+v, want one to pass and one to fail", m.name, res.Name, known)
+			}
+		}
+		ctl := a.run(t, "control", "")
+		if got := notPass(ctl); ctl.code != 1 || !slices.Equal(got, []string{"ExampleSub 1 PROPERTY", "TestSub 1 PROPERTY"}) {
+			t.Fatalf("[%s] control: want exit 1 and ExampleSub, TestSub PROPERTY, got %v\n%s", m.name, got, ctl)
+		}
+	})
+}
+
+// TestAttack42GoExamples (attack 4): ExampleSub (with an output comment)
+// fails under go test on the regression, but the suite gated Test and
+// Fuzz functions only: exit 0 and no "not gated" line. An example with
+// output is now a triple like a test (PROPERTY here); the example
+// without output (compiled, never run) and the benchmark (run only with
+// -bench) are said on "not gated" lines.
+func TestAttack42GoExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs flakegate checks")
+	}
+	needTool(t, "go")
+	forModes(t, []mode16{rootOverlay, nonRoot}, func(t *testing.T, m mode16) {
+		files := goSuite42()
+		files["calc/calc_test.go"] = strings.Replace(files["calc/calc_test.go"], "if Sub(5, 3) != 2", "if Sub(5, 3) == 99", 1) // TestSub cannot see it
+		a := newA16Files(t, m, files)
+		a.candidate("regress", map[string]string{"calc/calc.go": brokenSub})
+		cr := a.run(t, "regress", "")
+		if got := notPass(cr); cr.code != 1 || !slices.Equal(got, []string{"ExampleSub 1 PROPERTY"}) || len(cr.summary.Results) != 4 {
+			t.Fatalf("[%s] want exit 1, ExampleSub PROPERTY among 4 triples, got %v\n%s", m.name, got, cr)
+		}
+		for _, want := range []string{
+			`suites[0]: 1 function is not gated: benchmarks (go test runs them only with -bench) ("./calc BenchmarkAdd")`,
+			`suites[0]: 1 function is not gated: examples without an output comment (go test compiles them and runs none) ("./calc ExampleAdd_unchecked")`,
+		} {
+			if !strings.Contains(cr.stderr, want) {
+				t.Errorf("[%s] no %q on stderr\n%s", m.name, want, cr.stderr)
+			}
+		}
+	})
+}
+
+// knownAnswersOf is what the transcript of result i shows of the known
+// answers of its candidate's first attempt.
+func knownAnswersOf(t *testing.T, cr *checkRun, i int) []knownAnswer42 {
+	t.Helper()
+	rec := cr.record(t, i)
+	raw, err := os.ReadFile(rec.TranscriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		var ev struct {
+			Type, Side string
+			Index      int
+			Batch      *struct {
+				KnownAnswers []knownAnswer42 `json:"known_answers"`
+			}
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "attempt_end" && ev.Side == "candidate" && ev.Index == 0 && ev.Batch != nil {
+			return ev.Batch.KnownAnswers
+		}
+	}
+	return nil
+}
+
+type knownAnswer42 struct {
+	Test, Want, Nonce, Result, Why string
+	Shown                          bool
+}
