@@ -112,7 +112,7 @@ func TestKnownGoJudge(t *testing.T) {
 		"no nonce": {events: honest(func(ev []string) []string {
 			return slices.DeleteFunc(ev, func(l string) bool { return strings.HasPrefix(l, "out "+pass.shape.test) })
 		}), exit: 1, why: "does not show its nonce"},
-		"exit 0": {events: honest(nil), exit: 0, why: "the batch exited 0"},
+		"exit 0":         {events: honest(nil), exit: 0, why: "the batch exited 0"},
 		"package passed": {events: honest(func(ev []string) []string { ev[len(ev)-1] = "end pass"; return ev }), exit: 1, why: `end "pass"`},
 		"another order": {events: honest(func(ev []string) []string { ev[0], ev[1], ev[2], ev[3] = ev[2], ev[3], ev[0], ev[1]; return ev }), exit: 1,
 			why: "ran in an order -shuffle=7 does not give"},
