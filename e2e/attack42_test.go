@@ -1,13 +1,12 @@
 package e2e_test
 
 import (
-	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // The fourth round's attacks on the batches and the suites (issue 42,
@@ -183,29 +182,10 @@ func TestAttack42GoExamples(t *testing.T) {
 
 // knownAnswersOf is what the transcript of result i shows of the known
 // answers of its candidate's first attempt.
-func knownAnswersOf(t *testing.T, cr *checkRun, i int) []knownAnswer42 {
+func knownAnswersOf(t *testing.T, cr *checkRun, i int) []transcript.KnownAnswer {
 	t.Helper()
-	rec := cr.record(t, i)
-	raw, err := os.ReadFile(rec.TranscriptPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		var ev struct {
-			Type, Side string
-			Index      int
-			Batch      *struct {
-				KnownAnswers []knownAnswer42 `json:"known_answers"`
-			}
-		}
-		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "attempt_end" && ev.Side == "candidate" && ev.Index == 0 && ev.Batch != nil {
-			return ev.Batch.KnownAnswers
-		}
+	if bs := transcriptBatches(t, cr.record(t, i).TranscriptPath); len(bs) > 0 {
+		return bs[0].KnownAnswers
 	}
 	return nil
-}
-
-type knownAnswer42 struct {
-	Test, Want, Nonce, Result, Why string
-	Shown                          bool
 }
