@@ -216,35 +216,30 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		labels[i] = memberLabel(m.r.j)
 		budget += m.r.j.ps.prop.WallBudget
 	}
-	known, err := plantKnown(knownPlan{framework: b.shape.framework, dir: at.dir, members: shapes, seed: run[0].r.j.seed, goList: b.goList})
+	rep := newBatchReport(b.shape.framework, at.dir)
+	sum := sha256.New()
+	cmd := attempt.Command{Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
+		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
+	known, undo, err := armKnown(&cmd, knownPlan{framework: b.shape.framework, dir: at.dir, members: shapes, seed: run[0].r.j.seed, goList: b.goList}, b.shape)
 	if err != nil {
 		for _, m := range run {
 			if keep(m) {
-				o := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: "cannot plant the batch's known answers: " + err.Error()}
+				o := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: err.Error()}
 				b.noteOne(m, side, index(m), &o, nil)
 				results[m] = o.Result
 			}
 		}
 		return nil, nil
 	}
-	argv := batchArgv(b.shape, known.shapes(shapes))
-	rep := newBatchReport(b.shape.framework, at.dir)
-	sum := sha256.New()
-	cmd := attempt.Command{Argv: argv, Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
-		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
+	defer undo()
 	file, err := batchReportFile(&cmd, b.shape.framework)
 	if err != nil {
 		return nil, err
 	}
 	if file != "" {
 		defer os.RemoveAll(filepath.Dir(file))
-		argv = cmd.Argv
 	}
-	undo, err := known.addTo(&cmd)
-	if err != nil {
-		return nil, err
-	}
-	defer undo()
+	argv := cmd.Argv
 	if side == transcript.SideCandidate {
 		// As for a triple alone (attempt.go), a candidate batch whose
 		// members all pass keeps what it read in the page cache: that

@@ -320,3 +320,21 @@ func knownScope(s *batchShape) string {
 	}
 	return ""
 }
+
+// armKnown plants the known answers of one attempt of a batch (plan's
+// members, led by lead's shape), makes cmd's argv the batch's command
+// with them among the members, and adds their files to its tree. It
+// returns the set and what removes the files again; an error says why
+// they could not be planted (the attempt then runs nothing).
+func armKnown(cmd *attempt.Command, plan knownPlan, lead *batchShape) (*knownSet, func(), error) {
+	k, err := plantKnown(plan)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot plant the batch's known answers: %w", err)
+	}
+	cmd.Argv = batchArgv(lead, k.shapes(plan.members))
+	undo, err := k.addTo(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k, undo, nil
+}

@@ -305,11 +305,11 @@ func (r *Replay) runSuite(ctx context.Context, cmd attempt.Command, output io.Wr
 	failed := func(err error) attempt.Outcome {
 		return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: err.Error()}
 	}
-	known, err := plantKnown(knownPlan{framework: rs.framework, dir: r.opts.Dir, members: rs.shapes, seed: rs.seed, goList: rs.goList})
+	known, undo, err := armKnown(&cmd, knownPlan{framework: rs.framework, dir: r.opts.Dir, members: rs.shapes, seed: rs.seed, goList: rs.goList}, rs.shapes[0])
 	if err != nil {
-		return failed(fmt.Errorf("cannot plant the batch's known answers: %w", err))
+		return failed(err)
 	}
-	cmd.Argv = batchArgv(rs.shapes[0], known.shapes(rs.shapes))
+	defer undo()
 	file, err := batchReportFile(&cmd, rs.framework) // batch.go
 	if err != nil {
 		return failed(err)
@@ -317,11 +317,6 @@ func (r *Replay) runSuite(ctx context.Context, cmd attempt.Command, output io.Wr
 	if file != "" {
 		defer os.RemoveAll(filepath.Dir(file))
 	}
-	undo, err := known.addTo(&cmd)
-	if err != nil {
-		return failed(err)
-	}
-	defer undo()
 	cmd.Output = rep
 	if output != nil {
 		cmd.Output = io.MultiWriter(output, rep)
