@@ -248,7 +248,8 @@ func batchArgv(s *batchShape, members []*batchShape) []string {
 		for v := pytestVerbosity(argv); v < 1; v++ {
 			argv = append(argv, "-v")
 		}
-		return append(argv, "-o", "junit_family=xunit1") // and --junitxml (batch.go, attempt)
+		// pytest from the toolchain, never from the tree (pybootstrap.go).
+		return pyBootstrapArgv(append(argv, "-o", "junit_family=xunit1"), "run") // and --junitxml (batch.go, attempt)
 	case evidence.FrameworkJest, evidence.FrameworkVitest:
 		return jsBatchArgv(s, members)
 	}

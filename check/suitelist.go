@@ -308,7 +308,7 @@ func (l *suiteLister) listPytest(ctx context.Context, s *config.Suite) (*suiteLi
 		return nil, l.fail("no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
 	}
 	list := &suiteList{python: f[0], hypothesis: len(f) > 1 && f[1] == "hypothesis"}
-	argv := append(pytestSuiteArgv(s, list.python), "--collect-only", "-q", s.Path)
+	argv := pyBootstrapArgv(append(pytestSuiteArgv(s, list.python), "--collect-only", "-q", s.Path), "run")
 	o, out, err = l.run(ctx, argv)
 	if err != nil {
 		return nil, err
@@ -346,7 +346,7 @@ func (l *suiteLister) listPytest(ctx context.Context, s *config.Suite) (*suiteLi
 // own mark evaluation (the functions its run calls at each test's setup)
 // which collected tests a skip or skipif mark skips, and which an xfail
 // mark expects to fail, each condition evaluated as the run would. Its
-// arguments are pytest's.
+// arguments are pytest's. pyBootstrap runs it (mode "marks").
 const pytestMarks = `import sys
 import pytest
 from _pytest.skipping import evaluate_skip_marks, evaluate_xfail_marks
@@ -371,9 +371,7 @@ sys.exit(pytest.main(sys.argv[1:], plugins=[Marks()]))
 // (pytestMarks). A skip the test calls itself while it runs
 // (pytest.skip(), importorskip in its body) is not seen here.
 func (l *suiteLister) pytestSkips(ctx context.Context, s *config.Suite, list *suiteList) error {
-	argv := pytestSuiteArgv(s, list.python)
-	i := slices.Index(argv, "-m")
-	argv = append(slices.Concat(argv[:i], []string{"-c", pytestMarks}, argv[i+2:]), "--collect-only", "-q", "-s", s.Path)
+	argv := pyBootstrapArgv(append(pytestSuiteArgv(s, list.python), "--collect-only", "-q", "-s", s.Path), "marks") // pybootstrap.go
 	o, out, err := l.run(ctx, argv)
 	if err != nil {
 		return err

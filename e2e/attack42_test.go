@@ -1,12 +1,13 @@
 package e2e_test
 
 import (
+	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/transcript"
 )
 
 // The fourth round's attacks on the batches and the suites (issue 42,
@@ -181,11 +182,174 @@ func TestAttack42GoExamples(t *testing.T) {
 }
 
 // knownAnswersOf is what the transcript of result i shows of the known
-// answers of its candidate's first attempt.
-func knownAnswersOf(t *testing.T, cr *checkRun, i int) []transcript.KnownAnswer {
+// answers of its candidate's first attempt (read from the JSON itself,
+// so that the test also runs against a flakegate without them).
+func knownAnswersOf(t *testing.T, cr *checkRun, i int) []knownAnswer42 {
 	t.Helper()
-	if bs := transcriptBatches(t, cr.record(t, i).TranscriptPath); len(bs) > 0 {
-		return bs[0].KnownAnswers
+	raw, err := os.ReadFile(cr.record(t, i).TranscriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		var ev struct {
+			Type, Side string
+			Index      int
+			Batch      *struct {
+				KnownAnswers []knownAnswer42 `json:"known_answers"`
+			}
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "attempt_end" && ev.Side == "candidate" && ev.Index == 0 && ev.Batch != nil {
+			return ev.Batch.KnownAnswers
+		}
 	}
 	return nil
+}
+
+type knownAnswer42 struct {
+	Test, Want, Nonce, Result, Why string
+	Shown                          bool
+}
+
+// pySuite42 is a pytest project gated by one suite: calc.add and
+// calc.sub, tested in tests/test_calc.py.
+func pySuite42() map[string]string {
+	return map[string]string{
+		"README.md": "calc\n",
+		"calc.py":   "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+		"flakegate.yaml": `version: 1
+retry_cap: 1
+flake_probe_runs: 0
+suites:
+  - path: tests
+    framework: pytest
+    seeds: [3]
+    wall_budget: 120s
+`,
+		"tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n\n\ndef test_sub():\n    assert calc.sub(5, 3) == 2\n",
+	}
+}
+
+// pyBrokenSub is the pytest project's regression: sub is off by one.
+const pyBrokenSub = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b + 1\n"
+
+// pyPassPlugin is a pytest plugin that turns every failed report into a
+// pass.
+const pyPassPlugin = `import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    out = yield
+    r = out.get_result()
+    if r.failed:
+        r.outcome = "passed"
+`
+
+// pyFakePytest is a pytest package of the patch's own: as `python -m
+// pytest` it writes a JUnit file and a short summary in which every node
+// id on its command line passed, and exits 0.
+const pyFakePytest = `import sys
+
+nodes = [a for a in sys.argv[1:] if "::" in a]
+junit = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--junitxml=")]
+cases = ""
+for n in nodes:
+    f, name = n.split("::", 1)
+    cases += '<testcase classname="%s" name="%s" file="%s" time="0.001"/>' % (f[:-3].replace("/", "."), name, f)
+    print(n + " PASSED")
+if junit:
+    with open(junit[0], "w") as out:
+        out.write('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="%d">%s</testsuite></testsuites>' % (len(nodes), cases))
+print("=========================== short test summary info ============================")
+for n in nodes:
+    print("PASSED " + n)
+print("%d passed" % len(nodes))
+sys.exit(0)
+`
+
+// TestAttack42PytestFromTree (attacks 1 and 2): python -m pytest put the
+// tree first on sys.path. A *.dist-info folder the patch commits
+// declared a pytest11 plugin that pytest loaded, which turned failures
+// into passes; a top-level pytest/ package of the patch ran instead of
+// pytest and wrote a report of passes. With the regression in sub, every
+// triple was PASS and the check exited 0, as root and as a normal user.
+// pytest now starts through flakegate's bootstrap: the tree comes after
+// the standard library, importlib.metadata never looks into it, and
+// pytest, its plugins and pluggy come from outside it. Both are PROPERTY
+// for test_sub, as their control (the regression alone) is.
+func TestAttack42PytestFromTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs flakegate checks")
+	}
+	needTool(t, "pytest")
+	forModes(t, attack42Modes, func(t *testing.T, m mode16) {
+		a := newA16Files(t, m, pySuite42())
+		a.candidate("plugin", map[string]string{"calc.py": pyBrokenSub, "evilplugin.py": pyPassPlugin,
+			"evil-1.0.dist-info/METADATA":         "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n",
+			"evil-1.0.dist-info/entry_points.txt": "[pytest11]\nevil = evilplugin\n"})
+		a.candidate("package", map[string]string{"calc.py": pyBrokenSub, "pytest/__init__.py": pyFakePytest, "pytest/__main__.py": pyFakePytest})
+		a.candidate("control", map[string]string{"calc.py": pyBrokenSub})
+		for _, tag := range []string{"plugin", "package", "control"} {
+			cr := a.run(t, tag, "")
+			if got := notPass(cr); cr.code != 1 || !slices.Equal(got, []string{"test_sub 3 PROPERTY"}) {
+				t.Errorf("[%s] %s: want exit 1 and test_sub PROPERTY, got %v\n%s", m.name, tag, got, cr)
+			}
+		}
+	})
+}
+
+// pyInProcessForger is code under test that, when a test imports it,
+// finds pytest's plugin manager among the live objects and registers a
+// plugin that turns every failed report into a pass: a forger inside the
+// process, from the framework's own environment.
+const pyInProcessForger = pyBrokenSub + `
+
+import gc
+
+import pytest
+
+
+class _Forger:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        out = yield
+        r = out.get_result()
+        if r.failed:
+            r.outcome = "passed"
+
+
+for _o in gc.get_objects():
+    if type(_o).__name__ == "PytestPluginManager":
+        _o.register(_Forger(), "forger")
+        break
+`
+
+// TestAttack42PytestForgerInProcess: the regression's own module, once a
+// test imports it, registers a plugin with the running pytest that turns
+// every failure into a pass. The framework is the toolchain's; the
+// forger is code under test in the process. It also turns the batch's
+// planted failing test into a pass: the known answers do not show as
+// planted, and every triple is INCOMPLETE, "the test process wrote its
+// own report" (before known answers: PASS, exit 0).
+func TestAttack42PytestForgerInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs flakegate checks")
+	}
+	needTool(t, "pytest")
+	forModes(t, []mode16{rootOverlay, nonRoot}, func(t *testing.T, m mode16) {
+		a := newA16Files(t, m, pySuite42())
+		a.candidate("forger", map[string]string{"calc.py": pyInProcessForger})
+		cr := a.run(t, "forger", "")
+		if cr.code != 1 || len(cr.summary.Results) != 2 {
+			t.Fatalf("[%s] want exit 1 and 2 triples\n%s", m.name, cr)
+		}
+		for i, res := range cr.summary.Results {
+			if res.Label != flakegate.Incomplete || !strings.Contains(res.Reason, "the test process wrote its own report") {
+				t.Errorf("[%s] %s: %s %q, want INCOMPLETE: the test process wrote its own report", m.name, res.Name, res.Label, res.Reason)
+			}
+			if known := knownAnswersOf(t, cr, i); len(known) != 2 {
+				t.Errorf("[%s] %s: the transcript shows the known answers %+v", m.name, res.Name, known)
+			}
+		}
+	})
 }
