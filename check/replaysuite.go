@@ -93,7 +93,7 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 	}
 	pick := func(rel string) bool {
 		for i := range cfg.Suites {
-			if inSuiteScope(&cfg.Suites[i], rel) {
+			if gradedFromBase(&cfg.Suites[i], rel) {
 				return true
 			}
 		}

@@ -159,6 +159,33 @@ func inSuiteScope(s *config.Suite, rel string) bool {
 	return false
 }
 
+// gradedFromBase reports whether rel is a file the graded candidate
+// takes from the base for suite s: a test file of its scope, or, for a
+// vitest or jest suite, the framework itself where the tree holds it
+// (jsFrameworkFile).
+func gradedFromBase(s *config.Suite, rel string) bool {
+	return inSuiteScope(s, rel) || (s.Framework == config.FrameworkVitest || s.Framework == config.FrameworkJest) && jsFrameworkFile(rel)
+}
+
+// jsFrameworkFile reports whether rel is part of what runs a js suite's
+// tests that a repository may commit: node_modules (the folder, or a
+// link to an installed one) and Yarn's Plug'n'Play files (.pnp.cjs and
+// its loader and data, .yarn/). The suite's commands run
+// node_modules/vitest and node_modules/jest of the tree, and the tests
+// import the framework (and its assertion libraries) from there: a patch
+// that edits or adds them would grade itself. Taken from the base, a
+// package the patch adds is absent, as a Go module outside the base's
+// go.sum is: its code fails to import, and the dependency change is
+// reviewed as such.
+func jsFrameworkFile(rel string) bool {
+	first, _, _ := strings.Cut(rel, "/")
+	switch first {
+	case "node_modules", ".yarn", ".pnp.cjs", ".pnp.js", ".pnp.loader.mjs", ".pnp.data.json":
+		return true
+	}
+	return false
+}
+
 // gradedCandidate returns the commit the candidate's trees check out:
 // the candidate with the test files of every suite's scope taken from the
 // base (see the top of this file); the candidate itself without suites.
@@ -167,7 +194,7 @@ func (c *checker) gradedCandidate(ctx context.Context) (string, error) {
 		return c.candSHA, nil
 	}
 	pick := func(rel string) bool {
-		return slices.ContainsFunc(c.cfg.Suites, func(s config.Suite) bool { return inSuiteScope(&s, rel) })
+		return slices.ContainsFunc(c.cfg.Suites, func(s config.Suite) bool { return gradedFromBase(&s, rel) })
 	}
 	sha, err := c.git.OverlayCommit(ctx, c.baseSHA, c.candSHA, pick)
 	if err != nil {

@@ -353,3 +353,63 @@ func TestAttack42PytestForgerInProcess(t *testing.T) {
 		}
 	})
 }
+
+// jsFakeFramework is a stand-in for jest's or vitest's entry script: it
+// writes a JSON report in which every name of the -t pattern passed, in
+// every test file on its command line, and exits 0 (and, as vitest's
+// list, lists no test).
+const jsFakeFramework = `const args = process.argv.slice(2);
+const list = args.find((a) => a.startsWith("--json="));
+if (args[0] === "list" && list) {
+  FS.writeFileSync(list.slice("--json=".length), "[]");
+  process.exit(0);
+}
+const out = (args.find((a) => a.startsWith("--outputFile=")) || "").slice("--outputFile=".length);
+const t = args[args.indexOf("-t") + 1] || "";
+const names = t.replace(/^\^\(/, "").replace(/\)\$$/, "").split("|").map((n) => n.replace(/\\(.)/g, "$1"));
+const files = args.filter((a) => /\.(test|spec)\.[cm]?[jt]sx?$/.test(a));
+const report = { numTotalTests: names.length * files.length, testResults: files.map((f) => ({
+  name: process.cwd() + "/" + f, status: "passed", message: "",
+  assertionResults: names.map((n) => ({ fullName: n, title: n, ancestorTitles: [], status: "passed", duration: 1, failureMessages: [] })),
+})) };
+FS.writeFileSync(out, JSON.stringify(report));
+`
+
+// TestAttack42JSFrameworkFromTree: a js suite's commands run
+// node_modules/vitest and node_modules/jest of the tree; a patch that
+// puts its own framework there (a folder in place of the link to the
+// installed one) wrote a report of passes for a regression: PASS, exit
+// 0. The graded tree now takes node_modules from the base: the real
+// framework runs, and the regression is PROPERTY, as its control is.
+func TestAttack42JSFrameworkFromTree(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the real jest and vitest")
+	}
+	for _, fw := range jsFrameworks {
+		t.Run(fw.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nsuites:\n  - path: tests\n    framework: " + fw.name + "\n    seeds: [3]\n    wall_budget: 60s\n"
+			r := newRepo(t, jsProject(t, fw, cfg, map[string]string{
+				"src/calc.js": jsSuiteCalc,
+				"tests/calc.test.js": "import { test, expect } from \"vitest\";\nimport { add, neg } from \"../src/calc.js\";\n\n" +
+					"test(\"add\", () => {\n  expect(add(2, 3)).toBe(5);\n});\n\ntest(\"neg\", () => {\n  expect(neg(2)).toBe(-2);\n});\n",
+			}))
+			broken := fw.source(strings.Replace(jsSuiteCalc, "a + b", "a - b", 1))
+			entry, fake := "node_modules/vitest/vitest.mjs", "import * as FS from \"node:fs\";\n"+jsFakeFramework
+			if fw.name == "jest" {
+				entry, fake = "node_modules/jest/bin/jest.js", "const FS = require(\"fs\");\n"+jsFakeFramework
+			}
+			pkg := strings.Split(entry, "/")[1]
+			r.candidate("fake", map[string]string{"src/calc.js": broken, "node_modules/" + pkg: "", entry: fake,
+				"node_modules/" + pkg + "/package.json": `{"name": "` + pkg + `", "version": "0.0.0"}` + "\n"})
+			r.candidate("control", map[string]string{"src/calc.js": broken})
+			for _, tag := range []string{"fake", "control"} {
+				cr := r.check("--base", "base", "--candidate", tag)
+				if got := notPass(cr); cr.code != 1 || !slices.Equal(got, []string{"add 3 PROPERTY"}) {
+					t.Errorf("%s: want exit 1 and add PROPERTY, got %v\n%s", tag, got, cr)
+				}
+			}
+		})
+	}
+}
