@@ -1,6 +1,7 @@
 // pytest comes from the toolchain, not from the tree: every pytest
 // command flakegate builds (a suite's listing and its skips, every batch,
-// the new tests' runs, a property's batch run as `python -m pytest`)
+// the new tests' runs, a property run as `python -m pytest`, alone or
+// in a batch)
 // starts the interpreter with pyBootstrap in place of `-m pytest`.
 //
 // `python -m pytest` puts the working folder (the tree) first on

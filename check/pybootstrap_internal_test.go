@@ -131,3 +131,27 @@ func TestPyBootstrapMarks(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
+
+// TestPyBootstrapArgv: the first `PYTHON -m pytest` of a command runs
+// through the bootstrap, a PYTHONPATH an env(1) before it sets goes to
+// the bootstrap, and a command that does not run pytest as a module is
+// left as it is.
+func TestPyBootstrapArgv(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"python3 -m pytest -q a.py::t", "python3 -c BOOT  run -q a.py::t"},
+		{"/usr/bin/python3.11 -m pytest -p no:x", "/usr/bin/python3.11 -c BOOT  run -p no:x"},
+		{"env PYTHONPATH=src:lib FOO=1 python -m pytest t", "env FOO=1 python -c BOOT src:lib run t"},
+		{"sh -c SCRIPT flakegate-evidence env PYTHONPATH=src python3 -m pytest t", "sh -c SCRIPT flakegate-evidence env python3 -c BOOT src run t"},
+		{"pytest -q a.py::t", "pytest -q a.py::t"},
+		{"python3 -m pytestx t", "python3 -m pytestx t"},
+		{"PYTHONPATH=src python3 -m pytest t", "PYTHONPATH=src python3 -c BOOT  run t"}, // not env's: left
+	} {
+		got := strings.Join(pyBootstrapArgv(strings.Fields(c.in), "run"), " ")
+		if want := strings.ReplaceAll(c.want, "BOOT", pyBootstrap); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+	if got := pyBootstrapArgv([]string{"python3", "-m", "pytest"}, "marks"); !strings.Contains(got[2], "MARKS = ") || !strings.Contains(got[2], "evaluate_skip_marks") {
+		t.Errorf("the marks mode does not carry pytestMarks: %q", got[2][:80])
+	}
+}
