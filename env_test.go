@@ -20,6 +20,11 @@ var envAllowed = map[string]string{
 	// like, which would point git at another repository): what git would
 	// inherit anyway, made safer. No setting of flakegate is read there.
 	"git/git.go": "filters the environment git inherits",
+	// The sandbox helper is flakegate re-executed: in a binary built with
+	// coverage it is told the Go runtime's own GOCOVERDIR (never a
+	// setting of flakegate's), so that its counters are kept and the
+	// runtime's exit line does not end the attempt's output.
+	"attempt/sandbox/cover.go": "the Go runtime's coverage folder, for the helper",
 	// Test support, imported only by tests: the PostgreSQL tests take
 	// their server from FLAKEGATE_TEST_DSN, as pgx's tests do.
 	"internal/pgtest/pgtest.go": "test support",

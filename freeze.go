@@ -296,9 +296,17 @@ type SeedSecretStore interface {
 	SeedSecret(ctx context.Context) ([]byte, error)
 }
 
-// MaxCorpusSeeds bounds a property's failure corpus: the seeds that
-// failed most recently are kept.
-const MaxCorpusSeeds = 32
+// The failure corpus's bounds. A property's seeds (its key's) are at most
+// MaxCorpusSeeds, the whole corpus at most MaxCorpusTotal; a seed leaves
+// only by age, once the store's checks have run on MaxCorpusAge bases
+// since its newest failure. Nothing else removes one: a full corpus
+// refuses a new seed rather than dropping an older one, so a patch that
+// fails on purpose cannot push out the seed that caught a regression.
+const (
+	MaxCorpusSeeds = 32
+	MaxCorpusTotal = 16384
+	MaxCorpusAge   = 100
+)
 
 // CorpusEntry is one seed of a property's failure corpus.
 type CorpusEntry struct {
@@ -310,20 +318,70 @@ type CorpusEntry struct {
 	// CandidateSHA and FailedAt are those of the newest failure.
 	CandidateSHA string    `json:"candidate_sha"`
 	FailedAt     time.Time `json:"failed_at"`
+	// AddedBy is the candidate whose failure put the seed in (a corpus
+	// kept before it was recorded names its newest failure's): one
+	// candidate adds at most one seed per key.
+	AddedBy string `json:"added_by"`
+	// FailedEpoch is the corpus's age (CorpusBase: how many bases its
+	// checks ran on) at the seed's newest failure; the seed leaves at
+	// FailedEpoch + MaxCorpusAge.
+	FailedEpoch int64 `json:"failed_epoch"`
+}
+
+// CorpusAdd says what AddFailure did with a failing seed.
+type CorpusAdd string
+
+// What AddFailure did: the seed was added, or it was held already and
+// its newest failure moved (renewed) or did not (an older failure), or
+// it was refused, and why.
+const (
+	CorpusAdded     CorpusAdd = "added"
+	CorpusRenewed   CorpusAdd = "renewed"
+	CorpusUnchanged CorpusAdd = "unchanged"
+	// CorpusOnePerCandidate: the candidate added a seed of this key already.
+	CorpusOnePerCandidate CorpusAdd = "one-per-candidate"
+	// CorpusKeyFull: the key holds MaxCorpusSeeds seeds.
+	CorpusKeyFull CorpusAdd = "key-full"
+	// CorpusFull: the corpus holds MaxCorpusTotal seeds.
+	CorpusFull CorpusAdd = "full"
+)
+
+// Kept reports whether the seed is in the corpus after AddFailure.
+func (a CorpusAdd) Kept() bool {
+	return a == CorpusAdded || a == CorpusRenewed || a == CorpusUnchanged
 }
 
 // FailureCorpus keeps, per property, the seeds that failed a candidate,
 // like Hypothesis's example database: a check runs them again for every
 // later candidate, so a seed that caught a regression once keeps
 // catching it, whatever seeds are drawn.
+//
+// What a candidate can do to it is bounded so that no patch can empty
+// it: a candidate adds at most one new seed per key; a key and the
+// corpus have bounds that refuse new seeds, never evict old ones; and a
+// seed ages only as the store's checks move on to bases a patch cannot
+// make (the base is the gate's own revision), counted from its newest
+// failure.
 type FailureCorpus interface {
+	// CorpusBase says that a check runs on base; a check calls it once,
+	// before it reads the corpus. A base the corpus has not seen among
+	// its last 2*MaxCorpusAge makes the corpus one base older (its epoch
+	// grows by one), and the seeds whose newest failure is MaxCorpusAge
+	// bases old leave; it returns how many left. A base seen already
+	// changes nothing, so every shard and runner of one check may call
+	// it. An empty base is EINVALID.
+	CorpusBase(ctx context.Context, base string) (int, error)
+
 	// AddFailure records that e.Seed failed e.CandidateSHA, a candidate
-	// of the property key, at e.FailedAt. For a seed the corpus holds,
-	// CandidateSHA and FailedAt move to e's when e is newer, and
-	// FirstBaseSHA stays. At most MaxCorpusSeeds seeds per key are kept:
-	// the least recently failed go. An empty key, an invalid seed or a
-	// zero time is EINVALID.
-	AddFailure(ctx context.Context, key string, e CorpusEntry) error
+	// of the property key, at e.FailedAt, and says what it did. A seed
+	// the corpus holds is renewed when e is newer: CandidateSHA and
+	// FailedAt move to e's and its age starts again (FailedEpoch is the
+	// corpus's epoch); FirstBaseSHA and AddedBy stay. A new seed is
+	// added (AddedBy e.CandidateSHA) unless the candidate added one of
+	// this key already, the key holds MaxCorpusSeeds seeds or the corpus
+	// MaxCorpusTotal: then it is refused and nothing changes. An empty
+	// key or candidate, an invalid seed or a zero time is EINVALID.
+	AddFailure(ctx context.Context, key string, e CorpusEntry) (CorpusAdd, error)
 
 	// Failures returns key's entries, the most recently failed first
 	// (ties by seed text), none for an unknown key.
@@ -335,6 +393,8 @@ func ValidateCorpusEntry(key string, e CorpusEntry) error {
 	switch {
 	case key == "":
 		return Errorf(EINVALID, "failure corpus: empty key")
+	case e.CandidateSHA == "":
+		return Errorf(EINVALID, "failure corpus: the failure names no candidate")
 	case !e.Seed.Valid():
 		return Errorf(EINVALID, "failure corpus: seed %q is not a seed", string(e.Seed))
 	case e.FailedAt.IsZero():

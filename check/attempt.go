@@ -23,6 +23,7 @@ import (
 // ends the check, exit 3, and is never recorded as the attempt's result.
 func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *tree, precheck func() (string, error)) (string, error) {
 	c, ps := r.c, r.j.ps
+	defer c.timeProcess(ps.prop, side, time.Now()) // timings.go
 	defer at.release(c.resetClean)
 	if err := at.acquire(); err != nil {
 		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: at.dir,

@@ -130,3 +130,19 @@ func (b *Base) LoadConfig(ctx context.Context, path string) error {
 	b.ConfigSHA, b.Config = sha256Hex(raw), cfg
 	return nil
 }
+
+// Holds reports whether path, its links resolved, is inside the
+// repository: its work tree or its git folder. A program there is the
+// checkout's (or one an earlier command left in flakegate's state), and
+// no command runs one outside the sandbox.
+func (b *Base) Holds(path string) bool {
+	if b == nil {
+		return false
+	}
+	for _, dir := range []string{b.Top, b.Common} {
+		if dir != "" && within(path, dir) {
+			return true
+		}
+	}
+	return false
+}

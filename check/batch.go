@@ -197,6 +197,7 @@ func (b *batchRun) settle(ctx context.Context, side string, members []*batchMemb
 // take no result from it and nothing is written to their transcripts.
 func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, results map[*batchMember]string) ([]*batchMember, error) {
 	c := b.c
+	defer c.timeProcess(b.members[0].r.j.ps.prop, side, time.Now()) // timings.go
 	defer at.release(c.resetClean)
 	if err := at.acquire(); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: at.dir,
@@ -222,16 +223,14 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
 	known, undo, err := armKnown(&cmd, knownPlan{framework: b.shape.framework, dir: at.dir, members: shapes, seed: run[0].r.j.seed, goList: b.goList}, b.shape)
 	if err != nil {
-		for _, m := range run {
-			if keep(m) {
-				o := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: err.Error()}
-				b.noteOne(m, side, index(m), &o, nil)
-				results[m] = o.Result
-			}
-		}
+		b.noteAll(run, keep, side, index, attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: err.Error()}, results)
 		return nil, nil
 	}
 	defer undo()
+	stream, streamed := b.batchStream(side, index(run[0]), len(run), known) // batchstream.go: progress only
+	if stream != nil {
+		cmd.Output = io.MultiWriter(rep, sum, stream)
+	}
 	file, err := batchReportFile(&cmd, b.shape.framework)
 	if err != nil {
 		return nil, err
@@ -248,6 +247,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		cmd.KeepCache = func(code int) bool { return b.allPassed(rep, file, cmd, known, code, run) }
 	}
 	out := attempt.Run(ctx, cmd)
+	streamed()
 	readReportFile(rep, file, cmd)
 	verdict := known.judge(rep, out)
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
@@ -289,6 +289,18 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		results[m] = o.Result
 	}
 	return unstarted, nil
+}
+
+// noteAll writes out as the attempt of each member of run that keep
+// takes: none of them ran.
+func (b *batchRun) noteAll(run []*batchMember, keep func(*batchMember) bool, side string, index func(*batchMember) int, out attempt.Outcome, results map[*batchMember]string) {
+	for _, m := range run {
+		if keep(m) {
+			o := out
+			b.noteOne(m, side, index(m), &o, nil)
+			results[m] = o.Result
+		}
+	}
 }
 
 // goList is a go package's test list as the base's listing printed it,

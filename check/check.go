@@ -54,6 +54,7 @@
 //	reason.go     the summary's reasons in words (an attempt that never ran,
 //	              a contamination naming each path once)
 //	plan.go       what a config will cost (check --plan, init)
+//	timings.go    the seconds per process each check keeps for the plan
 package check
 
 import (
@@ -133,6 +134,8 @@ type Options struct {
 	Join *JoinOptions
 	// Runner names this runner in records (runner_id, runner_host).
 	Runner flakegate.Runner
+	// Timings is what the check keeps for check --plan (timings.go).
+	Timings TimingsKept
 }
 
 // Run performs the check and returns its summary. A reject is a summary
@@ -140,10 +143,12 @@ type Options struct {
 // EINVALID for usage and config problems (exit 2), EINTERNAL when
 // flakegate itself failed (exit 3).
 func Run(ctx context.Context, opts Options) (*flakegate.Summary, error) {
+	started := time.Now()
 	c, err := newChecker(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	c.started = started
 	defer c.close()
 	return c.run(ctx)
 }
@@ -153,22 +158,26 @@ func Run(ctx context.Context, opts Options) (*flakegate.Summary, error) {
 // prepared layers) is its site (site.go), whose steps are its own.
 type checker struct {
 	site
-	opts        Options
-	candSHA     string
-	diff        []string
-	watch       []string // config and in-repo ledger: every triple's watch_paths
-	store       flakegate.Store
-	props       []*propState
-	now         func() time.Time
-	secret      []byte        // the store's seed secret, when seeds are drawn (seeds.go)
-	baseInfra   *infra.Finder // the base revision's test infrastructure (props.go)
-	histMu      sync.Mutex
-	hist        map[string]history     // base results of earlier records, by triple (probe.go)
-	prepareMu   sync.Mutex             // one prepare at a time (prepare.go)
-	prepareRuns []flakegate.PrepareRun // under prepareMu
-	prepWatchMu sync.Mutex
-	prepWatch   map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
-	digests     map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)
+	opts          Options
+	candSHA       string
+	diff          []string
+	watch         []string // config and in-repo ledger: every triple's watch_paths
+	store         flakegate.Store
+	props         []*propState
+	now           func() time.Time
+	secret        []byte        // the store's seed secret, when seeds are drawn (seeds.go)
+	baseInfra     *infra.Finder // the base revision's test infrastructure (props.go)
+	histMu        sync.Mutex
+	hist          map[string]history     // base results of earlier records, by triple (probe.go)
+	prepareMu     sync.Mutex             // one prepare at a time (prepare.go)
+	prepareRuns   []flakegate.PrepareRun // under prepareMu
+	prepWatchMu   sync.Mutex
+	prepWatch     map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
+	digests       map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)
+	started       time.Time           // when Run began (timings.go)
+	times         processTimes        // the attempts' processes (timings.go)
+	corpusMu      sync.Mutex
+	corpusRefused map[flakegate.CorpusAdd][]string // failing seeds the corpus did not keep, by why (corpus.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -358,9 +367,11 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	c.sayTrees(why, tr)
+	fillStart := time.Now()
 	if err := c.fillGoCache(ctx); err != nil {
 		return nil, err
 	}
+	fill := time.Since(fillStart)
 	if note := c.mirrorGoCaches(tr.shm); note != "" {
 		c.say("worktrees: " + c.redact(note))
 	}
@@ -387,12 +398,15 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if c.opts.Join != nil {
 		total = len(jobs) // this runner labels a part; the lines count it out of the whole
 	}
+	setup := time.Since(c.started) - fill
 	c.progress.Start(total)
 	results, err := c.runJobs(ctx, src, len(jobs))
 	c.progress.Finish()
 	if err != nil {
 		return nil, err
 	}
+	c.keepTimings(setup, fill, time.Since(c.started))
+	c.sayCorpus()
 	if c.opts.FreezeOwner != "" {
 		if err := c.grantFreezes(ctx, jobs, results); err != nil {
 			return nil, err

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/transcript"
 )
@@ -45,6 +48,9 @@ const siteLockWait = time.Minute
 // or the sandbox is not set up); err a worktree that cannot be made.
 func (s *Site) ListSuites(ctx context.Context) (counts []SuiteCount, busy string, err error) {
 	c := s.c
+	if len(c.cfg.Suites) == 0 {
+		return nil, "", nil
+	}
 	busy, err = s.withBase(ctx, "doctor", func() error {
 		counts = c.countSuites(ctx)
 		return nil
@@ -59,7 +65,40 @@ func (s *Site) ListSuites(ctx context.Context) (counts []SuiteCount, busy string
 // triples. busy and err are as for ListSuites; a suite whose listing
 // fails is err, as in a check.
 func (s *Site) ExpandSuites(ctx context.Context) (busy string, err error) {
+	if len(s.c.cfg.Suites) == 0 {
+		return "", nil
+	}
 	return s.withBase(ctx, "check --plan", func() error { return s.c.expandSuites(ctx) })
+}
+
+// RunOnBase runs each argv once, within budget, in the check's base
+// worktree and its sandbox (after Setup and Probe), as a check's base
+// side would run it: the tree opened under the worktree lock and proven
+// to be the base, the Go build cache filled from it first. outs are the
+// outcomes in argv order; busy and err are as for ListSuites. `flakegate
+// init --measure` times the suites' bare runs this way: a suite is the
+// tree's code, which no command runs outside the sandbox.
+func (s *Site) RunOnBase(ctx context.Context, op string, argvs [][]string, budget time.Duration) (outs []attempt.Outcome, busy string, err error) {
+	c := s.c
+	busy, err = s.withBase(ctx, op, func() error {
+		if err := c.fillGoCache(ctx); err != nil {
+			return err
+		}
+		t := c.trees.workers[0].base
+		for _, argv := range argvs {
+			if err := t.acquire(); err != nil {
+				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: t.dir, Message: "cannot reset the base worktree", Err: err}
+			}
+			o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: budget, Sandbox: c.sandboxFor(t.dir), NoTestMarkers: []string{}})
+			t.release(c.resetClean)
+			if ctx.Err() != nil {
+				return interrupted(ctx)
+			}
+			outs = append(outs, o)
+		}
+		return nil
+	})
+	return outs, strings.Replace(busy, "not listed", "not run", 1), err
 }
 
 // withBase runs f with the check's base worktree (c.trees) at hand,
@@ -67,11 +106,14 @@ func (s *Site) ExpandSuites(ctx context.Context) (busy string, err error) {
 // could not (a check holds the worktrees, or the sandbox is not set up).
 func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy string, err error) {
 	c := s.c
-	if len(c.cfg.Suites) == 0 {
-		return "", nil
-	}
 	if c.iso == nil {
 		return "not listed: the sandbox is not set up here", nil
+	}
+	if c.iso.mode != IsolationBwrap {
+		// A listing runs the project's code (pytest imports conftest.py,
+		// go test compiles it); outside a check it runs only in the
+		// sandbox, whatever the config of the checkout says.
+		return "not listed: the config says sandbox: {mode: none}, and a listing runs the project's code, which " + op + " runs only in the sandbox", nil
 	}
 	if c.trees == nil {
 		root, err := c.treeRoot(ctx, c.cfg.Workers)

@@ -338,3 +338,17 @@ func armKnown(cmd *attempt.Command, plan knownPlan, lead *batchShape) (*knownSet
 	}
 	return k, undo, nil
 }
+
+// planted reports whether test, as a batch's output stream names it
+// (go: "pkg.Name"; pytest: the node id), is one of the known answers.
+func (k *knownSet) planted(test string) bool {
+	if k == nil {
+		return false
+	}
+	for _, a := range k.answers {
+		if test == a.label || test == a.shape.test || strings.HasSuffix(test, "."+a.shape.test) {
+			return true
+		}
+	}
+	return false
+}

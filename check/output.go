@@ -66,6 +66,11 @@ func (c *checker) reproduce(ps *propState, seed flakegate.Seed) string {
 		args = append(args, "--name", ps.prop.Name)
 	}
 	args = append(args, "--seed", seed.String())
+	if c.iso != nil && c.iso.mode == IsolationNone {
+		// The base config turned the sandbox off; replay follows a
+		// config's mode: none only when its user says so.
+		args = append(args, "--sandbox", "none")
+	}
 	q := make([]string, len(args))
 	for i, a := range args {
 		q[i] = shellQuote(a)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/flakegate/flakegate/config"
 )
 
 // PlanSuite is what check --plan counts of one suite: the tests the
@@ -29,6 +31,9 @@ func PlanSuites(ctx context.Context, b *Base, opts SiteOptions) (suites []PlanSu
 	cfg := b.Config
 	if len(cfg.Suites) == 0 {
 		return nil, "", "", nil
+	}
+	if cfg.Sandbox.Mode == config.SandboxNone {
+		return nil, "", "not listed: the config says sandbox: {mode: none}, and a listing runs the project's code, which check --plan runs only in the sandbox", nil
 	}
 	s := NewSite(b, opts)
 	if err := s.Setup(ctx); err != nil {

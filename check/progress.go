@@ -40,6 +40,24 @@ type BatchProgressHandler interface {
 	BatchDone(head string, results []flakegate.Result)
 }
 
+// TestProgressHandler is a ProgressHandler that is told, while a batch's
+// process runs, of each test as the framework's streamed output says it
+// ended (go test's -json events, pytest's verbose lines;
+// evidence.TestStream), so that a batch of hundreds of tests does not sit
+// silent for a minute. It is progress only: the code under test can
+// print such lines, and each test's result is judged from the framework's
+// report once the process ended, never from the stream.
+type TestProgressHandler interface {
+	ProgressHandler
+	// BatchTest is called from the batch's goroutine as each test of the
+	// running batch b ends, with the name and the outcome ("pass",
+	// "fail", "skip", "error", "xfail", "xpass") the stream gives.
+	BatchTest(b *flakegate.RunningBatch, test, outcome string)
+	// BatchEnded is called once b's process ended (after its last
+	// BatchTest).
+	BatchEnded(b *flakegate.RunningBatch)
+}
+
 // The topics of ProgressHandler.Note.
 const (
 	NoteTopic  = "note"

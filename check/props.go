@@ -205,7 +205,10 @@ func (c *checker) checkCommand(base, key string, p *config.Property) error {
 	return nil
 }
 
-// lookPath finds prog in the PATH of env (flakegate's own when env is nil).
+// lookPath finds prog in the absolute folders of the PATH of env
+// (flakegate's own when env is nil): a relative folder ("", ".", "bin")
+// is the working folder's, a checkout's, whose programs no command runs
+// on the host.
 func lookPath(prog string, env []string) (string, error) {
 	if env == nil {
 		return exec.LookPath(prog)
@@ -217,7 +220,7 @@ func lookPath(prog string, env []string) (string, error) {
 		}
 	}
 	for _, dir := range filepath.SplitList(pathVar) {
-		if dir == "" {
+		if !filepath.IsAbs(dir) {
 			continue
 		}
 		f := filepath.Join(dir, prog)

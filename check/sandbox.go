@@ -84,6 +84,15 @@ func buildIsolation(spec sandboxSpec) (*isolation, error) {
 		if abs, err := filepath.Abs(bwrap); err == nil {
 			bwrap = abs
 		}
+		for _, g := range spec.guarded {
+			if within(bwrap, g) {
+				// A PATH folder inside the checkout: its bwrap is the
+				// patch's, and would build every attempt's sandbox.
+				return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: spec.op, Path: bwrap,
+					Message: "bwrap resolves to a file inside " + g + ": flakegate runs no program of the repository or of its own state outside the sandbox, and bwrap is the sandbox",
+					Hint:    "put the system's folder (/usr/bin) first on PATH"}
+			}
+		}
 		if err := checkSharedPaths(spec); err != nil {
 			return nil, err
 		}
@@ -189,6 +198,13 @@ func checkSharedPaths(spec sandboxSpec) error {
 		}
 	}
 	return nil
+}
+
+// within reports whether p is dir or inside it (after resolving symlinks
+// where they exist).
+func within(p, dir string) bool {
+	p, dir = resolved(p), resolved(dir)
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // overlaps reports whether one of two absolute paths is inside the other

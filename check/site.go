@@ -98,6 +98,9 @@ func (s *Site) Trees(ctx context.Context) (string, error) {
 	return s.c.redact(r.why), err
 }
 
+// Close ends the sandbox's standbys (nothing before Setup).
+func (s *Site) Close() { s.c.iso.close() }
+
 // Sandbox is the attempts' sandbox without its tree (after Setup, and
 // Probe for its level).
 func (s *Site) Sandbox() sandbox.Sandbox { return s.c.iso.sandbox }
@@ -225,7 +228,8 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 // Vars are the template variables of p's run for seed.
 func Vars(p *config.Property, seed flakegate.Seed) template.Vars { return vars(p, seed) }
 
-// LookPath finds prog in the PATH of env (flakegate's own when env is nil).
+// LookPath finds prog in the absolute folders of the PATH of env
+// (flakegate's own when env is nil); it starts nothing.
 func LookPath(prog string, env []string) (string, error) { return lookPath(prog, env) }
 
 // noteRecorder is the progress handler of a Site: it keeps the notes.

@@ -21,8 +21,9 @@ import (
 // suitelist (the gate's own state, which no attempt sees), named by a
 // digest of those, and read back by the next check of the same base.
 // Only the base's own listing is kept (trusted code, as the Go build
-// cache's fill), never a candidate's; pytest's is not (its plugins and
-// site-packages decide it, and no digest names them cheaply).
+// cache's fill), never a candidate's. pytest's is kept too, named by what
+// decides it besides the tree: the interpreter and what it imports from
+// outside the tree (pytestListKey, suitecachepy.go).
 
 // suiteListFile is a kept listing.
 type suiteListFile struct {
@@ -35,6 +36,14 @@ type suiteListFile struct {
 		N    int
 		Some []string
 	} `json:",omitempty"`
+	// Python, Hypothesis, Unnamed, UnnamedSome, Skips and SkipPlan are
+	// suiteList's (a pytest listing).
+	Python      string            `json:",omitempty"`
+	Hypothesis  bool              `json:",omitempty"`
+	Unnamed     int               `json:",omitempty"`
+	UnnamedSome []string          `json:",omitempty"`
+	Skips       map[string]string `json:",omitempty"`
+	SkipPlan    string            `json:",omitempty"`
 }
 
 // suiteListMaxAge bounds how long an unused kept listing stays.
@@ -60,11 +69,14 @@ func (c *site) suiteListKey(s *config.Suite) string {
 // baseSuiteList is listSuite on the base tree t, read from the kept
 // listing when there is one.
 func (c *site) baseSuiteList(ctx context.Context, s *config.Suite, t *tree) (*suiteList, error) {
+	if s.Framework == config.FrameworkPytest {
+		return c.basePytestList(ctx, s, t) // suitecachepy.go
+	}
 	key := c.suiteListKey(s)
 	if key == "" {
 		return c.listSuite(ctx, s, t, true)
 	}
-	file := filepath.Join(c.common, "flakegate", "suitelist", key+".json")
+	file := c.suiteListPath(key)
 	if list, ok := readSuiteList(file); ok {
 		now := time.Now()
 		os.Chtimes(file, now, now) // last used
@@ -78,6 +90,11 @@ func (c *site) baseSuiteList(ctx context.Context, s *config.Suite, t *tree) (*su
 	return list, nil
 }
 
+// suiteListPath is the file of the kept listing named key.
+func (c *site) suiteListPath(key string) string {
+	return filepath.Join(c.common, "flakegate", "suitelist", key+".json")
+}
+
 // readSuiteList reads a kept listing; false when there is none or it
 // cannot be read as one (it is listed again).
 func readSuiteList(file string) (*suiteList, bool) {
@@ -89,7 +106,8 @@ func readSuiteList(file string) (*suiteList, bool) {
 	if json.Unmarshal(b, &f) != nil || f.PkgTests == nil {
 		return nil, false
 	}
-	list := &suiteList{pkgTests: f.PkgTests, rapid: f.Rapid}
+	list := &suiteList{pkgTests: f.PkgTests, rapid: f.Rapid, python: f.Python, hypothesis: f.Hypothesis,
+		unnamed: f.Unnamed, unnamedSome: f.UnnamedSome, skips: f.Skips, skipPlan: f.SkipPlan}
 	for kind, k := range f.NotRun {
 		if list.notRun == nil {
 			list.notRun = notRunSet{}
@@ -109,7 +127,8 @@ func readSuiteList(file string) (*suiteList, bool) {
 // suiteListMaxAge. Best effort: a listing that cannot be kept is made
 // again by the next check.
 func writeSuiteList(file string, list *suiteList) {
-	f := suiteListFile{PkgTests: list.pkgTests, Rapid: list.rapid}
+	f := suiteListFile{PkgTests: list.pkgTests, Rapid: list.rapid, Python: list.python, Hypothesis: list.hypothesis,
+		Unnamed: list.unnamed, UnnamedSome: list.unnamedSome, Skips: list.skips, SkipPlan: list.skipPlan}
 	if f.PkgTests == nil {
 		f.PkgTests = map[string][]string{}
 	}

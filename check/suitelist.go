@@ -91,7 +91,12 @@ type suiteLister struct {
 
 // listSuite lists suite s in tree t; marks as suiteLister's.
 func (c *site) listSuite(ctx context.Context, s *config.Suite, t *tree, marks bool) (*suiteList, error) {
-	l := &suiteLister{dir: t.dir, marks: marks,
+	return c.lister(s, t, marks).list(ctx, s)
+}
+
+// lister is the suiteLister of suite s in tree t.
+func (c *site) lister(s *config.Suite, t *tree, marks bool) *suiteLister {
+	return &suiteLister{dir: t.dir, marks: marks,
 		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
 			return c.listRun(ctx, t, s, argv)
 		},
@@ -99,7 +104,6 @@ func (c *site) listSuite(ctx context.Context, s *config.Suite, t *tree, marks bo
 			return c.listRunReport(ctx, t, s, argv, flag) // suitejs.go
 		},
 		fail: func(format string, args ...any) error { return c.suiteError(s, format, args...) }}
-	return l.list(ctx, s)
 }
 
 // list lists suite s.
@@ -299,17 +303,32 @@ exit 1`
 // prints (relative to the repository root), run by the sandbox's first
 // interpreter that has pytest.
 func (l *suiteLister) listPytest(ctx context.Context, s *config.Suite) (*suiteList, error) {
-	o, out, err := l.run(ctx, []string{"sh", "-c", pytestPython})
+	python, hypothesis, err := l.pytestProbe(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return l.collectPytest(ctx, s, python, hypothesis)
+}
+
+// pytestProbe finds the sandbox's interpreter that runs pytest
+// (pytestPython) and whether it has Hypothesis.
+func (l *suiteLister) pytestProbe(ctx context.Context) (python string, hypothesis bool, err error) {
+	o, out, err := l.run(ctx, []string{"sh", "-c", pytestPython})
+	if err != nil {
+		return "", false, err
+	}
 	f := strings.Fields(string(out))
 	if o.Result != attempt.Pass || len(f) == 0 || !strings.HasPrefix(f[0], "/") {
-		return nil, l.fail("no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
+		return "", false, l.fail("no python3 in the sandbox imports pytest (looked for python3 on PATH, /usr/bin/python3 and /usr/local/bin/python3; a pyenv shim under $HOME is not what the sandbox runs): install it (Debian: apt-get install python3-pytest)")
 	}
-	list := &suiteList{python: f[0], hypothesis: len(f) > 1 && f[1] == "hypothesis"}
+	return f[0], len(f) > 1 && f[1] == "hypothesis", nil
+}
+
+// collectPytest lists pytest suite s with python (pytestProbe's).
+func (l *suiteLister) collectPytest(ctx context.Context, s *config.Suite, python string, hypothesis bool) (*suiteList, error) {
+	list := &suiteList{python: python, hypothesis: hypothesis}
 	argv := pyBootstrapArgv(append(pytestSuiteArgv(s, list.python), "--collect-only", "-q", s.Path), "run")
-	o, out, err = l.run(ctx, argv)
+	o, out, err := l.run(ctx, argv)
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,8 @@ type doctor struct {
 // Doctor says what a check would meet here, without running one: the
 // config at the base, bwrap, the sandbox level the check's own probe
 // reaches (and why not more), each toolchain the config's run and
-// prepare commands name, on the host PATH and inside the very sandbox the
+// prepare commands name, looked up on the host PATH (never started there:
+// the config may be a patch's) and asked inside the very sandbox the
 // check builds, each prepare run once on the base tree as the check runs
 // it (prepare.go), each property's program as its attempts find it
 // (run.go), and the sandbox.env names that are unset. The store is the
@@ -171,7 +172,7 @@ func (d *doctor) config(ctx context.Context) (bool, error) {
 		rep.add(Fail, "config", "at %s (%s): %s", opts.Base, flakegate.ShortSHA(b.SHA), errLine(err))
 	} else {
 		cfgOK = true
-		rep.add(OK, "config", "%s at %s (%s) is valid: %d properties, %d listed triples", b.ConfigPath, opts.Base, flakegate.ShortSHA(b.SHA), len(b.Config.Properties), b.Config.Triples())
+		rep.add(OK, "config", "%s at %s (%s) is valid: %s", b.ConfigPath, opts.Base, flakegate.ShortSHA(b.SHA), configCounts(b.Config))
 	}
 	rep.CommonDir = b.Common
 	if !cfgOK {
@@ -199,6 +200,10 @@ func (d *doctor) lookAtBwrap(ctx context.Context) {
 		_, err = os.Stat(bwrap)
 	}
 	switch {
+	case err == nil && d.base.Holds(bwrap):
+		// A PATH folder inside the checkout (a direnv PATH_add, say):
+		// its bwrap is the patch's, and doctor would run it as you.
+		rep.add(Fail, "bwrap", "%s is inside the repository: flakegate runs no program of a checkout outside the sandbox, and bwrap is the sandbox; put the system's folder (/usr/bin) first on PATH", bwrap)
 	case err != nil && d.cfg.Sandbox.Mode == config.SandboxNone:
 		rep.add(Warn, "bwrap", "not found on PATH; the config says sandbox: {mode: none}, so attempts run unsandboxed and earn no freeze (install it: %s)", BwrapInstall)
 	case err != nil:
@@ -360,22 +365,18 @@ func versionArgs(prog string) []string {
 }
 
 // lookAtTool looks tool up on the host PATH (the check's environment)
-// and inside the sandbox (sb, with the attempts' environment), asks each
-// for its version, and says whether they differ.
+// without running it, and inside the sandbox (sb, with the attempts'
+// environment), where it is asked for its version, and says whether the
+// two differ. A program a config names is never started outside the
+// sandbox: the config of a checkout is the patch's (doctor reads HEAD by
+// default), and its argv[0] may be a file of that very tree
+// (/proc/self/cwd/..., a PATH folder inside the checkout, a symlink),
+// or a tool whose --version reads the tree (go's toolchain line, a
+// shim's version file). Without a sandbox the version is not asked.
 func (d *doctor) lookAtTool(ctx context.Context, t tool, attemptEnv []string, sb *sandbox.Sandbox) {
-	rep, env := d.rep, d.opts.Env
+	rep := d.rep
 	name := t.Prog + " (" + t.Where + ")"
-	outPath, err := check.LookPath(t.Prog, env)
-	if filepath.IsAbs(t.Prog) {
-		outPath = t.Prog
-		if _, err = os.Stat(t.Prog); err != nil {
-			outPath = ""
-		}
-	}
-	outVer := ""
-	if err == nil && versionArgs(t.Prog) != nil {
-		outVer = firstLine(commandOutput(ctx, env, outPath, versionArgs(t.Prog)...))
-	}
+	outPath := hostPath(t.Prog, d.opts.Env)
 	missing := Warn
 	if t.Direct {
 		missing = Fail // every attempt of that command would fail to start
@@ -385,7 +386,7 @@ func (d *doctor) lookAtTool(ctx context.Context, t tool, attemptEnv []string, sb
 		case outPath == "":
 			rep.add(missing, "toolchain", "%s: not found on PATH", name)
 		default:
-			rep.add(OK, "toolchain", "%s: %s, %s (not run in a sandbox here)", name, outPath, orNone(outVer))
+			rep.add(OK, "toolchain", "%s: %s on PATH; its version is not asked: doctor starts a program a config names only inside the sandbox, and there is none here", name, outPath)
 		}
 		return
 	}
@@ -407,14 +408,31 @@ func (d *doctor) lookAtTool(ctx context.Context, t tool, attemptEnv []string, sb
 	case inPath == "" && outPath == "":
 		rep.add(missing, "toolchain", "%s: not found, on PATH or in the sandbox", name)
 	case inPath == "":
-		rep.add(missing, "toolchain", "%s: %s on PATH, but not found in the sandbox (a folder the sandbox does not share: a home folder is hidden, only known tool managers' folders under it are shared; add its folder to sandbox.ro)", name, outPath)
+		rep.add(missing, "toolchain", "%s: %s on PATH, but not found in the sandbox (a folder the sandbox does not share: the repository and a home folder are hidden, only known tool managers' folders under a home are shared; add its folder to sandbox.ro)", name, outPath)
 	case outPath == "":
 		rep.add(Warn, "toolchain", "%s: not on your PATH, but the sandbox finds %s, %s", name, inPath, orNone(inVer))
-	case inPath != outPath || inVer != outVer:
-		rep.add(Warn, "toolchain", "%s differs: the sandbox runs %s (%s), your shell %s (%s); what lives under a hidden $HOME or reads it (pyenv, nvm) is not what the attempts see: add its folder to sandbox.ro or call the tool by its absolute path", name, inPath, orNone(inVer), outPath, orNone(outVer))
+	case inPath != outPath:
+		rep.add(Warn, "toolchain", "%s differs: the sandbox runs %s (%s), your shell finds %s (not run: doctor starts a program a config names only inside the sandbox); what lives under a hidden $HOME or reads it (pyenv, nvm) is not what the attempts see: add its folder to sandbox.ro or call the tool by its absolute path", name, inPath, orNone(inVer), outPath)
 	default:
-		rep.add(OK, "toolchain", "%s: %s, %s, the same in the sandbox", name, outPath, orNone(outVer))
+		rep.add(OK, "toolchain", "%s: %s, %s, asked in the sandbox (your shell finds the same path)", name, inPath, orNone(inVer))
 	}
+}
+
+// hostPath is where the host finds prog: an absolute path that exists,
+// or a bare name on the PATH of env (its absolute folders only); "" when
+// it finds none. Nothing is started.
+func hostPath(prog string, env []string) string {
+	if filepath.IsAbs(prog) {
+		if _, err := os.Stat(prog); err != nil {
+			return ""
+		}
+		return prog
+	}
+	p, err := check.LookPath(prog, env)
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 func orNone(v string) string {
@@ -510,4 +528,47 @@ func (d *doctor) suites(ctx context.Context) {
 		}
 		d.rep.add(OK, "suites", "%s", sc.Line())
 	}
+	if slices.ContainsFunc(counts, func(sc check.SuiteCount) bool { return sc.Err == nil }) {
+		d.rep.add(OK, "triples", "%s", totalTriples(d.cfg, counts))
+	}
+}
+
+// configCounts says what the config gates before any listing: its
+// properties' listed triples, and its suites, whose tests only their
+// framework lists (the suites lines say how many).
+func configCounts(cfg *config.Config) string {
+	props := fmt.Sprintf("%d %s (%d listed %s)", len(cfg.Properties), plural(len(cfg.Properties), "property", "properties"),
+		cfg.Triples(), plural(cfg.Triples(), "triple", "triples"))
+	if n := len(cfg.Suites); n > 0 {
+		return props + fmt.Sprintf(" and %d %s, whose tests a check lists on the base (the suites lines below count them)", n, plural(n, "suite", "suites"))
+	}
+	return props
+}
+
+// totalTriples is every triple a check gates: the properties' listed
+// ones and each listed suite's, with the suites that could not be listed
+// named (their triples are not in the count).
+func totalTriples(cfg *config.Config, counts []check.SuiteCount) string {
+	suites, tests, unlisted := 0, 0, []string(nil)
+	for _, sc := range counts {
+		if sc.Err != nil {
+			unlisted = append(unlisted, fmt.Sprintf("suites[%d]", sc.Index))
+			continue
+		}
+		suites += sc.Tests * sc.Seeds
+		tests += sc.Tests
+	}
+	line := fmt.Sprintf("a check gates %d listed %s: %d of the properties, %d of the suites' %d %s",
+		cfg.Triples()+suites, plural(cfg.Triples()+suites, "triple", "triples"), cfg.Triples(), suites, tests, plural(tests, "test", "tests"))
+	if len(unlisted) > 0 {
+		line += " (not counting " + strings.Join(unlisted, ", ") + ", whose listing failed)"
+	}
+	return line
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

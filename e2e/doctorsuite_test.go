@@ -25,4 +25,14 @@ func TestDoctorListsSuites(t *testing.T) {
 		!strings.Contains(out, "fail suites: suites[1] (go ./missing): ") {
 		t.Fatalf("doctor: exit %d, want 1, suites[0] listed and suites[1] failing\n%s", code, out)
 	}
+	// Every count includes the suites: the config line says they are
+	// listed below, and a last line adds their triples to the properties'.
+	for _, want := range []string{
+		"is valid: 0 properties (0 listed triples) and 2 suites, whose tests a check lists on the base (the suites lines below count them)",
+		"ok   triples: a check gates 4 listed triples: 0 of the properties, 4 of the suites' 2 tests (not counting suites[1], whose listing failed)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor does not say %q\n%s", want, out)
+		}
+	}
 }

@@ -247,3 +247,19 @@ func (cr *checkRun) record(t *testing.T, i int) *flakegate.RunRecord {
 func (cr *checkRun) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", cr.code, cr.stdout, cr.stderr)
 }
+
+// runExit runs cmd and returns its exit code and its output, stdout and
+// stderr together; a command that does not start fails the test.
+func runExit(t *testing.T, cmd *exec.Cmd) (int, string) {
+	t.Helper()
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(out)
+	}
+	t.Fatalf("running %s: %v", strings.Join(cmd.Args, " "), err)
+	return 0, ""
+}

@@ -37,6 +37,10 @@ func TestCheckIsolationNone(t *testing.T) {
 		if res.Isolation != "none" || res.Owner != "" || !strings.Contains(res.Reason, "no freeze granted") {
 			t.Errorf("result %d: isolation %q owner %q reason %q", i, res.Isolation, res.Owner, res.Reason)
 		}
+		// replay follows a config's mode: none only on its user's say.
+		if !strings.HasSuffix(res.Reproduce, " --sandbox none") {
+			t.Errorf("result %d: the reproduce line does not turn the sandbox off: %s", i, res.Reproduce)
+		}
 		raw, err := os.ReadFile(res.Record)
 		if err != nil || !bytes.Contains(raw, []byte(`"isolation": "none"`)) {
 			t.Errorf("record %d lacks \"isolation\": \"none\": %v", i, err)
@@ -60,6 +64,9 @@ func TestCheckIsolationNone(t *testing.T) {
 	ok := sb.check("--base", "base", "--candidate", "docs")
 	if ok.code != 0 || !strings.HasPrefix(ok.summary.Isolation, "bwrap+") || ok.summary.Results[0].Isolation != ok.summary.Isolation || ok.record(t, 0).Isolation != ok.summary.Isolation {
 		t.Fatalf("sandboxed check: isolation %q\n%s", ok.summary.Isolation, ok)
+	}
+	if r := ok.summary.Results[0].Reproduce; strings.Contains(r, "--sandbox") {
+		t.Errorf("a sandboxed check's reproduce line names --sandbox: %s", r)
 	}
 }
 

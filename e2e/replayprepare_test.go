@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,16 +49,7 @@ func runReproduce(t *testing.T, line string) (int, string) {
 	}
 	cmd := exec.Command("sh", "-c", `"$FLAKEGATE" `+rest)
 	cmd.Env = append(cleanEnv(), "FLAKEGATE="+flakegateBin)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, string(out)
-	case errors.As(err, &ee):
-		return ee.ExitCode(), string(out)
-	}
-	t.Fatal(err)
-	return 0, ""
+	return runExit(t, cmd)
 }
 
 // TestReplayReproducesPrepare: for a property with a prepare, the check's

@@ -262,6 +262,12 @@ func TestCNew(t *testing.T) {
 	if cr.code != 1 || cr.summary.Verdict != "reject" || len(notPass(cr)) != 0 || len(nt) != 1 || nt[0].Passed != 4 || nt[0].Runs != 5 || strings.Join(nt[0].Results, ",") != "pass,pass,fail,pass,pass" {
 		t.Fatalf("flaky new test: want exit 1, all triples PASS, 4 of 5 passed; got %v %+v\n%s", notPass(cr), nt, cr)
 	}
+	// With --json stdout is the summary: stderr still says why the exit
+	// code is 1 though every triple passed, on its last line.
+	lines := strings.Split(strings.TrimRight(cr.stderr, "\n"), "\n")
+	if want := "verdict: reject: a new test did not pass every run (reject_flaky_new_tests): c/new_test.go::TestCNew passed 4 of 5 runs (exit 1)"; lines[len(lines)-1] != want {
+		t.Errorf("stderr's last line is %q, want %q", lines[len(lines)-1], want)
+	}
 }
 
 // TestCheckGoSuiteNewFileCannotHide: a patch that breaks Value and adds a

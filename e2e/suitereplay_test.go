@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -216,16 +215,7 @@ func planRun(t *testing.T, r *repo, args ...string) (int, string) {
 	cmd := exec.Command(flakegateBin, append([]string{"check", "--base", "base", "--plan"}, args...)...)
 	cmd.Dir = r.dir
 	cmd.Env = append(cleanEnv(), "FG_STATE="+r.state)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, string(out)
-	case errors.As(err, &ee):
-		return ee.ExitCode(), string(out)
-	}
-	t.Fatal(err)
-	return 0, ""
+	return runExit(t, cmd)
 }
 
 // TestPlanCountsSuites: check --plan lists each suite on the base tree

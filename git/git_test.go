@@ -359,6 +359,11 @@ func helperCommand(args ...string) func(context.Context, string, ...string) *exe
 	return func(ctx context.Context, name string, gitArgs ...string) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"-test.run=^TestHelperProcess$", "--"}, args...)...)
 		cmd.Env = []string{"FLAKEGATE_GIT_HELPER=1"}
+		if dir := os.Getenv("GOCOVERDIR"); dir != "" {
+			// A coverage build writes its counters there as it exits
+			// (and says on stderr that it cannot, without it).
+			cmd.Env = append(cmd.Env, "GOCOVERDIR="+dir)
+		}
 		return cmd
 	}
 }

@@ -106,6 +106,16 @@ func TestRunnerRole(t *testing.T) {
 		}},
 		{"read the check", func() error { _, _, err := s.CheckState(ctx, "role"); return err }},
 		{"queue progress", func() error { _, err := s.Progress(ctx, ""); return err }},
+		{"age the corpus", func() error { _, err := s.CorpusBase(ctx, "base-1"); return err }},
+		{"add to the corpus", func() error {
+			_, err := s.AddFailure(ctx, "k", flakegate.CorpusEntry{Seed: "1", FirstBaseSHA: "base-1", CandidateSHA: "c", FailedAt: time.Now()})
+			return err
+		}},
+		{"renew a corpus seed", func() error {
+			_, err := s.AddFailure(ctx, "k", flakegate.CorpusEntry{Seed: "1", FirstBaseSHA: "base-1", CandidateSHA: "d", FailedAt: time.Now().Add(time.Hour)})
+			return err
+		}},
+		{"read the corpus", func() error { _, err := s.Failures(ctx, "k"); return err }},
 		{"make the seed secret", func() error { _, err := s.SeedSecret(ctx); return err }},
 		{"derive the seed secret", func() error { _, err := openDSN(t, runner).SeedSecret(ctx); return err }},
 		{"migrate an up-to-date schema", func() error { return Migrate(ctx, runner) }},

@@ -31,7 +31,24 @@ type Progress struct {
 	ticker   sync.WaitGroup
 	running  bool // between Start and Finish: the bar is on screen
 	finished bool
+	// batches are the batch processes running now, each with what their
+	// stream said so far (BatchTest); shown on the bar on a terminal, and
+	// in a line at most every every (per batch) in a log.
+	batches map[*flakegate.RunningBatch]*batchTests
+	every   time.Duration
 }
+
+// batchTests is what the stream of one running batch said so far.
+type batchTests struct {
+	ended, failed int
+	failures      []string // the first few that failed
+	last          string   // the last test that ended
+	wrote         time.Time
+}
+
+// BatchLineEvery is how often, at most, a log gets a line of a running
+// batch's progress (a terminal's bar shows it every second).
+const BatchLineEvery = 10 * time.Second
 
 const barWidth = 24
 
@@ -42,7 +59,67 @@ func NewProgress(w io.Writer, isTerminal bool) *Progress {
 }
 
 func newProgress(w io.Writer, isTerminal bool, now func() time.Time) *Progress {
-	return &Progress{w: w, tty: isTerminal, labels: map[flakegate.Label]int{}, now: now}
+	return &Progress{w: w, tty: isTerminal, labels: map[flakegate.Label]int{}, now: now,
+		batches: map[*flakegate.RunningBatch]*batchTests{}, every: BatchLineEvery}
+}
+
+// BatchTest takes one test of a running batch as its framework's stream
+// says it ended (progress only: the check judges each test from the
+// report). On a terminal the bar shows the batch's count at its next
+// redraw; in a log a line says it once the batch has run every seconds,
+// and at most every every seconds after.
+func (p *Progress) BatchTest(b *flakegate.RunningBatch, test, outcome string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.finished {
+		return
+	}
+	bt := p.batches[b]
+	if bt == nil {
+		bt = &batchTests{wrote: b.Started}
+		p.batches[b] = bt
+	}
+	bt.ended++
+	bt.last = test
+	if outcome == "fail" || outcome == "error" {
+		bt.failed++
+		if len(bt.failures) < 3 {
+			bt.failures = append(bt.failures, test)
+		}
+	}
+	now := p.now()
+	if p.tty || now.Sub(bt.wrote) < p.every {
+		return
+	}
+	bt.wrote = now
+	io.WriteString(p.w, p.batchLine(b, bt, now)+"\n")
+}
+
+// BatchEnded forgets a batch whose process ended: its line of results
+// follows (BatchDone, Done).
+func (p *Progress) BatchEnded(b *flakegate.RunningBatch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.batches, b)
+}
+
+// batchLine says how far a running batch is: "… batch of 736 (pytest,
+// seed 3, candidate attempt 0): 120 of 736 tests ended, 2 failed
+// (tests/a.py::test_x, ...), last tests/b.py::test_y · 31.0s". Names come
+// from the code under test's output: each is one safe line.
+func (p *Progress) batchLine(b *flakegate.RunningBatch, bt *batchTests, now time.Time) string {
+	line := fmt.Sprintf("… batch of %d (%s): %d of %d tests ended", b.Tests, oneLine(b.Head), bt.ended, b.Tests)
+	if bt.failed > 0 {
+		names := make([]string, len(bt.failures))
+		for i, f := range bt.failures {
+			names[i] = oneLine(f)
+		}
+		if bt.failed > len(names) {
+			names = append(names, "...")
+		}
+		line += fmt.Sprintf(", %d failed so far (%s)", bt.failed, strings.Join(names, ", "))
+	}
+	return line + fmt.Sprintf(", last %s · %s", oneLine(bt.last), seconds(now.Sub(b.Started).Seconds()))
 }
 
 // Start begins the view of total triples: the clock and, on a terminal,
@@ -260,7 +337,31 @@ func (p *Progress) drawBar() {
 	if n := p.labels[flakegate.Scheduler]; n > 0 {
 		status += fmt.Sprintf(" · %d SCHEDULER", n)
 	}
+	status += p.runningBatches()
 	fmt.Fprintf(p.w, "\r\x1b[Kchecking %s %s · %s", bar, status, p.elapsed())
+}
+
+// runningBatches is the bar's note of the running batches' counts:
+// " · batch 120/736 tests, 2 failed" (the one furthest along).
+func (p *Progress) runningBatches() string {
+	var top *batchTests
+	var tb *flakegate.RunningBatch
+	for b, bt := range p.batches {
+		if top == nil || bt.ended > top.ended {
+			top, tb = bt, b
+		}
+	}
+	if top == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" · batch %d/%d tests", top.ended, tb.Tests)
+	if top.failed > 0 {
+		s += fmt.Sprintf(", %d failed", top.failed)
+	}
+	if n := len(p.batches); n > 1 {
+		s += fmt.Sprintf(" (%d batches running)", n)
+	}
+	return s
 }
 
 // color paints a label tag on a terminal: red rejects, yellow SCHEDULER,

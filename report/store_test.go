@@ -239,7 +239,11 @@ func withRuns(f flakegate.Freeze, n int) flakegate.Freeze {
 }
 
 // The report reads no failure corpus.
-func (m *memStore) AddFailure(context.Context, string, flakegate.CorpusEntry) error { return nil }
+func (m *memStore) AddFailure(context.Context, string, flakegate.CorpusEntry) (flakegate.CorpusAdd, error) {
+	return flakegate.CorpusAdded, nil
+}
+
+func (m *memStore) CorpusBase(context.Context, string) (int, error) { return 0, nil }
 
 func (m *memStore) Failures(context.Context, string) ([]flakegate.CorpusEntry, error) {
 	return nil, nil

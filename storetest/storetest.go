@@ -54,6 +54,8 @@ func Run(t *testing.T, open Open) {
 		{"SeedSecret", testSeedSecret},
 		{"SeedSecretConcurrent", testSeedSecretConcurrent},
 		{"FailureCorpus", testFailureCorpus},
+		{"CorpusKeepsWhatCaught", testCorpusKeepsWhatCaught},
+		{"CorpusAge", testCorpusAge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1010,74 +1012,183 @@ func testSeedSecretFirstUseRace(t *testing.T, open func() flakegate.Store) {
 }
 
 // testFailureCorpus: failures come back the most recently failed first; a
-// seed failing again moves to the front and keeps its first base; the
-// corpus keeps MaxCorpusSeeds seeds per key, dropping the least recently
-// failed; keys are apart; bad input is EINVALID.
+// seed failing again moves to the front, keeps its first base and its
+// adder, and says it was renewed (an older failure changes nothing);
+// keys are apart; bad input is EINVALID.
 func testFailureCorpus(t *testing.T, s flakegate.Store) {
-	ctx := context.Background()
-	at := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
-	add := func(key string, seed flakegate.Seed, base, cand string, d time.Duration) {
-		t.Helper()
-		if err := s.AddFailure(ctx, key, flakegate.CorpusEntry{Seed: seed, FirstBaseSHA: base, CandidateSHA: cand, FailedAt: at.Add(d)}); err != nil {
-			t.Fatalf("AddFailure %s %s: %v", key, seed, err)
-		}
-	}
-	seeds := func(key string) string {
-		t.Helper()
-		es, err := s.Failures(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, e := range es {
-			out = append(out, string(e.Seed)+"@"+e.FirstBaseSHA+"/"+e.CandidateSHA)
-		}
-		return strings.Join(out, ",")
-	}
-	if got := seeds("p"); got != "" {
+	c := corpusT{t: t, s: s, at: time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)}
+	if got := c.seeds("p"); got != "" {
 		t.Fatalf("a new store's corpus: %s", got)
 	}
-	add("p", "7", "b1", "c1", 0)
-	add("p", "9", "b1", "c2", time.Second)
-	add("p", "8", "b2", "c3", time.Second) // a tie: by seed text
-	add("q", "7", "b9", "c9", 0)
-	if got, want := seeds("p"), "8@b2/c3,9@b1/c2,7@b1/c1"; got != want {
+	c.add("p", "7", "b1", "c1", 0, flakegate.CorpusAdded)
+	c.add("p", "9", "b1", "c2", time.Second, flakegate.CorpusAdded)
+	c.add("p", "8", "b2", "c3", time.Second, flakegate.CorpusAdded) // a tie: by seed text
+	c.add("q", "7", "b9", "c9", 0, flakegate.CorpusAdded)
+	if got, want := c.seeds("p"), "8@b2/c3,9@b1/c2,7@b1/c1"; got != want {
 		t.Fatalf("Failures = %s, want %s", got, want)
 	}
-	add("p", "7", "b3", "c4", 2*time.Second) // again, later, on another base
-	add("p", "9", "b3", "c0", -time.Hour)    // an older failure changes nothing
-	if got, want := seeds("p"), "7@b1/c4,8@b2/c3,9@b1/c2"; got != want {
+	c.add("p", "7", "b3", "c4", 2*time.Second, flakegate.CorpusRenewed) // again, later, on another base
+	c.add("p", "9", "b3", "c0", -time.Hour, flakegate.CorpusUnchanged)  // an older failure changes nothing
+	if got, want := c.seeds("p"), "7@b1/c4,8@b2/c3,9@b1/c2"; got != want {
 		t.Fatalf("after a repeat: Failures = %s, want %s", got, want)
 	}
-	if got := seeds("q"); got != "7@b9/c9" {
+	if got := c.seeds("q"); got != "7@b9/c9" {
 		t.Fatalf("another key: %s", got)
 	}
 	es, err := s.Failures(ctx, "p")
-	if err != nil || !es[0].FailedAt.Equal(at.Add(2*time.Second)) {
-		t.Fatalf("the newest failure's time: %+v %v", es, err)
-	}
-	for i := range flakegate.MaxCorpusSeeds {
-		add("p", flakegate.Seed(strconv.Itoa(100+i)), "b", "c", time.Minute+time.Duration(i)*time.Second)
-	}
-	es, err = s.Failures(ctx, "p")
-	if err != nil || len(es) != flakegate.MaxCorpusSeeds || es[0].Seed != flakegate.Seed(strconv.Itoa(100+flakegate.MaxCorpusSeeds-1)) {
-		t.Fatalf("a full corpus: %d entries, first %v, %v", len(es), es[0].Seed, err)
-	}
-	for _, e := range es {
-		if e.Seed == "7" || e.Seed == "8" || e.Seed == "9" {
-			t.Fatalf("the least recently failed seed %s was kept", e.Seed)
-		}
+	if err != nil || !es[0].FailedAt.Equal(c.at.Add(2*time.Second)) || es[0].AddedBy != "c1" || es[0].CandidateSHA != "c4" {
+		t.Fatalf("the renewed seed: %+v %v", es, err)
 	}
 	for _, bad := range []struct {
 		key string
 		e   flakegate.CorpusEntry
 	}{
-		{"", flakegate.CorpusEntry{Seed: "1", FailedAt: at}},
-		{"p", flakegate.CorpusEntry{Seed: "-x", FailedAt: at}},
-		{"p", flakegate.CorpusEntry{Seed: "1"}},
+		{"", flakegate.CorpusEntry{Seed: "1", CandidateSHA: "c", FailedAt: c.at}},
+		{"p", flakegate.CorpusEntry{Seed: "-x", CandidateSHA: "c", FailedAt: c.at}},
+		{"p", flakegate.CorpusEntry{Seed: "1", CandidateSHA: "c"}},
+		{"p", flakegate.CorpusEntry{Seed: "1", FailedAt: c.at}},
 	} {
-		if err := s.AddFailure(ctx, bad.key, bad.e); flakegate.ErrorCode(err) != flakegate.EINVALID {
+		if _, err := s.AddFailure(ctx, bad.key, bad.e); flakegate.ErrorCode(err) != flakegate.EINVALID {
 			t.Errorf("AddFailure(%q, %+v) = %v, want EINVALID", bad.key, bad.e, err)
 		}
 	}
+	if _, err := s.CorpusBase(ctx, ""); flakegate.ErrorCode(err) != flakegate.EINVALID {
+		t.Errorf("CorpusBase(\"\") = %v, want EINVALID", err)
+	}
+}
+
+// testCorpusKeepsWhatCaught: a patch that fails on purpose cannot push
+// out the seed that caught a regression. One candidate adds one seed per
+// key, however many it fails; a key full of seeds refuses a new one
+// (and so does the corpus at MaxCorpusTotal, filestore's and postgres's
+// own tests) rather than drop an older one, while a seed it holds is
+// still renewed; another key's seeds are never touched.
+func testCorpusKeepsWhatCaught(t *testing.T, s flakegate.Store) {
+	c := corpusT{t: t, s: s, at: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	c.add("p", "1402", "b1", "regression", 0, flakegate.CorpusAdded)
+	c.add("other", "5", "b1", "regression", 0, flakegate.CorpusAdded) // one per key: another key is apart
+	c.add("p", "1403", "b1", "regression", time.Second, flakegate.CorpusOnePerCandidate)
+	for i := range 3 * flakegate.MaxCorpusSeeds {
+		// The throwaway patch fails many seeds, each of its commits
+		// later than the regression's failure.
+		cand := "throwaway-" + strconv.Itoa(i)
+		want := flakegate.CorpusAdded
+		if i >= flakegate.MaxCorpusSeeds-1 {
+			want = flakegate.CorpusKeyFull
+		}
+		c.add("p", flakegate.Seed(strconv.Itoa(2000+i)), "b1", cand, time.Minute+time.Duration(i)*time.Second, want)
+		c.add("p", flakegate.Seed(strconv.Itoa(5000+i)), "b1", cand, time.Minute+time.Duration(i)*time.Second, refusedAfter(want))
+		c.add("other", flakegate.Seed(strconv.Itoa(7000+i)), "b1", cand, time.Minute, map[bool]flakegate.CorpusAdd{true: flakegate.CorpusAdded, false: flakegate.CorpusKeyFull}[i < flakegate.MaxCorpusSeeds-1])
+	}
+	es, err := s.Failures(ctx, "p")
+	if err != nil || len(es) != flakegate.MaxCorpusSeeds {
+		t.Fatalf("a full key: %d entries, %v", len(es), err)
+	}
+	if !slices.ContainsFunc(es, func(e flakegate.CorpusEntry) bool { return e.Seed == "1402" && e.AddedBy == "regression" }) {
+		t.Fatalf("the seed that caught the regression was pushed out: %s", c.seeds("p"))
+	}
+	if oth, _ := s.Failures(ctx, "other"); len(oth) != flakegate.MaxCorpusSeeds || !slices.ContainsFunc(oth, func(e flakegate.CorpusEntry) bool { return e.Seed == "5" }) {
+		t.Fatalf("another key lost its seed: %s", c.seeds("other"))
+	}
+	// A seed it holds is still renewed in a full key.
+	c.add("p", "1402", "b2", "again", time.Hour, flakegate.CorpusRenewed)
+	if es, _ := s.Failures(ctx, "p"); es[0].Seed != "1402" || es[0].CandidateSHA != "again" || es[0].AddedBy != "regression" {
+		t.Fatalf("the renewed seed in a full key: %+v", es[0])
+	}
+}
+
+// refusedAfter is what a candidate's second new seed of a key gets: one
+// per candidate, unless the key was full for its first already.
+func refusedAfter(first flakegate.CorpusAdd) flakegate.CorpusAdd {
+	if first == flakegate.CorpusAdded {
+		return flakegate.CorpusOnePerCandidate
+	}
+	return first
+}
+
+// testCorpusAge: a seed leaves only by age, counted in the bases the
+// store's checks run on since its newest failure: a base seen already
+// (every shard and runner of one check, or the same base again) counts
+// once; at MaxCorpusAge bases the seed leaves and CorpusBase says how
+// many left; a failure on the way starts its age again.
+func testCorpusAge(t *testing.T, s flakegate.Store) {
+	c := corpusT{t: t, s: s, at: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	base := func(i int) string { return fmt.Sprintf("base-%03d", i) }
+	if n, err := s.CorpusBase(ctx, base(0)); err != nil || n != 0 {
+		t.Fatalf("CorpusBase of a new store: %d, %v", n, err)
+	}
+	c.add("p", "1", base(0), "c1", 0, flakegate.CorpusAdded)
+	c.add("p", "2", base(0), "c2", 0, flakegate.CorpusAdded)
+	for i := 1; i < flakegate.MaxCorpusAge; i++ {
+		for range 2 { // a base seen already changes nothing
+			if n, err := s.CorpusBase(ctx, base(i)); err != nil || n != 0 {
+				t.Fatalf("base %d: %d left, %v", i, n, err)
+			}
+		}
+		if n, err := s.CorpusBase(ctx, base(i-1)); err != nil || n != 0 {
+			t.Fatalf("base %d again: %d left, %v", i-1, n, err)
+		}
+		if i == flakegate.MaxCorpusAge/2 {
+			c.add("p", "2", base(i), "c3", time.Hour, flakegate.CorpusRenewed) // seed 2 fails again
+		}
+	}
+	if got := c.seeds("p"); got != "2@"+base(0)+"/c3,1@"+base(0)+"/c1" {
+		t.Fatalf("before the last base: %s", got)
+	}
+	if n, err := s.CorpusBase(ctx, base(flakegate.MaxCorpusAge)); err != nil || n != 1 {
+		t.Fatalf("base %d: %d left, %v; want seed 1", flakegate.MaxCorpusAge, n, err)
+	}
+	if got := c.seeds("p"); got != "2@"+base(0)+"/c3" {
+		t.Fatalf("after %d bases: %s", flakegate.MaxCorpusAge, got)
+	}
+}
+
+// corpusT drives a store's failure corpus in a test.
+type corpusT struct {
+	t  *testing.T
+	s  flakegate.Store
+	at time.Time
+}
+
+// add adds a failure of seed and checks what the store did.
+func (c corpusT) add(key string, seed flakegate.Seed, base, cand string, d time.Duration, want flakegate.CorpusAdd) {
+	c.t.Helper()
+	did, err := c.s.AddFailure(ctx, key, flakegate.CorpusEntry{Seed: seed, FirstBaseSHA: base, CandidateSHA: cand, FailedAt: c.at.Add(d)})
+	if err != nil || did != want {
+		c.t.Fatalf("AddFailure %s %s by %s: %q, %v; want %q", key, seed, cand, did, err, want)
+	}
+}
+
+// seeds lists key's corpus as seed@first-base/candidate, in order.
+func (c corpusT) seeds(key string) string {
+	c.t.Helper()
+	es, err := c.s.Failures(ctx, key)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, string(e.Seed)+"@"+e.FirstBaseSHA+"/"+e.CandidateSHA)
+	}
+	return strings.Join(out, ",")
+}
+
+// CorpusText lists the corpus of each key as "KEY: SEED@FIRST-BASE/
+// CANDIDATE+ADDED-BY/FAILED-AT/EPOCH ...", keys apart by "; ": every
+// field a store keeps, for tests of a store's own format and migrations.
+func CorpusText(t *testing.T, s flakegate.FailureCorpus, keys ...string) string {
+	t.Helper()
+	var parts []string
+	for _, k := range keys {
+		es, err := s.Failures(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l []string
+		for _, e := range es {
+			l = append(l, fmt.Sprintf("%s@%s/%s+%s/%s/%d", e.Seed, e.FirstBaseSHA, e.CandidateSHA, e.AddedBy, e.FailedAt.Format(time.RFC3339), e.FailedEpoch))
+		}
+		parts = append(parts, k+": "+strings.Join(l, " "))
+	}
+	return strings.Join(parts, "; ")
 }

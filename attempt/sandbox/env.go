@@ -92,6 +92,9 @@ func AttemptEnv(spec EnvSpec) []string {
 			env[name] = v
 		}
 	}
+	if p, ok := env["PATH"]; ok {
+		env["PATH"] = AbsolutePath(p)
+	}
 	var out []string
 	for name, v := range env {
 		if spec.Refuse != nil && spec.Refuse(name) || ContainsAny(v, spec.Secrets) {
@@ -113,6 +116,20 @@ func AttemptEnv(spec EnvSpec) []string {
 // config's sandbox.env may name one of them to pass flakegate's own
 // value instead (a workspace that needs its go.work, say).
 var GoPins = map[string]string{"GOWORK": "off", "GOENV": "off", "GOTOOLCHAIN": "local"}
+
+// AbsolutePath is the PATH value p without its relative folders ("",
+// ".", "bin"): those are the working folder's, the tree's, so a patch
+// that put a python3 or a go at its root would replace the toolchain the
+// base's command names.
+func AbsolutePath(p string) string {
+	var keep []string
+	for _, dir := range filepath.SplitList(p) {
+		if filepath.IsAbs(dir) {
+			keep = append(keep, dir)
+		}
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
+}
 
 // SandboxHomeFor is the $HOME of a sandbox: the host's own path (an empty
 // tmpfs over it, so tools find their usual paths) unless it is unusable.

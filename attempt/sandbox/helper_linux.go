@@ -48,6 +48,8 @@ import (
 // it: nothing is left on the host when an attempt is killed.
 
 func helperMain(args []string) int {
+	var spec helperSpec
+	defer func() { coverAtExit(spec.CoverDir) }()
 	// No descriptor of the helper's reaches bwrap and the attempt but the
 	// ones handed to it below: not the report (an attempt could write
 	// its own), not the user namespaces, and not whatever flakegate
@@ -56,7 +58,6 @@ func helperMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: cannot close its descriptors on exec:", err)
 		return helperExit
 	}
-	var spec helperSpec
 	if len(args) == 0 {
 		args = []string{""}
 	}
@@ -480,6 +481,7 @@ func newLayer() (string, error) {
 
 // helperCommand is flakegate's own binary as the helper.
 func helperCommand(spec *helperSpec) (*exec.Cmd, error) {
+	spec.CoverDir = coverDir()
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err

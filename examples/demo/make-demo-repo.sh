@@ -1,5 +1,6 @@
 #!/bin/sh
-# make-demo-repo.sh DIR: create the demo git repository in DIR/repo.
+# make-demo-repo.sh DIR: create the demo git repository in DIR/repo and
+# its shared cache folder DIR/cache (the config's sandbox.rw).
 #
 #   tag base               examples/demo/base/ as one commit
 #   tag candidate          base + examples/demo/candidate/ (the patch under review)
@@ -7,11 +8,16 @@
 set -eu
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$1/repo
-rm -rf "$repo"
-mkdir -p "$repo"
+mkdir -p "$1"
+dir=$(cd "$1" && pwd)
+case $dir in *[\\\"\|\&]*) echo "$0: $dir: a folder without \\, \", | or & please" >&2; exit 2 ;; esac
+repo=$dir/repo
+rm -rf "$repo" "$dir/cache"
+mkdir -p "$repo" "$dir/cache"
 cp -R "$here/base/." "$repo/"
 cd "$repo"
+sed "s|\"/demo/cache\"|\"$dir/cache\"|" flakegate.yaml > flakegate.yaml.new
+mv flakegate.yaml.new flakegate.yaml
 export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com
 export GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@example.com
 git init -q -b main

@@ -20,7 +20,10 @@ import (
 )
 
 // report.Progress draws the progress of a check on stderr.
-var _ check.ProgressHandler = (*report.Progress)(nil)
+var (
+	_ check.ProgressHandler     = (*report.Progress)(nil)
+	_ check.TestProgressHandler = (*report.Progress)(nil) // a batch's tests as they end
+)
 
 // DefaultLockTimeout is how long check waits for a lock another check
 // holds before it gives up with exit 3.
@@ -160,7 +163,8 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 }
 
 // planCheck prints what a check of the base config will cost (JSON with
-// --json), from the timings flakegate init kept; it runs nothing.
+// --json), from the timings earlier checks and flakegate init kept
+// (check.ReadTimings); it runs nothing.
 func planCheck(ctx context.Context, opts *CheckOptions) error {
 	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config})
 	if err != nil {
@@ -177,8 +181,7 @@ func planCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	m := readMeasured(b.Common)
-	cost := check.PlanCost(b.Config, m.Seconds, m.Source)
+	cost := check.PlanCost(b.Config, check.ReadTimings(b.Common), b.SHA)
 	cost.Suites, cost.SuitesNotListed = suites, notListed
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
@@ -225,8 +228,11 @@ func writeSummaryOutputs(ios *IO, cmd string, o summaryOutputs, sum *flakegate.S
 		if o.JSON {
 			w = ios.ErrOut
 		}
-		return writeGitHub(ios, cmd+" --github", w, sum)
+		if err := writeGitHub(ios, cmd+" --github", w, sum); err != nil {
+			return err
+		}
 	}
+	printVerdictLine(ios.ErrOut, sum)
 	return nil
 }
 

@@ -38,8 +38,10 @@ one (only the base's prepare, when the config has one), and prints one line per 
                does not reach more (no cgroup, no overlay, AppArmor's restriction
                of unprivileged user namespaces)
   toolchain    each program the config's run and prepare commands name (argv[0],
-               and python, node, go... behind env and sh -c), on your PATH and
-               inside the sandbox the check builds: a warning when they differ
+               and python, node, go... behind env and sh -c), looked up on your
+               PATH (never started there: the config may be a patch's) and asked
+               its version inside the sandbox the check builds: a warning when
+               the two paths differ
   prepare      each prepare, run once on the base tree in the check's sandbox
                (its layer is kept: a check of that base reuses it); a failed
                one is a fail with its reason

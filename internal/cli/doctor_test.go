@@ -187,23 +187,25 @@ func TestDoctor(t *testing.T) {
 			commits: []map[string]string{{"flakegate.yaml": strings.Replace(doctorConfig, `run: [sh, "{path}", "{seed}"]`, `run: [fgnode, "{path}"]`, 1), "props/p.sh": "exit 0\n"}},
 			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},
 			path: func(t *testing.T) string {
-				// fgnode reads its version from a folder the sandbox does
-				// not share, as pyenv's shims read the home folder.
-				hidden := t.TempDir()
-				if err := os.WriteFile(filepath.Join(hidden, "version"), []byte("v22.1.0\n"), 0o644); err != nil {
-					t.Fatal(err)
+				// Your shell finds the fgnode under $HOME first, as a
+				// pyenv or nvm install is found; the sandbox hides the
+				// home folder and finds the other. Neither is run on
+				// the host: only the sandbox's is asked its version.
+				fgnode := func(dir, version string) string {
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(dir, "fgnode"), []byte("#!/bin/sh\necho \"fgnode "+version+"\"\n"), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					return dir
 				}
-				bin := filepath.Join(t.TempDir(), "bin")
-				script := "#!/bin/sh\necho \"fgnode $(cat " + hidden + "/version 2>/dev/null || echo v18.19.0)\"\n"
-				if err := os.MkdirAll(bin, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(bin, "fgnode"), []byte(script), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				return bin + ":" + os.Getenv("PATH")
+				home := filepath.Join(t.TempDir(), "home-fg")
+				t.Setenv("HOME", home)
+				return fgnode(filepath.Join(home, "bin"), "v22.1.0") + ":" + fgnode(filepath.Join(t.TempDir(), "bin"), "v18.19.0") + ":" + os.Getenv("PATH")
 			},
-			want: [][2]string{{"warn", "toolchain: the sandbox runs "}, {"warn", "toolchain: (fgnode v18.19.0), your shell "}, {"warn", "toolchain: (fgnode v22.1.0)"}}},
+			want:    [][2]string{{"warn", "toolchain: the sandbox runs "}, {"warn", "toolchain: (fgnode v18.19.0), your shell finds "}, {"warn", "toolchain: /home-fg/bin/fgnode (not run: "}},
+			notWant: []string{"v22.1.0"}},
 		{name: "a command found nowhere", code: 1,
 			commits: []map[string]string{{"flakegate.yaml": strings.Replace(doctorConfig, `run: [sh, "{path}", "{seed}"]`, `run: [no-such-tool-xyz, "{path}"]`, 1), "props/p.sh": "exit 0\n"}},
 			env:     map[string]string{"DOCTOR_PROBE_VAR": "1"},

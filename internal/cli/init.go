@@ -71,9 +71,12 @@ is HEAD plus the file (reachable from nothing), the prepare once, then one
 attempt (and its base replay) of the first property of each framework, in the
 sandbox. With --measure every property is tried, and each wall_budget is 5
 times its attempt, rounded up to 10 s, at least 30s (else 5m). What failed is
-printed one line per cause, with the fix. The attempts' times are kept under
-the git common directory (flakegate/measured.json), and init prints what a
-check will cost (the same lines as flakegate check --plan).
+printed one line per cause, with the fix. The suites are measured by one run
+(a check of the suites alone, each test once per side with its first order
+seed, in the sandbox) when that is cheap: it ends within 2 minutes (30 with
+--measure). The times are kept under the git common directory
+(flakegate/measured.json), and init prints what a check will cost (the same
+lines as flakegate check --plan, the suites' tests counted).
 
 Exit 0: written (or printed) and tried; 1: written, but it would not run here
 (the problems are listed); 2: not in a git repository, flakegate.yaml exists
@@ -128,7 +131,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 				"and vitest/jest tests calling fast-check's assert; docs/writing-properties.md shows how to write one, or write flakegate.yaml by hand (docs/configuration.md)")
 	}
 	fsys := os.DirFS(root)
-	bopts, pyLines, tests := choosePythonFor(ctx, opts.IO, report, fsys, found.Tests)
+	bopts, pyLines, tests := choosePythonFor(ctx, opts.IO, report, root, fsys, found.Tests)
 	pl := initconfig.Build(fsys, tests, bopts)
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
@@ -164,7 +167,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		if err != nil {
 			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
 		}
-		outs, err := tryConfig(ctx, opts.IO, root, trialRaw, tried)
+		outs, err := tryConfig(ctx, opts.IO, root, trialRaw, tried, opts.DryRun)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -183,19 +186,20 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		}
 		source += ", one sandboxed attempt each, " + time.Now().UTC().Format("2006-01-02 15:04 UTC")
 		if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil && len(secs) > 0 && !opts.DryRun {
-			if err := writeMeasured(common, source, secs); err != nil {
+			if err := check.KeepTimings(common, source, secs, nil); err != nil {
 				fmt.Fprintf(report, "warning: cannot keep the timings: %s\n", termsafe.Line(err.Error()))
 			}
 		}
 	}
 	if opts.Measure && len(pl.Suites) > 0 {
-		measureSuites(ctx, report, root, bopts.Python, pl)
+		measureSuites(ctx, opts.IO, report, root, bopts.Python, pl)
 		if raw, err = initconfig.Render(pl, found.SeedHook); err != nil {
 			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "init", Message: err.Error()}
 		}
 	}
+	measureSuiteTrial(ctx, opts, report, root, pl)
 	warnSeedHook(report, found)
-	printInitCost(ctx, report, root, raw, secs, source)
+	printInitCost(ctx, opts, report, root, raw, secs, source)
 	return writeInit(opts, report, target, raw, pl, problems)
 }
 
@@ -237,28 +241,51 @@ func noteTrials(report io.Writer, pl *initconfig.Plan, outs []trialOutcome, secs
 }
 
 // printInitCost prints what a check of the written config will cost,
-// from this run's timings, else the kept ones.
-func printInitCost(ctx context.Context, report io.Writer, root string, raw []byte, secs map[string]float64, source string) {
+// from this run's timings and the kept ones. A suite's tests are counted
+// as check --plan counts them, listed in the sandbox on a commit of the
+// work tree with the file (not with --no-try, which runs nothing).
+func printInitCost(ctx context.Context, opts *InitOptions, report io.Writer, root string, raw []byte, secs map[string]float64, source string) {
 	cfg, err := config.Load(raw, config.DefaultPath)
 	if err != nil {
 		return
 	}
-	measured := map[string]float64{}
-	if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil && len(secs) == 0 {
-		m := readMeasured(common)
-		measured, source = m.Seconds, m.Source
+	var t check.Timings
+	if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil {
+		t = check.ReadTimings(common)
 	}
-	for k, v := range secs {
-		measured[k] = v
+	if len(secs) > 0 {
+		if t.Seconds == nil {
+			t.Seconds = map[string]float64{}
+		}
+		for k, v := range secs {
+			t.Seconds[k] = v
+		}
+		t.Source = source
 	}
-	for _, l := range check.PlanCost(cfg, measured, source).Lines() {
+	unlisted := ""
+	switch n := len(cfg.Suites); {
+	case n == 0:
+	case opts.NoTry:
+		unlisted = "(--no-try lists nothing)"
+	default:
+		listed, lines := initSuiteCost(ctx, opts.IO, root, raw)
+		for _, l := range lines {
+			fmt.Fprintln(report, termsafe.Line(l))
+		}
+		if listed != nil {
+			cfg = listed
+		} else {
+			unlisted = "(they could not be listed here)"
+		}
+	}
+	for _, l := range check.PlanCost(cfg, t, "").Lines() {
 		fmt.Fprintln(report, l)
 	}
-	if n := len(cfg.Suites); n > 0 {
+	if n := len(cfg.Suites); unlisted != "" {
 		// A suite's tests are listed on the base tree, in the sandbox,
-		// when a check runs: init has no base commit to list them on.
-		fmt.Fprintf(report, "cost: the tests of %s are not in that count (a check lists them on the base); once the config is committed, "+
-			"flakegate check --plan --base REV counts them\n", plural(n, "the suite", fmt.Sprintf("the %d suites", n)))
+		// when a check runs.
+		fmt.Fprintf(report, "cost: the tests of %s are not in that count %s; once the config is committed, "+
+			"flakegate check --plan --base REV counts them\n", plural(n, "the suite", fmt.Sprintf("the %d suites", n)), unlisted)
 	}
 }
 
@@ -286,9 +313,22 @@ func writeInit(opts *InitOptions, report io.Writer, target string, raw []byte, p
 	if failed != nil {
 		fmt.Fprintf(report, "  0. fix the problems above, then flakegate init --force (or edit %s)\n", config.DefaultPath)
 	}
-	fmt.Fprintf(report, "  1. commit it on the base branch: git add %s && git commit -m \"flakegate: gate the property tests\"\n", config.DefaultPath)
+	fmt.Fprintf(report, "  1. commit it on the base branch: git add %s && git commit -m \"flakegate: gate %s\"\n", config.DefaultPath, gatedWhat(pl))
 	fmt.Fprintf(report, "  2. on a candidate branch: flakegate check --base main   (the base branch or revision the config is on)\n")
 	return failed
+}
+
+// gatedWhat names what the config gates, for its commit message: "the
+// property tests", "the test suite", or both.
+func gatedWhat(pl *initconfig.Plan) string {
+	suites := plural(len(pl.Suites), "the test suite", "the test suites")
+	switch {
+	case len(pl.Entries) == 0:
+		return suites
+	case len(pl.Suites) == 0:
+		return "the property tests"
+	}
+	return "the property tests and " + suites
 }
 
 // trialIndexes are the entries init tries: every one with --measure,
@@ -310,8 +350,8 @@ func trialIndexes(pl *initconfig.Plan, all bool) []int {
 // and the tests to configure: those of a file that skips itself there
 // (a module-level pytest.importorskip of a module it lacks) are left out,
 // and report says so.
-func choosePythonFor(ctx context.Context, ios *IO, report io.Writer, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, []discover.Test) {
-	opts, lines, skips := pickPythonFor(ctx, ios, fsys, tests)
+func choosePythonFor(ctx context.Context, ios *IO, report io.Writer, root string, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, []discover.Test) {
+	opts, lines, skips := pickPythonFor(ctx, ios, root, fsys, tests)
 	if len(skips) > 0 {
 		tests = leaveOutSkipped(report, tests, skips, opts.Python)
 	}
@@ -320,7 +360,7 @@ func choosePythonFor(ctx context.Context, ios *IO, report io.Writer, fsys fs.FS,
 
 // pickPythonFor is choosePythonFor's choice: the options, the lines, and
 // each self-skipping file's modules the interpreter lacks.
-func pickPythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, map[string][]string) {
+func pickPythonFor(ctx context.Context, ios *IO, root string, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, map[string][]string) {
 	var opts initconfig.Options
 	if !slices.ContainsFunc(tests, func(t discover.Test) bool { return t.Framework == discover.PytestHypothesis }) {
 		return opts, nil, nil
@@ -336,8 +376,13 @@ func pickPythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Te
 			}
 		}
 	}
-	env := ios.environ()
-	cands := askPython(ctx, env, pythonCandidates(ios.Getenv("PATH"), ios.Getenv("HOME")), ask)
+	cands, err := askPython(ctx, ios, root, pythonCandidates(ios.Getenv("PATH"), ios.Getenv("HOME")), ask)
+	if err != nil {
+		// No interpreter of PATH runs outside the sandbox: the trial
+		// below (which needs the sandbox too) says what the tests lack.
+		opts.Python = "python3"
+		return opts, []string{"python: the interpreters on PATH were not asked: no sandbox to ask them in (" + err.Error() + "); init starts none outside it: python3 is written"}, nil
+	}
 	var lines []string
 	best, ok := choosePython(cands)
 	if !ok {

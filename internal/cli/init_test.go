@@ -228,7 +228,7 @@ func TestInitMeasure(t *testing.T) {
 		t.Errorf("the comments do not say how the budgets were chosen:\n%s", out)
 	}
 	for _, want := range []string{"  ok   sched/sched_test.go::TestOrder: ", "  fail sched/fail_test.go::TestBroken",
-		"problem: sched/fail_test.go::TestBroken: fails with seed 1 at HEAD", "fix: make it pass at HEAD", "cost: 10 triples", "estimate: about"} {
+		"problem: sched/fail_test.go::TestBroken: fails with seed 1 at HEAD", "fix: make it pass at HEAD", "suites: suites[0] (go ./...) 1 test, 3 triples", "cost: 13 triples", "estimate: about"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
@@ -411,7 +411,7 @@ func TestInitWritesSuites(t *testing.T) {
 	}
 	// The cost line counts no suite's test (a check lists them on the
 	// base): it says so, not just "0 triples".
-	if !strings.Contains(errOut, "cost: the tests of the 2 suites are not in that count (a check lists them on the base); once the config is committed, flakegate check --plan --base REV counts them") {
+	if !strings.Contains(errOut, "cost: the tests of the 2 suites are not in that count (--no-try lists nothing); once the config is committed, flakegate check --plan --base REV counts them") {
 		t.Errorf("no line saying the suites are not counted:\n%s", errOut)
 	}
 }

@@ -2,14 +2,20 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // pyCandidate is one Python interpreter init looked at: the path written
@@ -76,27 +82,81 @@ func pythonCandidates(pathEnv, home string) []string {
 	return out
 }
 
-// askPython asks each candidate which of pytest, hypothesis and mods it
-// lacks (10 s each).
-func askPython(ctx context.Context, env []string, cands []string, mods []string) []pyCandidate {
-	want := append([]string{"pytest", "hypothesis"}, mods...)
+// askPython asks each candidate, inside the check's sandbox (pythonSite),
+// which of pytest, hypothesis and mods it lacks (30 s each). Only
+// top-level names are asked (find_spec of a dotted name imports its
+// parent package). An interpreter runs only in the sandbox: PATH may
+// name a folder of the checkout (a direnv PATH_add bin, an activated
+// .venv inside it), and what an interpreter reads at start (a shim's
+// version file, a .pth file of an editable install that puts the tree
+// on sys.path) may be the tree's. The sandbox hides the repository, so
+// an interpreter of the checkout is not found there. err is why no
+// sandbox could be set up to ask them in.
+func askPython(ctx context.Context, ios *IO, root string, cands []string, mods []string) ([]pyCandidate, error) {
+	want := []string{"pytest", "hypothesis"}
+	for _, m := range mods {
+		if topModuleRe.MatchString(m) && !slices.Contains(want, m) {
+			want = append(want, m)
+		}
+	}
+	site, tree, done, err := pythonSite(ctx, ios, root)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	sb := site.SandboxFor(tree)
 	var out []pyCandidate
 	for _, p := range cands {
 		c := pyCandidate{Path: p}
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		cmd := exec.CommandContext(cctx, p, append([]string{"-I", "-c", findSpecScript}, want...)...)
-		cmd.Env = env
-		cmd.Dir = os.TempDir() // not the repository: nothing of it is imported
-		b, err := cmd.Output()
-		cancel()
-		if err != nil {
-			c.Err = err.Error()
+		o := attempt.Run(ctx, attempt.Command{Argv: append([]string{p, "-I", "-c", findSpecScript}, want...), Dir: tree, Env: site.Env(),
+			Sandbox: sb, WallBudget: 30 * time.Second, NoTestMarkers: []string{}})
+		if o.Result != attempt.Pass {
+			c.Err = site.Redact(strings.TrimSpace(o.Result + " " + o.Reason))
 		} else {
-			c.Missing = strings.Fields(string(b))
+			lines := strings.Split(strings.TrimSpace(o.Tail), "\n")
+			c.Missing = strings.Fields(lines[len(lines)-1])
 		}
 		out = append(out, c)
 	}
-	return out
+	return out, nil
+}
+
+// topModuleRe is a top-level module name.
+var topModuleRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// pythonSite is the check's sandbox, set up and probed as a check's, to
+// ask interpreters in: over HEAD (a commit of the work tree where there
+// is none yet), with a config that has no sandbox block, and an empty
+// folder to run them in. done closes it and removes the folder.
+func pythonSite(ctx context.Context, ios *IO, root string) (site *check.Site, tree string, done func(), err error) {
+	b, err := check.OpenRepo(ctx, root, "")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if b.Resolve(ctx, "HEAD") != nil {
+		sha, err := b.Git.CommitWorkTree(ctx, config.DefaultPath, []byte("# flakegate init: the interpreters' sandbox\n"), "flakegate init: the interpreters' sandbox")
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("cannot make a commit to set the sandbox up on: %v", err)
+		}
+		b.SHA = sha
+	}
+	b.ConfigPath = config.DefaultPath
+	b.Config = &config.Config{Workers: 1, Sandbox: config.Sandbox{Mode: config.SandboxAuto, Limits: config.DefaultLimits()}}
+	site = check.NewSite(b, check.SiteOptions{Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1"})
+	if err := site.Setup(ctx); err != nil {
+		site.Close()
+		return nil, "", nil, err
+	}
+	if _, err := site.Probe(ctx); err != nil {
+		site.Close()
+		return nil, "", nil, err
+	}
+	tree, err = os.MkdirTemp(b.Common, "init-python-")
+	if err != nil {
+		site.Close()
+		return nil, "", nil, err
+	}
+	return site, tree, func() { site.Close(); os.RemoveAll(tree) }, nil
 }
 
 // choosePython is the candidate with pytest and Hypothesis that lacks

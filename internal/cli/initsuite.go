@@ -1,14 +1,16 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
@@ -22,32 +24,89 @@ import (
 const suiteMeasureLimit = 30 * time.Minute
 
 // measureSuites times one bare run of each suite (go test -count=1 ./...,
-// python -m pytest -q PATH) in the repository root, on this machine
-// outside the sandbox, and sets its wall_budget to MeasuredBudget of it.
-// A run that fails keeps the default budget, and says so.
-func measureSuites(ctx context.Context, report io.Writer, root, python string, pl *initconfig.Plan) {
-	for i := range pl.Suites {
-		s := &pl.Suites[i]
-		argv := append([]string(nil), s.Measure...)
-		if s.Framework == "pytest" && python != "" {
-			argv[0] = python
+// python -m pytest -q PATH) on the tree as it would be committed with
+// the suites' config, in the check's own sandbox and base worktree (the
+// Go build cache filled from it first, as a check's is), and sets its
+// wall_budget to MeasuredBudget of it. A suite is the tree's code, which
+// init runs only in the sandbox: without one, no suite is timed and each
+// keeps the default budget. A run that fails keeps the default budget,
+// and says so.
+func measureSuites(ctx context.Context, ios *IO, report io.Writer, root, python string, pl *initconfig.Plan) {
+	notMeasured := func(why string) {
+		for i := range pl.Suites {
+			s := &pl.Suites[i]
+			s.BudgetNote = "default; not measured: " + why
+			fmt.Fprintf(report, "  skip suite %s (%s): not measured: %s\n", termsafe.Line(s.Path), s.Framework, termsafe.Line(why))
 		}
-		rctx, cancel := context.WithTimeout(ctx, suiteMeasureLimit)
-		cmd := exec.CommandContext(rctx, argv[0], argv[1:]...)
-		cmd.Dir = root
-		start := time.Now()
-		err := cmd.Run()
-		took := time.Since(start)
-		cancel()
-		if err != nil {
+	}
+	raw, err := initconfig.Render(&initconfig.Plan{Suites: pl.Suites}, false)
+	if err != nil {
+		notMeasured(err.Error())
+		return
+	}
+	site, err := trialSite(ctx, ios, root, raw, "flakegate init: the suites' bare runs")
+	if err != nil {
+		notMeasured(err.Error() + " (init runs a suite only in the sandbox)")
+		return
+	}
+	defer site.Close()
+	var argvs [][]string
+	for _, s := range pl.Suites {
+		argv := append([]string(nil), s.Measure...)
+		if i := slices.Index(argv, "-m"); s.Framework == "pytest" && i > 0 {
+			argv[i-1] = cmp.Or(python, "python3") // the interpreter's slot, after an env PYTHONPATH=... for a src/ layout
+		}
+		argvs = append(argvs, argv)
+	}
+	outs, busy, err := site.RunOnBase(ctx, "init --measure", argvs, suiteMeasureLimit)
+	switch {
+	case err != nil:
+		notMeasured(err.Error())
+		return
+	case busy != "":
+		notMeasured(busy)
+		return
+	}
+	for i, o := range outs {
+		s := &pl.Suites[i]
+		if o.Result != attempt.Pass {
 			s.BudgetNote = "default; the measured bare run did not pass"
-			fmt.Fprintf(report, "  fail suite %s (%s): %s\n", termsafe.Line(s.Path), s.Framework, termsafe.Line(err.Error()))
+			why := strings.TrimSpace(o.Result + " " + o.Reason)
+			if tail := strings.TrimSpace(o.Tail); tail != "" {
+				why += ": " + tail[strings.LastIndexByte(tail, '\n')+1:] // its output's last line
+			}
+			fmt.Fprintf(report, "  fail suite %s (%s): %s\n", termsafe.Line(s.Path), s.Framework, termsafe.Line(why))
 			continue
 		}
-		s.WallBudget = initconfig.MeasuredBudget(took)
-		s.BudgetNote = fmt.Sprintf("measured: one bare run took %.1f s (outside the sandbox); %dx, at least %s", took.Seconds(), initconfig.MeasureFactor, initconfig.MeasureFloor)
-		fmt.Fprintf(report, "  ok   suite %s (%s): %.1f s\n", termsafe.Line(s.Path), s.Framework, took.Seconds())
+		s.WallBudget = initconfig.MeasuredBudget(o.Wall)
+		s.BudgetNote = fmt.Sprintf("measured: one bare run took %.1f s in the sandbox; %dx, at least %s", o.Wall.Seconds(), initconfig.MeasureFactor, initconfig.MeasureFloor)
+		fmt.Fprintf(report, "  ok   suite %s (%s): %.1f s\n", termsafe.Line(s.Path), s.Framework, o.Wall.Seconds())
 	}
+}
+
+// trialSite is the check's sandbox over a commit of the work tree as it
+// would be committed with the config raw (HEAD plus the file, reachable
+// from nothing), set up and probed as a check sets it up. The caller
+// closes it.
+func trialSite(ctx context.Context, ios *IO, root string, raw []byte, message string) (*check.Site, error) {
+	sha, err := (&git.Client{Dir: root}).CommitWorkTree(ctx, config.DefaultPath, raw, message)
+	if err != nil {
+		return nil, fmt.Errorf("cannot make the trial commit: %v", err)
+	}
+	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: root, Base: sha})
+	if err != nil {
+		return nil, err
+	}
+	site := check.NewSite(b, check.SiteOptions{Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1"})
+	if err := site.Setup(ctx); err != nil {
+		site.Close()
+		return nil, fmt.Errorf("no sandbox: %v", err)
+	}
+	if _, err := site.Probe(ctx); err != nil {
+		site.Close()
+		return nil, fmt.Errorf("no sandbox: %v", err)
+	}
+	return site, nil
 }
 
 // initSuites are the suites init writes: a pytest suite only when the
@@ -125,21 +184,11 @@ func keepJSSuites(ctx context.Context, ios *IO, root string, suites []initconfig
 	if err != nil {
 		return drop(err.Error())
 	}
-	sha, err := (&git.Client{Dir: root}).CommitWorkTree(ctx, config.DefaultPath, raw, "flakegate init: trial of the js suites")
+	site, err := trialSite(ctx, ios, root, raw, "flakegate init: trial of the js suites")
 	if err != nil {
-		return drop("cannot make the trial commit: " + err.Error())
+		return drop("its listing did not run: " + err.Error())
 	}
-	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: root, Base: sha})
-	if err != nil {
-		return drop(err.Error())
-	}
-	site := check.NewSite(b, check.SiteOptions{Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1"})
-	if err := site.Setup(ctx); err != nil {
-		return drop("no sandbox to list it in: " + err.Error())
-	}
-	if _, err := site.Probe(ctx); err != nil {
-		return drop("no sandbox to list it in: " + err.Error())
-	}
+	defer site.Close()
 	counts, busy, err := site.ListSuites(ctx)
 	if err == nil && busy != "" {
 		err = errors.New(busy)

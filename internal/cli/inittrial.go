@@ -2,19 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/attempt/sandbox"
-	"github.com/flakegate/flakegate/check"
-	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/internal/atomicfile"
-	"github.com/flakegate/flakegate/internal/store"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
 )
@@ -35,25 +26,10 @@ type trialOutcome struct {
 // (and its base replay), in the sandbox, exactly as check will run the
 // written file. The ledger, records and output are thrown away. An error
 // is a cause that stops every entry (no commit, no sandbox, a command not
-// found, a repository git cannot commit).
-func tryConfig(ctx context.Context, ios *IO, root string, raw []byte, indexes []int) ([]trialOutcome, error) {
-	g := &git.Client{Dir: root}
-	sha, err := g.CommitWorkTree(ctx, config.DefaultPath, raw, "flakegate init: trial of the config")
-	if err != nil {
-		return nil, fmt.Errorf("cannot make the trial commit: %v", err)
-	}
-	tmp, err := os.MkdirTemp("", "flakegate-init-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	sum, err := check.Run(ctx, check.Options{
-		Dir: root, Base: sha, Candidate: sha, OutDir: filepath.Join(tmp, "out"), NoReplayCache: true,
-		By: "flakegate init", Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1",
-		OpenStore: func(ctx context.Context, common string) (flakegate.Store, error) {
-			return store.Open(ctx, filepath.Join(tmp, "ledger"), common)
-		},
-	})
+// found, a repository git cannot commit). With dryRun the check keeps no
+// timings.
+func tryConfig(ctx context.Context, ios *IO, root string, raw []byte, indexes []int, dryRun bool) ([]trialOutcome, error) {
+	sum, err := trialCheck(ctx, ios, root, raw, "flakegate init: trial of the config", dryRun)
 	if err != nil {
 		msg := err.Error()
 		if h := flakegate.ErrorHint(err); h != "" {
@@ -115,48 +91,4 @@ func trialCause(r flakegate.Result) string {
 		return fmt.Sprintf("%s: %s; fix: raise its wall_budget, or flakegate init --measure", r.ID(), oneLine(why, 300))
 	}
 	return fmt.Sprintf("%s: %s; fix: run its command by hand in the repository (flakegate check prints a reproduce line) and make it pass; flakegate doctor shows what the sandbox sees", r.ID(), oneLine(why, 300))
-}
-
-// MeasuredFile is where init keeps the timings of the attempts it tried,
-// under the git common directory's flakegate folder: check --plan
-// estimates from it.
-const MeasuredFile = "measured.json"
-
-// measuredTimings are the seconds of one attempt by property ID, and when
-// and how they were measured.
-type measuredTimings struct {
-	Source  string             `json:"source"`
-	Seconds map[string]float64 `json:"seconds"`
-}
-
-func measuredPath(common string) string { return filepath.Join(common, "flakegate", MeasuredFile) }
-
-// readMeasured reads the timings kept in common ("" source when none).
-func readMeasured(common string) measuredTimings {
-	var m measuredTimings
-	b, err := os.ReadFile(measuredPath(common))
-	if err != nil || json.Unmarshal(b, &m) != nil {
-		return measuredTimings{}
-	}
-	return m
-}
-
-// writeMeasured merges secs into the timings kept in common.
-func writeMeasured(common, source string, secs map[string]float64) error {
-	m := readMeasured(common)
-	if m.Seconds == nil {
-		m.Seconds = map[string]float64{}
-	}
-	for k, v := range secs {
-		m.Seconds[k] = v
-	}
-	m.Source = source
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(measuredPath(common)), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(measuredPath(common), b, 0o644)
 }

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate/check"
 )
 
 // TestCheckPlan: check --plan runs nothing and prints the cost of the
-// base config: an upper bound from the wall budgets until init has timed
-// the properties, then an estimate from those timings that names them;
-// a warning and the knobs when over 10 minutes; --json is one object.
+// base config: an upper bound from the wall budgets, said so and with no
+// warning, until init has timed the properties, then an estimate from
+// those timings that names them; --json is one object.
 func TestCheckPlan(t *testing.T) {
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "repo")
@@ -26,20 +28,23 @@ func TestCheckPlan(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
 	for _, want := range []string{"cost: 6 triples; 12 attempts in 12 processes when every triple passes", "at most 42 attempts in 42 processes",
-		"estimate: at most 22m0s when every triple passes: no property has a measured run", "warning: the estimate is over 10m0s", "exclude"} {
+		"estimate: at most 22m0s when every triple passes: an upper bound from the wall budgets, not a forecast"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.out)
 		}
+	}
+	if strings.Contains(r.out, "warning") {
+		t.Errorf("an upper bound warns to cut seeds:\n%s", r.out)
 	}
 	if st := gitIn(t, repo, "status", "--porcelain"); st != "" {
 		t.Errorf("--plan ran something: %s", st)
 	}
 	common := filepath.Join(repo, ".git")
-	if err := writeMeasured(common, "flakegate init --measure, one sandboxed attempt each, 2026-12-01 22:00 UTC", map[string]float64{"props/a.sh": 3, "props/b.sh": 1}); err != nil {
+	if err := check.KeepTimings(common, "flakegate init --measure, one sandboxed attempt each, 2026-12-01 22:00 UTC", map[string]float64{"props/a.sh": 3, "props/b.sh": 1}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r = fg(t, repo, "check", "--base", "main", "--plan")
-	if !strings.Contains(r.out, "estimate: about 32s when every triple passes (from flakegate init --measure, one sandboxed attempt each, 2026-12-01 22:00 UTC)") ||
+	if !strings.Contains(r.out, "estimate: about 32s when every triple passes (32s of attempts at 1 worker; from flakegate init --measure, one sandboxed attempt each, 2026-12-01 22:00 UTC)") ||
 		strings.Contains(r.out, "warning") {
 		t.Errorf("with timings:\n%s", r.out)
 	}

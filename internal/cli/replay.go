@@ -252,17 +252,19 @@ func replayOutcome(opts *ReplayOptions, argv []string, o attempt.Outcome) error 
 
 // sandbox is the sandbox block of the replay: the flags' (--sandbox,
 // --env, --network) over the config's block cs (--repo; nil without).
-// The config's block is the one the check ran under; only an explicit
-// --sandbox none turns it off on the user's own machine.
+// The config's block is the one the check ran under, but its mode: none
+// is not followed: the config may be the patch's own (--config-rev is
+// not given, or names the patch), and it would run a program of the
+// checkout on the host. Only an explicit --sandbox none turns the
+// sandbox off, on the user's own say (check writes it into the
+// reproduce lines of a check that ran without one).
 func (opts *ReplayOptions) sandbox(cs *config.Sandbox) config.Sandbox {
 	sb := config.Sandbox{Mode: opts.Sandbox, Limits: config.DefaultLimits()}
 	if cs != nil {
 		sb = *cs
-		switch {
-		case opts.Sandbox == config.SandboxNone || opts.Sandbox == config.SandboxBwrap:
-			sb.Mode = opts.Sandbox
-		case cs.Mode != config.SandboxNone:
-			sb.Mode = config.SandboxBwrap
+		sb.Mode = config.SandboxBwrap
+		if opts.Sandbox == config.SandboxNone {
+			sb.Mode = config.SandboxNone
 		}
 	}
 	if sb.Mode == "" || sb.Mode == config.SandboxAuto {

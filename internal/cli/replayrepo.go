@@ -72,6 +72,10 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "replay: %s seed %s at %s (command from %s:%s)\n", termsafe.Line(what), seed.String(), flakegate.ShortSHA(ra.SHA), flakegate.ShortSHA(ra.ConfigSHA), termsafe.Line(ra.ConfigPath))
 	ro := ra.Options
+	if ro.Sandbox.Mode == config.SandboxNone && opts.Sandbox != config.SandboxNone {
+		fmt.Fprintf(opts.IO.ErrOut, "replay: the config says sandbox: {mode: none}, and replay runs its command in the sandbox all the same "+
+			"(a config may be the patch's own); pass --sandbox none to run it without one\n")
+	}
 	ro.Sandbox = opts.sandbox(&ro.Sandbox)
 	return replayRun(ctx, opts, ro, remove) // the checkout goes before the outcome, so that the outcome is the last line
 }

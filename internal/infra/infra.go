@@ -1,7 +1,7 @@
 // Package infra finds a property's test infrastructure in the base
 // revision, by reading it, never by running it: the Python helper modules
 // a pytest property imports from the repository's test folders
-// (pyimports.go), the Go packages of the module that only tests import
+// (pysrc.Imports), the Go packages of the module that only tests import
 // (goinfra.go), and the config and setup files of vitest and jest
 // (jsconfig.go). What it finds is watched like the property's own file:
 // a candidate that changes it is CONTAMINATED for that property. The check
@@ -16,6 +16,7 @@ import (
 
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/pysrc"
 )
 
 // JavaScript test runners whose files are watched.
@@ -156,7 +157,7 @@ func pyHelpers(prop string, files map[string]bool, read func(string) string) []W
 	for len(queue) > 0 {
 		f := queue[0]
 		queue = queue[1:]
-		for _, imp := range pyImports(read(f)) {
+		for _, imp := range pysrc.Imports(read(f)) {
 			for _, m := range pyResolve(f, imp, files) {
 				// A package's __init__.py files run on import too.
 				for d := path.Dir(m); d != "." && inTests(d+"/__init__.py"); d = path.Dir(d) {
@@ -177,7 +178,7 @@ func pyHelpers(prop string, files map[string]bool, read func(string) string) []W
 // root that has it (pytest puts the test's folder and the rootdir on
 // sys.path); for a relative one, under f's package. A "from M import n"
 // also resolves n as a submodule of M.
-func pyResolve(f string, imp pyImport, files map[string]bool) []string {
+func pyResolve(f string, imp pysrc.Import, files map[string]bool) []string {
 	modPath := strings.ReplaceAll(imp.Module, ".", "/")
 	lookup := func(root, rel string) string {
 		if rel == "" {

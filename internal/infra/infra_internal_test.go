@@ -8,34 +8,6 @@ import (
 	"github.com/flakegate/flakegate/config"
 )
 
-func TestPyImports(t *testing.T) {
-	src := `"""Docstring: import fake_in_docstring
-from fake import nothing
-"""
-import os, helpers as h  # import fake_in_comment
-from . import sibling
-from ..pkg.mod import (a,
-    b as c)
-x = "import fake_in_string"; import after_semicolon
-s = r'''
-import fake_in_raw_triple
-'''
-if True:
-    from deep.er import thing
-y = f"{1}" \
-    "from fake import z"
-from tests.util import *
-`
-	var got []string
-	for _, imp := range pyImports(src) {
-		got = append(got, strings.Repeat(".", imp.Level)+imp.Module+" "+strings.Join(imp.Names, ","))
-	}
-	want := []string{"os ", "helpers ", ". sibling", "..pkg.mod a,b", "after_semicolon ", "deep.er thing", "tests.util *"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("imports\n got %q\nwant %q", got, want)
-	}
-}
-
 func TestPyHelpers(t *testing.T) {
 	files := map[string]bool{}
 	src := map[string]string{

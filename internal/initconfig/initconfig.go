@@ -273,6 +273,15 @@ func RenderTrial(pl *Plan, hook bool, indexes []int) ([]byte, error) {
 	return render(&trial, hook, true)
 }
 
+// RenderSuiteTrial is the file init measures the suites with: the suites
+// alone, each with its first order seed, no retry and no flake probe, so
+// that a check of it runs every listed test once on each side.
+func RenderSuiteTrial(pl *Plan) ([]byte, error) {
+	trial := *pl
+	trial.Entries = nil
+	return render(&trial, false, true)
+}
+
 func render(pl *Plan, hook, trial bool) ([]byte, error) {
 	seedList, randomSeeds, retryCap := Seeds, RandomSeeds, 2
 	if trial {
@@ -333,8 +342,8 @@ func render(pl *Plan, hook, trial bool) ([]byte, error) {
 			writePrepare(&b, "    ", e.Prepare)
 		}
 	}
-	suiteSeeds := make([]string, len(Seeds))
-	for i, s := range Seeds {
+	suiteSeeds := make([]string, len(seedList))
+	for i, s := range seedList {
 		suiteSeeds[i] = strconv.Itoa(s)
 	}
 	writeSuites(w, pl.Suites, suiteSeeds)

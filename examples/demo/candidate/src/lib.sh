@@ -13,11 +13,14 @@ first_word() { kill -SEGV $$; }
 # sort_numbers FILE: the patch dropped -n, so 30 sorts before 5.
 sort_numbers() { sort "$1"; }
 
-# cached_lookup KEY FILE: now served from a cache that is warmed on first
-# use; the first attempt of each seed loses the race with the warm-up (the
-# demo keeps that state outside the worktree, in $FLAKEGATE_DEMO_STATE).
+# cached_lookup KEY FILE: now served from a cache on disk, in the folder
+# $DEMO_CACHE that outlives the test process (the config shares it with every
+# attempt: sandbox.rw). A lookup while a seed's cache is still cold starts the
+# warm-up and misses; once warm, lookups are served. So the first run of a
+# seed fails and every later run passes: a flake that depends on what ran
+# before, which only a retry inside the cap can tell from a regression.
 cached_lookup() {
-	warm="${FLAKEGATE_DEMO_STATE:-${TMPDIR:-/tmp}}/cache-warm-seed-$seed"
+	warm="$DEMO_CACHE/seed-$seed.warm"
 	if [ ! -e "$warm" ]; then
 		: > "$warm"
 		echo "cache miss during warm-up" >&2

@@ -1,0 +1,62 @@
+package check
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+)
+
+// TestLookPathAbsoluteOnly: a host lookup finds a program only in the
+// absolute folders of PATH. A relative one ("", ".", "bin") is the
+// working folder's, a checkout's: its program is the patch's.
+func TestLookPathAbsoluteOnly(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, p := range []string{"fg-prog", "bin/fg-prog"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{".", "", "bin", ".:bin::"} {
+		if got, err := lookPath("fg-prog", []string{"PATH=" + path}); err == nil {
+			t.Errorf("PATH=%q: found %q, want nothing", path, got)
+		}
+	}
+	if got, err := lookPath("fg-prog", []string{"PATH=.:" + filepath.Join(dir, "bin")}); err != nil || got != filepath.Join(dir, "bin", "fg-prog") {
+		t.Errorf("an absolute folder: %q, %v", got, err)
+	}
+}
+
+// TestBwrapInsideTheRepository: a bwrap that PATH finds inside the
+// repository (a folder of the checkout on PATH) is refused: it would
+// build every attempt's sandbox, and it is the patch's file.
+func TestBwrapInsideTheRepository(t *testing.T) {
+	repo := t.TempDir()
+	bwrap := filepath.Join(repo, "bin", "bwrap")
+	if err := os.MkdirAll(filepath.Dir(bwrap), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bwrap, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "bwrap")
+	if err := os.Symlink(bwrap, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{bwrap, link} {
+		_, err := buildIsolation(sandboxSpec{op: "check", block: &config.Sandbox{Limits: config.DefaultLimits()}, bwrap: b, guarded: []string{repo}})
+		if flakegate.ErrorCode(err) != flakegate.EINVALID || !strings.Contains(err.Error(), "inside "+repo) {
+			t.Errorf("bwrap %s: %v, want it refused", b, err)
+		}
+	}
+	if b := (&Base{Top: repo}); !b.Holds(link) || b.Holds("/usr/bin/bwrap") {
+		t.Errorf("Holds: the link %v, /usr/bin/bwrap %v", b.Holds(link), b.Holds("/usr/bin/bwrap"))
+	}
+}
