@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -204,5 +205,98 @@ func TestKnownGoRuns(t *testing.T) {
 	}
 	if v, argv := run(); !strings.Contains(v.wrong["./p"], "planted to fail, the report says pass") {
 		t.Fatalf("%s: the forged report: %+v", argv, v)
+	}
+}
+
+// TestKnownPytestJudge: a pytest batch's known answers hold when the
+// JUnit report and the short summary agree that the planted passing test
+// passed with its nonce recorded as a property, and the planted failing
+// one failed with its nonce; a plugin that turns failures into passes, or
+// a report that lacks the property, is the test process's own report.
+func TestKnownPytestJudge(t *testing.T) {
+	dir := pyTree(t, map[string]string{"tests/test_a.py": "def test_a():\n    pass\n"})
+	members := []*batchShape{{framework: evidence.FrameworkPytest, test: "tests/test_a.py::test_a"}}
+	k, err := plantKnown(knownPlan{framework: evidence.FrameworkPytest, dir: dir, members: members, seed: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.files) != 1 || !strings.HasPrefix(k.files[0].Rel, "tests/test_") || len(k.at) != 2 {
+		t.Fatalf("planted %+v", k.files)
+	}
+	pass, fail := k.answers[0], k.answers[1]
+	report := func(failOutcome string, props bool) pytestReport {
+		r := pytestReport{evidence.NewPytestJUnit()}
+		var cases strings.Builder
+		for _, node := range []string{members[0].test, pass.label, fail.label} {
+			file, name, _ := strings.Cut(node, "::")
+			class := strings.ReplaceAll(strings.TrimSuffix(file, ".py"), "/", ".")
+			body := ""
+			switch {
+			case node == pass.label && props:
+				body = fmt.Sprintf(`<properties><property name="k" value="%s"/></properties>`, pass.nonce)
+			case node == fail.label && failOutcome == "fail":
+				body = fmt.Sprintf(`<failure message="AssertionError: %s">assert</failure>`, fail.nonce)
+			}
+			fmt.Fprintf(&cases, `<testcase classname=%q name=%q file=%q time="0.01">%s</testcase>`, class, name, file, body)
+			outcome := "PASSED"
+			if node == fail.label && failOutcome == "fail" {
+				outcome = "FAILED"
+			}
+			fmt.Fprintf(r, "%s %s\n", outcome, node)
+		}
+		r.SetJUnit([]byte(`<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite>`+cases.String()+`</testsuite></testsuites>`), nil)
+		return r
+	}
+	if v := k.judge(report("fail", true), attempt.Outcome{ExitCode: 1}); len(v.wrong) != 0 {
+		t.Fatalf("the honest report: %+v", v)
+	}
+	for name, c := range map[string]struct {
+		rep  pytestReport
+		exit int
+		why  string
+	}{
+		"failures turned into passes": {report("pass", true), 0, "planted to fail, the report says pass"},
+		"no property":                 {report("fail", false), 1, "does not show its nonce"},
+	} {
+		if v := k.judge(c.rep, attempt.Outcome{ExitCode: c.exit}); !strings.Contains(v.wrong[""], c.why) {
+			t.Errorf("%s: wrong %q, want %q", name, v.wrong[""], c.why)
+		}
+	}
+}
+
+// TestKnownJSJudge: a vitest batch's passing known answer must show its
+// nonce in the task's meta when the report carries meta at all; a report
+// that carries none (an older vitest) is judged by the outcomes.
+func TestKnownJSJudge(t *testing.T) {
+	dir := pyTree(t, map[string]string{"tests/calc.test.ts": "test('a', () => {})\n"})
+	members := []*batchShape{{framework: evidence.FrameworkVitest, test: "adds", pkg: "tests/calc.test.ts"}}
+	k, err := plantKnown(knownPlan{framework: evidence.FrameworkVitest, dir: dir, members: members, seed: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.files) != 1 || !strings.HasSuffix(k.files[0].Rel, ".test.ts") || !strings.Contains(string(k.files[0].Data), "from 'vitest'") {
+		t.Fatalf("planted %+v", k.files)
+	}
+	pass, fail := k.answers[0], k.answers[1]
+	report := func(meta string) jsReport {
+		r := jsReport{evidence.NewJSReport(evidence.FrameworkVitest)}
+		res := func(name, status, extra string) string {
+			return fmt.Sprintf(`{"fullName":%q,"title":%q,"ancestorTitles":[],"status":%q,"failureMessages":[%s]%s}`, name, name, status, extra, "")
+		}
+		doc := fmt.Sprintf(`{"numTotalTests":3,"testResults":[{"name":"/t/tests/calc.test.ts","status":"passed","assertionResults":[%s]},{"name":"/t/%s","status":"failed","assertionResults":[%s,%s]}]}`,
+			res("adds", "passed", ""), pass.shape.pkg,
+			strings.Replace(res(pass.shape.test, "passed", ""), `"failureMessages":[]`, `"failureMessages":[]`+meta, 1),
+			res(fail.shape.test, "failed", strconv.Quote("Error: "+fail.nonce)))
+		r.SetFile([]byte(doc), nil, "/t")
+		return r
+	}
+	if v := k.judge(report(`,"meta":{`+pass.nonce+`}`), attempt.Outcome{ExitCode: 1}); len(v.wrong) != 0 {
+		t.Fatalf("the honest report: %+v", v)
+	}
+	if v := k.judge(report(`,"meta":{}`), attempt.Outcome{ExitCode: 1}); !strings.Contains(v.wrong[""], "does not show its nonce") {
+		t.Errorf("meta without the nonce: %+v", v)
+	}
+	if v := k.judge(report(""), attempt.Outcome{ExitCode: 1}); len(v.wrong) != 0 {
+		t.Errorf("a report that carries no meta at all: %+v", v)
 	}
 }
