@@ -76,6 +76,11 @@ type Command struct {
 	// retry follows that could tell, and a harmless candidate keeps its
 	// warm caches.
 	KeepCacheOnPass bool
+	// KeepCache, when set, decides instead of KeepCacheOnPass, from the
+	// exit code, once the command and everything it started ended and
+	// its output was read: a batch whose known answer fails exits 1 when
+	// every member passed.
+	KeepCache func(exitCode int) bool
 }
 
 // Outcome is what an attempt did.

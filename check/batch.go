@@ -64,9 +64,8 @@ type batchRun struct {
 // runBatch runs the triples of jobs (planned together, planBatches) on
 // worker w's trees. Triples the ledger skips, or that run no attempt,
 // are settled one by one; the others run as one batch (alone, exactly as
-// runTriple runs them, when only one is left: but a vitest or jest
-// suite's test, whose template's -t ^{name}$ does not quote the name, runs
-// as a batch of one, which does).
+// runTriple runs them, when only one is left: but a suite's test runs as
+// a batch of one, with its known answers, suiteMember).
 func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedTriple, error) {
 	var out []finishedTriple
 	var live []*batchMember
@@ -88,7 +87,7 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedT
 		}
 		live = append(live, &batchMember{r: r, voided: voided})
 	}
-	if len(live) == 1 && !jsSuiteMember(live[0].r.j) {
+	if len(live) == 1 && !suiteMember(live[0].r.j) {
 		m := live[0]
 		if err := m.r.run(ctx, trees); err != nil {
 			return nil, err
@@ -218,33 +217,41 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		labels[i] = memberLabel(m.r.j)
 		budget += m.r.j.ps.prop.WallBudget
 	}
-	argv := batchArgv(b.shape, shapes)
 	rep := newBatchReport(b.shape.framework, at.dir)
 	sum := sha256.New()
-	// As for a triple alone (attempt.go), a candidate batch that exits 0
-	// keeps what it read in the page cache: an exit 0 ends every
-	// member's attempts (a member reported failed is an error then,
-	// below), so no retry follows that could tell it ran.
-	output := io.MultiWriter(rep, sum)
-	stream, streamed := b.batchStream(side, index(run[0]), len(run)) // batchstream.go: progress only
-	if stream != nil {
-		output = io.MultiWriter(rep, sum, stream)
+	cmd := attempt.Command{Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
+		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
+	known, undo, err := armKnown(&cmd, knownPlan{framework: b.shape.framework, dir: at.dir, members: shapes, seed: run[0].r.j.seed, goList: b.goList}, b.shape)
+	if err != nil {
+		b.noteAll(run, keep, side, index, attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: err.Error()}, results)
+		return nil, nil
 	}
-	cmd := attempt.Command{Argv: argv, Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
-		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: output, KeepCacheOnPass: side == transcript.SideCandidate}
+	defer undo()
+	stream, streamed := b.batchStream(side, index(run[0]), len(run), known) // batchstream.go: progress only
+	if stream != nil {
+		cmd.Output = io.MultiWriter(rep, sum, stream)
+	}
 	file, err := batchReportFile(&cmd, b.shape.framework)
 	if err != nil {
 		return nil, err
 	}
 	if file != "" {
 		defer os.RemoveAll(filepath.Dir(file))
-		argv = cmd.Argv
+	}
+	argv := cmd.Argv
+	if side == transcript.SideCandidate {
+		// As for a triple alone (attempt.go), a candidate batch whose
+		// members all pass keeps what it read in the page cache: that
+		// ends every member's attempts, so no retry follows that could
+		// tell it ran. Its known answer fails, so it exits 1.
+		cmd.KeepCache = func(code int) bool { return b.allPassed(rep, file, cmd, known, code, run) }
 	}
 	out := attempt.Run(ctx, cmd)
 	streamed()
 	readReportFile(rep, file, cmd)
+	verdict := known.judge(rep, out)
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
-		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall)}
+		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall), KnownAnswers: verdict.entries}
 	var unstarted []*batchMember
 	for _, m := range run {
 		if !keep(m) {
@@ -252,6 +259,15 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		}
 		tr := rep.report(m.r.j.shape)
 		o, rerun := b.memberOutcome(m, rep, tr, out, len(run), budget)
+		if why := verdict.wrong[knownScope(m.r.j.shape)]; why != "" && !rerun && (o.Result == attempt.Pass || o.Result == attempt.Fail) {
+			if out.Result == attempt.Timeout {
+				// Killed before its known answers could run: what it
+				// says of this member is not trusted, and it runs again.
+				rerun = true
+			} else {
+				o.Result, o.Reason = attempt.Errored, knownReason(why)
+			}
+		}
 		if rerun {
 			unstarted = append(unstarted, m)
 			continue
@@ -273,6 +289,45 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		results[m] = o.Result
 	}
 	return unstarted, nil
+}
+
+// noteAll writes out as the attempt of each member of run that keep
+// takes: none of them ran.
+func (b *batchRun) noteAll(run []*batchMember, keep func(*batchMember) bool, side string, index func(*batchMember) int, out attempt.Outcome, results map[*batchMember]string) {
+	for _, m := range run {
+		if keep(m) {
+			o := out
+			b.noteOne(m, side, index(m), &o, nil)
+			results[m] = o.Result
+		}
+	}
+}
+
+// goList is a go package's test list as the base's listing printed it,
+// for a suite's batch (nil otherwise): the list go test -shuffle
+// permutes (known.go checks the order against it).
+func (b *batchRun) goList(pkg string) []string {
+	s := b.members[0].r.j.ps.prop.Suite
+	if s == nil || b.c.suite.lists == nil || b.c.suite.lists[s.Index] == nil {
+		return nil
+	}
+	return b.c.suite.lists[s.Index].pkgTests[pkg]
+}
+
+// allPassed reports, once the batch cmd ended with code, whether its
+// report shows every member of run passed and its known answers as
+// planted.
+func (b *batchRun) allPassed(rep batchReport, file string, cmd attempt.Command, known *knownSet, code int, run []*batchMember) bool {
+	readReportFile(rep, file, cmd)
+	if v := known.judge(rep, attempt.Outcome{ExitCode: code}); len(v.wrong) > 0 {
+		return false
+	}
+	for _, m := range run {
+		if rep.report(m.r.j.shape).Result != attempt.Pass {
+			return false
+		}
+	}
+	return true
 }
 
 // runnable is the members of a batch that run in it: on the base side,
@@ -621,11 +676,16 @@ func (g *goReport) report(s *batchShape) evidence.TestReport {
 	if g.modErr != nil {
 		return evidence.TestReport{Result: attempt.Errored, Reason: "cannot name the package of a batched go test: " + g.modErr.Error()}
 	}
+	return g.Report(g.importPath(s.pkg), s.test)
+}
+
+// importPath is the import path of a package argument ("./p", ".").
+func (g *goReport) importPath(arg string) string {
 	pkg := g.module
-	if rel := strings.TrimPrefix(strings.TrimSuffix(s.pkg, "/"), "./"); rel != "." && rel != "" {
+	if rel := strings.TrimPrefix(strings.TrimSuffix(arg, "/"), "./"); rel != "." && rel != "" {
 		pkg += "/" + rel
 	}
-	return g.Report(pkg, s.test)
+	return pkg
 }
 
 func (g *goReport) other() string {

@@ -119,7 +119,7 @@ func goShape(tmpl, argv []string, name string) *batchShape {
 		switch {
 		case i == sel || runFlag && i == sel-1:
 		case a == "-run" && i+1 == sel:
-		case a == "-v" || a == "-json" || strings.HasPrefix(a, "-v=") || a == "-failfast" || strings.HasPrefix(a, "-failfast="):
+		case a == "-v" || a == "-json" || strings.HasPrefix(a, "-v=") || goFailFast(a):
 			// -failfast would leave the members after a failure unrun.
 		case strings.Contains(a, "="):
 			timeout = timeout || strings.HasPrefix(a, "-timeout=")
@@ -147,6 +147,9 @@ func goShape(tmpl, argv []string, name string) *batchShape {
 		case i == sel || runFlag && i == sel-1:
 		case len(s.trail) == 0 && !strings.HasPrefix(argv[i], "-"):
 			return nil // a second package
+		case goFailFast(argv[i]):
+			// A known answer fails in every batch (known.go): -failfast
+			// would leave the members after it unrun.
 		default:
 			timeout = timeout || strings.HasPrefix(argv[i], "-test.timeout") || strings.HasPrefix(argv[i], "-timeout")
 			s.trail = append(s.trail, argv[i])
@@ -163,12 +166,52 @@ func goShape(tmpl, argv []string, name string) *batchShape {
 	return s
 }
 
+// goFailFast reports whether a is go test's -failfast flag.
+func goFailFast(a string) bool {
+	a = strings.Replace(a, "-test.", "-", 1)
+	return a == "-failfast" || strings.HasPrefix(a, "-failfast=")
+}
+
 func pytestShape(tmpl, argv []string, node string) *batchShape {
 	sel := selection(tmpl, "{path}::{name}")
 	if sel < 1 || strings.ContainsAny(node, " \t\n") {
 		return nil
 	}
-	return &batchShape{test: node, lead: argv[:sel:sel], trail: argv[sel+1:]}
+	lead := argv[:sel:sel]
+	if at := pytestAt(lead); at >= 0 {
+		lead = append(lead[:at+1:at+1], pytestKeepGoing(lead[at+1:])...)
+	}
+	return &batchShape{test: node, lead: lead, trail: pytestKeepGoing(argv[sel+1:])}
+}
+
+// pytestAt is the index of the word that runs pytest in argv (pytest,
+// py.test, or the "pytest" of -m pytest), -1 when none.
+func pytestAt(argv []string) int {
+	for i, a := range argv {
+		if b := path.Base(a); b == "pytest" || b == "py.test" || a == "pytest" && i > 0 && argv[i-1] == "-m" {
+			return i
+		}
+	}
+	return -1
+}
+
+// pytestKeepGoing drops from pytest options those that stop the session
+// at the first failures (-x, --exitfirst, --maxfail=N, --sw): a known
+// answer fails in every batch (known.go), and the members after it would
+// not run.
+func pytestKeepGoing(opts []string) []string {
+	var out []string
+	for i := 0; i < len(opts); i++ {
+		a := opts[i]
+		switch {
+		case a == "-x" || a == "--exitfirst" || a == "--sw" || a == "--stepwise" || strings.HasPrefix(a, "--maxfail="):
+		case a == "--maxfail" && i+1 < len(opts):
+			i++
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // batchArgv is the command of a batch of members (in order) of shape s.
@@ -205,7 +248,8 @@ func batchArgv(s *batchShape, members []*batchShape) []string {
 		for v := pytestVerbosity(argv); v < 1; v++ {
 			argv = append(argv, "-v")
 		}
-		return append(argv, "-o", "junit_family=xunit1") // and --junitxml (batch.go, attempt)
+		// pytest from the toolchain, never from the tree (pybootstrap.go).
+		return pyBootstrapArgv(append(argv, "-o", "junit_family=xunit1"), "run") // and --junitxml (batch.go, attempt)
 	case evidence.FrameworkJest, evidence.FrameworkVitest:
 		return jsBatchArgv(s, members)
 	}

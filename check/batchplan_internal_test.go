@@ -33,8 +33,10 @@ func TestShapeOf(t *testing.T) {
 		if a == nil || b == nil || a.key != b.key {
 			t.Fatalf("shapes %+v and %+v; want one key", a, b)
 		}
-		if got := strings.Join(batchArgv(a, []*batchShape{a, b}), " "); got != tc.want {
-			t.Errorf("batch argv\n%s\nwant\n%s", got, tc.want)
+		// pytest runs through flakegate's bootstrap (pybootstrap.go), its
+		// PYTHONPATH handed to it.
+		if got, want := strings.Join(batchArgv(a, []*batchShape{a, b}), " "), strings.ReplaceAll(tc.want, "@BOOT@", pyBootstrap); got != want {
+			t.Errorf("batch argv\n%s\nwant\n%s", got, want)
 		}
 		if batchTemplateKey(mk(tc.prop).ps) == "" {
 			t.Errorf("no template key")
@@ -53,13 +55,13 @@ func TestShapeOf(t *testing.T) {
 		{name: "go subtest", run: goRun, prop: "TestA/sub"},
 		{name: "batch: false", run: goRun, prop: "TestA", noBatch: true},
 		{name: "pytest", run: []string{"python3", "-m", "pytest", "-q", "{path}::{name}", "--hypothesis-seed={seed}"}, prop: "test_a",
-			want: "python3 -m pytest -q p/p_test.go::test_a p/p_test.go::test_a2 --hypothesis-seed=7 -rA -v -v -o junit_family=xunit1"},
+			want: "python3 -c @BOOT@  run -q p/p_test.go::test_a p/p_test.go::test_a2 --hypothesis-seed=7 -rA -v -v -o junit_family=xunit1"},
 		// A wrapper (init writes env PYTHONPATH=src for a src/ layout):
 		// -rA goes in through PYTEST_ADDOPTS, as for a triple alone.
 		// Without it the short summary named no node, and every member
 		// of the batch was INCOMPLETE.
 		{name: "pytest after env", run: []string{"env", "PYTHONPATH=src", "python3", "-m", "pytest", "-q", "{path}::{name}", "--hypothesis-seed={seed}"}, prop: "test_a",
-			want: `sh -c PYTEST_ADDOPTS="${PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }-rA" exec "$@" flakegate-evidence env PYTHONPATH=src python3 -m pytest -q p/p_test.go::test_a p/p_test.go::test_a2 --hypothesis-seed=7 -v -v -o junit_family=xunit1`},
+			want: `sh -c PYTEST_ADDOPTS="${PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }-rA" exec "$@" flakegate-evidence env python3 -c @BOOT@ src run -q p/p_test.go::test_a p/p_test.go::test_a2 --hypothesis-seed=7 -v -v -o junit_family=xunit1`},
 		{name: "pytest, a file only", run: []string{"pytest", "{path}", "-k", "{name}"}, prop: "test_a"},
 		{name: "a shell", run: []string{"sh", "-c", "pytest {path}::{name}"}, prop: "test_a"},
 	} {

@@ -13,8 +13,9 @@ import (
 // batchStream is the writer that streams a batch's output to the
 // progress handler as it arrives (TestProgressHandler), and the call to
 // make once the process ended; nil and a no-op when the handler does not
-// take tests, or the framework's output names no test as it ends.
-func (b *batchRun) batchStream(side string, attempt, tests int) (io.Writer, func()) {
+// take tests, or the framework's output names no test as it ends. The
+// batch's known answers are not shown: they are no tests of the project.
+func (b *batchRun) batchStream(side string, attempt, tests int, known *knownSet) (io.Writer, func()) {
 	h, ok := b.c.progress.(TestProgressHandler)
 	if !ok {
 		return nil, func() {}
@@ -29,7 +30,11 @@ func (b *batchRun) batchStream(side string, attempt, tests int) (io.Writer, func
 		what = fmt.Sprintf("retry %d", attempt)
 	}
 	run := &flakegate.RunningBatch{Head: fmt.Sprintf("%s, seed %s, %s", b.shape.framework, b.members[0].r.j.seed, what), Tests: tests, Started: time.Now()}
-	s := evidence.NewTestStream(b.shape.framework, func(test, outcome string) { h.BatchTest(run, test, outcome) })
+	s := evidence.NewTestStream(b.shape.framework, func(test, outcome string) {
+		if !known.planted(test) {
+			h.BatchTest(run, test, outcome)
+		}
+	})
 	if s == nil {
 		return nil, func() {}
 	}

@@ -35,6 +35,9 @@
 //	batchplan.go  which triples run as one process (a batch), and its command
 //	batchframework.go  the framework a property is batched under
 //	batch.go      a batch's attempts, each member judged from the framework's report
+//	known.go      a batch's known answers: planted per attempt, read from its report
+//	              (knowngo.go, knownpy.go, knownjs.go per framework)
+//	pybootstrap.go  pytest from the toolchain, never from the tree
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocache.go    the repository's Go caches: a build cache filled from the base, go.sum's modules
 //	preparegc.go  the kept layers: their bound, locks and collection; a full disk

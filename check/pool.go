@@ -66,7 +66,7 @@ func (s *listSource) next(ctx context.Context) (*task, error) {
 	u := s.units[0]
 	s.units = s.units[1:]
 	t := &task{j: &s.jobs[u[0]]}
-	if len(u) > 1 || jsSuiteMember(t.j) { // suitejs.go: a js suite's test alone is a batch of one
+	if len(u) > 1 || suiteMember(t.j) { // suitejs.go: a suite's test alone is a batch of one
 		for _, pos := range u {
 			t.batch = append(t.batch, &s.jobs[pos])
 		}

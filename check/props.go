@@ -279,7 +279,11 @@ func tripleArgv(p *config.Property, seed flakegate.Seed) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return evidence.ArgvFor(evidenceFramework(p), argv), nil
+	argv = evidence.ArgvFor(evidenceFramework(p), argv)
+	if p.Framework == config.FrameworkPytest {
+		argv = pyBootstrapArgv(argv, "run") // pytest from the toolchain (pybootstrap.go)
+	}
+	return argv, nil
 }
 
 // evidenceFramework is the evidence framework of p: its config framework,

@@ -173,7 +173,7 @@ func (s *queueSource) group(ctx context.Context, leases []flakegate.TripleLease)
 		}
 		members = append(members, t)
 	}
-	if len(members) == 1 && !jsSuiteMember(members[0].j) {
+	if len(members) == 1 && !suiteMember(members[0].j) {
 		return members[0], nil
 	}
 	// The batch's order is the plan's: config order.

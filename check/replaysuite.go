@@ -45,7 +45,10 @@ type ReplaySuite struct {
 // suiteReplay is what planSuite made of a ReplaySuite.
 type suiteReplay struct {
 	framework, label string
-	shape            *batchShape // the named test's, in the batch
+	shape            *batchShape   // the named test's, in the batch
+	shapes           []*batchShape // the batch's, in order
+	seed             flakegate.Seed
+	goList           func(pkg string) []string // as the check's batchRun.goList
 	members          int
 	own              time.Duration // the test's wall budget
 	judged           string        // after Run: what the batch said of the test
@@ -250,17 +253,12 @@ func (r *Replay) useBatch(jobs []job, list *suiteList, label string) error {
 		shapes = append(shapes, sh)
 	}
 	r.notes = append(r.notes, suiteOrderNote(s, list, jobs, rs.Seed, rs.Path))
-	if len(jobs) == 1 && !isJSFramework(s.Framework) { // a js batch of one quotes its -t name (jsSuiteMember)
-		argv, err := tripleArgv(jobs[0].ps.prop, rs.Seed) // a batch of one runs alone
-		if err != nil {
-			return err
-		}
-		r.opts.Argv = argv
-		return nil
-	}
+	// A suite's test alone is a batch of one too, as in a check
+	// (suiteMember): with its known answers, which runSuite plants.
 	r.opts.Argv = batchArgv(shapes[0], shapes)
 	r.opts.WallBudget = time.Duration(len(jobs)) * s.WallBudget // a batch's budget is its members'
-	r.suite = &suiteReplay{framework: shapes[0].framework, label: label, shape: target, members: len(jobs), own: s.WallBudget}
+	r.suite = &suiteReplay{framework: shapes[0].framework, label: label, shape: target, shapes: shapes, seed: rs.Seed,
+		goList: func(pkg string) []string { return list.pkgTests[pkg] }, members: len(jobs), own: s.WallBudget}
 	return nil
 }
 
@@ -297,9 +295,17 @@ func (r *Replay) runSuite(ctx context.Context, cmd attempt.Command, output io.Wr
 	rs := r.suite
 	rep := newBatchReport(rs.framework, r.opts.Dir)
 	cmd.NoTestMarkers = []string{}
+	failed := func(err error) attempt.Outcome {
+		return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: err.Error()}
+	}
+	known, undo, err := armKnown(&cmd, knownPlan{framework: rs.framework, dir: r.opts.Dir, members: rs.shapes, seed: rs.seed, goList: rs.goList}, rs.shapes[0])
+	if err != nil {
+		return failed(err)
+	}
+	defer undo()
 	file, err := batchReportFile(&cmd, rs.framework) // batch.go
 	if err != nil {
-		return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: err.Error()}
+		return failed(err)
 	}
 	if file != "" {
 		defer os.RemoveAll(filepath.Dir(file))
@@ -312,6 +318,9 @@ func (r *Replay) runSuite(ctx context.Context, cmd attempt.Command, output io.Wr
 	readReportFile(rep, file, cmd)
 	tr := rep.report(rs.shape)
 	o, rerun := judgeMember(rs.framework, rs.label, rs.own, rep, tr, out, rs.members, cmd.WallBudget)
+	if why := known.judge(rep, out).wrong[knownScope(rs.shape)]; why != "" && !rerun && (o.Result == attempt.Pass || o.Result == attempt.Fail) {
+		o.Result, o.Reason = attempt.Errored, knownReason(why)
+	}
 	if rerun {
 		o.Result, o.Reason = attempt.Errored, rs.label+" did not start: the batch was killed before it"
 	}

@@ -76,6 +76,34 @@ type suiteList struct {
 	// says so (gated).
 	skips    map[string]string
 	skipPlan string
+	// notRun are the listed or declared functions of a go suite that go
+	// test does not run as a test (benchmarks, examples without
+	// output), by kind: not gated, and said.
+	notRun notRunSet
+}
+
+// notRunSet counts what a suite does not gate, by kind, and keeps the
+// first few of each.
+type notRunSet map[string]*notRunKind
+
+type notRunKind struct {
+	n    int
+	some []string
+}
+
+func (s *notRunSet) add(kind, id string) {
+	if *s == nil {
+		*s = notRunSet{}
+	}
+	k := (*s)[kind]
+	if k == nil {
+		k = &notRunKind{}
+		(*s)[kind] = k
+	}
+	k.n++
+	if len(k.some) < 3 {
+		k.some = append(k.some, shortID(id))
+	}
 }
 
 // gated reports whether test t of suite s becomes triples: not excluded
@@ -188,6 +216,7 @@ func (c *site) expandSuites(ctx context.Context) error {
 		}
 		c.goBaseSkips(s, list, base.dir)
 		c.saySkips(i, list)
+		c.sayNotRun(i, list)
 		fixture := ""
 		if s.FixtureRoot != "" && c.checkBaseFile(base.dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
 			fixture = s.FixtureRoot
@@ -271,6 +300,18 @@ func (c *site) saySkips(i int, list *suiteList) {
 	}
 	c.say(fmt.Sprintf("suites[%d]: %d listed %s not gated: the base skips %s or expects %s to fail, so no run of %s passes (%s)",
 		i, len(list.skips), verb, them, them, them, strings.Join(some, ", ")))
+}
+
+// sayNotRun says which functions of suite i's go test files are not
+// gated because go test does not run them as the suite runs it.
+func (c *site) sayNotRun(i int, list *suiteList) {
+	for _, kind := range []string{notRunBench, notRunExample} {
+		k := list.notRun[kind]
+		if k == nil {
+			continue
+		}
+		c.say(fmt.Sprintf("suites[%d]: %s not gated: %s (%s)", i, count(k.n, "function is", "functions are"), kind, strings.Join(k.some, ", ")))
+	}
 }
 
 // suiteProperty is the property of one test of suite s in cfg, with

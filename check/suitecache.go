@@ -31,6 +31,11 @@ type suiteListFile struct {
 	// PkgTests and Rapid are suiteList's pkgTests and rapid.
 	PkgTests map[string][]string
 	Rapid    map[string]bool
+	// NotRun is suiteList's notRun: by kind, the count and the first few.
+	NotRun map[string]struct {
+		N    int
+		Some []string
+	} `json:",omitempty"`
 	// Python, Hypothesis, Unnamed, UnnamedSome, Skips and SkipPlan are
 	// suiteList's (a pytest listing).
 	Python      string            `json:",omitempty"`
@@ -103,6 +108,12 @@ func readSuiteList(file string) (*suiteList, bool) {
 	}
 	list := &suiteList{pkgTests: f.PkgTests, rapid: f.Rapid, python: f.Python, hypothesis: f.Hypothesis,
 		unnamed: f.Unnamed, unnamedSome: f.UnnamedSome, skips: f.Skips, skipPlan: f.SkipPlan}
+	for kind, k := range f.NotRun {
+		if list.notRun == nil {
+			list.notRun = notRunSet{}
+		}
+		list.notRun[kind] = &notRunKind{n: k.N, some: k.Some}
+	}
 	if list.rapid == nil {
 		list.rapid = map[string]bool{}
 	}
@@ -123,6 +134,18 @@ func writeSuiteList(file string, list *suiteList) {
 	}
 	for _, t := range list.tests {
 		f.Tests = append(f.Tests, struct{ Pkg, File, Name string }{t.pkg, t.file, t.name})
+	}
+	for kind, k := range list.notRun {
+		if f.NotRun == nil {
+			f.NotRun = map[string]struct {
+				N    int
+				Some []string
+			}{}
+		}
+		f.NotRun[kind] = struct {
+			N    int
+			Some []string
+		}{k.n, k.some}
 	}
 	b, err := json.Marshal(f)
 	if err != nil {

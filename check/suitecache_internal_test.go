@@ -16,6 +16,7 @@ func TestSuiteListKept(t *testing.T) {
 		tests:    []suiteTest{{pkg: "./a", file: "a/a_test.go", name: "TestA"}, {pkg: ".", file: "x_test.go", name: "TestX"}},
 		pkgTests: map[string][]string{"./a": {"TestA", "ExampleA"}, ".": {"TestX"}},
 		rapid:    map[string]bool{"./a": true},
+		notRun:   notRunSet{notRunBench: {n: 4, some: []string{`"./a BenchmarkA"`}}},
 	}
 	file := filepath.Join(t.TempDir(), "suitelist", "k.json")
 	writeSuiteList(file, list)
@@ -23,7 +24,7 @@ func TestSuiteListKept(t *testing.T) {
 	if !ok || !reflect.DeepEqual(got, list) {
 		t.Fatalf("read back %+v, %v; want %+v", got, ok, list)
 	}
-	kept := map[string]bool{"tests": true, "pkgTests": true, "rapid": true, "python": false, "hypothesis": false, "unnamed": false, "unnamedSome": false, "skips": false, "skipPlan": false}
+	kept := map[string]bool{"tests": true, "pkgTests": true, "rapid": true, "notRun": true, "python": false, "hypothesis": false, "unnamed": false, "unnamedSome": false, "skips": false, "skipPlan": false}
 	typ := reflect.TypeOf(suiteList{})
 	for i := range typ.NumField() {
 		if _, ok := kept[typ.Field(i).Name]; !ok {

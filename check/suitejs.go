@@ -273,11 +273,13 @@ func firstLine(s string) string {
 	return ""
 }
 
-// jsSuiteMember reports whether j is a triple of a vitest or jest suite
-// that batches: alone, it still runs as a batch (of one), whose -t
-// pattern quotes its name (jsBatchArgv).
-func jsSuiteMember(j *job) bool {
-	return j.shape != nil && j.ps.prop.Suite != nil && isJSFramework(j.shape.framework)
+// suiteMember reports whether j is a triple of a suite that batches:
+// alone, it still runs as a batch (of one), which carries known answers
+// (known.go: a test of a suite is never judged from output it could
+// have printed itself) and, for vitest and jest, quotes its name in its
+// -t pattern (jsBatchArgv).
+func suiteMember(j *job) bool {
+	return j.shape != nil && j.ps.prop.Suite != nil
 }
 
 // jestSkips reads a jest test file for the titles of the tests it skips

@@ -16,8 +16,10 @@ import (
 	"go/token"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
@@ -121,8 +123,11 @@ const goListTemplate = `{{.ImportPath}}{{"\t"}}{{.Dir}}{{"\t"}}{{join .TestGoFil
 
 // listGo lists the tests of a go suite: the packages (go list), their
 // tests (go test -json -list ., by package), and the file each test is
-// declared in (the package's test files, parsed). Top-level Test and Fuzz
-// functions are tests; subtests are part of theirs.
+// declared in (the package's test files, parsed). Top-level Test, Fuzz
+// and Example functions go test lists are tests (an example is listed
+// only with an output comment, and then run and judged like a test);
+// subtests are part of theirs. Benchmarks (run only with -bench) and
+// examples without output are noted as not gated.
 func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, error) {
 	module, err := goModulePath(filepath.Join(l.dir, "go.mod"))
 	if err != nil {
@@ -188,16 +193,59 @@ func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, 
 			continue
 		}
 		list.pkgTests[arg] = append(list.pkgTests[arg], name)
-		if !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Fuzz") {
-			continue // a benchmark or an example
-		}
 		file, ok := files[arg][name]
 		if !ok || slices.ContainsFunc(list.tests, func(x suiteTest) bool { return x.pkg == arg && x.name == name }) {
 			continue // printed by the code under test, not declared; or twice
 		}
+		if goTestKind(name, "Benchmark") {
+			list.notRun.add(notRunBench, arg+" "+name)
+			continue
+		}
+		if !goTestKind(name, "Test") && !goTestKind(name, "Fuzz") && !goTestKind(name, "Example") {
+			continue
+		}
 		list.tests = append(list.tests, suiteTest{pkg: arg, file: file, name: name})
 	}
+	list.notRunExamples(files)
 	return list, nil
+}
+
+// goTestKind reports whether name is a function go test takes as one of
+// kind (Test, Benchmark, Fuzz, Example): the prefix alone, or followed by
+// anything but a lower-case letter (as go test decides it).
+func goTestKind(name, kind string) bool {
+	rest, ok := strings.CutPrefix(name, kind)
+	return ok && (rest == "" || !unicode.IsLower([]rune(rest)[0]))
+}
+
+// The kinds of tests a go suite's packages declare that go test does not
+// run as the suite runs them: they are not gated, and the check says so.
+const (
+	notRunBench   = "benchmarks (go test runs them only with -bench)"
+	notRunExample = "examples without an output comment (go test compiles them and runs none)"
+)
+
+// notRunExamples notes the examples a test file declares that go test
+// did not list: without an "// Output:" comment an example is compiled,
+// never run. files are each package's declared functions, by name.
+func (l *suiteList) notRunExamples(files map[string]map[string]string) {
+	pkgs := make([]string, 0, len(files))
+	for arg := range files {
+		pkgs = append(pkgs, arg)
+	}
+	sort.Strings(pkgs)
+	for _, arg := range pkgs {
+		names := make([]string, 0, len(files[arg]))
+		for name := range files[arg] {
+			if goTestKind(name, "Example") && !slices.Contains(l.pkgTests[arg], name) {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			l.notRun.add(notRunExample, arg+" "+name)
+		}
+	}
 }
 
 // goTestDecls parses a package's test files (rel is the package's folder)
@@ -279,7 +327,7 @@ func (l *suiteLister) pytestProbe(ctx context.Context) (python string, hypothesi
 // collectPytest lists pytest suite s with python (pytestProbe's).
 func (l *suiteLister) collectPytest(ctx context.Context, s *config.Suite, python string, hypothesis bool) (*suiteList, error) {
 	list := &suiteList{python: python, hypothesis: hypothesis}
-	argv := append(pytestSuiteArgv(s, list.python), "--collect-only", "-q", s.Path)
+	argv := pyBootstrapArgv(append(pytestSuiteArgv(s, list.python), "--collect-only", "-q", s.Path), "run")
 	o, out, err := l.run(ctx, argv)
 	if err != nil {
 		return nil, err
@@ -317,7 +365,7 @@ func (l *suiteLister) collectPytest(ctx context.Context, s *config.Suite, python
 // own mark evaluation (the functions its run calls at each test's setup)
 // which collected tests a skip or skipif mark skips, and which an xfail
 // mark expects to fail, each condition evaluated as the run would. Its
-// arguments are pytest's.
+// arguments are pytest's. pyBootstrap runs it (mode "marks").
 const pytestMarks = `import sys
 import pytest
 from _pytest.skipping import evaluate_skip_marks, evaluate_xfail_marks
@@ -342,9 +390,7 @@ sys.exit(pytest.main(sys.argv[1:], plugins=[Marks()]))
 // (pytestMarks). A skip the test calls itself while it runs
 // (pytest.skip(), importorskip in its body) is not seen here.
 func (l *suiteLister) pytestSkips(ctx context.Context, s *config.Suite, list *suiteList) error {
-	argv := pytestSuiteArgv(s, list.python)
-	i := slices.Index(argv, "-m")
-	argv = append(slices.Concat(argv[:i], []string{"-c", pytestMarks}, argv[i+2:]), "--collect-only", "-q", "-s", s.Path)
+	argv := pyBootstrapArgv(append(pytestSuiteArgv(s, list.python), "--collect-only", "-q", "-s", s.Path), "marks") // pybootstrap.go
 	o, out, err := l.run(ctx, argv)
 	if err != nil {
 		return err

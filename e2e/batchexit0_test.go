@@ -6,11 +6,15 @@ import (
 )
 
 // TestCheckGoBatchForgedFailExit0: a test prints framed test2json lines
-// for a failing TestGhost (a member its package does not have) and the
-// batch exits 0. go test exits 1 when a test fails, so that failure is
-// output the code under test wrote: TestGhost is an error (INCOMPLETE,
-// no retry), never a failure a retry follows (the passing candidate batch
-// kept its page cache) and never PROPERTY.
+// for a failing TestGhost (a member its package does not have). Before
+// known answers such a batch exited 0, and TestGhost was an error (go
+// test exits 1 when a test fails: a failure in a batch that exits 0 is
+// output the code under test wrote). Now the batch's planted failure
+// makes it exit 1 in every batch, and a batch that exits 0 is the test
+// process's own report whatever it says. The forged failure is then a
+// failure (on the base too: PROPERTY), never a pass, and the candidate
+// batch, whose report is not every member passing, keeps nothing in the
+// page cache for its retry to find.
 func TestCheckGoBatchForgedFailExit0(t *testing.T) {
 	t.Parallel()
 	needTool(t, "go")
@@ -25,14 +29,15 @@ func TestCheckGoBatchForgedFailExit0(t *testing.T) {
 	})
 	r.candidate("docs", map[string]string{"README.md": "forge, docs\n"})
 	cr := r.check("--base", "base", "--candidate", "docs")
-	if got := strings.Join(cr.labels(), ","); got != "PASS,INCOMPLETE" {
-		t.Fatalf("labels %s, want PASS,INCOMPLETE\n%s", got, cr)
+	if got := strings.Join(cr.labels(), ","); got != "PASS,PROPERTY" {
+		t.Fatalf("labels %s, want PASS,PROPERTY\n%s", got, cr)
 	}
 	rec := cr.record(t, 1)
-	if rec.CandidateResult != "error" || len(rec.RetryResults) != 0 {
-		t.Errorf("TestGhost: candidate %s, retries %v; want error and no retry", rec.CandidateResult, rec.RetryResults)
+	if rec.CandidateResult != "fail" || rec.BaseSeedResult != "fail" {
+		t.Errorf("TestGhost: candidate %s, base %s; want fail and fail", rec.CandidateResult, rec.BaseSeedResult)
 	}
-	if reason := cr.summary.Results[1].Reason; !strings.Contains(reason, "reported failed, but the batch exited 0") {
-		t.Errorf("TestGhost's reason %q does not say the batch exited 0", reason)
+	bs := transcriptBatches(t, rec.TranscriptPath)
+	if len(bs) == 0 || bs[0].ExitCode != 1 || len(bs[0].KnownAnswers) != 2 {
+		t.Errorf("the batch: %+v; want exit 1 and its two known answers", bs)
 	}
 }

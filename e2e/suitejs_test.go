@@ -288,8 +288,8 @@ func TestCheckJSSuiteOneTest(t *testing.T) {
 				t.Fatalf("harmless: want PASS, exit 0\n%s", cr)
 			}
 			bs := transcriptBatches(t, cr.record(t, 0).TranscriptPath)
-			if len(bs) == 0 || len(bs[0].Members) != 1 || !strings.Contains(strings.Join(bs[0].Argv, " "), `-t ^(adds \(1\+1\) \[twice\]\?)$`) {
-				t.Fatalf("want a batch of one with the name quoted: %+v", bs)
+			if len(bs) == 0 || len(bs[0].Members) != 1 || !strings.Contains(strings.Join(bs[0].Argv, " "), `-t ^(adds \(1\+1\) \[twice\]\?|`) || len(bs[0].KnownAnswers) != 2 {
+				t.Fatalf("want a batch of one with the name quoted, and its known answers: %+v", bs[0])
 			}
 			r.candidate("broken", map[string]string{"src/calc.js": fw.source(strings.Replace(jsSuiteCalc, "a + b", "a - b", 1))})
 			if cr = r.check("--base", "base", "--candidate", "broken"); cr.code != 1 || strings.Join(cr.labels(), ",") != "PROPERTY" {

@@ -45,6 +45,7 @@ type goPkg struct {
 	result string // pass, fail or skip of the package, "" before its end
 	build  string // the first build error line
 	out    []byte
+	ran    []string // its top-level tests in the order of their run events
 }
 
 // goEvent is one test2json event.
@@ -135,6 +136,10 @@ func (g *GoJSON) line(l []byte) {
 	switch ev.Action {
 	case "run":
 		t.runs++
+		if !strings.Contains(ev.Test, "/") {
+			p := g.pkg(ev.Package)
+			p.ran = append(p.ran, ev.Test)
+		}
 	case "pass", "fail", "skip":
 		t.results = append(t.results, ev.Action)
 		t.elapsed = ev.Elapsed
@@ -198,6 +203,23 @@ func (g *GoJSON) Report(pkg, name string) TestReport {
 		r.Result, r.Reason = attempt.Errored, name+" was skipped"
 	}
 	return r
+}
+
+// Package says how the events end package pkg (an import path): its
+// final action (pass, fail, skip; "" when there is none) and its
+// top-level tests in the order their run events came.
+func (g *GoJSON) Package(pkg string) (result string, ran []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.partial) > 0 {
+		g.line(g.partial)
+		g.partial = nil
+	}
+	p := g.pkgs[pkg]
+	if p == nil {
+		return "", nil
+	}
+	return p.result, append([]string(nil), p.ran...)
 }
 
 // Skipped lists the top-level tests whose one result was skip, as

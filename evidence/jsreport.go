@@ -57,6 +57,10 @@ type jsFileReport struct {
 			Status          string   `json:"status"`
 			Duration        *float64 `json:"duration"`
 			FailureMessages []string `json:"failureMessages"`
+			// Meta (vitest) and NumPassingAsserts (jest) are what the
+			// report carries from a test's body.
+			Meta              json.RawMessage `json:"meta"`
+			NumPassingAsserts *int            `json:"numPassingAsserts"`
 		} `json:"assertionResults"`
 	} `json:"testResults"`
 }
@@ -167,6 +171,15 @@ func (j *JSReport) Report(file, name string) TestReport {
 			if a.Duration != nil {
 				t.Elapsed = time.Duration(*a.Duration * float64(time.Millisecond))
 			}
+			if len(a.Meta) > 0 {
+				var meta bytes.Buffer
+				if json.Compact(&meta, a.Meta) == nil {
+					t.Evidence = meta.String()
+				}
+			}
+			if a.NumPassingAsserts != nil {
+				t.Evidence += fmt.Sprintf("asserts=%d;", *a.NumPassingAsserts)
+			}
 			switch a.Status {
 			case "passed":
 				t.Result = attempt.Pass
@@ -187,6 +200,26 @@ func (j *JSReport) Report(file, name string) TestReport {
 		return TestReport{Result: attempt.Errored, Reason: fmt.Sprintf("%s's JSON report has no suite for %s", j.Framework, file)}
 	}
 	return TestReport{Result: attempt.Errored, Reason: fmt.Sprintf("%s's JSON report of %s has no test named %q", j.Framework, file, name)}
+}
+
+// Carries says whether the report carries, for some test, vitest's
+// task meta and jest's count of passing assertions: the evidence of a
+// body that ran (TestReport.Evidence). A framework too old to write
+// them writes them for no test.
+func (j *JSReport) Carries() (meta, asserts bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := j.parse()
+	if r == nil {
+		return false, false
+	}
+	for _, s := range r.TestResults {
+		for _, a := range s.AssertionResults {
+			meta = meta || len(a.Meta) > 0
+			asserts = asserts || a.NumPassingAsserts != nil
+		}
+	}
+	return meta, asserts
 }
 
 // Other is the last line of the output ("" when none).

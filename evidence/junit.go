@@ -59,6 +59,7 @@ type junitCase struct {
 	result  string // pass, fail, error, skip
 	elapsed float64
 	text    string
+	props   string // its recorded properties, "name=value" lines
 }
 
 // maxBatchOutput bounds what PytestJUnit keeps; a batch that prints more
@@ -111,7 +112,11 @@ type junitXML struct {
 			Error *struct {
 				Message string `xml:"message,attr"`
 			} `xml:"error"`
-			Skipped *struct{} `xml:"skipped"`
+			Skipped    *struct{} `xml:"skipped"`
+			Properties []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
 		} `xml:"testcase"`
 	} `xml:"testsuite"`
 }
@@ -181,6 +186,9 @@ func (p *PytestJUnit) parse() {
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
 			jc := junitCase{result: "pass", elapsed: c.Time}
+			for _, pr := range c.Properties {
+				jc.props += pr.Name + "=" + pr.Value + "\n"
+			}
 			switch {
 			case c.Failure != nil:
 				jc.result, jc.text = "fail", c.Failure.Message+"\n"+c.Failure.Text
@@ -268,6 +276,7 @@ func (p *PytestJUnit) Report(node string) TestReport {
 	for _, n := range order {
 		c := p.caseReport(n, p.cases[names[n]])
 		r.Elapsed += c.Elapsed
+		r.Evidence += c.Evidence
 		if c.Output != "" {
 			out = append(out, c.Output...)
 		}
@@ -284,7 +293,7 @@ func (p *PytestJUnit) Report(node string) TestReport {
 
 // caseReport is the result of one JUnit case, named by its node id.
 func (p *PytestJUnit) caseReport(node string, cs []junitCase) TestReport {
-	r := TestReport{Elapsed: time.Duration(cs[0].elapsed * float64(time.Second)), Output: tail([]byte(cs[0].text))}
+	r := TestReport{Elapsed: time.Duration(cs[0].elapsed * float64(time.Second)), Output: tail([]byte(cs[0].text)), Evidence: cs[0].props}
 	pass, fail, errs := p.passed[node], p.failed[node], p.errored[node]
 	summary := fmt.Sprintf("the short summary has %d PASSED, %d FAILED and %d ERROR lines for it", pass, fail, errs)
 	switch {

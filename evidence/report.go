@@ -25,7 +25,14 @@ type TestReport struct {
 	// Output is the test's own output, clipped to its last
 	// attempt.DefaultTailBytes.
 	Output string
-	Reason string
+	// Evidence is what the framework's own report carries from the
+	// test's body besides its output, where it carries any: pytest's
+	// recorded properties (record_property, "name=value" lines),
+	// vitest's task meta (its JSON), jest's count of passing assertions
+	// ("asserts=N"). A known answer's nonce is looked for in Output and
+	// Evidence (check/known.go).
+	Evidence string
+	Reason   string
 	// Rerun is set when the test did not run because of another member
 	// (pytest ends a whole session for one node it cannot find): it runs
 	// again in a batch without that member.

@@ -78,13 +78,30 @@ type Event struct {
 // Batch is the process a batched attempt ran in: its argv, its members
 // (the triples' labels, in the order they were given) and the sha256
 // and size of its whole output.
+//
+// KnownAnswers are the tests of flakegate's own the process also ran
+// (drawn for this attempt, never triples): what each was planted to do,
+// what the framework's report says it did, and whether the report shows
+// its nonce. A report that does not show each as planted is no report
+// of the framework's: every member of the batch is then an error.
 type Batch struct {
-	Argv         []string `json:"argv"`
-	Members      []string `json:"members"`
-	OutputSHA256 string   `json:"output_sha256"`
-	OutputBytes  int64    `json:"output_bytes"`
-	ExitCode     int      `json:"exit_code"`
-	WallSeconds  float64  `json:"wall_seconds"`
+	Argv         []string      `json:"argv"`
+	Members      []string      `json:"members"`
+	OutputSHA256 string        `json:"output_sha256"`
+	OutputBytes  int64         `json:"output_bytes"`
+	ExitCode     int           `json:"exit_code"`
+	WallSeconds  float64       `json:"wall_seconds"`
+	KnownAnswers []KnownAnswer `json:"known_answers,omitempty"`
+}
+
+// KnownAnswer is one planted test of a batch and what its report says.
+type KnownAnswer struct {
+	Test   string `json:"test"`   // its label, path::name
+	Want   string `json:"want"`   // pass or fail
+	Nonce  string `json:"nonce"`  // what its body prints or records
+	Result string `json:"result"` // what the report says: pass, fail, error, or "" when absent
+	Shown  bool   `json:"shown"`  // the report shows the nonce as its body's
+	Why    string `json:"why,omitempty"`
 }
 
 // Writer writes a transcript: an append-only JSON lines file whose lines

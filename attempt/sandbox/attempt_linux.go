@@ -26,19 +26,21 @@ type sandboxRun struct {
 	layer   string
 	child   []*os.File // the child's ends, closed once it started
 	lim     Limits
-	specW   *os.File     // a standby's attempt descriptor
-	copy    string       // the attempt's fresh copy of its tree (Level.Copy)
-	copyDir string       // Sandbox.CopyDir, removed once empty
-	owner   [2]int       // the tree owner its idmapped mounts map
-	spent   bool         // cleaned up
-	ran     bool         // it ran an attempt's command (not a standby never used)
-	keep    bool         // attempt.Command.KeepCacheOnPass
-	rep     helperReport // the helper's report, once finish read it
-	pid     chan int     // the sandbox's first process, once bwrap says
-	proxy   *proxy       // a prepare's outbound proxy (outbound_linux.go)
-	pool    *pool        // the sandbox's, which waits for its cgroup's removal; nil for none
-	evict   []string     // dropped from the page cache after the attempt (no cgroup; pagecache_linux.go)
-	ready   time.Time    // when its fresh copy was made (Level.Copy): the attempt's clock starts there
+	specW   *os.File       // a standby's attempt descriptor
+	copy    string         // the attempt's fresh copy of its tree (Level.Copy)
+	copyDir string         // Sandbox.CopyDir, removed once empty
+	owner   [2]int         // the tree owner its idmapped mounts map
+	spent   bool           // cleaned up
+	ran     bool           // it ran an attempt's command (not a standby never used)
+	keep    bool           // attempt.Command.KeepCacheOnPass
+	keepIf  func(int) bool // attempt.Command.KeepCache
+	rep     helperReport   // the helper's report, once finish read it
+	pid     chan int       // the sandbox's first process, once bwrap says
+	proxy   *proxy         // a prepare's outbound proxy (outbound_linux.go)
+	pool    *pool          // the sandbox's, which waits for its cgroup's removal; nil for none
+	evict   []string       // dropped from the page cache after the attempt (no cgroup; pagecache_linux.go)
+	ready   time.Time      // when its fresh copy was made (Level.Copy): the attempt's clock starts there
+	untree  func()         // removes the TreeFiles written into a worktree bwrap binds itself
 }
 
 // start starts the attempt's sandbox around c in dir. On overlays (as
@@ -60,10 +62,10 @@ func (s *Sandbox) startSwept(dir string, c *attempt.Command) (*sandboxRun, error
 	if s.Outbound != nil {
 		return s.startOutbound(dir, c)
 	}
-	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" || s.pool == nil {
+	if !(s.Level.Root || s.Level.Userns) || s.Level.Copy || s.oneShot || s.Persist != "" || s.pool == nil || len(s.TreeFiles) > 0 {
 		r, err := s.spawn(dir, c.Argv, c.Env, false)
 		if r != nil {
-			r.ran, r.keep = true, c.KeepCacheOnPass
+			r.ran, r.keep, r.keepIf = true, c.KeepCacheOnPass, c.KeepCache
 		}
 		return r, err
 	}
@@ -97,7 +99,7 @@ func (s *Sandbox) startSwept(dir string, c *attempt.Command) (*sandboxRun, error
 			}
 			return nil, err
 		}
-		r.ran, r.keep = true, c.KeepCacheOnPass
+		r.ran, r.keep, r.keepIf = true, c.KeepCacheOnPass, c.KeepCache
 		return r, nil
 	}
 }
@@ -134,6 +136,9 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 		if err := freshCopy(s.Tree, tree); err != nil {
 			return nil, err
 		}
+		if _, err := WriteTreeFiles(tree, s.TreeFiles); err != nil { // the copy goes with the attempt
+			return nil, err
+		}
 		r.ready = time.Now() // the copy is flakegate's time, not the attempt's
 	}
 	if standby {
@@ -142,6 +147,13 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	v, err := s.view(dir, argv, env, r.layer, tree)
 	if err != nil {
 		return nil, err
+	}
+	if !(lv.Root || lv.Userns) && !lv.Copy && len(s.TreeFiles) > 0 {
+		// bwrap binds the worktree itself: the files go there for this
+		// attempt, and cleanup removes them.
+		if r.untree, err = WriteTreeFiles(tree, s.TreeFiles); err != nil {
+			return nil, err
+		}
 	}
 	spec := v.helper
 	spec.Standby = standby
@@ -403,21 +415,33 @@ func (r *sandboxRun) cleanup() {
 	if r.proxy != nil {
 		r.proxy.Close()
 	}
+	ended := r.ran && r.cmd != nil && r.cmd.ProcessState != nil
+	keep := false
+	if ended {
+		code := r.cmd.ProcessState.ExitCode()
+		keep = r.keep && code == 0
+		if r.keepIf != nil {
+			keep = r.keepIf(code)
+		}
+	}
 	if r.cg != nil {
 		cg := r.cg
 		cg.kill()
-		if r.ran && r.cmd != nil && r.cmd.ProcessState != nil && !(r.keep && r.cmd.ProcessState.ExitCode() == 0) {
+		if ended && !keep {
 			cg.reclaim() // before the next attempt can start: what this one read leaves the cache
 		}
 		r.pool.removing(cg.remove)
 	}
-	if r.evict != nil && r.ran && r.cmd != nil && r.cmd.ProcessState != nil && !(r.keep && r.cmd.ProcessState.ExitCode() == 0) {
+	if r.evict != nil && ended && !keep {
 		// As the cgroup's reclaim: the host's cache as the attempt found
 		// it, by the next attempt's sweep (which would sweep the same
 		// folders again right after) or the sandbox's Close.
 		if !r.pool.leaveUnswept(r.evict) {
 			evictTrees(r.evict)
 		}
+	}
+	if r.untree != nil {
+		r.untree()
 	}
 	if r.layer != "" {
 		os.RemoveAll(r.layer) // an empty folder: its tmpfs went with the helper's namespace

@@ -43,7 +43,9 @@ type EnvSpec struct {
 // GOMODCACHE its module cache (Sandbox.GoModCache). The host's own Go
 // caches hold other projects' builds, test output and private modules:
 // they are hidden wherever a shared folder holds them, unless the
-// config's RO or RW paths name them. Python writes no bytecode.
+// config's RO or RW paths name them. Python writes no bytecode, and Go
+// reads no go.work, no user configuration and switches no toolchain
+// (GoPins).
 func AttemptEnv(spec EnvSpec) []string {
 	get := func(name string) (string, bool) {
 		for i := len(spec.Src) - 1; i >= 0; i-- {
@@ -60,6 +62,9 @@ func AttemptEnv(spec EnvSpec) []string {
 		}
 	}
 	env["PYTHONDONTWRITEBYTECODE"] = "1"
+	for name, v := range GoPins {
+		env[name] = v
+	}
 	if sb := spec.Sandbox; sb != nil {
 		env["HOME"] = sb.Home
 		env["TMPDIR"] = SandboxTmp
@@ -100,6 +105,17 @@ func AttemptEnv(spec EnvSpec) []string {
 	sort.Strings(out)
 	return out
 }
+
+// GoPins are the Go variables every attempt gets, so that nothing in
+// the tree or in $HOME changes how go builds a test binary: no go.work
+// (a patch's go.work could add a module, replace one, or set godebug
+// lines the base's go.mod does not have), no user configuration file
+// (go env -w writes GOFLAGS there: -toolexec, -overlay, -tags), and no
+// switch to another toolchain a go.mod names. The toolchain's own
+// GOROOT/go.env still applies: the toolchain is the framework. The
+// config's sandbox.env may name one of them to pass flakegate's own
+// value instead (a workspace that needs its go.work, say).
+var GoPins = map[string]string{"GOWORK": "off", "GOENV": "off", "GOTOOLCHAIN": "local"}
 
 // AbsolutePath is the PATH value p without its relative folders ("",
 // ".", "bin"): those are the working folder's, the tree's, so a patch

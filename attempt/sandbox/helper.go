@@ -44,6 +44,9 @@ type helperSpec struct {
 	// runs, so that none of this (the cgroup join alone waits about 11 ms
 	// on cgroup v1, for an RCU grace period) is in the attempt's time.
 	Standby bool `json:"standby,omitempty"`
+	// TreeFiles are written into the mounted tree (its upper layer)
+	// before bwrap starts (Sandbox.TreeFiles).
+	TreeFiles []TreeFile `json:"tree_files,omitempty"`
 	// CoverDir is where a binary built with coverage writes the helper's
 	// counters (cover.go); "" for none.
 	CoverDir string `json:"cover_dir,omitempty"`

@@ -275,6 +275,11 @@ func (spec *helperSpec) mountAttempt() error {
 		if err := spec.mountTree(); err != nil {
 			return err
 		}
+		if spec.Overlay { // into the upper layer, which goes with the attempt (a copy has them already)
+			if _, err := WriteTreeFiles(filepath.Join(L, "tree"), spec.TreeFiles); err != nil {
+				return err
+			}
+		}
 	}
 	if err := spec.mountGoCache(); err != nil {
 		return err

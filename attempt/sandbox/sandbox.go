@@ -105,6 +105,11 @@ type Sandbox struct {
 	// flakegate's proxy, in its own network namespace (see Outbound);
 	// Network must be false. As root only.
 	Outbound *Outbound
+	// TreeFiles are files added to this attempt's own tree (TreeFile):
+	// the known answers of a batch. An attempt with them is built when
+	// it starts, never as a standby: a standby is built before its files
+	// are known.
+	TreeFiles []TreeFile
 
 	oneShot bool  // no standby (the probe's attempts)
 	pool    *pool // the standbys and the cgroups being removed (New); nil for none
@@ -273,10 +278,11 @@ func (s *Sandbox) view(dir string, argv, env []string, layer, tree string) (*att
 	lv := s.Level
 	if lv.Root {
 		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: lv.UID, GID: lv.GID, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp,
-			Prepared: s.Prepared, Persist: s.Persist}
+			Prepared: s.Prepared, Persist: s.Persist, TreeFiles: s.TreeFiles}
 		v.helper.shareGoCache(s)
 	} else if lv.Userns {
-		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: -1, GID: -1, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp, Userns: true}
+		v.helper = &helperSpec{Layer: layer, Tree: tree, Overlay: s.Overlay, UID: -1, GID: -1, Disk: s.Limits.Disk, Tmp: s.Limits.Tmp, Userns: true,
+			TreeFiles: s.TreeFiles}
 		v.helper.shareGoCache(s)
 	} else {
 		v.helper = &helperSpec{UID: -1, GID: -1}

@@ -53,6 +53,7 @@ const (
 	Mock         Kind = "a manual mock"
 	JSConfig     Kind = "the test framework's config"
 	JSSetup      Kind = "a setup file the base's config names"
+	JSFramework  Kind = "the test framework as the tree holds it (node_modules, Plug'n'Play)"
 	PropertyFile Kind = "the property file"
 )
 

@@ -216,8 +216,9 @@ func TestBuildPytest(t *testing.T) {
 // TestBuildJS: a vitest suite's graded tree takes from the base its test
 // files, their snapshots, manual mocks, the framework's config files
 // from the root down and the setup files the config names, and the files
-// of its test folders; product code and node_modules stay the
-// candidate's.
+// of its test folders, and the framework as the tree holds it
+// (node_modules, Plug'n'Play files: a patch's own node_modules/vitest
+// would grade it); product code stays the candidate's.
 func TestBuildJS(t *testing.T) {
 	base := map[string]string{
 		"package.json":                          "{}\n",
@@ -232,8 +233,11 @@ func TestBuildJS(t *testing.T) {
 		"tests/fixtures/a.json":                 "{}\n",
 		"setup/vitest.setup.js":                 "x\n",
 		"node_modules/vitest/test/a.test.js":    "x\n",
+		".pnp.cjs":                              "x\n",
 	}
 	buildEdited(t, base, "// changed\n", nil, Input{Scopes: []Scope{{Framework: "vitest", Path: "tests"}}, Setup: []string{"setup/vitest.setup.js"}}, []string{
+		".pnp.cjs " + string(JSFramework),
+		"node_modules/vitest/test/a.test.js " + string(JSFramework),
 		"setup/vitest.setup.js " + string(JSSetup),
 		"src/__mocks__/net.js " + string(Mock),
 		"tests/__snapshots__/calc.test.js.snap " + string(Snapshot),

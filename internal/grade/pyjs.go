@@ -139,6 +139,9 @@ func (b *builder) jsFiles() {
 		if d, ok := folderOwner(f, "__mocks__"); ok && !hiddenSegment(f) {
 			b.add(f, Entry{Kind: Mock, Dir: d, Family: "js"})
 		}
+		if jsFrameworkFile(f) {
+			b.add(f, Entry{Kind: JSFramework, Dir: ".", Family: "js"})
+		}
 	}
 	b.testFolders("js", IsJSTestFile, []string{"tests", "test", "__tests__", "__fixtures__"}, roots)
 }
@@ -214,4 +217,22 @@ func (b *builder) testFolders(family string, isTest func(string) bool, names, ro
 		}
 		b.add(f, Entry{Kind: TestFolder, Dir: t, Family: family})
 	}
+}
+
+// jsFrameworkFile reports whether f is part of what runs a js scope's
+// tests that a repository may commit: node_modules (the folder, or a
+// link to an installed one) and Yarn's Plug'n'Play files (.pnp.cjs, its
+// loader and data, .yarn/). The commands run node_modules/vitest and
+// node_modules/jest of the tree, and the tests import the framework and
+// its assertion libraries from there: a patch that edits or adds them
+// would grade itself. Taken from the base, a package the patch adds is
+// absent, as a Go module outside the base's go.sum is: code that imports
+// it fails, and the dependency change is reviewed as such.
+func jsFrameworkFile(f string) bool {
+	first, _, _ := strings.Cut(f, "/")
+	switch first {
+	case "node_modules", ".yarn", ".pnp.cjs", ".pnp.js", ".pnp.loader.mjs", ".pnp.data.json":
+		return true
+	}
+	return false
 }

@@ -1,0 +1,272 @@
+// The known answers of a go batch (known.go): two fuzz targets in a new
+// test file of each package.
+
+package check
+
+import (
+	"fmt"
+	"go/build"
+	"go/parser"
+	"go/token"
+	randv1 "math/rand"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/evidence"
+)
+
+// plantGo plants two fuzz targets in every package of the batch.
+func plantGo(p knownPlan, d *drawer) (*knownSet, error) {
+	k := &knownSet{framework: evidence.FrameworkGo}
+	words := p.words()
+	var pkgs []string
+	for _, m := range p.members {
+		if !slices.Contains(pkgs, m.pkg) {
+			pkgs = append(pkgs, m.pkg)
+		}
+	}
+	for _, pkg := range pkgs {
+		if err := plantGoPackage(p, d, words, pkg, k); err != nil {
+			return nil, err
+		}
+	}
+	k.more = func(rep batchReport) map[string]string { return goKnownMore(p, pkgs, k, rep) }
+	return k, nil
+}
+
+// goPackageDir is the folder of a package argument ("./p", ".") in the
+// tree dir, and its slash path in the tree ("" for the root).
+func goPackageDir(dir, pkg string) (string, string) {
+	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, "./"), ".")
+	return filepath.Join(dir, filepath.FromSlash(rel)), rel
+}
+
+// plantGoPackage adds the two fuzz targets of package pkg to k.
+func plantGoPackage(p knownPlan, d *drawer, words []string, pkg string, k *knownSet) error {
+	dir, rel := goPackageDir(p.dir, pkg)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("cannot read package %s: %w", pkg, err)
+	}
+	var sources []string // every .go file's content: a name in none is free
+	var tests []string   // the package's test files, by name
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".go") {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return fmt.Errorf("cannot read %s: %w", path.Join(rel, e.Name()), err)
+			}
+			sources = append(sources, string(b))
+			if strings.HasSuffix(e.Name(), "_test.go") && !strings.HasPrefix(e.Name(), "_") && !strings.HasPrefix(e.Name(), ".") {
+				tests = append(tests, e.Name())
+			}
+		}
+	}
+	name, err := goKnownPackage(dir, ents)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", pkg, err)
+	}
+	taken := func(s string) bool {
+		return slices.ContainsFunc(sources, func(src string) bool { return strings.Contains(src, s) })
+	}
+	like := ""
+	file := freeName(func(f string) bool { return slices.Contains(tests, f) || taken(f) || fileExists(filepath.Join(dir, f)) }, func() string {
+		w := d.pick(words)
+		if len(tests) == 0 {
+			return w + "_test.go"
+		}
+		like = d.pick(tests)
+		return strings.TrimSuffix(like, "_test.go") + "_" + w + "_test.go"
+	})
+	var names []string
+	for len(names) < 2 {
+		n := freeName(func(s string) bool { return taken(s) || slices.Contains(names, s) }, func() string {
+			return "Fuzz" + title(d.pick(words)) + title(d.pick(words))
+		})
+		if n == "" || file == "" {
+			return fmt.Errorf("package %s: no free name for a known answer", pkg)
+		}
+		names = append(names, n)
+	}
+	pass, fail := d.nonce(), d.nonce()
+	bodies := []string{
+		fmt.Sprintf("func %s(f *testing.F) {\n\tf.Logf(\"corpus %%d\", %s)\n\tf.Fuzz(func(t *testing.T, b []byte) {})\n}\n", names[0], pass),
+		fmt.Sprintf("func %s(f *testing.F) {\n\tf.Errorf(\"corpus %%d\", %s)\n}\n", names[1], fail),
+	}
+	if d.r.IntN(2) == 1 {
+		bodies[0], bodies[1] = bodies[1], bodies[0]
+	}
+	src := "package " + name + "\n\nimport \"testing\"\n\n" + bodies[0] + "\n" + bodies[1]
+	if like != "" {
+		like = path.Join(rel, like)
+	}
+	k.files = append(k.files, knownFile(rel, file, like, src))
+	for i, want := range []string{attempt.Pass, attempt.Fail} {
+		nonce := []string{pass, fail}[i]
+		k.answers = append(k.answers, knownAnswer{shape: &batchShape{framework: evidence.FrameworkGo, test: names[i], pkg: pkg},
+			label: path.Join(rel, file) + "::" + names[i], want: want, nonce: nonce, scope: pkg})
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// goKnownPackage is the package clause of a new test file in the folder:
+// the external test package (NAME_test) of an importable package, the
+// package itself for a main package (which no test package imports).
+// The files go build takes (their build constraints hold) decide.
+func goKnownPackage(dir string, ents []os.DirEntry) (string, error) {
+	clause := func(name string) string {
+		if ok, err := build.Default.MatchFile(dir, name); err != nil || !ok {
+			return ""
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, name), nil, parser.PackageClauseOnly)
+		if err != nil {
+			return ""
+		}
+		return f.Name.Name
+	}
+	var internal, external string
+	for _, e := range ents {
+		n := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(n, ".go") {
+			continue
+		}
+		c := clause(n)
+		switch {
+		case c == "":
+		case !strings.HasSuffix(n, "_test.go"):
+			if c == "main" {
+				return c, nil
+			}
+			return c + "_test", nil
+		case strings.HasSuffix(c, "_test"):
+			external = c
+		default:
+			internal = c
+		}
+	}
+	switch {
+	case internal == "main":
+		return internal, nil
+	case internal != "":
+		return internal + "_test", nil
+	case external != "":
+		return external, nil
+	}
+	return "", fmt.Errorf("no Go file of the folder names its package")
+}
+
+// goKnownMore is what a go batch's events must show besides the answers:
+// each package ends "fail" (its planted failure), and where the suite's
+// list of the package is known and -shuffle names a seed, its tests ran
+// in the order that seed gives, before the planted fuzz targets, with its
+// examples after them.
+func goKnownMore(p knownPlan, pkgs []string, k *knownSet, rep batchReport) map[string]string {
+	g, ok := rep.(*goReport)
+	if !ok || g.modErr != nil {
+		return nil
+	}
+	wrong := map[string]string{}
+	seed, shuffled := goShuffleSeed(p.members)
+	for _, pkg := range pkgs {
+		result, ran := g.Package(g.importPath(pkg))
+		if result != "fail" {
+			if result == "" {
+				result = "no end"
+			}
+			wrong[pkg] = "its package's events end " + strconv.Quote(result) + ", but a known answer of it fails"
+			continue
+		}
+		if !shuffled || p.goList == nil || p.goList(pkg) == nil {
+			continue
+		}
+		if why := goOrderWrong(p.goList(pkg), seed, pkg, p.members, k, ran); why != "" {
+			wrong[pkg] = why
+		}
+	}
+	return wrong
+}
+
+// goShuffleSeed is the integer seed of the members' -shuffle flag.
+func goShuffleSeed(members []*batchShape) (int64, bool) {
+	for _, a := range append(append([]string(nil), members[0].lead...), members[0].trail...) {
+		if v, ok := strings.CutPrefix(a, "-shuffle="); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// goShuffled is the order go test -shuffle=seed runs a package's tests
+// in: the testing package's math/rand shuffle of its Test functions, in
+// the order go test -list prints them (list).
+func goShuffled(list []string, seed int64) []string {
+	var tests []string
+	for _, n := range list {
+		if goTestKind(n, "Test") {
+			tests = append(tests, n)
+		}
+	}
+	rng := randv1.New(randv1.NewSource(seed))
+	rng.Shuffle(len(tests), func(i, j int) { tests[i], tests[j] = tests[j], tests[i] })
+	return tests
+}
+
+// goOrderWrong says how the run events of package pkg (ran) differ from
+// the order seed gives; "" when they agree.
+func goOrderWrong(list []string, seed int64, pkg string, members []*batchShape, k *knownSet, ran []string) string {
+	inBatch := map[string]bool{}
+	for _, m := range members {
+		if m.pkg == pkg {
+			inBatch[m.test] = true
+		}
+	}
+	var want, got []string
+	for _, n := range goShuffled(list, seed) {
+		if inBatch[n] {
+			want = append(want, n)
+		}
+	}
+	at := map[string]int{}
+	for i, n := range ran {
+		if goTestKind(n, "Test") && inBatch[n] {
+			got = append(got, n)
+		}
+		if _, seen := at[n]; !seen {
+			at[n] = i
+		}
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Sprintf("the tests of %s ran in an order -shuffle=%d does not give (%s; the seed gives %s)", pkg, seed, clipNames(got), clipNames(want))
+	}
+	for _, a := range k.answers {
+		if a.scope != pkg {
+			continue
+		}
+		for n := range inBatch {
+			i, ok := at[n]
+			if ok && (goTestKind(n, "Test") && i > at[a.shape.test] || goTestKind(n, "Example") && i < at[a.shape.test]) {
+				return fmt.Sprintf("%s ran on the wrong side of the fuzz target %s (tests run before fuzz targets, examples after)", n, a.shape.test)
+			}
+		}
+	}
+	return ""
+}
+
+// clipNames shows a list of names in a reason, the first few.
+func clipNames(names []string) string {
+	if len(names) > 6 {
+		return strings.Join(names[:6], ", ") + fmt.Sprintf(", ... (%d)", len(names))
+	}
+	return strings.Join(names, ", ")
+}
