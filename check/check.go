@@ -355,6 +355,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	c.sayTrees(why, tr)
+	if err := c.fetchGoModules(ctx, c.suite.graded); err != nil {
+		return nil, err
+	}
 	if err := c.fillGoCache(ctx); err != nil {
 		return nil, err
 	}

@@ -90,6 +90,11 @@ func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy st
 			return "", fmt.Errorf("the base worktree: %w", err)
 		}
 	}
+	// A go suite's listing builds: the modules the base's go.sum names
+	// must be there.
+	if err := c.fetchGoModules(ctx, ""); err != nil {
+		return "", err
+	}
 	return "", f()
 }
 

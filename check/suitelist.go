@@ -129,7 +129,7 @@ func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, 
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 5))
+		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), goFailure(string(out), 5))
 	}
 	list := &suiteList{pkgTests: map[string][]string{}, rapid: map[string]bool{}}
 	byImport := map[string]string{}         // import path -> "./dir"
@@ -169,7 +169,7 @@ func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, 
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), goFailure(string(out), 8))
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
