@@ -160,9 +160,7 @@ type checker struct {
 	secret      []byte        // the store's seed secret, when seeds are drawn (seeds.go)
 	baseInfra   *infra.Finder // the base revision's test infrastructure (props.go)
 	histMu      sync.Mutex
-	hist        map[string]history     // base results of earlier records, by triple (probe.go)
-	prepareMu   sync.Mutex             // one prepare at a time (prepare.go)
-	prepareRuns []flakegate.PrepareRun // under prepareMu
+	hist        map[string]history // base results of earlier records, by triple (probe.go)
 	prepWatchMu sync.Mutex
 	prepWatch   map[int]*prepWatch  // what the prepares of a property wrote, by its index (preparewatch.go)
 	digests     map[string]digested // digestIn's answers by tree and path (the preflight's; props.go)

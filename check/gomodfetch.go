@@ -46,6 +46,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/internal/lazyre"
 )
@@ -213,25 +214,36 @@ func fetchEnv(env []string, cache string, route goFetchRoute) []string {
 
 // fetchGoModules makes the attempts' module view hold every module the
 // base's go.sum names and, when cand is a commit other than the base,
-// every module the candidate's go.sum adds (in a view of its own): what
-// the runner's cache and the repository's earlier views lack is
-// downloaded (see the top of this file). It says one line of what it
-// fetched, or of what it could not and what to try; a module it cannot
-// fetch is no error of the check: go says so where it is needed.
+// every module the candidate's go.sum adds (goCaches.fetch), and says
+// what it did.
 func (c *site) fetchGoModules(ctx context.Context, cand string) error {
-	gc := c.goc
-	if gc == nil || c.iso.sandbox.GoModCache == "" {
-		return nil
+	line, err := c.goc.fetch(ctx, c.git, c.iso, cand, "check")
+	if line != "" {
+		c.say(c.redact(line))
+	}
+	return err
+}
+
+// fetch makes the module view of iso's attempts hold every module the
+// base's go.sum names and, when cand is a commit other than the base,
+// every module the candidate's go.sum adds (in a view of its own): what
+// the runner's cache lacks is downloaded (see the top of this file),
+// once per check. It returns the line that says what it fetched, or
+// what it could not and what to try ("" when nothing was missing); a
+// module it cannot fetch is no error: go says so where it is needed.
+func (gc *goCaches) fetch(ctx context.Context, g *git.Client, iso *isolation, cand, op string) (string, error) {
+	if gc == nil || iso.sandbox.GoModCache == "" {
+		return "", nil
 	}
 	var extra []string
 	if cand != "" && cand != gc.base {
-		mods, err := baseGoModules(ctx, c.git, cand)
+		mods, err := baseGoModules(ctx, g, cand)
 		if err != nil {
-			return err
+			return "", err
 		}
-		lines, err := goSumLinesAt(ctx, c.git, cand, mods)
+		lines, err := goSumLinesAt(ctx, g, cand, mods)
 		if err != nil {
-			return err
+			return "", err
 		}
 		for _, l := range lines {
 			if !slices.Contains(gc.lines, l) {
@@ -240,33 +252,32 @@ func (c *site) fetchGoModules(ctx context.Context, cand string) error {
 		}
 	}
 	if gc.fetchTried || len(extra) == 0 && len(missingModLines(gc.modView, gc.lines)) == 0 {
-		return nil
+		return "", nil
 	}
 	gc.fetchTried = true
 	if len(extra) > 0 {
 		if err := gc.useCandidateView(extra); err != nil {
-			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: gc.mroot, Message: "cannot set up the candidate's Go module view", Err: err}
+			return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.mroot, Message: "cannot set up the candidate's Go module view", Err: err}
 		}
-		c.iso.sandbox.GoModCache = gc.modView
+		iso.sandbox.GoModCache = gc.modView
 	}
-	lock, err := flock.Lock(ctx, gc.modView+".fill", flock.Options{What: "the Go module cache's lock", Op: "check"})
+	lock, err := flock.Lock(ctx, gc.modView+".fill", flock.Options{What: "the Go module cache's lock", Op: op})
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer lock.Close()
 	missing := append(missingModLines(gc.modView, gc.lines), missingModLines(gc.modView, extra)...)
 	if len(missing) == 0 {
-		return nil
+		return "", nil
 	}
-	line, err := c.downloadModules(ctx, missing, len(extra) > 0)
+	line, err := gc.download(ctx, iso, missing, len(extra) > 0, op)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if gc.named, gc.found, err = fillModView(gc.modView, nil, gc.lines); err != nil {
-		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: gc.modView, Message: "cannot read the Go module view", Err: err}
+		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.modView, Message: "cannot read the Go module view", Err: err}
 	}
-	c.say(c.redact(line))
-	return nil
+	return line, nil
 }
 
 // useCandidateView makes the check's module view one that holds the
@@ -300,11 +311,10 @@ type fetched struct {
 	arg, err string
 }
 
-// downloadModules downloads the modules of lines (missing from the
-// view) in the sandbox and copies into the view what hashes to its line;
-// it returns the line that says what happened.
-func (c *site) downloadModules(ctx context.Context, lines []string, cand bool) (string, error) {
-	gc := c.goc
+// download downloads the modules of lines (missing from the view) in
+// iso's sandbox and copies into the view what hashes to its line; it
+// returns the line that says what happened.
+func (gc *goCaches) download(ctx context.Context, iso *isolation, lines []string, cand bool, op string) (string, error) {
 	var zips, mods []string
 	for _, l := range lines {
 		arg, goMod, ok := goFetchable(l)
@@ -328,18 +338,18 @@ func (c *site) downloadModules(ctx context.Context, lines []string, cand bool) (
 	switch {
 	case n == 0:
 		return "Go modules: " + lacks + ", none of them a module path and version go could fetch", nil
-	case !c.iso.sandbox.Level.Root:
+	case !iso.sandbox.Level.Root:
 		return "Go modules: " + lacks + " (" + strings.Join(firstN(append(zips, mods...), 3), ", ") + "), and flakegate downloads modules only as root " +
 			"(its download's network needs a namespace only root can serve); try: go mod download in each module first " +
 			"(the check copies from your module cache what matches go.sum), or run flakegate as root", nil
 	case route.why != "":
 		return "Go modules: " + lacks + ": " + route.why + "; try: set GOPROXY (the default is https://proxy.golang.org,direct)", nil
 	}
-	root := filepath.Join(c.common, "flakegate", "gomod-fetch")
+	root := filepath.Join(filepath.Dir(gc.mroot), "gomod-fetch")
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", diskError(err, root, "cannot create the Go module download's folder")
 	}
-	lock, err := flock.Lock(ctx, root+".lock", flock.Options{What: "the Go module download's lock", Op: "check"})
+	lock, err := flock.Lock(ctx, root+".lock", flock.Options{What: "the Go module download's lock", Op: op})
 	if err != nil {
 		return "", err
 	}
@@ -353,11 +363,12 @@ func (c *site) downloadModules(ctx context.Context, lines []string, cand bool) (
 			return "", diskError(err, d, "cannot create the Go module download's folder")
 		}
 	}
-	sb := c.sandboxFor(tree)
+	sb := iso.sandbox
+	sb.Tree = tree
 	sb.GoCache, sb.FillGoCache, sb.GoModCache, sb.Prepared, sb.Persist = "", false, "", "", ""
 	sb.RO, sb.RW, sb.Network = nil, []string{cache}, false
 	sb.Outbound = &sandbox.Outbound{Allow: route.allow}
-	env := fetchEnv(c.iso.env, cache, route)
+	env := fetchEnv(iso.env, cache, route)
 	started := time.Now()
 	var got []fetched
 	for _, cmd := range [][]string{{"go", "mod", "download", "-json"}, {"go", "list", "-m", "-e", "-json"}} {
@@ -369,7 +380,7 @@ func (c *site) downloadModules(ctx context.Context, lines []string, cand bool) (
 			continue
 		}
 		out := &boundedBuffer{max: maxListOutput}
-		o := attempt.Run(ctx, attempt.Command{Argv: append(cmd, args...), Dir: tree, Env: env, WallBudget: goFetchBudget, Sandbox: sb,
+		o := attempt.Run(ctx, attempt.Command{Argv: append(cmd, args...), Dir: tree, Env: env, WallBudget: goFetchBudget, Sandbox: &sb,
 			NoTestMarkers: []string{}, Output: out})
 		if ctx.Err() != nil {
 			return "", interrupted(ctx)
@@ -387,7 +398,7 @@ func (c *site) downloadModules(ctx context.Context, lines []string, cand bool) (
 		got = append(got, rep...)
 	}
 	if _, _, err := fillModView(gc.modView, []string{cache}, lines); err != nil {
-		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: gc.modView, Message: "cannot copy the downloaded Go modules", Err: err}
+		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.modView, Message: "cannot copy the downloaded Go modules", Err: err}
 	}
 	return fetchLine(missingModLines(gc.modView, lines), got, n, whose, route, time.Since(started)), nil
 }

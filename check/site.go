@@ -34,21 +34,23 @@ import (
 // too, suitelist.go); they name their receiver c, as the checker's do,
 // since the checker that embeds a site calls them as its own.
 type site struct {
-	git        *git.Client
-	top        string
-	common     string
-	baseSHA    string
-	cfgPath    string
-	cfgSHA     string // sha256 of the config bytes at the base
-	cfg        *config.Config
-	outDir     string
-	trees      *worktrees
-	iso        *isolation
-	progress   ProgressHandler
-	preparedMu sync.Mutex               // guards prepared
-	prepared   map[string]*preparedTree // by side and prepare (prepare.go)
-	goc        *goCaches                // the attempts' Go caches (gocache.go), nil for none
-	suite      suiteState               // the suites' lists, orders and new tests (suite.go)
+	git         *git.Client
+	top         string
+	common      string
+	baseSHA     string
+	cfgPath     string
+	cfgSHA      string // sha256 of the config bytes at the base
+	cfg         *config.Config
+	outDir      string
+	trees       *worktrees
+	iso         *isolation
+	progress    ProgressHandler
+	preparedMu  sync.Mutex               // guards prepared
+	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
+	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)
+	prepareRuns []flakegate.PrepareRun   // under prepareMu
+	goc         *goCaches                // the attempts' Go caches (gocache.go), nil for none
+	suite       suiteState               // the suites' lists, orders and new tests (suite.go)
 }
 
 // SiteOptions are what a check's attempts are set up from besides the
@@ -204,7 +206,7 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 	}
 	for _, bp := range res.Runs {
 		sha := prepareSHA256(bp.Prepare, c.iso.env)
-		pt, err := c.prepareTree(ctx, transcript.SideBase, bp.Prepare, sha, c.trees.workers[0])
+		pt, err := c.prepareTree(ctx, bp.Prepare, sha, c.trees.workers[0].base)
 		if err != nil {
 			bp.Err = err
 			continue
@@ -235,6 +237,18 @@ type noteRecorder struct {
 }
 
 func (n *noteRecorder) Note(_, msg string) { n.notes = append(n.notes, msg) }
+
+// Notes are the site's notes so far that start with prefix ("prepare ":
+// the prepares the suites' listing ran).
+func (s *Site) Notes(prefix string) []string {
+	var out []string
+	for _, m := range s.notes.notes {
+		if strings.HasPrefix(m, prefix) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 // find returns the first note starting with prefix.
 func (n *noteRecorder) find(prefix string) string {

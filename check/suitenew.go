@@ -162,6 +162,10 @@ func memberOf(t suiteTest) string { return t.file + "::" + t.name }
 // runNewBatch runs one process of new tests and returns each one's
 // report, in the order of shapes.
 func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, shapes []*batchShape) ([]evidence.TestReport, error) {
+	sb, err := c.suiteSandbox(ctx, t, s)
+	if err != nil {
+		return nil, err
+	}
 	if err := t.acquire(); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree for a new test", Err: err}
 	}
@@ -169,7 +173,7 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, sha
 	argv := batchArgv(shapes[0], shapes)
 	rep := newBatchReport(shapes[0].framework, t.dir)
 	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, NoTestMarkers: []string{},
-		Sandbox: c.sandboxFor(t.dir), Output: rep}
+		Sandbox: sb, Output: rep}
 	file, err := batchReportFile(&cmd, shapes[0].framework) // batch.go
 	if err != nil {
 		return nil, err

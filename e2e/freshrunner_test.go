@@ -139,3 +139,99 @@ func TestFreshRunnerGo(t *testing.T) {
 		}
 	}
 }
+
+// freshVitestFiles is a vitest project set up the ordinary way: the
+// real vitest pinned by a committed package-lock.json
+// (testdata/freshvitest), node_modules ignored by git and absent.
+func freshVitestFiles(t *testing.T) map[string]string {
+	t.Helper()
+	files := map[string]string{
+		".gitignore":  "node_modules/\n",
+		"README.md":   "calc\n",
+		"src/calc.js": "export const add = (a, b) => a + b;\nexport const neg = (a) => -a;\n",
+		"tests/calc.test.js": `import { test, expect } from "vitest";
+import { add, neg } from "../src/calc.js";
+
+test("add", () => {
+  expect(add(2, 3)).toBe(5);
+});
+
+test("neg", () => {
+  expect(neg(2)).toBe(-2);
+});
+`,
+	}
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "freshvitest", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = string(b)
+	}
+	return files
+}
+
+// TestFreshRunnerVitest: a vitest project with node_modules ignored and
+// a committed package-lock.json, on a fresh runner. init writes the
+// prepare that installs node_modules from the lock file (npm ci, with
+// the network, to the registry alone) and the suite, whose listing it
+// tried over that prepare; a harmless patch passes and a regression is
+// PROPERTY, the listing and every attempt running over the prepared
+// layer. Before, init said the suite "is not written" (no node_modules
+// in the tree) and exited 2: "no property test found".
+func TestFreshRunnerVitest(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end to end: npm ci of the real vitest from the npm registry")
+	}
+	needProgram(t, "node")
+	needProgram(t, "npm")
+	if os.Geteuid() != 0 {
+		t.Skip("a prepare needs flakegate as root")
+	}
+	f := newFreshRunner(t)
+	r := newRepo(t, freshVitestFiles(t))
+	if _, err := os.Stat(filepath.Join(r.dir, "node_modules")); !os.IsNotExist(err) {
+		t.Fatalf("node_modules is there at the start (%v)", err)
+	}
+	code, out := f.run(t, r, "init")
+	if code != 0 || !strings.Contains(out, "the vitest suite . lists 2 tests in the sandbox: written") || !strings.Contains(out, "prepare base: ") {
+		t.Fatalf("init: want exit 0 and the suite written, tried over the prepare\nexit %d\n%s", code, out)
+	}
+	cfg := readConfig(t, r)
+	if cfg.Prepare == nil || strings.Join(cfg.Prepare.Run, " ") != "npm ci --ignore-scripts --no-audit --no-fund" || !cfg.Prepare.Network ||
+		strings.Join(cfg.Prepare.Allow, " ") != "registry.npmjs.org:443" || len(cfg.Suites) != 1 || cfg.Suites[0].Framework != "vitest" {
+		t.Fatalf("prepare %+v, suites %+v", cfg.Prepare, cfg.Suites)
+	}
+	fewerSeeds(t, r)
+	r.commit("flakegate init", map[string]string{})
+	r.git("tag", "-f", "base")
+
+	r.candidate("docs", map[string]string{"README.md": "calc, documented\n"})
+	cr := r.checkEnv(f.env, "--base", "base", "--candidate", "docs")
+	wantAll(t, cr, 0, "PASS", 2)
+	r.candidate("bug", map[string]string{"src/calc.js": "export const add = (a, b) => a + b;\nexport const neg = (a) => a;\n"})
+	cr = r.checkEnv(f.env, "--base", "base", "--candidate", "bug")
+	if got := notPass(cr); cr.code != 1 || len(got) != 1 || !strings.HasPrefix(got[0], "neg ") || !strings.HasSuffix(got[0], " PROPERTY") {
+		t.Fatalf("a regression of neg: want exit 1 and neg PROPERTY, got %v\n%s", got, cr)
+	}
+	// The reproduce line lists the suite on the base over the base's
+	// prepared layer, as the check did, and replays the batch over the
+	// candidate's.
+	for _, res := range cr.summary.Results {
+		if res.Label != "PROPERTY" {
+			continue
+		}
+		rest, _ := strings.CutPrefix(res.Reproduce, "flakegate ")
+		cmd := exec.Command("sh", "-c", `"$FLAKEGATE" `+rest)
+		cmd.Env = append(append(cleanEnv(), f.env...), "FLAKEGATE="+flakegateBin)
+		out, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "replay: fail: tests/calc.test.js::neg failed in the batch of 2 tests") {
+			t.Errorf("the reproduce line %s: exit %d, want 1 and the batch's failure\n%s", res.Reproduce, cmd.ProcessState.ExitCode(), out)
+		}
+		break
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "node_modules")); !os.IsNotExist(err) {
+		t.Errorf("node_modules landed in the repository's own tree (%v)", err)
+	}
+}

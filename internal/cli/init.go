@@ -129,16 +129,17 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	}
 	fsys := os.DirFS(root)
 	bopts, pyLines, tests := choosePythonFor(ctx, opts.IO, report, fsys, found.Tests)
+	bopts = nodeOptions(ctx, opts.IO, root, bopts)
 	pl := initconfig.Build(fsys, tests, bopts)
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
 	}
-	pl.Suites = keepJSSuites(ctx, opts.IO, root, initSuites(pl, suites, initconfig.PythonLayout(fsys), &suiteNotes), opts.NoTry, &suiteNotes)
+	pl.Suites = planSuites(ctx, opts, root, fsys, pl, bopts, suites, &suiteNotes)
 	for _, n := range suiteNotes {
 		fmt.Fprintf(report, "note: %s\n", termsafe.Line(n))
 	}
 	if len(pl.Entries) == 0 && len(pl.Suites) == 0 {
-		return initErr(flakegate.ENOTFOUND, "no property test found in "+root+" that a config can name", "see the skipped lines above; write flakegate.yaml by hand (docs/configuration.md)")
+		return initErr(flakegate.ENOTFOUND, "no property test found in "+root+" that a config can name", "the skipped and note lines above say why each was left out and what to do; or write flakegate.yaml by hand (docs/configuration.md)")
 	}
 	printFound(report, found)
 	for _, l := range pyLines {
