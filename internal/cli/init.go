@@ -323,10 +323,15 @@ func choosePythonFor(ctx context.Context, ios *IO, report io.Writer, fsys fs.FS,
 // each self-skipping file's modules the interpreter lacks.
 func pickPythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, map[string][]string) {
 	var opts initconfig.Options
-	if !slices.ContainsFunc(tests, func(t discover.Test) bool { return t.Framework == discover.PytestHypothesis }) {
-		return opts, nil, nil
-	}
 	layout := initconfig.PythonLayout(fsys)
+	if !slices.ContainsFunc(tests, func(t discover.Test) bool { return t.Framework == discover.PytestHypothesis }) {
+		// No property: the suite's tests may still import the code
+		// from a folder (suiteLayout).
+		var lines []string
+		layout, lines = suiteLayout(ctx, ios, fsys, layout)
+		opts.Layout = &layout
+		return opts, lines, nil
+	}
 	imports := initconfig.PythonImports(fsys, tests, layout)
 	optional := initconfig.PythonOptional(fsys, tests, layout)
 	ask := append(slices.Clone(imports), layout.BuildRequires...)
@@ -352,6 +357,13 @@ func pickPythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Te
 		return opts, lines, nil
 	}
 	opts.Python = best.Path
+	if dirs := packageDirs(fsys, layout, best.Missing); len(dirs) > 0 {
+		// The tests import the code from a folder nothing puts on
+		// sys.path: it goes on PYTHONPATH, and is the code's own.
+		layout.SrcDirs = append(layout.SrcDirs, dirs...)
+		imports = initconfig.PythonImports(fsys, tests, layout)
+	}
+	opts.Layout = &layout
 	skips := map[string][]string{}
 	for file, mods := range optional {
 		for _, m := range mods {
@@ -372,7 +384,7 @@ func pickPythonFor(ctx context.Context, ios *IO, fsys fs.FS, tests []discover.Te
 	}
 	switch {
 	case len(layout.SrcDirs) > 0:
-		line += "; src/ layout: PYTHONPATH=" + strings.Join(layout.SrcDirs, ":")
+		line += "; the tests import the code from " + strings.Join(layout.SrcDirs, ", ") + ": PYTHONPATH=" + strings.Join(layout.SrcDirs, ":")
 	case layout.PytestPythonpath != "":
 		line += "; pytest's pythonpath (" + layout.PytestPythonpath + ") puts the code on sys.path"
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flakegate/flakegate/internal/initconfig"
 )
 
 // pyCandidate is one Python interpreter init looked at: the path written
@@ -135,4 +138,51 @@ func indexReachable(ctx context.Context, indexURL string) bool {
 	}
 	conn.Close()
 	return true
+}
+
+// packageDirs are the folders the project's tests import its code from
+// (initconfig.PythonPackageDirs) that nothing puts on sys.path: those
+// holding a module the interpreter lacks (missing), so never one that
+// would hide an installed module or the standard library's.
+func packageDirs(fsys fs.FS, layout initconfig.PyLayout, missing []string) []string {
+	var dirs []string
+	if layout.PytestPythonpath != "" {
+		return nil // pytest's own pythonpath setting says where the code is
+	}
+	for m, d := range initconfig.PythonPackageDirs(fsys, layout) {
+		if slices.Contains(missing, m) && !slices.Contains(layout.SrcDirs, d) && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	slices.Sort(dirs)
+	return dirs
+}
+
+// suiteLayout is layout with the folders a pytest suite's tests import
+// the code from (packageDirs), for a project without Hypothesis
+// properties: the interpreter asked is the first one the sandbox sees
+// that has pytest.
+func suiteLayout(ctx context.Context, ios *IO, fsys fs.FS, layout initconfig.PyLayout) (initconfig.PyLayout, []string) {
+	found := initconfig.PythonPackageDirs(fsys, layout)
+	if len(found) == 0 || layout.PytestPythonpath != "" {
+		return layout, nil
+	}
+	var mods []string
+	for m := range found {
+		mods = append(mods, m)
+	}
+	slices.Sort(mods)
+	for _, c := range askPython(ctx, ios.environ(), pythonCandidates(ios.Getenv("PATH"), ios.Getenv("HOME")), mods) {
+		if c.Err != "" || slices.Contains(c.Missing, "pytest") {
+			continue
+		}
+		dirs := packageDirs(fsys, layout, c.Missing)
+		if len(dirs) == 0 {
+			return layout, nil
+		}
+		layout.SrcDirs = append(layout.SrcDirs, dirs...)
+		return layout, []string{"python: the tests import the code from " + strings.Join(dirs, ", ") + ", which " + c.Path +
+			" does not find by itself: the suite puts it on sys.path (pythonpath: [" + strings.Join(dirs, ", ") + "])"}
+	}
+	return layout, nil
 }

@@ -205,6 +205,9 @@ func pytestRun(fsys fs.FS, tests []discover.Test, opts Options, pl *Plan) ([]str
 	}
 	if pl.Python.Python == "" {
 		l := PythonLayout(fsys)
+		if opts.Layout != nil {
+			l = *opts.Layout
+		}
 		pl.Python = PythonPlan{Layout: l, Python: py, Imports: PythonImports(fsys, tests, l)}
 	}
 	l := pl.Python.Layout
