@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,16 +58,7 @@ func (f *freshRunner) run(t *testing.T, r *repo, args ...string) (int, string) {
 	cmd := exec.Command(flakegateBin, args...)
 	cmd.Dir = r.dir
 	cmd.Env = append(cleanEnv(), f.env...)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, string(out)
-	case errors.As(err, &ee):
-		return ee.ExitCode(), string(out)
-	}
-	t.Fatal(err)
-	return 0, ""
+	return combinedExit(t, cmd)
 }
 
 // fewerSeeds makes the config init wrote run seed 1 alone: each seed
@@ -222,12 +212,9 @@ func TestFreshRunnerVitest(t *testing.T) {
 		if res.Label != "PROPERTY" {
 			continue
 		}
-		rest, _ := strings.CutPrefix(res.Reproduce, "flakegate ")
-		cmd := exec.Command("sh", "-c", `"$FLAKEGATE" `+rest)
-		cmd.Env = append(append(cleanEnv(), f.env...), "FLAKEGATE="+flakegateBin)
-		out, _ := cmd.CombinedOutput()
-		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "replay: fail: tests/calc.test.js::neg failed in the batch of 2 tests") {
-			t.Errorf("the reproduce line %s: exit %d, want 1 and the batch's failure\n%s", res.Reproduce, cmd.ProcessState.ExitCode(), out)
+		code, out := runReproduceEnv(t, res.Reproduce, f.env)
+		if code != 1 || !strings.Contains(out, "replay: fail: tests/calc.test.js::neg failed in the batch of 2 tests") {
+			t.Errorf("the reproduce line %s: exit %d, want 1 and the batch's failure\n%s", res.Reproduce, code, out)
 		}
 		break
 	}
