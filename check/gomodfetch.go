@@ -169,7 +169,7 @@ func goRoute(get func(string) (string, bool)) goFetchRoute {
 		}
 	}
 	if len(r.allow) == 0 {
-		r.why = "GOPROXY=" + proxy + " names no module proxy (https://...), and flakegate downloads modules only through one"
+		r.why = "GOPROXY=" + shownProxy(proxy) + " names no module proxy (https://...), and flakegate downloads modules only through one"
 		return r
 	}
 	switch f := strings.Fields(r.sumdb); {
@@ -439,7 +439,20 @@ func fetchLine(left []string, got []fetched, n int, whose string, route goFetchR
 	}
 	return fmt.Sprintf("Go modules: cannot download %s%s, which %s: %s; try: go mod download %s on this machine with GOPROXY=%s "+
 		"(the download reaches only %s, checks GOSUMDB and has no credentials, so a private module must come from the runner's module cache)",
-		first, more, whose, oneLineCut(why, 200), first, orDefault(route.proxy, "https://proxy.golang.org,direct"), via)
+		first, more, whose, oneLineCut(why, 200), first, shownProxy(orDefault(route.proxy, "https://proxy.golang.org,direct")), via)
+}
+
+// shownProxy is GOPROXY as a line may show it: a URL's user and
+// password (a private proxy's token) left out.
+func shownProxy(proxy string) string {
+	parts := strings.FieldsFunc(proxy, func(c rune) bool { return c == ',' || c == '|' })
+	for i, p := range parts {
+		if u, err := url.Parse(p); err == nil && u.User != nil {
+			u.User = nil
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // parseFetched reads go mod download -json and go list -m -e -json: one

@@ -116,3 +116,15 @@ func TestGoFailure(t *testing.T) {
 		t.Errorf("build failure: %q", got)
 	}
 }
+
+// TestShownProxy: a line never shows a proxy's credentials.
+func TestShownProxy(t *testing.T) {
+	if got := shownProxy("https://me:s3cret-token@goproxy.corp.example/go,direct"); got != "https://goproxy.corp.example/go,direct" {
+		t.Errorf("%q", got)
+	}
+	line := fetchLine([]string{"a.example/m v1.0.0 h1:x"}, []fetched{{"a.example/m@v1.0.0", "404 Not Found"}}, 1, "the base's go.sum names",
+		goFetchRoute{proxy: "https://me:s3cret-token@goproxy.corp.example/go", allow: []string{"goproxy.corp.example:443"}}, 0)
+	if strings.Contains(line, "s3cret") || !strings.Contains(line, "cannot download a.example/m@v1.0.0") || !strings.Contains(line, "404 Not Found") {
+		t.Errorf("%s", line)
+	}
+}
