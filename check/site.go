@@ -149,7 +149,8 @@ type BasePrepares struct {
 // running check of the repository holds.
 const prepareLockWait = time.Minute
 
-// PrepareBase runs each distinct prepare of the config once on the base
+// PrepareBase runs each distinct prepare of the config (its properties',
+// and the top-level one a suite's listing runs over) once on the base
 // tree, in the check's base worktree and sandbox (after Setup and Probe),
 // as a check's base side runs it: the check's base side of the same
 // commit reuses the layers. done lets go of the layers and the worktrees.
@@ -174,6 +175,13 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 		}
 		bySHA[sha] = &BasePrepare{Where: where, Prepare: p, Shared: []*config.Prepare{p}}
 		res.Runs = append(res.Runs, bySHA[sha])
+	}
+	// The suites' listing runs over the top-level prepare (suiteLayer),
+	// whether or not a property uses it.
+	if p := c.cfg.Prepare; p != nil && len(c.cfg.Suites) > 0 {
+		if _, ok := bySHA[prepareSHA256(p, c.iso.env)]; !ok {
+			res.Runs = append(res.Runs, &BasePrepare{Where: "prepare", Prepare: p, Shared: []*config.Prepare{p}})
+		}
 	}
 	if len(res.Runs) == 0 {
 		return res, done

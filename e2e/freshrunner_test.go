@@ -196,6 +196,12 @@ func TestFreshRunnerVitest(t *testing.T) {
 	fewerSeeds(t, r)
 	r.commit("flakegate init", map[string]string{})
 	r.git("tag", "-f", "base")
+	// doctor runs the prepare on the base (the check reuses its layer)
+	// and lists the suite over it.
+	code, out = f.run(t, r, "doctor")
+	if code != 0 || !strings.Contains(out, "ok   prepare: prepare ran on the base") || !strings.Contains(out, "suites[0] (vitest .): the base lists 2 tests") {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
 
 	r.candidate("docs", map[string]string{"README.md": "calc, documented\n"})
 	cr := r.checkEnv(f.env, "--base", "base", "--candidate", "docs")
