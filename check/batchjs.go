@@ -90,7 +90,11 @@ func jsShape(framework string, tmpl, argv []string, file, name string) *batchSha
 			continue // the batch adds its own --json
 		}
 		if i == nameAt {
-			a = a[:strings.IndexByte(a, '=')+1] + jsNameSlot // -t=VALUE or VALUE
+			if flagAt < 0 {
+				a = a[:strings.IndexByte(a, '=')+1] + jsNameSlot // -t=VALUE
+			} else {
+				a = jsNameSlot // VALUE: the name's own "=" is no flag's
+			}
 		}
 		if i > at {
 			s.trail = append(s.trail, a)

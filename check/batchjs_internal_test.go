@@ -9,6 +9,31 @@ import (
 	"github.com/flakegate/flakegate/evidence"
 )
 
+// TestJSShapeNameWithEquals: a test name that holds "=" (vitest's
+// "should decode 'id=770&#anchor'", found on fb55/entities) batches with
+// the whole pattern as the -t value, in both of the flag's forms. Before,
+// the value was cut at the name's own "=" and the batch's pattern put
+// after it: no test matched, and each one was INCOMPLETE.
+func TestJSShapeNameWithEquals(t *testing.T) {
+	for _, run := range [][]string{
+		{"node", "node_modules/vitest/vitest.mjs", "run", "{path}", "-t", "^{name}$"},
+		{"node", "node_modules/vitest/vitest.mjs", "run", "{path}", "-t=^{name}$"},
+	} {
+		mk := func(name string) *job {
+			p := &config.Property{Path: "a.test.js", Name: name, Run: run, Batch: true}
+			return &job{ps: &propState{prop: p, framework: evidence.FrameworkVitest}, seed: flakegate.Seed("7")}
+		}
+		a, b := shapeOf(mk("decodes 'id=770&#x'")), shapeOf(mk("plain"))
+		if a == nil || b == nil || a.key != b.key {
+			t.Fatalf("%q: shapes %+v and %+v; want one key", run, a, b)
+		}
+		got := strings.Join(batchArgv(a, []*batchShape{a, b}), " ")
+		if !strings.Contains(got, `^(decodes 'id=770&#x'|plain)$`) || strings.Contains(got, `id=^(`) {
+			t.Errorf("%q: batch argv %s", run, got)
+		}
+	}
+}
+
 // TestJSShape: which jest and vitest run templates batch, and the
 // command of a batch of two members of two files.
 func TestJSShape(t *testing.T) {

@@ -169,9 +169,7 @@ type checker struct {
 	secret        []byte        // the store's seed secret, when seeds are drawn (seeds.go)
 	baseInfra     *infra.Finder // the base revision's test infrastructure (props.go)
 	histMu        sync.Mutex
-	hist          map[string]history     // base results of earlier records, by triple (probe.go)
-	prepareMu     sync.Mutex             // one prepare at a time (prepare.go)
-	prepareRuns   []flakegate.PrepareRun // under prepareMu
+	hist          map[string]history // base results of earlier records, by triple (probe.go)
 	prepWatchMu   sync.Mutex
 	prepWatch     map[int]*prepWatch      // what the prepares of a property wrote, by its index (preparewatch.go)
 	digests       map[string]digested     // digestIn's answers by tree and path (the preflight's; props.go)
@@ -370,6 +368,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	c.sayTrees(why, tr)
+	if err := c.fetchGoModules(ctx, c.suite.graded); err != nil {
+		return nil, err
+	}
 	fillStart := time.Now()
 	if err := c.fillGoCache(ctx); err != nil {
 		return nil, err

@@ -132,6 +132,15 @@ func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy st
 			return "", fmt.Errorf("the base worktree: %w", err)
 		}
 	}
+	// A go suite's listing builds its test binaries: from the modules
+	// the base's go.sum names (downloaded when the module cache lacks
+	// them) and, as in a check, over the build cache filled from the base
+	// first, so that the listing compiles nothing the fill did not (a
+	// cold cache made cobra's listing run past its budget on a fresh
+	// runner).
+	if err := c.fillGoCache(ctx); err != nil {
+		return "", err
+	}
 	return "", f()
 }
 

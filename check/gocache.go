@@ -38,14 +38,20 @@ import (
 
 // goCaches are the Go caches of one check's (or replay's) attempts.
 type goCaches struct {
-	base    string   // the commit they are built from
-	modules []string // the base's Go modules: folders holding a go.mod ("." for the root)
-	dir     string   // <common>/flakegate/gocache/KEY: cache/, filled, locks
-	modView string   // <common>/flakegate/gomod/DIGEST: the module cache
-	std     string   // the user's standard library layer (gocachestd.go), "" for none
-	named   int      // modules (with a version) the base's go.sum names
-	found   int      // of those, verified into modView
-	held    []*os.File
+	base    string       // the commit they are built from
+	modules []string     // the base's Go modules: folders holding a go.mod ("." for the root)
+	dir     string       // <common>/flakegate/gocache/KEY: cache/, filled, locks
+	modView string       // <common>/flakegate/gomod/DIGEST: the module cache
+	std     string       // the user's standard library layer (gocachestd.go), "" for none
+	named   int          // modules (with a version) the base's go.sum names
+	found   int          // of those, verified into modView
+	lines   []string     // the base's go.sum lines (goSumLines)
+	host    string       // the runner's module cache, "" for none: copied from, verified, for the base's lines only
+	mroot   string       // <common>/flakegate/gomod: the module views
+	route   goFetchRoute // where a download of missing modules may connect (gomodfetch.go)
+	// fetchTried: this check tried to fetch what the view lacks (once).
+	fetchTried bool
+	held       []*os.File
 	// runs are the base's go suites, run for real once by the fill
 	// (suiteFillRuns), so that what their tests build lands in the cache.
 	runs []fillRun
@@ -156,16 +162,10 @@ func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso 
 		return nil, internal(gc.dir, err)
 	}
 	// The module cache: the base's go.sum lines, nothing else.
-	var sums [][]byte
-	for _, m := range mods {
-		b, err := g.Show(ctx, base, path.Join(m, "go.sum"))
-		if err == nil {
-			sums = append(sums, b)
-		} else if flakegate.ErrorCode(err) != flakegate.ENOTFOUND {
-			return nil, err
-		}
+	lines, err := goSumLinesAt(ctx, g, base, mods)
+	if err != nil {
+		return nil, err
 	}
-	lines := goSumLines(sums)
 	mroot := filepath.Join(common, "flakegate", "gomod")
 	if err := os.MkdirAll(mroot, 0o700); err != nil {
 		return nil, internal(mroot, err)
@@ -189,7 +189,8 @@ func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso 
 		gc.release()
 		return nil, err
 	}
-	gc.named, gc.found, err = fillModView(gc.modView, hostModCache, lines)
+	gc.lines, gc.host, gc.mroot, gc.route = lines, hostModCache, mroot, goRoute(get)
+	gc.named, gc.found, err = fillModView(gc.modView, []string{hostModCache}, lines)
 	lock.Close()
 	if err != nil {
 		gc.release()
@@ -281,6 +282,21 @@ func makeRemovable(dir string) {
 	})
 }
 
+// goSumLinesAt are the go.sum lines of the modules mods (their folders)
+// at rev.
+func goSumLinesAt(ctx context.Context, g *git.Client, rev string, mods []string) ([]string, error) {
+	var sums [][]byte
+	for _, m := range mods {
+		b, err := g.Show(ctx, rev, path.Join(m, "go.sum"))
+		if err == nil {
+			sums = append(sums, b)
+		} else if flakegate.ErrorCode(err) != flakegate.ENOTFOUND {
+			return nil, err
+		}
+	}
+	return goSumLines(sums), nil
+}
+
 // goSumLines are the distinct well-formed lines of the go.sum files:
 // "MODULE VERSION h1:HASH" or "MODULE VERSION/go.mod h1:HASH".
 func goSumLines(sums [][]byte) []string {
@@ -303,15 +319,16 @@ func goSumLines(sums [][]byte) []string {
 	return out
 }
 
-// fillModView adds to view every module of lines that the runner's
-// module cache host holds with exactly the go.sum hash: its go.mod (in
+// fillModView adds to view every module of lines that one of the module
+// caches sources (the runner's, a download's; "" entries are skipped)
+// holds with exactly the go.sum hash: its go.mod (in
 // cache/download/M/@v/V.mod) and its files (M@V/, with the .ziphash go
 // reads). Each is copied into view first and verified there, so what an
-// attempt reads is what go.sum names, whatever happens to the runner's
-// cache meanwhile. A module the runner lacks, or holds with other bytes,
-// is left out: go fails to find it (no network) and says so. It returns
+// attempt reads is what go.sum names, whatever happens to the source
+// meanwhile. A module no source holds, or holds with other bytes, is
+// left out: go fails to find it (no network) and says so. It returns
 // how many modules the lines name and how many view holds.
-func fillModView(view, host string, lines []string) (named, found int, err error) {
+func fillModView(view string, sources []string, lines []string) (named, found int, err error) {
 	for _, l := range lines {
 		f := strings.Fields(l)
 		mod, ver, sum := f[0], f[1], f[2]
@@ -325,11 +342,19 @@ func fillModView(view, host string, lines []string) (named, found int, err error
 		dl := filepath.Join("cache", "download", filepath.FromSlash(emod), "@v")
 		if goMod {
 			dst := filepath.Join(view, dl, ever+".mod")
-			if _, err := os.Stat(dst); err == nil || host == "" {
+			if _, err := os.Stat(dst); err == nil {
 				continue
 			}
-			if err := addModFile(filepath.Join(host, dl, ever+".mod"), dst, sum); err != nil {
-				return named, found, err
+			for _, host := range sources {
+				if host == "" {
+					continue
+				}
+				if err := addModFile(filepath.Join(host, dl, ever+".mod"), dst, sum); err != nil {
+					return named, found, err
+				}
+				if _, err := os.Stat(dst); err == nil {
+					break
+				}
 			}
 			continue
 		}
@@ -339,12 +364,14 @@ func fillModView(view, host string, lines []string) (named, found int, err error
 			found++
 			continue
 		}
-		if host == "" {
-			continue
-		}
-		ok, err := addModDir(filepath.Join(host, filepath.FromSlash(emod)+"@"+ever), dir, mod+"@"+ver, sum)
-		if err != nil {
-			return named, found, err
+		ok := false
+		for _, host := range sources {
+			if host == "" || ok {
+				continue
+			}
+			if ok, err = addModDir(filepath.Join(host, filepath.FromSlash(emod)+"@"+ever), dir, mod+"@"+ver, sum); err != nil {
+				return named, found, err
+			}
 		}
 		if !ok {
 			continue
@@ -369,7 +396,12 @@ func fillModView(view, host string, lines []string) (named, found int, err error
 // hash is sum (go.sum's "/go.mod" line: go hashes it as the one file
 // "go.mod"); a missing or other file is left out.
 func addModFile(src, dst, sum string) error {
-	b, err := os.ReadFile(src)
+	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 16<<20))
+	f.Close()
 	if err != nil {
 		return nil
 	}
@@ -608,7 +640,7 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 			return "", ctx.Err()
 		}
 		if out.Result != attempt.Pass {
-			why = append(why, fmt.Sprintf("%s: %s %s: %s", m, out.Result, out.Reason, shortTail(out.Tail)))
+			why = append(why, fmt.Sprintf("%s: %s: %s", m, strings.TrimSpace(out.Result+" "+out.Reason), goFailure(out.Tail, 3)))
 		}
 	}
 	var skipped []string
@@ -623,7 +655,7 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 			return "", ctx.Err()
 		}
 		if out.Result != attempt.Pass {
-			why = append(why, fmt.Sprintf("suite %s: %s %s: %s", run.pattern, out.Result, out.Reason, shortTail(out.Tail)))
+			why = append(why, fmt.Sprintf("suite %s: %s: %s", run.pattern, strings.TrimSpace(out.Result+" "+out.Reason), goFailure(out.Tail, 3)))
 		}
 		skipped = append(skipped, goSkips(events)...)
 	}
@@ -708,6 +740,9 @@ func (gc *goCaches) describe(warm bool) string {
 func (c *site) fillGoCache(ctx context.Context) error {
 	if c.goc == nil || c.iso.sandbox.GoCache == "" {
 		return nil
+	}
+	if err := c.fetchGoModules(ctx, ""); err != nil {
+		return err
 	}
 	c.goc.runs = suiteFillRuns(c.cfg.Suites)
 	if c.goc.filled(c.goc.fillKey()) {

@@ -55,7 +55,7 @@ func TestFillModView(t *testing.T) {
 	bogus := []string{"../escape v1.0.0 h1:AAAA", "example.com/x ../../v1 h1:AAAA"}
 
 	lines := goSumLines([][]byte{[]byte(strings.Join(append(append(append(good, tampered...), linked...), bogus...), "\n"))})
-	named, found, err := fillModView(view, host, lines)
+	named, found, err := fillModView(view, []string{host}, lines)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestFillModView(t *testing.T) {
 		t.Errorf("ziphash %q", b)
 	}
 	// A second fill finds the module there and copies nothing again.
-	if named, found, err := fillModView(view, "", lines); err != nil || named != 3 || found != 1 {
+	if named, found, err := fillModView(view, nil, lines); err != nil || named != 3 || found != 1 {
 		t.Errorf("again: %d %d %v", named, found, err)
 	}
 }

@@ -68,7 +68,11 @@ func preparedKey(side, sha string) string { return side + "\x00" + sha }
 // A property's prepares run when its first triple that runs attempts
 // needs them (ensurePrepared), after that triple's ledger lookup.
 func (c *checker) initPrepares() {
-	c.prepared = map[string]*preparedTree{}
+	c.preparedMu.Lock()
+	if c.prepared == nil { // else the suites' listing prepared the base already (suiteLayer)
+		c.prepared = map[string]*preparedTree{}
+	}
+	c.preparedMu.Unlock()
 	c.prepWatch = map[int]*prepWatch{}
 	for _, ps := range c.props {
 		if p := ps.prop.Prepare; p != nil {
@@ -104,29 +108,78 @@ func (c *checker) ensurePrepared(ctx context.Context, w int, ps *propState) erro
 		if cand := c.preparedFor(ps, transcript.SideCandidate); side == transcript.SideBase && cand != nil && !cand.ok {
 			break // its triples are INCOMPLETE whatever the base's prepare does
 		}
-		pt, err := c.prepareTree(ctx, side, p, ps.prepareSHA256, c.trees.workers[w])
+		t := c.trees.workers[w].base
+		if side == transcript.SideCandidate {
+			t = c.trees.workers[w].cand[0]
+		}
+		pt, err := c.prepareTree(ctx, p, ps.prepareSHA256, t)
 		if err != nil {
 			return err
 		}
-		c.preparedMu.Lock()
-		c.prepared[k] = pt
-		c.preparedMu.Unlock()
-		cached := "no"
-		if pt.cached {
-			cached = "yes"
-		}
-		line := fmt.Sprintf("prepare %s: %.1f s (cached: %s)", side, pt.seconds, cached)
-		if !pt.ok {
-			line += ": " + pt.reason
-		}
-		c.say(line)
-		c.prepareRuns = append(c.prepareRuns, flakegate.PrepareRun{Side: side, PrepareSHA256: pt.sha256, Command: p.Run,
-			Seconds: pt.seconds, Cached: pt.cached, ExitCode: pt.exit, OK: pt.ok, Reason: pt.reason})
+		c.keepPrepared(k, p, pt, side)
 	}
 	if err := c.collectLayers(); err != nil {
 		return err
 	}
 	return c.watchPrepares(ctx, ps)
+}
+
+// keepPrepared keeps the prepared layer pt of p under key k, says one
+// line of it ("prepare candidate: 38.2 s (cached: no)", what names the
+// tree) and adds it to the summary's prepares (under prepareMu).
+func (c *site) keepPrepared(k string, p *config.Prepare, pt *preparedTree, what string) {
+	c.preparedMu.Lock()
+	c.prepared[k] = pt
+	c.preparedMu.Unlock()
+	cached := "no"
+	if pt.cached {
+		cached = "yes"
+	}
+	line := fmt.Sprintf("prepare %s: %.1f s (cached: %s)", what, pt.seconds, cached)
+	if !pt.ok {
+		line += ": " + pt.reason
+	}
+	c.say(line)
+	c.prepareRuns = append(c.prepareRuns, flakegate.PrepareRun{Side: pt.side, PrepareSHA256: pt.sha256, Command: p.Run,
+		Seconds: pt.seconds, Cached: pt.cached, ExitCode: pt.exit, OK: pt.ok, Reason: pt.reason})
+}
+
+// suiteLayer is the prepared layer of the config's top-level prepare on
+// t, which a suite's listing and new tests in t run over, as its
+// triples do (their prepare is the top-level one): "" without a
+// top-level prepare or a sandbox. The prepare runs once per tree and
+// check, and is cached across checks, as a property's is; why says why
+// it failed ("" when it did not).
+func (c *site) suiteLayer(ctx context.Context, t *tree) (dir, why string, err error) {
+	p := c.cfg.Prepare
+	if p == nil || c.iso.mode != IsolationBwrap {
+		return "", "", nil
+	}
+	c.prepareMu.Lock()
+	defer c.prepareMu.Unlock()
+	sha := prepareSHA256(p, c.iso.env)
+	k, what := preparedKey(t.side, sha), t.side
+	if t.side == transcript.SideCandidate && t.sha != c.suite.graded {
+		// The candidate's own tree, whose new tests run: not the
+		// graded tree of its triples.
+		k, what = preparedKey("own "+t.side, sha), "candidate (its own tree, for its new tests)"
+	}
+	c.preparedMu.Lock()
+	if c.prepared == nil {
+		c.prepared = map[string]*preparedTree{}
+	}
+	pt := c.prepared[k]
+	c.preparedMu.Unlock()
+	if pt == nil {
+		if pt, err = c.prepareTree(ctx, p, sha, t); err != nil {
+			return "", "", err
+		}
+		c.keepPrepared(k, p, pt, what)
+	}
+	if !pt.ok {
+		return "", pt.reason, nil
+	}
+	return pt.dir, "", nil
 }
 
 // releasePrepares lets go of the layers this check used: a later
@@ -142,16 +195,13 @@ func (c *site) releasePrepares() {
 	}
 }
 
-// prepareTree returns the side's prepared layer for p: cached, or built
-// now in trees. A prepare that fails is not an error of the check: the
+// prepareTree returns the prepared layer of tree t for p: cached, or
+// built now in t. A prepare that fails is not an error of the check: the
 // layer says why, and every triple of that tree is INCOMPLETE. Nothing of
 // a failed prepare is kept. A full disk is (exit 3, "no space left on").
-func (c *site) prepareTree(ctx context.Context, side string, p *config.Prepare, sha string, wt *workerTrees) (*preparedTree, error) {
+func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t *tree) (*preparedTree, error) {
+	side := t.side
 	pt := &preparedTree{side: side, sha256: sha, exit: -1}
-	t := wt.base
-	if side == transcript.SideCandidate {
-		t = wt.cand[0]
-	}
 	if c.iso.mode != IsolationBwrap || !c.iso.sandbox.Overlay || !c.iso.sandbox.Level.Root {
 		pt.reason = "prepare failed: a prepare needs attempts on overlays (flakegate as root, with overlayfs), so that its layer can lie under them"
 		return pt, nil

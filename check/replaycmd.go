@@ -179,6 +179,18 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 			r.Close()
 			return nil, err
 		}
+		// What the module cache lacks (a fresh runner's is empty, and the
+		// commit replayed may add a module), downloaded as a check does.
+		if r.goc != nil {
+			line, err := r.goc.fetch(ctx, repo, iso, opts.PrepareTree, "replay")
+			if err != nil {
+				r.Close()
+				return nil, err
+			}
+			if line != "" {
+				r.notes = append(r.notes, iso.redact(line))
+			}
+		}
 		if err := r.fillGoCache(ctx, repo); err != nil {
 			r.Close()
 			return nil, err

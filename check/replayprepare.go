@@ -22,6 +22,12 @@ import (
 // failed, or there is no overlay to lay a layer under (as in a check,
 // whose triples are then INCOMPLETE).
 func (r *Replay) prepare(ctx context.Context, sb *sandbox.Sandbox) (done func(), why string) {
+	return r.prepareIn(ctx, sb, r.opts.Dir, r.opts.PrepareTree)
+}
+
+// prepareIn is prepare for the checkout dir of commit tree (a suite's
+// base, for its listing, as well as the replay's own checkout).
+func (r *Replay) prepareIn(ctx context.Context, sb *sandbox.Sandbox, dir, tree string) (done func(), why string) {
 	done = func() {}
 	p := r.opts.Prepare
 	if p == nil {
@@ -31,12 +37,12 @@ func (r *Replay) prepare(ctx context.Context, sb *sandbox.Sandbox) (done func(),
 		return done, "prepare failed: a prepare needs attempts on overlays (flakegate as root, with overlayfs), so that its layer can lie under them"
 	}
 	sha := prepareSHA256(p, r.iso.env)
-	if r.common != "" && r.opts.PrepareTree != "" {
-		key := preparedLayerKey(r.opts.PrepareTree, sha, r.iso.label(), sb.GoCache, sb.Level.UID, p.Budget)
+	if r.common != "" && tree != "" {
+		key := preparedLayerKey(tree, sha, r.iso.label(), sb.GoCache, sb.Level.UID, p.Budget)
 		layer := filepath.Join(r.common, "flakegate", "prepared", key)
 		if m, ok := readPrepareMeta(layer); ok {
 			sb.Prepared = layer
-			r.notes = append(r.notes, fmt.Sprintf("prepare: the check's prepared layer of %s (%.1f s when it ran)", flakegate.ShortSHA(r.opts.PrepareTree), m.Seconds))
+			r.notes = append(r.notes, fmt.Sprintf("prepare: the check's prepared layer of %s (%.1f s when it ran)", flakegate.ShortSHA(tree), m.Seconds))
 			return done, ""
 		}
 	}
@@ -51,8 +57,13 @@ func (r *Replay) prepare(ctx context.Context, sb *sandbox.Sandbox) (done func(),
 		}
 	}
 	psb := *sb
-	psb.Persist, psb.Network = layer, p.Network
-	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: p.Budget, Sandbox: &psb, NoTestMarkers: []string{}})
+	// As a check's prepare: never the host's network; with network: true,
+	// outbound through flakegate's proxy, to what allow lists.
+	psb.Persist, psb.Network = layer, false
+	if p.Network {
+		psb.Outbound = &sandbox.Outbound{Allow: p.Allow}
+	}
+	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: dir, Env: r.iso.env, WallBudget: p.Budget, Sandbox: &psb, NoTestMarkers: []string{}})
 	tail := r.iso.redact(out.Tail)
 	switch out.Result {
 	case attempt.Pass:
@@ -69,6 +80,6 @@ func (r *Replay) prepare(ctx context.Context, sb *sandbox.Sandbox) (done func(),
 		os.RemoveAll(filepath.Join(layer, d))
 	}
 	sb.Prepared = layer
-	r.notes = append(r.notes, fmt.Sprintf("prepare: ran in %.1f s (no prepared layer of the check's was kept for %s)", out.Wall.Seconds(), flakegate.ShortSHA(r.opts.PrepareTree)))
+	r.notes = append(r.notes, fmt.Sprintf("prepare: ran in %.1f s (no prepared layer of the check's was kept for %s)", out.Wall.Seconds(), flakegate.ShortSHA(tree)))
 	return done, ""
 }

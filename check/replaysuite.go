@@ -52,6 +52,9 @@ type suiteReplay struct {
 	members          int
 	own              time.Duration // the test's wall budget
 	judged           string        // after Run: what the batch said of the test
+	// baseLayer is the top-level prepare's layer of the base, which the
+	// listing runs over (planSuite), "" for none.
+	baseLayer string
 }
 
 // findSuite is the suite of cfg at path that can hold the test file
@@ -135,6 +138,7 @@ func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Dura
 	if r.iso.mode == IsolationBwrap {
 		sb := r.iso.sandbox
 		sb.Tree = dir
+		sb.Prepared = r.suite.baseLayer // the top-level prepare's, as in the check's listing
 		cmd.Sandbox = &sb
 	}
 	file := ""
@@ -170,7 +174,21 @@ func (r *Replay) planSuite(ctx context.Context) error {
 	rs := r.opts.Suite
 	s := rs.Suite
 	where := fmt.Sprintf("suites[%d] (%s %s)", s.Index, s.Framework, s.Path)
+	r.suite = &suiteReplay{}
+	if r.opts.Prepare != nil && r.iso.mode == IsolationBwrap {
+		// The check lists the suite over the top-level prepare's layer
+		// of the base: so does the replay.
+		sb := r.iso.sandbox
+		sb.Tree = rs.BaseDir
+		done, why := r.prepareIn(ctx, &sb, rs.BaseDir, r.opts.GoBase)
+		defer done()
+		if why != "" {
+			return &ReplayIncomplete{"cannot list " + where + " on the base: its commands run over the top-level prepare, which failed: " + why}
+		}
+		r.suite.baseLayer = sb.Prepared
+	}
 	l := &suiteLister{dir: rs.BaseDir, marks: true,
+		prepared: func(context.Context) (string, error) { return r.suite.baseLayer, nil },
 		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
 			o, out, _, _, err := r.listRunReport(ctx, rs.BaseDir, s.WallBudget, argv, "")
 			return o, out, err
@@ -258,7 +276,7 @@ func (r *Replay) useBatch(jobs []job, list *suiteList, label string) error {
 	r.opts.Argv = batchArgv(shapes[0], shapes)
 	r.opts.WallBudget = time.Duration(len(jobs)) * s.WallBudget // a batch's budget is its members'
 	r.suite = &suiteReplay{framework: shapes[0].framework, label: label, shape: target, shapes: shapes, seed: rs.Seed,
-		goList: func(pkg string) []string { return list.pkgTests[pkg] }, members: len(jobs), own: s.WallBudget}
+		goList: func(pkg string) []string { return list.pkgTests[pkg] }, members: len(jobs), own: s.WallBudget, baseLayer: r.suite.baseLayer}
 	return nil
 }
 

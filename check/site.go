@@ -34,21 +34,23 @@ import (
 // too, suitelist.go); they name their receiver c, as the checker's do,
 // since the checker that embeds a site calls them as its own.
 type site struct {
-	git        *git.Client
-	top        string
-	common     string
-	baseSHA    string
-	cfgPath    string
-	cfgSHA     string // sha256 of the config bytes at the base
-	cfg        *config.Config
-	outDir     string
-	trees      *worktrees
-	iso        *isolation
-	progress   ProgressHandler
-	preparedMu sync.Mutex               // guards prepared
-	prepared   map[string]*preparedTree // by side and prepare (prepare.go)
-	goc        *goCaches                // the attempts' Go caches (gocache.go), nil for none
-	suite      suiteState               // the suites' lists, orders and new tests (suite.go)
+	git         *git.Client
+	top         string
+	common      string
+	baseSHA     string
+	cfgPath     string
+	cfgSHA      string // sha256 of the config bytes at the base
+	cfg         *config.Config
+	outDir      string
+	trees       *worktrees
+	iso         *isolation
+	progress    ProgressHandler
+	preparedMu  sync.Mutex               // guards prepared
+	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
+	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)
+	prepareRuns []flakegate.PrepareRun   // under prepareMu
+	goc         *goCaches                // the attempts' Go caches (gocache.go), nil for none
+	suite       suiteState               // the suites' lists, orders and new tests (suite.go)
 }
 
 // SiteOptions are what a check's attempts are set up from besides the
@@ -150,7 +152,8 @@ type BasePrepares struct {
 // running check of the repository holds.
 const prepareLockWait = time.Minute
 
-// PrepareBase runs each distinct prepare of the config once on the base
+// PrepareBase runs each distinct prepare of the config (its properties',
+// and the top-level one a suite's listing runs over) once on the base
 // tree, in the check's base worktree and sandbox (after Setup and Probe),
 // as a check's base side runs it: the check's base side of the same
 // commit reuses the layers. done lets go of the layers and the worktrees.
@@ -175,6 +178,13 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 		}
 		bySHA[sha] = &BasePrepare{Where: where, Prepare: p, Shared: []*config.Prepare{p}}
 		res.Runs = append(res.Runs, bySHA[sha])
+	}
+	// The suites' listing runs over the top-level prepare (suiteLayer),
+	// whether or not a property uses it.
+	if p := c.cfg.Prepare; p != nil && len(c.cfg.Suites) > 0 {
+		if _, ok := bySHA[prepareSHA256(p, c.iso.env)]; !ok {
+			res.Runs = append(res.Runs, &BasePrepare{Where: "prepare", Prepare: p, Shared: []*config.Prepare{p}})
+		}
 	}
 	if len(res.Runs) == 0 {
 		return res, done
@@ -207,7 +217,7 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 	}
 	for _, bp := range res.Runs {
 		sha := prepareSHA256(bp.Prepare, c.iso.env)
-		pt, err := c.prepareTree(ctx, transcript.SideBase, bp.Prepare, sha, c.trees.workers[0])
+		pt, err := c.prepareTree(ctx, bp.Prepare, sha, c.trees.workers[0].base)
 		if err != nil {
 			bp.Err = err
 			continue
@@ -239,6 +249,18 @@ type noteRecorder struct {
 }
 
 func (n *noteRecorder) Note(_, msg string) { n.notes = append(n.notes, msg) }
+
+// Notes are the site's notes so far that start with prefix ("prepare ":
+// the prepares the suites' listing ran).
+func (s *Site) Notes(prefix string) []string {
+	var out []string
+	for _, m := range s.notes.notes {
+		if strings.HasPrefix(m, prefix) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 // find returns the first note starting with prefix.
 func (n *noteRecorder) find(prefix string) string {

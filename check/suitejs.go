@@ -87,8 +87,19 @@ func (l *suiteLister) listJS(ctx context.Context, s *config.Suite) (*suiteList, 
 		return nil, l.fail("a %s suite cannot be listed here yet", s.Framework)
 	}
 	runner := jsRunner(s.Framework)
-	if fi, err := os.Stat(filepath.Join(l.dir, filepath.FromSlash(runner))); err != nil || !fi.Mode().IsRegular() {
-		return nil, l.fail("a %s suite runs node %s at the repository root, and the base tree has none: commit node_modules (or a link to an installed one that sandbox.ro names); the listing and the new tests run no prepare", s.Framework, runner)
+	layer := ""
+	if l.prepared != nil {
+		var err error
+		if layer, err = l.prepared(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if !jsRunnerIn(l.dir, layer, runner) {
+		if layer != "" {
+			return nil, l.fail("a %s suite runs node %s at the repository root, and neither the tree nor what the top-level prepare installed holds it: make the prepare install %s (npm ci of a lock file that names it)", s.Framework, runner, s.Framework)
+		}
+		return nil, l.fail("a %s suite runs node %s at the repository root, and the tree has none: add a top-level prepare that installs node_modules from the lock file "+
+			"(flakegate init writes one: npm ci for package-lock.json), or commit node_modules", s.Framework, runner)
 	}
 	var argv []string
 	flag := "--json="
@@ -129,17 +140,37 @@ func (l *suiteLister) listJS(ctx context.Context, s *config.Suite) (*suiteList, 
 	return list, nil
 }
 
+// jsRunnerIn reports whether the runner script (relative to the
+// repository root) is a regular file in the tree dir or in the tree of
+// the prepared layer ("" for none) laid over it.
+func jsRunnerIn(dir, layer, runner string) bool {
+	roots := []string{dir}
+	if layer != "" {
+		roots = append(roots, filepath.Join(layer, "tree"))
+	}
+	for _, root := range roots {
+		if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(runner))); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
 // listRunReport runs a listing argv in the sandbox on t with the report
 // file flag+F added (reportFile) and returns its outcome, its output,
 // the report file's content and the folder the framework ran in as it
 // saw it (the report names files by absolute paths there).
 func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
+	sb, err := c.suiteSandbox(ctx, t, s)
+	if err != nil {
+		return attempt.Outcome{}, nil, nil, "", err
+	}
 	if err := t.acquire(); err != nil {
 		return attempt.Outcome{}, nil, nil, "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}
 	defer t.release(c.resetClean)
 	out := &boundedBuffer{max: maxListOutput}
-	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: c.sandboxFor(t.dir),
+	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out}
 	file, err := reportFile(&cmd, "list.json", flag)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 )
 
@@ -47,12 +48,16 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 // listRun runs argv in the sandbox on t and returns its whole output (a
 // listing is no test: its exit code is judged by the caller).
 func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []string) (attempt.Outcome, []byte, error) {
+	sb, err := c.suiteSandbox(ctx, t, s)
+	if err != nil {
+		return attempt.Outcome{}, nil, err
+	}
 	if err := t.acquire(); err != nil {
 		return attempt.Outcome{}, nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}
 	defer t.release(c.resetClean)
 	out := &boundedBuffer{max: maxListOutput}
-	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: c.sandboxFor(t.dir),
+	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out})
 	if ctx.Err() != nil {
 		return o, nil, interrupted(ctx)
@@ -61,6 +66,26 @@ func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []str
 		return o, nil, c.suiteError(s, "%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)
 	}
 	return o, out.Bytes(), nil
+}
+
+// suiteSandbox is the sandbox of suite s's commands in t (its listing,
+// its new tests): over the top-level prepare's layer of t, as its
+// triples run (suiteLayer); nil without a sandbox. A prepare that failed
+// is an error of the suite: nothing of it can be listed or run.
+func (c *site) suiteSandbox(ctx context.Context, t *tree, s *config.Suite) (*sandbox.Sandbox, error) {
+	sb := c.sandboxFor(t.dir)
+	if sb == nil {
+		return nil, nil
+	}
+	layer, why, err := c.suiteLayer(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		return nil, c.suiteError(s, "its commands run over the top-level prepare, which failed on the %s tree: %s", t.side, why)
+	}
+	sb.Prepared = layer
+	return sb, nil
 }
 
 // suiteError is a configuration error of suite s: its tests cannot be
@@ -83,6 +108,9 @@ type suiteLister struct {
 	// (nil: the lister cannot list a vitest or jest suite).
 	runReport func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error)
 	fail      func(format string, args ...any) error
+	// prepared is the folder of the prepared layer the commands run over
+	// ("" for none): what a prepare installed (node_modules) is there.
+	prepared func(ctx context.Context) (string, error)
 	// marks asks which tests the base skips or expects to fail
 	// (pytestSkips): set for a listing of the base, whose list gates;
 	// a candidate's listing names its new tests only.
@@ -103,7 +131,14 @@ func (c *site) lister(s *config.Suite, t *tree, marks bool) *suiteLister {
 		runReport: func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
 			return c.listRunReport(ctx, t, s, argv, flag) // suitejs.go
 		},
-		fail: func(format string, args ...any) error { return c.suiteError(s, format, args...) }}
+		fail: func(format string, args ...any) error { return c.suiteError(s, format, args...) },
+		prepared: func(ctx context.Context) (string, error) {
+			sb, err := c.suiteSandbox(ctx, t, s)
+			if err != nil || sb == nil {
+				return "", err
+			}
+			return sb.Prepared, nil
+		}}
 }
 
 // list lists suite s.
@@ -138,7 +173,7 @@ func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, 
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 5))
+		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), goFailure(string(out), 5))
 	}
 	list := &suiteList{pkgTests: map[string][]string{}, rapid: map[string]bool{}}
 	byImport := map[string]string{}         // import path -> "./dir"
@@ -178,7 +213,7 @@ func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, 
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), goFailure(string(out), 8))
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

@@ -165,13 +165,17 @@ func memberOf(t suiteTest) string { return t.file + "::" + t.name }
 // runNewBatch runs one process of new tests and returns each one's
 // report, in the order of shapes.
 func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, shapes []*batchShape, seed flakegate.Seed) ([]evidence.TestReport, error) {
+	sb, err := c.suiteSandbox(ctx, t, s)
+	if err != nil {
+		return nil, err
+	}
 	if err := t.acquire(); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree for a new test", Err: err}
 	}
 	defer t.release(c.resetClean)
 	rep := newBatchReport(shapes[0].framework, t.dir)
 	cmd := attempt.Command{Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, NoTestMarkers: []string{},
-		Sandbox: c.sandboxFor(t.dir), Output: rep}
+		Sandbox: sb, Output: rep}
 	// Known answers, as in every batch (known.go): a run whose report
 	// the test process wrote counts as passed by no new test.
 	known, undo, err := armKnown(&cmd, knownPlan{framework: shapes[0].framework, dir: t.dir, members: shapes, seed: seed}, shapes[0])

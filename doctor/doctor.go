@@ -145,6 +145,7 @@ func Doctor(ctx context.Context, opts Options) (*Report, error) {
 	}
 	d.runs(ctx, sb, attemptEnv, baseFiles, preps)
 	d.suites(ctx)
+	d.goModules()
 	d.lookAtEnv()
 	return d.rep, nil
 }
@@ -506,6 +507,22 @@ func errLine(err error) string {
 		return err.Error() + " (try: " + h + ")"
 	}
 	return err.Error()
+}
+
+// goModules says what the base's Go modules needed, when the prepares or
+// the suites' listing built the base: the modules its go.sum names that
+// the module cache lacked, downloaded or not (check/gomodfetch.go).
+func (d *doctor) goModules() {
+	if d.site == nil {
+		return
+	}
+	for _, n := range d.site.Notes("Go modules: ") {
+		level := OK
+		if strings.Contains(n, "cannot download") || strings.Contains(n, "the module cache lacks") {
+			level = Warn
+		}
+		d.rep.add(level, "go modules", "%s", d.site.Redact(strings.TrimPrefix(n, "Go modules: ")))
+	}
 }
 
 // suites says, for each suite of the config, how many tests the base

@@ -190,6 +190,38 @@ func TestInitLayoutSrc(t *testing.T) {
 	}
 }
 
+// TestInitLayoutSubfolder: the Python code and its tests in a folder of
+// their own (py/spans beside py/tests, no __init__.py in py/tests, no
+// pytest setting): the tests import spans, which nothing puts on
+// sys.path. init finds the folder that holds it and writes it where it
+// is needed, PYTHONPATH=py in the properties' run and pythonpath: [py]
+// for the suite, so that the config it writes runs. Before, its trial
+// said the test could not import spans and left the fix to the user.
+func TestInitLayoutSubfolder(t *testing.T) {
+	t.Parallel()
+	r := runLayout(t, layoutCase{
+		need: "python3",
+		files: map[string]string{
+			"README.md":              "spans, in py/\n",
+			"py/spans/__init__.py":   "from .core import merge\n",
+			"py/spans/core.py":       intervalsPy,
+			"py/tests/conftest.py":   pyConftest,
+			"py/tests/test_spans.py": strings.Replace(intervalsTest, "%s", "spans", 1),
+			"py/tests/test_plain.py": "from spans import merge\n\n\ndef test_two_spans_merge():\n    assert merge([(1, 3), (2, 4)]) == [[1, 4]]\n",
+		},
+		names:   []string{"py/tests/test_spans.py::test_merged_spans_are_disjoint"},
+		bug:     map[string]string{"py/spans/core.py": intervalsBug},
+		triples: 8, // the property's five seeds, and the suite's plain test on 3 order seeds
+	})
+	cfg := readConfig(t, r)
+	if p := cfg.Properties[0]; len(p.Run) < 2 || p.Run[0] != "env" || p.Run[1] != "PYTHONPATH=py" {
+		t.Errorf("the property's run %q does not put py on PYTHONPATH", p.Run)
+	}
+	if len(cfg.Suites) != 1 || cfg.Suites[0].Framework != "pytest" || strings.Join(cfg.Suites[0].PythonPath, ":") != "py" {
+		t.Errorf("want one pytest suite with pythonpath [py], got %+v", cfg.Suites)
+	}
+}
+
 // TestInitLayoutPyprojectFlat: a setuptools project (pyproject.toml with
 // [build-system] and [project], a package at the root, pytest settings
 // in [tool.pytest.ini_options]) whose tests/ is a package: nothing is

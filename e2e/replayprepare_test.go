@@ -43,12 +43,18 @@ ok "$1"
 // test's binary being `flakegate`, and returns its exit code and output.
 func runReproduce(t *testing.T, line string) (int, string) {
 	t.Helper()
+	return runReproduceEnv(t, line, nil)
+}
+
+// runReproduceEnv is runReproduce with env added to the environment.
+func runReproduceEnv(t *testing.T, line string, env []string) (int, string) {
+	t.Helper()
 	rest, ok := strings.CutPrefix(line, "flakegate ")
 	if !ok {
 		t.Fatalf("reproduce %q does not start with flakegate", line)
 	}
 	cmd := exec.Command("sh", "-c", `"$FLAKEGATE" `+rest)
-	cmd.Env = append(cleanEnv(), "FLAKEGATE="+flakegateBin)
+	cmd.Env = append(append(cleanEnv(), env...), "FLAKEGATE="+flakegateBin)
 	return runExit(t, cmd)
 }
 

@@ -39,8 +39,9 @@ type EnvSpec struct {
 // AttemptEnv returns the environment of an attempt: an allow-list, never
 // a secret. In a sandbox, HOME is the sandbox's private home, TMPDIR its
 // private /tmp, GOCACHE the sandbox's Go build cache (warm: the
-// repository's cache under a throwaway layer, see Sandbox.GoCache) and
-// GOMODCACHE its module cache (Sandbox.GoModCache). The host's own Go
+// repository's cache under a throwaway layer, see Sandbox.GoCache),
+// GOMODCACHE its module cache (Sandbox.GoModCache), GOPROXY off and
+// GOTOOLCHAIN local. The host's own Go
 // caches hold other projects' builds, test output and private modules:
 // they are hidden wherever a shared folder holds them, unless the
 // config's RO or RW paths name them. Python writes no bytecode, and Go
@@ -70,6 +71,12 @@ func AttemptEnv(spec EnvSpec) []string {
 		env["TMPDIR"] = SandboxTmp
 		env["GOCACHE"] = SandboxGoCache
 		env["GOMODCACHE"] = SandboxGoModCache
+		// The module cache is read-only and there is no network: go never
+		// tries to fetch a module (or a toolchain a go.mod names), and
+		// says which one it lacks. A config that passes GOPROXY or
+		// GOTOOLCHAIN by name (sandbox.env) keeps its own.
+		env["GOPROXY"] = "off"
+		env["GOTOOLCHAIN"] = "local"
 		shared := append(append([]string(nil), sb.RO...), sb.RW...)
 		for _, dir := range []string{HostGoCache(get), HostGoModCache(get)} {
 			if dir == "" || overlapsAny(dir, shared) {

@@ -251,10 +251,38 @@ func (spec *helperSpec) mount() error {
 			return fmt.Errorf("the %s tmpfs: %w", m.dir, err)
 		}
 	}
+	if err := goTelemetryOff(filepath.Join(L, "home"), uid, gid); err != nil {
+		return fmt.Errorf("the home tmpfs: %w", err)
+	}
 	if err := spec.buildRoot(); err != nil {
 		return err
 	}
 	return spec.mountAttempt()
+}
+
+// goTelemetryOff writes the Go telemetry mode "off" into the attempt's
+// new home (.config/go/telemetry/mode, the identity's, as `go telemetry
+// off` would): every go command would otherwise count into files there
+// and, once a day, which a fresh home always is, start a child in a
+// session of its own, which the filter refuses ("can't start telemetry
+// child process" in every go command's output). Every attempt finds the
+// same file.
+func goTelemetryOff(home string, uid, gid int) error {
+	dir := home
+	for _, d := range []string{".config", "go", "telemetry"} {
+		dir = filepath.Join(dir, d)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return err
+		}
+	}
+	mode := filepath.Join(dir, "mode")
+	if err := os.WriteFile(mode, []byte("off\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Chown(mode, uid, gid)
 }
 
 // mountAttempt mounts what belongs to one attempt: the prepared layer,

@@ -132,16 +132,17 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	}
 	fsys := os.DirFS(root)
 	bopts, pyLines, tests := choosePythonFor(ctx, opts.IO, report, root, fsys, found.Tests)
+	bopts = nodeOptions(ctx, opts.IO, root, bopts)
 	pl := initconfig.Build(fsys, tests, bopts)
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
 	}
-	pl.Suites = keepJSSuites(ctx, opts.IO, root, initSuites(pl, suites, initconfig.PythonLayout(fsys), &suiteNotes), opts.NoTry, &suiteNotes)
+	pl.Suites = planSuites(ctx, opts, root, fsys, pl, bopts, suites, &suiteNotes)
 	for _, n := range suiteNotes {
 		fmt.Fprintf(report, "note: %s\n", termsafe.Line(n))
 	}
 	if len(pl.Entries) == 0 && len(pl.Suites) == 0 {
-		return initErr(flakegate.ENOTFOUND, "no property test found in "+root+" that a config can name", "see the skipped lines above; write flakegate.yaml by hand (docs/configuration.md)")
+		return initErr(flakegate.ENOTFOUND, "no property test found in "+root+" that a config can name", "the skipped and note lines above say why each was left out and what to do; or write flakegate.yaml by hand (docs/configuration.md)")
 	}
 	printFound(report, found)
 	for _, l := range pyLines {
@@ -362,10 +363,15 @@ func choosePythonFor(ctx context.Context, ios *IO, report io.Writer, root string
 // each self-skipping file's modules the interpreter lacks.
 func pickPythonFor(ctx context.Context, ios *IO, root string, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, map[string][]string) {
 	var opts initconfig.Options
-	if !slices.ContainsFunc(tests, func(t discover.Test) bool { return t.Framework == discover.PytestHypothesis }) {
-		return opts, nil, nil
-	}
 	layout := initconfig.PythonLayout(fsys)
+	if !slices.ContainsFunc(tests, func(t discover.Test) bool { return t.Framework == discover.PytestHypothesis }) {
+		// No property: the suite's tests may still import the code
+		// from a folder (suiteLayout).
+		var lines []string
+		layout, lines = suiteLayout(ctx, ios, root, fsys, layout)
+		opts.Layout = &layout
+		return opts, lines, nil
+	}
 	imports := initconfig.PythonImports(fsys, tests, layout)
 	optional := initconfig.PythonOptional(fsys, tests, layout)
 	ask := append(slices.Clone(imports), layout.BuildRequires...)
@@ -396,6 +402,13 @@ func pickPythonFor(ctx context.Context, ios *IO, root string, fsys fs.FS, tests 
 		return opts, lines, nil
 	}
 	opts.Python = best.Path
+	if dirs := packageDirs(fsys, layout, best.Missing); len(dirs) > 0 {
+		// The tests import the code from a folder nothing puts on
+		// sys.path: it goes on PYTHONPATH, and is the code's own.
+		layout.SrcDirs = append(layout.SrcDirs, dirs...)
+		imports = initconfig.PythonImports(fsys, tests, layout)
+	}
+	opts.Layout = &layout
 	skips := map[string][]string{}
 	for file, mods := range optional {
 		for _, m := range mods {
@@ -416,7 +429,7 @@ func pickPythonFor(ctx context.Context, ios *IO, root string, fsys fs.FS, tests 
 	}
 	switch {
 	case len(layout.SrcDirs) > 0:
-		line += "; src/ layout: PYTHONPATH=" + strings.Join(layout.SrcDirs, ":")
+		line += "; the tests import the code from " + strings.Join(layout.SrcDirs, ", ") + ": PYTHONPATH=" + strings.Join(layout.SrcDirs, ":")
 	case layout.PytestPythonpath != "":
 		line += "; pytest's pythonpath (" + layout.PytestPythonpath + ") puts the code on sys.path"
 	}

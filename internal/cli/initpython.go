@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
@@ -195,4 +197,55 @@ func indexReachable(ctx context.Context, indexURL string) bool {
 	}
 	conn.Close()
 	return true
+}
+
+// packageDirs are the folders the project's tests import its code from
+// (initconfig.PythonPackageDirs) that nothing puts on sys.path: those
+// holding a module the interpreter lacks (missing), so never one that
+// would hide an installed module or the standard library's.
+func packageDirs(fsys fs.FS, layout initconfig.PyLayout, missing []string) []string {
+	var dirs []string
+	if layout.PytestPythonpath != "" {
+		return nil // pytest's own pythonpath setting says where the code is
+	}
+	for m, d := range initconfig.PythonPackageDirs(fsys, layout) {
+		if slices.Contains(missing, m) && !slices.Contains(layout.SrcDirs, d) && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	slices.Sort(dirs)
+	return dirs
+}
+
+// suiteLayout is layout with the folders a pytest suite's tests import
+// the code from (packageDirs), for a project without Hypothesis
+// properties: the interpreter asked is the first one the sandbox sees
+// that has pytest.
+func suiteLayout(ctx context.Context, ios *IO, root string, fsys fs.FS, layout initconfig.PyLayout) (initconfig.PyLayout, []string) {
+	found := initconfig.PythonPackageDirs(fsys, layout)
+	if len(found) == 0 || layout.PytestPythonpath != "" {
+		return layout, nil
+	}
+	var mods []string
+	for m := range found {
+		mods = append(mods, m)
+	}
+	slices.Sort(mods)
+	cands, err := askPython(ctx, ios, root, pythonCandidates(ios.Getenv("PATH"), ios.Getenv("HOME")), mods)
+	if err != nil {
+		return layout, nil // no sandbox to ask in: init starts no interpreter outside it
+	}
+	for _, c := range cands {
+		if c.Err != "" || slices.Contains(c.Missing, "pytest") {
+			continue
+		}
+		dirs := packageDirs(fsys, layout, c.Missing)
+		if len(dirs) == 0 {
+			return layout, nil
+		}
+		layout.SrcDirs = append(layout.SrcDirs, dirs...)
+		return layout, []string{"python: the tests import the code from " + strings.Join(dirs, ", ") + ", which " + c.Path +
+			" does not find by itself: the suite puts it on sys.path (pythonpath: [" + strings.Join(dirs, ", ") + "])"}
+	}
+	return layout, nil
 }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -150,16 +153,84 @@ func initSuites(pl *initconfig.Plan, suites []initconfig.Suite, layout initconfi
 	return out
 }
 
+// nodeModulesInTree reports whether the tree a check will run on holds
+// node_modules: a commit of the work tree as it would be committed (git
+// add -A: committed, or there and not ignored) has files under it.
+func nodeModulesInTree(ctx context.Context, root string) bool {
+	if _, err := os.Stat(filepath.Join(root, "package.json")); err != nil {
+		return false
+	}
+	g := &git.Client{Dir: root}
+	sha, err := g.CommitWorkTree(ctx, config.DefaultPath, nil, "flakegate init: the tree as a check sees it")
+	if err != nil {
+		return false
+	}
+	files, err := g.ListFiles(ctx, sha)
+	return err == nil && slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "node_modules/") })
+}
+
+// nodeOptions adds to bopts what a JavaScript project's prepare depends
+// on: whether the tree holds node_modules, and which programs are on the
+// attempts' PATH.
+func nodeOptions(ctx context.Context, ios *IO, root string, bopts initconfig.Options) initconfig.Options {
+	bopts.NodeModulesInTree = nodeModulesInTree(ctx, root)
+	env := ios.environ()
+	bopts.HasProgram = func(name string) bool { _, err := check.LookPath(name, env); return err == nil }
+	return bopts
+}
+
+// planSuites are the suites init writes (initSuites, then keepJSSuites):
+// a vitest or jest suite of a project whose node_modules a prepare
+// installs (a lock file, node_modules ignored) gets that prepare at the
+// top level, where a suite's listing, new tests and triples find it.
+func planSuites(ctx context.Context, opts *InitOptions, root string, fsys fs.FS, pl *initconfig.Plan, bopts initconfig.Options,
+	suites []initconfig.Suite, notes *[]string) []initconfig.Suite {
+	layout := initconfig.PythonLayout(fsys)
+	if bopts.Layout != nil {
+		layout = *bopts.Layout
+	}
+	prep, problem := initconfig.NodePrepare(fsys, bopts)
+	if prep != nil && pl.PrepareTop == nil && len(pl.Entries) > 0 {
+		// A top-level prepare would run for every property without
+		// its own: only when none is left without one.
+		for _, e := range pl.Entries {
+			if e.Prepare == nil {
+				problem = "its listing and tests need node_modules, which a top-level prepare (" + strings.Join(prep.Run, " ") +
+					") would install for every property too; add the suite by hand, with that prepare at the top (docs/suites.md)"
+			}
+		}
+	}
+	out, prepared := keepJSSuites(ctx, opts.IO, root, initSuites(pl, suites, layout, notes), jsTrial{noTry: opts.NoTry, prepare: prep, problem: problem,
+		inTree: bopts.NodeModulesInTree}, notes)
+	if prepared && pl.PrepareTop == nil {
+		pl.PrepareTop = prep
+	}
+	return out
+}
+
+// jsTrial is how init tries a vitest or jest suite's listing: not at
+// all (--no-try), over the prepare that installs node_modules (nil:
+// none), unless problem says why it cannot run here; inTree says the tree
+// holds node_modules itself.
+type jsTrial struct {
+	noTry   bool
+	prepare *initconfig.Prepare
+	problem string
+	inTree  bool
+}
+
 // keepJSSuites keeps the vitest and jest suites whose listing runs in
-// the sandbox as written: a config of those suites alone is committed on
-// a commit reachable from nothing (HEAD plus the file, as the trial of
-// the properties), and the base's list of each is made in the check's
-// own sandbox on it, as a check makes it (check.Site.ListSuites). A suite
-// whose framework is not in the tree (node_modules installed by a
-// prepare: the listing runs none, and a check reaches no registry), whose
-// listing fails or that lists no test is not written, and a note says
-// why. With --no-try none is written.
-func keepJSSuites(ctx context.Context, ios *IO, root string, suites []initconfig.Suite, noTry bool, notes *[]string) []initconfig.Suite {
+// the sandbox as written: a config of those suites alone (and the
+// prepare that installs node_modules, when the tree does not hold it) is
+// committed on a commit reachable from nothing (HEAD plus the file, as
+// the trial of the properties), and the base's list of each is made in
+// the check's own sandbox on it, over the prepare's layer, as a check
+// makes it (check.Site.ListSuites). A suite whose framework cannot be
+// installed (no node_modules and no lock file), whose listing fails or
+// that lists no test is not written, and a note says why and what to
+// do. With --no-try none is written. prepared says the suites kept need
+// the trial's prepare.
+func keepJSSuites(ctx context.Context, ios *IO, root string, suites []initconfig.Suite, trial jsTrial, notes *[]string) (kept []initconfig.Suite, prepared bool) {
 	var keep, js []initconfig.Suite
 	for _, s := range suites {
 		if s.Framework == "vitest" || s.Framework == "jest" {
@@ -169,18 +240,24 @@ func keepJSSuites(ctx context.Context, ios *IO, root string, suites []initconfig
 		}
 	}
 	if len(js) == 0 {
-		return suites
+		return suites, false
 	}
-	drop := func(why string) []initconfig.Suite {
+	drop := func(why string) ([]initconfig.Suite, bool) {
 		for _, s := range js {
 			*notes = append(*notes, "the "+s.Framework+" suite "+s.Path+" is not written: "+why+" (docs/suites.md)")
 		}
-		return keep
+		return keep, false
 	}
-	if noTry {
+	switch {
+	case trial.noTry:
 		return drop("--no-try: init writes a vitest or jest suite only once its listing ran in the sandbox")
+	case !trial.inTree && trial.prepare == nil:
+		return drop("node_modules is not in the tree and no lock file says what to install; fix: write one (npm install --package-lock-only, " +
+			"or yarn install / pnpm install), commit it, and run flakegate init again: init then writes the prepare that installs node_modules from it")
+	case trial.problem != "":
+		return drop(trial.problem)
 	}
-	raw, err := initconfig.Render(&initconfig.Plan{Suites: js}, false)
+	raw, err := initconfig.Render(&initconfig.Plan{Suites: js, PrepareTop: trial.prepare}, false)
 	if err != nil {
 		return drop(err.Error())
 	}
@@ -189,7 +266,13 @@ func keepJSSuites(ctx context.Context, ios *IO, root string, suites []initconfig
 		return drop("its listing did not run: " + err.Error())
 	}
 	defer site.Close()
+	if trial.prepare != nil {
+		fmt.Fprintf(ios.ErrOut, "trying the %s suite's listing in the sandbox, over the prepare (%s, with the network) ...\n", js[0].Framework, strings.Join(trial.prepare.Run, " "))
+	}
 	counts, busy, err := site.ListSuites(ctx)
+	for _, n := range site.Notes("prepare ") {
+		fmt.Fprintf(ios.ErrOut, "  %s\n", termsafe.Line(n))
+	}
 	if err == nil && busy != "" {
 		err = errors.New(busy)
 	}
@@ -206,7 +289,8 @@ func keepJSSuites(ctx context.Context, ios *IO, root string, suites []initconfig
 		default:
 			*notes = append(*notes, fmt.Sprintf("the %s suite %s lists %d tests in the sandbox: written", s.Framework, s.Path, c.Tests))
 			keep = append(keep, s)
+			prepared = trial.prepare != nil
 		}
 	}
-	return keep
+	return keep, prepared
 }

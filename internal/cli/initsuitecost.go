@@ -114,7 +114,7 @@ func trialCheck(ctx context.Context, ios *IO, root string, raw []byte, msg strin
 	}
 	return check.Run(ctx, check.Options{
 		Dir: root, Base: sha, Candidate: sha, OutDir: filepath.Join(tmp, "out"), NoReplayCache: true,
-		By: "flakegate init", Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1", Timings: keep,
+		By: "flakegate init", Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1", Timings: keep, Progress: trialNotes{ios.ErrOut},
 		OpenStore: func(ctx context.Context, common string) (flakegate.Store, error) {
 			return store.Open(ctx, filepath.Join(tmp, "ledger"), common)
 		},

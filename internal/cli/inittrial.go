@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/internal/termsafe"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
 )
@@ -56,6 +59,20 @@ func tryConfig(ctx context.Context, ios *IO, root string, raw []byte, indexes []
 	return out, nil
 }
 
+// trialNotes passes on the trial check's notes that tell a user what
+// the check fetched for it ("Go modules: ..."); its other lines are the
+// trial's own business.
+type trialNotes struct{ w io.Writer }
+
+func (trialNotes) Start(int)             {}
+func (trialNotes) Done(flakegate.Result) {}
+func (trialNotes) Finish()               {}
+func (n trialNotes) Note(_, msg string) {
+	if strings.HasPrefix(msg, "Go modules: ") {
+		fmt.Fprintf(n.w, "  %s\n", termsafe.Line(msg))
+	}
+}
+
 var noModuleRe = lazyre.New(`No module named '?([A-Za-z0-9_.]+)'?`)
 
 // trialCause says in one line why a tried entry did not pass, and the
@@ -81,8 +98,12 @@ func trialCause(r flakegate.Result) string {
 	if strings.Contains(why, "prepare failed") {
 		return fmt.Sprintf("%s: %s; fix: run the prepare's command by hand in a fresh clone, offline unless its network is true, and make it work (or remove the prepare when nothing must be built)", r.ID(), oneLine(why, 400))
 	}
-	if strings.Contains(tail, "GOPROXY=off") || strings.Contains(tail, "module lookup disabled") || strings.Contains(tail, "missing go.sum entry") {
-		return fmt.Sprintf("%s: go cannot find a module: %s; fix: run go mod download first (the attempts build offline, from the module cache)", r.ID(), oneLine(why, 300))
+	if m := check.GoMissingModule(tail); m != "" {
+		return fmt.Sprintf("%s: the module cache lacks %s, so the test never ran; fix: the \"Go modules:\" line above says why flakegate could not download it "+
+			"(as root it downloads what go.sum names); else run go mod download in the module, and flakegate copies what matches go.sum from your module cache", r.ID(), m)
+	}
+	if strings.Contains(tail, "missing go.sum entry") {
+		return fmt.Sprintf("%s: go.sum lacks a module the test needs: %s; fix: run go mod tidy and commit go.sum (the attempts build offline, from what go.sum names)", r.ID(), oneLine(why, 300))
 	}
 	switch r.Label {
 	case flakegate.Property:

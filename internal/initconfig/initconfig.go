@@ -8,14 +8,18 @@ package initconfig
 import (
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/discover"
+	"github.com/flakegate/flakegate/internal/lazyre"
 )
 
 // Defaults of a generated file.
@@ -54,7 +58,9 @@ type Entry struct {
 type Prepare struct {
 	Run     []string
 	Network bool
-	Budget  time.Duration
+	// Allow are the only destinations (host:port) its network reaches.
+	Allow  []string
+	Budget time.Duration
 	// Why is the comment written above it.
 	Why string
 }
@@ -77,6 +83,8 @@ type Plan struct {
 	// Suites are the suites: entries (Suites), written beside the
 	// properties; a trial leaves them out.
 	Suites []Suite
+	// nodeInTree: the tree holds node_modules (Options.NodeModulesInTree).
+	nodeInTree bool
 }
 
 // PythonPlan is how pytest entries run.
@@ -117,11 +125,20 @@ type Options struct {
 	// IndexReachable is true when the Python package index answered: a
 	// prepare may then install with the network.
 	IndexReachable bool
+	// NodeModulesInTree is true when the tree a check runs on holds
+	// node_modules (committed, not ignored): no prepare installs it.
+	NodeModulesInTree bool
+	// HasProgram reports whether a program is on the attempts' PATH (nil:
+	// assume it is); a prepare that needs a missing one is a problem.
+	HasProgram func(name string) bool
+	// Layout, when set, is the Python layout to use (PythonLayout, with
+	// the folders the CLI found the tests import the code from).
+	Layout *PyLayout
 }
 
 // Build makes a plan for the tests found in fsys (the repository root).
 func Build(fsys fs.FS, tests []discover.Test, opts Options) *Plan {
-	pl := &Plan{}
+	pl := &Plan{nodeInTree: opts.NodeModulesInTree}
 	for _, t := range tests {
 		if why := unnameable(t); why != "" {
 			pl.Skipped = append(pl.Skipped, discover.Skipped{Path: t.Path, Reason: "test " + strconv.Quote(t.Name) + ": " + why + "; add it by hand"})
@@ -139,10 +156,10 @@ func Build(fsys fs.FS, tests []discover.Test, opts Options) *Plan {
 			e.Run, e.Prepare = pytestRun(fsys, tests, opts, pl)
 		case discover.VitestFastCheck:
 			e.Run = []string{"env", discover.SeedEnv + "={seed}", "node_modules/.bin/vitest", "run", "{path}", "-t", nameRegexp(t.Name)}
-			e.Prepare = nodePrepare(fsys)
+			e.Prepare = pl.nodePrepare(fsys, opts)
 		case discover.JestFastCheck:
 			e.Run = []string{"env", discover.SeedEnv + "={seed}", "node_modules/.bin/jest", "--ci", "{path}", "-t", nameRegexp(t.Name)}
-			e.Prepare = nodePrepare(fsys)
+			e.Prepare = pl.nodePrepare(fsys, opts)
 		default:
 			continue
 		}
@@ -188,6 +205,9 @@ func pytestRun(fsys fs.FS, tests []discover.Test, opts Options, pl *Plan) ([]str
 	}
 	if pl.Python.Python == "" {
 		l := PythonLayout(fsys)
+		if opts.Layout != nil {
+			l = *opts.Layout
+		}
 		pl.Python = PythonPlan{Layout: l, Python: py, Imports: PythonImports(fsys, tests, l)}
 	}
 	l := pl.Python.Layout
@@ -231,29 +251,107 @@ func (pl *Plan) addProblem(p string) {
 	}
 }
 
-// nodePrepare installs node_modules from the lock file there is: npm ci
-// for package-lock.json, else yarn or pnpm with a frozen lock file.
-func nodePrepare(fsys fs.FS) *Prepare {
-	for _, c := range []struct {
-		lock string
-		run  []string
-	}{
-		{"package-lock.json", []string{"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"}},
-		{"yarn.lock", []string{"yarn", "install", "--frozen-lockfile", "--ignore-scripts"}},
-		{"pnpm-lock.yaml", []string{"pnpm", "install", "--frozen-lockfile", "--ignore-scripts"}},
-	} {
+// nodePrepare is NodePrepare, its problem added to the plan's.
+func (pl *Plan) nodePrepare(fsys fs.FS, opts Options) *Prepare {
+	p, problem := NodePrepare(fsys, opts)
+	if problem != "" {
+		pl.addProblem(problem)
+	}
+	return p
+}
+
+// NodePrepare installs node_modules from the lock file there is, when the
+// tree does not hold it (opts.NodeModulesInTree): npm ci for
+// package-lock.json, else yarn or pnpm with a frozen lock file, scripts
+// off, with the network, which reaches only the registries the lock file
+// and the project's .npmrc name (NodeRegistries). nil when the tree holds
+// node_modules or there is no lock file. problem says what keeps it from
+// running here (the package manager is not on PATH), with the fix.
+func NodePrepare(fsys fs.FS, opts Options) (p *Prepare, problem string) {
+	if opts.NodeModulesInTree {
+		return nil, ""
+	}
+	for _, c := range nodeLocks {
 		if fi, err := fs.Stat(fsys, c.lock); err != nil || !fi.Mode().IsRegular() {
 			continue
+		}
+		if opts.HasProgram != nil && !opts.HasProgram(c.run[0]) {
+			problem = c.lock + " says " + c.run[0] + " installs node_modules, and " + c.run[0] + " is not on PATH here: install it (" + c.install +
+				"), then run flakegate init again"
 		}
 		return &Prepare{
 			Run:     c.run,
 			Network: true,
+			Allow:   NodeRegistries(fsys, c.lock, c.registry),
 			Budget:  10 * time.Minute,
-			Why: "a guess: " + c.lock + " is there, so " + c.run[0] + " installs node_modules once per tree (scripts off);\n" +
-				"# attempts see it read-only and stay offline.",
+			Why: c.lock + " is there and node_modules is not in the tree (git ignores it), so " + c.run[0] + " installs it once per tree,\n" +
+				"# from the lock file, scripts off; its network reaches only the registries the lock file and .npmrc name.\n" +
+				"# The suites' listing, their new tests and every attempt see node_modules read-only and stay offline.",
+		}, problem
+	}
+	return nil, ""
+}
+
+// nodeLocks are the lock files a prepare installs from, in the order
+// tried: the command, its default registry, and how to install the
+// package manager.
+var nodeLocks = []struct {
+	lock, registry, install string
+	run                     []string
+}{
+	{"package-lock.json", "registry.npmjs.org:443", "it comes with node", []string{"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"}},
+	{"yarn.lock", "registry.yarnpkg.com:443", "npm install -g yarn, or corepack enable yarn", []string{"yarn", "install", "--frozen-lockfile", "--ignore-scripts"}},
+	{"pnpm-lock.yaml", "registry.npmjs.org:443", "npm install -g pnpm, or corepack enable pnpm", []string{"pnpm", "install", "--frozen-lockfile", "--ignore-scripts"}},
+}
+
+// nodeURLRe is an http(s) URL in a lock file or an .npmrc.
+var nodeURLRe = lazyre.New(`https?://[A-Za-z0-9.-]+(:[0-9]+)?`)
+
+// NodeRegistries are the destinations (host:port) a prepare that
+// installs from lock needs: the hosts of the URLs the lock file names
+// (npm's "resolved", yarn's "resolved", pnpm's "tarball") and of the
+// registries the project's .npmrc sets; the package manager's default
+// registry, def, unless .npmrc sets one.
+func NodeRegistries(fsys fs.FS, lock, def string) []string {
+	var out []string
+	add := func(raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || u.Hostname() == "" {
+			return
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		hp := net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+		if !slices.Contains(out, hp) {
+			out = append(out, hp)
 		}
 	}
-	return nil
+	setsRegistry := false
+	if b, err := fs.ReadFile(fsys, ".npmrc"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(l), "=")
+			if ok && (strings.TrimSpace(k) == "registry" || strings.HasSuffix(strings.TrimSpace(k), ":registry")) {
+				add(strings.TrimSpace(v))
+				setsRegistry = setsRegistry || strings.TrimSpace(k) == "registry"
+			}
+		}
+	}
+	if b, err := fs.ReadFile(fsys, lock); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "resolved") || strings.Contains(l, "tarball") {
+				if m := nodeURLRe.Compiled().FindString(l); m != "" {
+					add(m)
+				}
+			}
+		}
+	}
+	if !setsRegistry {
+		add("https://" + def)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Render writes the plan as a commented flakegate.yaml and checks it with
@@ -314,7 +412,9 @@ func render(pl *Plan, hook, trial bool) ([]byte, error) {
 		if e.Test.Framework != framework {
 			framework = e.Test.Framework
 			w("\n  # %s\n", framework)
-			if e.Prepare == nil {
+			if e.Prepare == nil && pl.nodeInTree && (framework == discover.VitestFastCheck || framework == discover.JestFastCheck) {
+				w("  # No prepare: node_modules is in the tree (committed); the attempts see it read-only.\n")
+			} else if e.Prepare == nil {
 				w("  # %s\n", noPrepareNote[framework])
 			}
 			if (framework == discover.VitestFastCheck || framework == discover.JestFastCheck) && !hook {
@@ -367,6 +467,9 @@ func writePrepare(b *strings.Builder, indent string, p *Prepare) {
 	fmt.Fprintf(b, "%sprepare:\n", indent)
 	fmt.Fprintf(b, "%s  run: %s\n", indent, yamlList(p.Run))
 	fmt.Fprintf(b, "%s  network: %t\n", indent, p.Network)
+	if len(p.Allow) > 0 {
+		fmt.Fprintf(b, "%s  allow: %s\n", indent, yamlList(p.Allow))
+	}
 	fmt.Fprintf(b, "%s  budget: %s\n", indent, formatDuration(p.Budget))
 }
 

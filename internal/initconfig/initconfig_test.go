@@ -38,9 +38,16 @@ func TestRender(t *testing.T) {
 		opts  Options  // the machine
 		want  []string // lines (trimmed) the file must hold
 		not   []string
+		// problem is what the plan must say keeps it from running here
+		// ("" for nothing).
+		problem string
 	}
 	run := func(t *testing.T, tc testCase) {
-		raw, err := Render(Build(mapFS(tc.files), tc.tests, tc.opts), tc.hook)
+		pl := Build(mapFS(tc.files), tc.tests, tc.opts)
+		if got := strings.Join(pl.Problems, "\n"); !strings.Contains(got, tc.problem) || tc.problem == "" && got != "" {
+			t.Errorf("problems %q, want %q", got, tc.problem)
+		}
+		raw, err := Render(pl, tc.hook)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +102,19 @@ func TestRender(t *testing.T) {
 				`run: ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"]`, "WARNING: no file here reads FAST_CHECK_SEED"},
 			not: []string{"pass_marker", "fail_marker"}}, // vitest's own summary and report judge it, and the triples batch
 		{name: "yarn", files: map[string]string{"yarn.lock": "", "package-lock.json/x": ""}, tests: []discover.Test{vtTest},
-			want: []string{`run: ["yarn", "install", "--frozen-lockfile", "--ignore-scripts"]`, "a guess: yarn.lock is there"}},
+			want: []string{`run: ["yarn", "install", "--frozen-lockfile", "--ignore-scripts"]`, "yarn.lock is there", `allow: ["registry.yarnpkg.com:443"]`}},
+		{name: "npm: the registries the lock file and .npmrc name", files: map[string]string{
+			"package-lock.json": `{"packages": {"node_modules/a": {"resolved": "https://registry.npmjs.org/a/-/a-1.0.0.tgz"}, "node_modules/b": {"resolved": "https://npm.corp.example:8443/b.tgz"}}}`,
+			".npmrc":            "@corp:registry=https://npm.corp.example:8443/\n"},
+			tests: []discover.Test{vtTest},
+			want:  []string{`run: ["npm", "ci"`, "network: true", `allow: ["npm.corp.example:8443", "registry.npmjs.org:443"]`}},
+		{name: "npm: .npmrc's registry replaces the default", files: map[string]string{"package-lock.json": "{}", ".npmrc": "registry=http://mirror.example/npm/\n"},
+			tests: []discover.Test{vtTest}, want: []string{`allow: ["mirror.example:80"]`}, not: []string{"registry.npmjs.org"}},
+		{name: "node_modules in the tree: no prepare", files: map[string]string{"package-lock.json": "{}"}, tests: []discover.Test{vtTest},
+			opts: Options{NodeModulesInTree: true}, want: []string{"No prepare: node_modules is in the tree"}, not: []string{"prepare:\n", `"npm"`}},
+		{name: "pnpm missing", files: map[string]string{"pnpm-lock.yaml": ""}, tests: []discover.Test{vtTest},
+			opts: Options{HasProgram: func(p string) bool { return p != "pnpm" }},
+			want: []string{`run: ["pnpm", "install"`}, problem: "pnpm-lock.yaml says pnpm installs node_modules, and pnpm is not on PATH here: install it (npm install -g pnpm, or corepack enable pnpm)"},
 		{name: "jest with the hook, no lock file", hook: true, tests: []discover.Test{jsTest},
 			want: []string{"No prepare: no package-lock.json", `"node_modules/.bin/jest", "--ci", "{path}", "-t", "^{name}$"`},
 			not:  []string{"prepare:\n", "WARNING", "No prepare: every", "pass_marker", "fail_marker"}},

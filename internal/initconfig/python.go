@@ -313,3 +313,69 @@ func moduleSkips(src string) []string {
 	}
 	return out
 }
+
+// PythonPackageDirs finds where the repository's Python tests import
+// the project's code from when it sits in a folder that nothing puts on
+// sys.path (py/pkg beside py/tests): for each top-level module a test
+// file (test_*.py, *_test.py) or a conftest.py imports that is no module
+// of the root, of the file's folder or of l.SrcDirs, the one folder of
+// the repository that holds it as a package (DIR/m/__init__.py) or a
+// module (DIR/m.py). A module found in no folder or in more than one is
+// left out; so are hidden, vendored, virtual-environment and build
+// folders. It maps each module to its folder.
+func PythonPackageDirs(fsys fs.FS, l PyLayout) map[string]string {
+	skipDir := func(name string) bool {
+		return strings.HasPrefix(name, ".") || slices.Contains([]string{"node_modules", "venv", "vendor", "__pycache__", "build", "dist", "site-packages"}, name)
+	}
+	var tests []string
+	holders := map[string][]string{} // module -> the folders holding it
+	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != "." && skipDir(name) {
+				return fs.SkipDir
+			}
+			if _, err := fs.Stat(fsys, path.Join(p, "__init__.py")); err == nil && p != "." {
+				holders[name] = append(holders[name], path.Dir(p))
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".py") {
+			return nil
+		}
+		if name == "conftest.py" || strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py") {
+			tests = append(tests, p)
+		} else if name != "__init__.py" && name != "setup.py" {
+			m := strings.TrimSuffix(name, ".py")
+			holders[m] = append(holders[m], path.Dir(p))
+		}
+		return nil
+	})
+	out := map[string]string{}
+	for _, f := range tests {
+		src, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			continue
+		}
+		roots := append([]string{".", path.Dir(f)}, l.SrcDirs...)
+		for _, m := range topImports(string(src)) {
+			if _, seen := out[m]; seen || local(fsys, m, roots) {
+				continue
+			}
+			// A folder inside a package is no folder to put on sys.path.
+			var dirs []string
+			for _, d := range holders[m] {
+				if _, err := fs.Stat(fsys, path.Join(d, "__init__.py")); err != nil && d != "." && !slices.Contains(dirs, d) {
+					dirs = append(dirs, d)
+				}
+			}
+			if len(dirs) == 1 {
+				out[m] = dirs[0]
+			}
+		}
+	}
+	return out
+}

@@ -149,7 +149,7 @@ func writeSuites(w func(string, ...any), suites []Suite, seeds []string) {
 			for i, p := range s.PythonPath {
 				quoted[i] = yamlString(p)
 			}
-			w("    pythonpath: [%s]         # the tests import the tree's own code from there (a src/ layout)\n", strings.Join(quoted, ", "))
+			w("    pythonpath: [%s]         # the tests import the tree's own code from there (nothing else puts it on sys.path)\n", strings.Join(quoted, ", "))
 		}
 	}
 }

@@ -48,3 +48,33 @@ func TestSuitesFound(t *testing.T) {
 		t.Errorf("a module without tests: %+v", none)
 	}
 }
+
+// TestPythonPackageDirs: a module the tests import that sits in a folder
+// nothing puts on sys.path is found there (a package or a module); one
+// local to the root, to the test's folder or to a src/ layout, one found
+// in two folders, one inside a package and one in a virtual environment
+// are not.
+func TestPythonPackageDirs(t *testing.T) {
+	fsys := fstest.MapFS{
+		"py/pkg/__init__.py":            {Data: []byte("")},
+		"py/pkg/calc.py":                {Data: []byte("")},
+		"py/tests/test_calc.py":         {Data: []byte("import os\nfrom pkg.calc import clamp\nimport helper\nimport twice\nimport calc\nimport venvmod\nimport top\n")},
+		"py/tests/helper.py":            {Data: []byte("")},
+		"lib/single.py":                 {Data: []byte("")},
+		"tests/conftest.py":             {Data: []byte("import single\n")},
+		"a/twice/__init__.py":           {Data: []byte("")},
+		"b/twice/__init__.py":           {Data: []byte("")},
+		".venv/lib/venvmod/__init__.py": {Data: []byte("")},
+		"top.py":                        {Data: []byte("")},
+	}
+	got := PythonPackageDirs(fsys, PyLayout{})
+	want := map[string]string{"pkg": "py", "single": "lib"}
+	if len(got) != len(want) || got["pkg"] != "py" || got["single"] != "lib" {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// A src/ layout's modules are the layout's already.
+	src := fstest.MapFS{"src/pkg/__init__.py": {Data: []byte("")}, "tests/test_a.py": {Data: []byte("import pkg\n")}}
+	if got := PythonPackageDirs(src, PyLayout{SrcDirs: []string{"src"}}); len(got) != 0 {
+		t.Errorf("src layout: %v", got)
+	}
+}
