@@ -368,16 +368,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	c.sayTrees(why, tr)
-	if err := c.fetchGoModules(ctx, c.suite.graded); err != nil {
+	fill, err := c.warmGoCaches(ctx, tr)
+	if err != nil {
 		return nil, err
-	}
-	fillStart := time.Now()
-	if err := c.fillGoCache(ctx); err != nil {
-		return nil, err
-	}
-	fill := time.Since(fillStart)
-	if note := c.mirrorGoCaches(tr.shm); note != "" {
-		c.say("worktrees: " + c.redact(note))
 	}
 	if err := c.expandSuites(ctx); err != nil {
 		return nil, err
@@ -442,6 +435,24 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		return nil, err
 	}
 	return sum, nil
+}
+
+// warmGoCaches downloads the modules the graded tree's go.sum names,
+// fills the build cache from the base and mirrors the caches beside the
+// trees; it returns how long the fill took (timings.go).
+func (c *checker) warmGoCaches(ctx context.Context, tr treeRoot) (time.Duration, error) {
+	if err := c.fetchGoModules(ctx, c.suite.graded); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := c.fillGoCache(ctx); err != nil {
+		return 0, err
+	}
+	fill := time.Since(start)
+	if note := c.mirrorGoCaches(tr.shm); note != "" {
+		c.say("worktrees: " + c.redact(note))
+	}
+	return fill, nil
 }
 
 // inDiff returns the watched paths found in the diff: an entry ending in

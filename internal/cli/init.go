@@ -131,8 +131,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 				"and vitest/jest tests calling fast-check's assert; docs/writing-properties.md shows how to write one, or write flakegate.yaml by hand (docs/configuration.md)")
 	}
 	fsys := os.DirFS(root)
-	bopts, pyLines, tests := choosePythonFor(ctx, opts.IO, report, root, fsys, found.Tests)
-	bopts = nodeOptions(ctx, opts.IO, root, bopts)
+	bopts, pyLines, tests := buildOptions(ctx, opts.IO, report, root, fsys, found.Tests)
 	pl := initconfig.Build(fsys, tests, bopts)
 	for _, s := range pl.Skipped {
 		fmt.Fprintf(report, "skipped %s: %s\n", termsafe.String(s.Path), termsafe.String(s.Reason))
@@ -202,6 +201,14 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 	warnSeedHook(report, found)
 	printInitCost(ctx, opts, report, root, raw, secs, source)
 	return writeInit(opts, report, target, raw, pl, problems)
+}
+
+// buildOptions are what initconfig.Build needs to know of this machine:
+// the interpreter (choosePythonFor, which also says which tests it left
+// out) and how node_modules comes into the tree (nodeOptions).
+func buildOptions(ctx context.Context, ios *IO, report io.Writer, root string, fsys fs.FS, tests []discover.Test) (initconfig.Options, []string, []discover.Test) {
+	bopts, lines, kept := choosePythonFor(ctx, ios, report, root, fsys, tests)
+	return nodeOptions(ctx, ios, root, bopts), lines, kept
 }
 
 // warnSeedHook warns when fast-check properties were found and no file
