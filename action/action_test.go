@@ -314,7 +314,7 @@ func TestActionSteps(t *testing.T) {
 	a := readAction(t)
 	temp := t.TempDir() // RUNNER_TEMP, shared: flakegate is installed once
 
-	base := map[string]string{"flakegate.yaml": baseConfig, "props/sorted.sh": "exit 0\n", "src/lib.sh": "v=1\n"}
+	base := map[string]string{"flakegate.yaml": baseConfig, "props/sorted.sh": ". ./src/lib.sh; test \"$v\" != broken\n", "src/lib.sh": "v=1\n"}
 	ws, ev := pullRequest(t, base, map[string]string{"src/lib.sh": "v=2\n"})
 	r := newRunner(t, temp, ws, ev)
 	if code := r.step(a, "Install bubblewrap"); code != 0 || !strings.Contains(r.stdout, "bubblewrap: ") {
@@ -413,7 +413,7 @@ func TestActionSteps(t *testing.T) {
 	for _, tc := range []testCase{
 		{name: "pass", code: 0, verdict: "pass", summary: "flakegate check: pass", junit: true,
 			stdout: "ok   bwrap: "},
-		{name: "reject", candidate: map[string]string{"props/sorted.sh": "echo \"seed $1: not sorted\"; exit 1\n"}, code: 1, verdict: "reject",
+		{name: "reject", candidate: map[string]string{"src/lib.sh": "v=broken\n"}, code: 1, verdict: "reject",
 			summary: "flakegate check: reject", junit: true},
 		{name: "a broken config is not a pass", base: map[string]string{"flakegate.yaml": "version: 1\nretry_cap: many\n", "props/sorted.sh": "exit 0\n"},
 			code: 2, verdict: "error", summary: "no verdict (exit 2)"},

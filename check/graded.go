@@ -142,15 +142,21 @@ func (gt *gradedTree) editsFor(p *config.Property) []grade.Edit {
 // (its "jest" key is the config).
 const jestKeyWhy = "the jest config (package.json's \"jest\")"
 
+// lockWhy is why a vitest or jest test watches the lock files a
+// prepare installs node_modules from (grade.TestToolingChanged).
+const lockWhy = "the test tooling's locked packages"
+
 // watchedChange reports whether d, a path of the diff that glob g
 // watches, counts as a change of what grades the test: always, but for
 // a file of pytest's config shared with other tools (pyproject.toml,
 // setup.cfg, tox.ini), which counts only when pytest's part of it
-// changes, and package.json watched for its "jest" key, which counts
-// only when that key changes (either counts when it cannot be read).
+// changes, package.json watched for its "jest" key, which counts only
+// when that key changes, and a lock file, which counts only when it
+// changes the test tooling's packages (each counts when it cannot be
+// read).
 func (c *checker) watchedChange(ctx context.Context, d string, g watchGlob) bool {
 	mixed := g.Why == "pytest configuration" && grade.MixedPytestFile(d)
-	if !mixed && g.Why != jestKeyWhy {
+	if !mixed && g.Why != jestKeyWhy && g.Why != lockWhy {
 		return true
 	}
 	key := g.Why + "\x00" + d
@@ -164,6 +170,8 @@ func (c *checker) watchedChange(ctx context.Context, d string, g watchGlob) bool
 	case errB != nil || errC != nil:
 	case mixed:
 		changed = grade.PytestPartChanged(d, base, cand)
+	case g.Why == lockWhy:
+		changed = grade.TestToolingChanged(d, base, cand)
 	default:
 		changed = grade.JestKeyChanged(base, cand)
 	}

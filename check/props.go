@@ -470,6 +470,16 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 	if p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go") {
 		out = append(out, watchGlob{Glob: path.Join(dir, "testdata/rapid/**"), Why: "rapid fail files of the property's package"})
 	}
+	if isJSFramework(p.Framework) {
+		for d := dir; ; d = path.Dir(d) {
+			for _, f := range grade.LockFiles {
+				out = append(out, watchGlob{Glob: path.Join(d, f), Why: lockWhy})
+			}
+			if d == "." {
+				break
+			}
+		}
+	}
 	for _, g := range p.Watch {
 		out = append(out, watchGlob{Glob: g, Why: "the property's watch"})
 	}
