@@ -22,7 +22,7 @@ func startBlocks(t *testing.T) (scripts, shown map[string]string) {
 		t.Fatal(err)
 	}
 	scripts, shown = map[string]string{}, map[string]string{}
-	re := regexp.MustCompile("(?s)<!-- getting-started: ([a-z]+) -->\\s*```sh\n(.*?)```\n(?:\\s*[^`<]*?```text\n(.*?)```)?")
+	re := regexp.MustCompile("(?s)<!-- getting-started: ([a-z]+) -->\\s*```sh\n(.*?)```\n(?:(?:[^`<]|`[^`])*?```text\n(.*?)```)?")
 	for _, m := range re.FindAllSubmatch(doc, -1) {
 		name := string(m[1])
 		if _, ok := scripts[name]; !ok && len(m[3]) > 0 {

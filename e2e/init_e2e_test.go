@@ -135,40 +135,45 @@ const (
 	fakeVitestAPI = `// A stand-in for vitest's API, for flakegate's tests: it registers tests.
 const reg = (globalThis.__fakeVitest ??= { tests: [], prefix: [] });
 export function describe(name, fn) { reg.prefix.push(name); try { fn(); } finally { reg.prefix.pop(); } }
-export function test(name, fn) { reg.tests.push({ name: [...reg.prefix, name].join(" "), fn }); }
+export function test(name, fn) { reg.tests.push({ name: [...reg.prefix, name].join(" "), fn, file: reg.file }); }
 export const it = test;
 export function expect(v) { return { toBe(w) { if (v !== w) throw new Error("expected " + w + ", got " + v); } }; }
 `
 	fakeVitestBin = `#!/usr/bin/env node
-// A stand-in for "vitest run FILE -t PATTERN [--outputFile=F]", for
-// flakegate's tests: it loads the setup file, then FILE, runs the tests
-// whose full name matches and prints vitest's summary line ("Tests  1
-// passed | 2 skipped (3)"), and writes the json reporter's report to F.
+// A stand-in for "vitest run FILE... -t PATTERN [--outputFile=F]", for
+// flakegate's tests: it loads the setup file, then each FILE, runs the
+// tests whose full name matches (each gets a context with its task, whose
+// meta the report carries, as vitest's does) and prints vitest's summary
+// line ("Tests  1 passed | 2 skipped (3)"), and writes the json
+// reporter's report to F, one test result a file.
 import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 const args = process.argv.slice(2);
 if (args[0] !== "run") { console.error("only vitest run is faked"); process.exit(2); }
-let file, pattern, outFile;
+let pattern, outFile;
+const files = [];
 for (let i = 1; i < args.length; i++) {
   if (args[i] === "-t") pattern = new RegExp(args[++i]);
   else if (args[i].startsWith("--outputFile=")) outFile = args[i].slice("--outputFile=".length);
-  else if (!args[i].startsWith("--")) file = args[i];
+  else if (!args[i].startsWith("--")) files.push(args[i]);
 }
 const reg = (globalThis.__fakeVitest ??= { tests: [], prefix: [] });
 if (existsSync("vitest.setup.js")) await import(pathToFileURL(resolve("vitest.setup.js")));
-await import(pathToFileURL(resolve(file)));
+for (const file of files) { reg.file = file; await import(pathToFileURL(resolve(file))); }
 let passed = 0, failed = 0, skipped = 0;
-const results = [];
+const results = new Map(files.map((f) => [f, []]));
 for (const t of reg.tests) {
-  if (pattern && !pattern.test(t.name)) { skipped++; results.push({ fullName: t.name, status: "skipped" }); continue; }
+  const out = results.get(t.file);
+  if (pattern && !pattern.test(t.name)) { skipped++; out.push({ fullName: t.name, status: "skipped" }); continue; }
   const start = Date.now();
-  try { await t.fn(); passed++; console.log(" ✓ " + file + " > " + t.name); results.push({ fullName: t.name, status: "passed", duration: Date.now() - start }); }
-  catch (e) { failed++; console.log(" × " + file + " > " + t.name + "\n" + e.message); results.push({ fullName: t.name, status: "failed", duration: Date.now() - start, failureMessages: [e.message] }); }
+  const task = { name: t.name, meta: {} };
+  try { await t.fn({ task }); passed++; console.log(" ✓ " + t.file + " > " + t.name); out.push({ fullName: t.name, status: "passed", duration: Date.now() - start, meta: task.meta }); }
+  catch (e) { failed++; console.log(" × " + t.file + " > " + t.name + "\n" + e.message); out.push({ fullName: t.name, status: "failed", duration: Date.now() - start, failureMessages: [e.message], meta: task.meta }); }
 }
 // --reporter=json --outputFile=F: the report vitest's json reporter writes.
 if (outFile) (await import("node:fs")).writeFileSync(outFile, JSON.stringify({ numTotalTests: reg.tests.length,
-  testResults: [{ name: resolve(file), status: failed ? "failed" : "passed", assertionResults: results }] }));
+  testResults: files.map((f) => ({ name: resolve(f), status: results.get(f).some((r) => r.status === "failed") ? "failed" : "passed", assertionResults: results.get(f) })) }));
 const parts = [];
 if (failed) parts.push(failed + " failed");
 if (passed) parts.push(passed + " passed");

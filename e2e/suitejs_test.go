@@ -167,9 +167,13 @@ func TestCheckJSSuite(t *testing.T) {
 			bs := transcriptBatches(t, cr.record(t, 0).TranscriptPath)
 			// The order flags, then every test file (in the list's order:
 			// jest's own sequence), then the names.
+			// The batch's known answers are a test file of their own,
+			// planted beside a member (its name drawn): left out here.
 			argv := ""
 			if len(bs) > 0 {
-				argv = strings.Join(bs[0].Argv, " ")
+				argv = strings.Join(slices.DeleteFunc(slices.Clone(bs[0].Argv), func(a string) bool {
+					return strings.HasPrefix(a, "tests/") && a != "tests/calc.test.js" && a != "tests/order.test.js"
+				}), " ")
 			}
 			files := []string{"tests/calc.test.js tests/order.test.js", "tests/order.test.js tests/calc.test.js"}
 			if !slices.ContainsFunc(files, func(f string) bool { return strings.Contains(argv, strings.Join(orders["1"], " ")+" "+f+" -t ") }) {

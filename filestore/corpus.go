@@ -41,26 +41,37 @@ func (s *Store) CorpusBase(ctx context.Context, base string) (int, error) {
 	}
 	removed := 0
 	err := s.changeCorpus(ctx, func(doc *corpusDoc) bool {
-		if slices.Contains(doc.Bases, base) {
+		// An empty corpus has nothing to age: the file is not written
+		// (a check that fails before its first triple leaves a store it
+		// never added to as it was). AddFailure counts the base then.
+		if len(doc.Properties) == 0 || slices.Contains(doc.Bases, base) {
 			return false
 		}
-		doc.Epoch++
-		doc.Bases = append(doc.Bases, base)
-		if n := len(doc.Bases) - 2*flakegate.MaxCorpusAge; n > 0 {
-			doc.Bases = slices.Delete(doc.Bases, 0, n)
-		}
-		for key, es := range doc.Properties {
-			kept := slices.DeleteFunc(es, func(e flakegate.CorpusEntry) bool { return e.FailedEpoch+flakegate.MaxCorpusAge <= doc.Epoch })
-			removed += len(es) - len(kept)
-			if len(kept) == 0 {
-				delete(doc.Properties, key)
-				continue
-			}
-			doc.Properties[key] = kept
-		}
+		removed = newBase(doc, base)
 		return true
 	})
 	return removed, err
+}
+
+// newBase counts base as the corpus's next base and removes the seeds
+// that are flakegate.MaxCorpusAge bases old; it returns how many left.
+func newBase(doc *corpusDoc, base string) int {
+	removed := 0
+	doc.Epoch++
+	doc.Bases = append(doc.Bases, base)
+	if n := len(doc.Bases) - 2*flakegate.MaxCorpusAge; n > 0 {
+		doc.Bases = slices.Delete(doc.Bases, 0, n)
+	}
+	for key, es := range doc.Properties {
+		kept := slices.DeleteFunc(es, func(e flakegate.CorpusEntry) bool { return e.FailedEpoch+flakegate.MaxCorpusAge <= doc.Epoch })
+		removed += len(es) - len(kept)
+		if len(kept) == 0 {
+			delete(doc.Properties, key)
+			continue
+		}
+		doc.Properties[key] = kept
+	}
+	return removed
 }
 
 // AddFailure records a failing seed of the property key: corpus.json is
@@ -88,6 +99,10 @@ func (s *Store) AddFailure(ctx context.Context, key string, e flakegate.CorpusEn
 		did = refuseSeed(doc, entries, e.CandidateSHA)
 		if did != "" {
 			return false
+		}
+		if !slices.Contains(doc.Bases, e.FirstBaseSHA) {
+			newBase(doc, e.FirstBaseSHA) // the corpus was empty when CorpusBase ran
+			entries = doc.Properties[key]
 		}
 		e.AddedBy, e.FailedEpoch = e.CandidateSHA, doc.Epoch
 		entries = append(entries, e)

@@ -34,7 +34,7 @@ properties:
   - {path: props/oracle.sh, fixture: fixtures/words.txt, seeds: [11], run: [sh, "{path}", "{seed}"], wall_budget: 10s}
 `,
 	"pytest.ini":          "",
-	"src/lib.sh":          "sorted=yes\ncrash=no\nhang=no\n",
+	"src/lib.sh":          "sorted=yes\ncrash=no\nhang=no\noracle=kept\n",
 	"fixtures/words.txt":  "alpha\nbeta\n",
 	"fixtures/limits.txt": "10\n",
 	"props/pass.sh":       "exit 0\n",
@@ -42,11 +42,11 @@ properties:
 	"props/crash.sh":      ". ./src/lib.sh\n[ \"$crash\" = yes ] && exit 3\nexit 0\n",
 	"props/hang.sh":       ". ./src/lib.sh\n[ \"$hang\" = yes ] && sleep 30\nexit 0\n",
 	"props/limits.sh":     "exit 0\n",
-	"props/oracle.sh":     "exit 0\n",
+	"props/oracle.sh":     ". ./src/lib.sh\n[ \"$oracle\" = kept ] || exit 1\n",
 }
 
 var checkRepoCandidate = map[string]string{
-	"src/lib.sh":          "sorted=no\ncrash=yes\nhang=yes\n",
+	"src/lib.sh":          "sorted=no\ncrash=yes\nhang=yes\noracle=gone\n",
 	"fixtures/limits.txt": "20\n",
 	"props/oracle.sh":     "exit 0 # the candidate edits its own oracle\n",
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Property: the smallest number sorts first.
+# Property: the largest number sorts last.
 . ./src/lib.sh
 seed=$1 fixture=$2
-[ "$(sort_numbers "$fixture" | head -n 1)" -eq 1 ]
+[ "$(sort_numbers "$fixture" | tail -n 1)" -eq "$(sort -n "$fixture" | tail -n 1)" ]

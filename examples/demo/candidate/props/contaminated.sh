@@ -1,4 +1,6 @@
 #!/bin/sh
-# Property: the smallest number sorts first.
-# (The candidate "fixed" the flaky check by skipping it.)
+# Property: the largest number sorts last.
+# (The candidate broke sort_numbers, then "fixed" this failing check by
+# skipping it. flakegate runs the base's version of this file on the
+# candidate's code: it fails there, and the edit is named.)
 exit 0
