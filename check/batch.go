@@ -164,16 +164,6 @@ func (b *batchRun) settle(ctx context.Context, side string, members []*batchMemb
 		if len(unstarted) == 0 {
 			break
 		}
-		if len(unstarted) == len(todo) && len(todo) > 1 && isJSFramework(b.shape.framework) {
-			// A killed jest or vitest batch wrote no report: which test
-			// was running is not known, so each runs again alone.
-			for _, m := range unstarted {
-				if _, err := b.attempt(ctx, side, []*batchMember{m}, keep, index, tree(), results); err != nil {
-					return nil, err
-				}
-			}
-			break
-		}
 		if len(unstarted) == len(todo) {
 			// Killed before any test started (a build as long as the
 			// budget): no batch of fewer members would do better.
@@ -384,10 +374,18 @@ func judgeMember(framework, label string, budgetOf time.Duration, rep batchRepor
 	case killed && tr.Started && !tr.Ended:
 		o.Result, o.Wall = attempt.Timeout, out.Wall
 		o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", n, out.Wall.Seconds(), batchWhy(out, budget))
-	case killed && !tr.Started && n == 1 && isJSFramework(framework):
-		// A js batch of one killed before its report: it was running.
+	case killed && !tr.Started && isJSFramework(framework):
+		// A jest or vitest batch writes its report when it ends: killed,
+		// it names no test that was running. Every member is a timeout
+		// of this batch, and none runs again alone: a test can hang only
+		// beside the others (state one test leaves in a module for the
+		// next), as the project's own runner runs them, and a run alone
+		// would pass it.
 		o.Result, o.Wall = attempt.Timeout, out.Wall
 		o.Reason = fmt.Sprintf("killed at %.1fs (%s) before %s wrote its report", out.Wall.Seconds(), batchWhy(out, budget), framework)
+		if n > 1 {
+			o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) before %s wrote its report: which test hung is not known, and none runs again alone (a test may hang only beside the others)", n, out.Wall.Seconds(), batchWhy(out, budget), framework)
+		}
 	case killed && !tr.Started || tr.Rerun:
 		return o, true
 	case tr.Result == "":
@@ -554,9 +552,6 @@ func (b *batchRun) retry(ctx context.Context, i int, want map[*batchMember]bool)
 	keep := func(m *batchMember) bool { return want[m] }
 	unstarted, err := b.attempt(ctx, transcript.SideCandidate, b.present(), keep, func(*batchMember) int { return i }, b.trees.nextCandidate(), results)
 	if err != nil {
-		return nil, err
-	}
-	if unstarted, err = b.jsRetryAlone(ctx, i, unstarted, keep, results); err != nil {
 		return nil, err
 	}
 	for _, m := range unstarted {

@@ -24,7 +24,6 @@
 package check
 
 import (
-	"context"
 	"regexp"
 	"slices"
 	"strings"
@@ -32,7 +31,6 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/evidence"
-	"github.com/flakegate/flakegate/transcript"
 )
 
 // jsNameSlot stands for the name pattern in a js shape's trail.
@@ -175,24 +173,4 @@ func jsRoot(cmd attempt.Command) string {
 // one attempt. It returns the file's path.
 func jsReportFile(cmd *attempt.Command) (string, error) {
 	return reportFile(cmd, "report.json", "--outputFile=") // batch.go
-}
-
-// jsRetryAlone runs again, each alone, the members a killed jest or
-// vitest retry batch gave no result (it wrote no report, so none of its
-// results is known); it returns those still without one. A member that
-// hangs would be killed in every retry of the whole batch, and the
-// others would get no retry result at all.
-func (b *batchRun) jsRetryAlone(ctx context.Context, i int, unstarted []*batchMember, keep func(*batchMember) bool, results map[*batchMember]string) ([]*batchMember, error) {
-	if !isJSFramework(b.shape.framework) || len(unstarted) == 0 || ctx.Err() != nil {
-		return unstarted, nil
-	}
-	var left []*batchMember
-	for _, m := range unstarted {
-		more, err := b.attempt(ctx, transcript.SideCandidate, []*batchMember{m}, keep, func(*batchMember) int { return i }, b.trees.nextCandidate(), results)
-		if err != nil {
-			return nil, err
-		}
-		left = append(left, more...)
-	}
-	return left, nil
 }

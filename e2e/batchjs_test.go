@@ -273,44 +273,6 @@ func TestCheckJSBatch(t *testing.T) {
 	}
 }
 
-// TestCheckJSBatchHang: jest and vitest write their JSON report only at
-// the end, so a batch killed at the sum of its members' budgets says
-// nothing of any member: each runs again alone, where the one that hangs
-// is BUDGET and the others pass.
-func TestCheckJSBatchHang(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real jest and vitest")
-	}
-	t.Parallel() // waits out budgets most of its time: beside the other waits
-	for _, fw := range jsFrameworks {
-		t.Run(fw.name, func(t *testing.T) {
-			t.Parallel()
-			test := "import { test, expect } from \"vitest\";\nimport { wait } from \"../src/wait.js\";\n\n" +
-				"test(\"h1\", () => {});\n\ntest(\"h2\", () => {\n  wait();\n});\n\ntest(\"h3\", () => {});\n"
-			cfg := jsConfig(fw, "", jsEntry("tests/h.test.js", "h1", "20s"), jsEntry("tests/h.test.js", "h2", "20s"), jsEntry("tests/h.test.js", "h3", "20s"))
-			r := newRepo(t, jsProject(t, fw, cfg, map[string]string{
-				"src/wait.js": "export const wait = () => {};\n", "tests/h.test.js": test,
-			}))
-			// A synchronous sleep: no test timeout of the framework ends it.
-			r.candidate("hangs", map[string]string{"src/wait.js": fw.source("export const wait = () => {\n  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3600e3);\n};\n")})
-			cr := r.check("--base", "base", "--candidate", "hangs")
-			if want := "PASS,BUDGET,PASS"; cr.code != 1 || strings.Join(cr.labels(), ",") != want {
-				t.Fatalf("want %s\n%s", want, cr)
-			}
-			if reason := cr.summary.Results[1].Reason; !strings.Contains(reason, "killed") {
-				t.Errorf("h2's reason %q does not say it was killed", reason)
-			}
-			for i := range cr.summary.Results {
-				bs := transcriptBatches(t, cr.record(t, i).TranscriptPath)
-				if len(bs) == 0 || len(bs[0].Members) != 1 {
-					t.Errorf("member %d's first recorded attempt ran in %+v; want a batch of its own", i, bs)
-				}
-				verifyTranscript(t, cr.summary.Results[i].Record, cr.record(t, i))
-			}
-		})
-	}
-}
-
 // TestCheckJSBatchMatchesAlone: fast-check properties of two files (one
 // in a describe block) give the same labels in a batch and one by one (batch:
 // false), for jest and for vitest; the records of triples run alone name

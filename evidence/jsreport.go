@@ -135,7 +135,8 @@ func (j *JSReport) parse() *jsFileReport {
 // Report is what the report says of the test named name (its full name)
 // in the test file file (a path relative to the folder the framework ran
 // in). Without a report it is an error that never started: a killed
-// batch wrote none, and its members run again alone (check/batchjs.go).
+// batch wrote none, and each member is a timeout of that batch
+// (check/batch.go, judgeMember).
 func (j *JSReport) Report(file, name string) TestReport {
 	j.mu.Lock()
 	defer j.mu.Unlock()
