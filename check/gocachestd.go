@@ -157,7 +157,7 @@ func (gc *goCaches) seedStd(ctx context.Context, sb sandbox.Sandbox, env []strin
 		out := attempt.Run(ctx, attempt.Command{Argv: append([]string{"go", "build"}, missing...), Dir: empty, Env: env,
 			WallBudget: goFillBudget, Sandbox: &std, NoTestMarkers: []string{}})
 		if out.Result != attempt.Pass {
-			return fmt.Sprintf("; the standard library layer could not be built (%s %s: %s)", out.Result, out.Reason, shortTail(out.Tail))
+			return fmt.Sprintf("; the standard library layer could not be built (%s %s: %s)", out.Result, out.Reason, attempt.ShortTail(out.Tail))
 		}
 		compiled := len(missing) // want less what the layer had; built may hold other repositories' packages too
 		for p := range built {

@@ -47,6 +47,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/diskfull"
 	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/internal/lazyre"
 )
@@ -120,7 +121,7 @@ func goEnvValue(get func(string) (string, bool), name string) string {
 			file = filepath.Join(h, ".config", "go", "env")
 		}
 	}
-	b, err := readBounded(file, 1<<20)
+	b, err := attempt.ReadBounded(file, 1<<20)
 	if err != nil {
 		return ""
 	}
@@ -347,7 +348,7 @@ func (gc *goCaches) download(ctx context.Context, iso *isolation, lines []string
 	}
 	root := filepath.Join(filepath.Dir(gc.mroot), "gomod-fetch")
 	if err := os.MkdirAll(root, 0o700); err != nil {
-		return "", diskError(err, root, "cannot create the Go module download's folder")
+		return "", diskfull.Error(err, root, "cannot create the Go module download's folder")
 	}
 	lock, err := flock.Lock(ctx, root+".lock", flock.Options{What: "the Go module download's lock", Op: op})
 	if err != nil {
@@ -360,7 +361,7 @@ func (gc *goCaches) download(ctx context.Context, iso *isolation, lines []string
 	defer func() { makeRemovable(root); keepOnly(root, "") }()
 	for _, d := range []string{tree, cache} {
 		if err := os.Mkdir(d, 0o755); err != nil {
-			return "", diskError(err, d, "cannot create the Go module download's folder")
+			return "", diskfull.Error(err, d, "cannot create the Go module download's folder")
 		}
 	}
 	sb := iso.sandbox
@@ -379,7 +380,7 @@ func (gc *goCaches) download(ctx context.Context, iso *isolation, lines []string
 		if len(args) == 0 {
 			continue
 		}
-		out := &boundedBuffer{max: maxListOutput}
+		out := &attempt.Bounded{Max: maxListOutput}
 		o := attempt.Run(ctx, attempt.Command{Argv: append(cmd, args...), Dir: tree, Env: env, WallBudget: goFetchBudget, Sandbox: &sb,
 			NoTestMarkers: []string{}, Output: out})
 		if ctx.Err() != nil {

@@ -30,21 +30,6 @@ import (
 // maxListOutput bounds what a listing command may print.
 const maxListOutput = 64 << 20
 
-// boundedBuffer keeps at most max bytes and says whether it dropped some.
-type boundedBuffer struct {
-	bytes.Buffer
-	max  int
-	over bool
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if b.Len()+len(p) > b.max {
-		b.over = true
-		return len(p), nil
-	}
-	return b.Buffer.Write(p)
-}
-
 // listRun runs argv in the sandbox on t and returns its whole output (a
 // listing is no test: its exit code is judged by the caller).
 func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []string) (attempt.Outcome, []byte, error) {
@@ -56,13 +41,13 @@ func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []str
 		return attempt.Outcome{}, nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}
 	defer t.release(c.resetClean)
-	out := &boundedBuffer{max: maxListOutput}
+	out := &attempt.Bounded{Max: maxListOutput}
 	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out})
 	if ctx.Err() != nil {
 		return o, nil, interrupted(ctx)
 	}
-	if out.over {
+	if out.Over {
 		return o, nil, c.suiteError(s, "%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)
 	}
 	return o, out.Bytes(), nil
