@@ -204,7 +204,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 		return err
 	}
 	if r.goc != nil {
-		markGoSkips(r.goc, r.goc.baseKey(), s, list, rs.BaseDir) // as the check left them out
+		markGoSkips(r.goc, r.goc.BaseKey(), s, list, rs.BaseDir) // as the check left them out
 	}
 	named := map[string]bool{}
 	for _, p := range rs.Properties {

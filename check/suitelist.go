@@ -25,6 +25,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/gocache"
 )
 
 // maxListOutput bounds what a listing command may print.
@@ -158,7 +159,7 @@ func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, 
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), goFailure(string(out), 5))
+		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), gocache.Failure(string(out), 5))
 	}
 	list := &suiteList{pkgTests: map[string][]string{}, rapid: map[string]bool{}}
 	byImport := map[string]string{}         // import path -> "./dir"
@@ -198,7 +199,7 @@ func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, 
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), goFailure(string(out), 8))
+		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), gocache.Failure(string(out), 8))
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
