@@ -49,6 +49,26 @@ import (
 	"github.com/flakegate/flakegate/internal/flock"
 )
 
+// Repo is what the caches read of the repository: its files at a commit
+// (git.Client).
+type Repo interface {
+	ListFiles(ctx context.Context, rev string) ([]string, error)
+	Show(ctx context.Context, rev, file string) ([]byte, error)
+}
+
+// Options say whose caches Open sets up.
+type Options struct {
+	Git    Repo
+	Common string   // the repository's git common dir: the caches live under its flakegate folder
+	Base   string   // the commit the caches are built from
+	Env    []string // the attempts' environment: the go on its PATH, and what it compiles with
+	// Get looks a variable up in flakegate's own environment: the
+	// runner's module cache (copied from, verified), the user's cache
+	// folder (the standard library layer), GOPROXY and GOSUMDB.
+	Get func(string) (string, bool)
+	Op  string // "check" or "replay", in errors
+}
+
 // Caches are the Go caches of one check's (or replay's) attempts; a
 // nil *Caches is none.
 type Caches struct {
@@ -134,26 +154,6 @@ func Tool(env []string) (path, id string) {
 		}
 	}
 	return "", ""
-}
-
-// Repo is what the caches read of the repository: its files at a commit
-// (git.Client).
-type Repo interface {
-	ListFiles(ctx context.Context, rev string) ([]string, error)
-	Show(ctx context.Context, rev, file string) ([]byte, error)
-}
-
-// Options say whose caches Open sets up.
-type Options struct {
-	Git    Repo
-	Common string   // the repository's git common dir: the caches live under its flakegate folder
-	Base   string   // the commit the caches are built from
-	Env    []string // the attempts' environment: the go on its PATH, and what it compiles with
-	// Get looks a variable up in flakegate's own environment: the
-	// runner's module cache (copied from, verified), the user's cache
-	// folder (the standard library layer), GOPROXY and GOSUMDB.
-	Get func(string) (string, bool)
-	Op  string // "check" or "replay", in errors
 }
 
 // Open sets up the repository's Go caches for the base commit: the

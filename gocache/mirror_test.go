@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/flakegate/flakegate/attempt/sandbox"
 )
 
 // TestMirrorTree: the Go caches' mirror copies what is new or changed,
@@ -73,5 +75,34 @@ func TestMirrorTree(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dst, "*", "*.mirror-tmp")); len(m) > 0 {
 		t.Fatalf("temporary files left: %v", m)
+	}
+}
+
+// TestMirror: the sandbox's caches point at their mirrors under shm
+// only when they fit in the room given; the mirrors of older caches go.
+func TestMirror(t *testing.T) {
+	common, shm := t.TempDir(), t.TempDir()
+	build := filepath.Join(common, "gocache", "KEY", "cache")
+	mod := filepath.Join(common, "gomod", "DIGEST")
+	for _, f := range []string{filepath.Join(build, "00", "a-d"), filepath.Join(mod, "m@v1", "go.mod")} {
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		os.WriteFile(f, []byte("x"), 0o444)
+	}
+	os.MkdirAll(filepath.Join(shm, "gocache", "OLDKEY"), 0o755)
+	sb := &sandbox.Sandbox{GoCache: build, GoModCache: mod}
+	if fits, err := Mirror(sb, shm, int64(os.Getpagesize())); fits || err != nil || sb.GoCache != build || sb.GoModCache != mod {
+		t.Fatalf("two pages in one: %v %v %+v", fits, err, sb)
+	}
+	if fits, err := Mirror(sb, shm, int64(2*os.Getpagesize())); !fits || err != nil {
+		t.Fatalf("two pages in two: %v %v", fits, err)
+	}
+	if sb.GoCache != filepath.Join(shm, "gocache", "KEY") || sb.GoModCache != filepath.Join(shm, "gomod", "DIGEST") {
+		t.Fatalf("mirrors %s %s", sb.GoCache, sb.GoModCache)
+	}
+	if b, err := os.ReadFile(filepath.Join(sb.GoModCache, "m@v1", "go.mod")); err != nil || string(b) != "x" {
+		t.Fatalf("mirrored module %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(shm, "gocache", "OLDKEY")); err == nil {
+		t.Errorf("an older cache's mirror is left")
 	}
 }
