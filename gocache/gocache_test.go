@@ -160,3 +160,21 @@ not json
 		t.Fatalf("read back %v, %v", m, ok)
 	}
 }
+
+// TestFilled: a fill is known by its whole key, one line of the
+// "filled" list: the base's key does not stand for the suites' fill,
+// nor a key for a longer one; UseSuites gives the fill its own key.
+func TestFilled(t *testing.T) {
+	gc := &Caches{base: "abc", dir: t.TempDir()}
+	if gc.Filled(gc.FillKey()) {
+		t.Fatal("filled without a list")
+	}
+	os.WriteFile(filepath.Join(gc.dir, "filled"), []byte("abc\nabcd suites 1\n"), 0o600)
+	if !gc.Filled("abc") || gc.Filled("ab") || gc.Filled("abc suites 1") {
+		t.Fatal("filled by another key")
+	}
+	gc.UseSuites([]config.Suite{{Path: "./...", Framework: config.FrameworkGo}})
+	if k := gc.FillKey(); !strings.HasPrefix(k, "abc suites ") || gc.Filled(k) || gc.BaseKey() != "abc" {
+		t.Fatalf("the suites' key %q", k)
+	}
+}
