@@ -129,15 +129,13 @@ func TestShownProxy(t *testing.T) {
 	}
 }
 
-// getter looks a variable up in env, the last one winning, as the
-// check's own environment getter does.
+// getter looks a variable up in env ("NAME=value"), the last one
+// winning, as the check's environment getter does.
 func getter(env []string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], name+"="); ok {
-				return v, true
-			}
-		}
-		return "", false
+	vars := map[string]string{}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		vars[name] = value
 	}
+	return lookup(vars)
 }
