@@ -746,10 +746,10 @@ func batchReportFile(cmd *attempt.Command, framework string) (string, error) {
 // from batchReportFile).
 func readReportFile(rep batchReport, file string, cmd attempt.Command) {
 	if pr, ok := rep.(pytestReport); ok {
-		pr.SetJUnit(readBounded(file, 64<<20))
+		pr.SetJUnit(attempt.ReadBounded(file, 64<<20))
 	}
 	if jr, ok := rep.(jsReport); ok {
-		data, err := readBounded(file, 64<<20)
+		data, err := attempt.ReadBounded(file, 64<<20)
 		jr.SetFile(data, err, jsRoot(cmd))
 	}
 }
@@ -770,20 +770,6 @@ func junitDir() (string, error) {
 		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot make a folder for a pytest batch's JUnit report", Err: err}
 	}
 	return dir, nil
-}
-
-// readBounded reads a file of at most max bytes.
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(b)) > max {
-		err = fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, err
 }
 
 // batchTally collects the results of a batch's triples for its progress

@@ -39,7 +39,9 @@
 //	              (knowngo.go, knownpy.go, knownjs.go per framework)
 //	pybootstrap.go  pytest from the toolchain, never from the tree
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
-//	gocache.go    the repository's Go caches: a build cache filled from the base, go.sum's modules
+//	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
+//	              set up beside the sandbox, modules fetched, the fill from the
+//	              base tree, the mirror on the tmpfs
 //	preparegc.go  the kept layers: their bound, locks and collection; a full disk
 //	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
@@ -254,7 +256,7 @@ func (c *checker) close() {
 	if c.store != nil {
 		c.store.Close()
 	}
-	c.goc.release()
+	c.goc.Release()
 }
 
 // useBase takes the repository and the config of b.

@@ -20,6 +20,7 @@ import (
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/atomicfile"
+	"github.com/flakegate/flakegate/internal/diskfull"
 	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/transcript"
 )
@@ -211,7 +212,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	root := c.preparedRoot()
 	final := filepath.Join(root, key)
 	if err := os.MkdirAll(root, 0o700); err != nil { // root only: no attempt walks into it
-		return nil, diskError(err, root, "cannot create the prepared layers' folder")
+		return nil, diskfull.Error(err, root, "cannot create the prepared layers' folder")
 	}
 	if lock, err := flock.Share(ctx, final); err == nil {
 		if m, ok := readPrepareMeta(final); ok {
@@ -235,7 +236,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	// this repository out, and a layer without meta.json (a check killed
 	// while preparing, or a failed prepare) is never used and is removed.
 	if err := os.RemoveAll(final); err != nil {
-		return nil, diskError(err, final, "cannot remove an unfinished prepared layer")
+		return nil, diskfull.Error(err, final, "cannot remove an unfinished prepared layer")
 	}
 	keep := false
 	defer func() {
@@ -248,19 +249,19 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 		}
 	}()
 	if err := os.Mkdir(final, 0o755); err != nil {
-		return nil, diskError(err, final, "cannot create a prepared layer")
+		return nil, diskfull.Error(err, final, "cannot create a prepared layer")
 	}
 	lock, err := flock.Share(ctx, final)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, interrupted(ctx)
 		}
-		return nil, diskError(err, final, "cannot lock a prepared layer")
+		return nil, diskfull.Error(err, final, "cannot lock a prepared layer")
 	}
 	pt.lock = lock
 	for _, d := range []string{"tree", "gocache"} {
 		if err := os.Mkdir(filepath.Join(final, d), 0o755); err != nil {
-			return nil, diskError(err, final, "cannot create a prepared layer")
+			return nil, diskfull.Error(err, final, "cannot create a prepared layer")
 		}
 	}
 	sb.Persist, sb.Network = final, false // never the host's network, whatever sandbox.network says
@@ -280,12 +281,12 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 		return pt, nil
 	}
 	if out.KeepErr != nil {
-		return nil, diskError(out.KeepErr, root, "cannot keep the prepared layer")
+		return nil, diskfull.Error(out.KeepErr, root, "cannot keep the prepared layer")
 	}
 	m := prepareMeta{Command: p.Run, Seconds: pt.seconds, ExitCode: out.ExitCode, At: time.Now().UTC(), Tail: tail, Side: side, Tree: t.sha}
 	b, _ := json.Marshal(m)
 	if err := atomicfile.WriteFile(filepath.Join(final, "meta.json"), b, 0o644); err != nil {
-		return nil, diskError(err, final, "cannot keep the prepared layer")
+		return nil, diskfull.Error(err, final, "cannot keep the prepared layer")
 	}
 	keep = true
 	pt.dir, pt.ok = final, true
@@ -296,19 +297,19 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 // none), with the end of its output, tail (redacted).
 func (c *site) prepareFailed(out attempt.Outcome, p *config.Prepare, tail string) string {
 	if out.Limit != "" {
-		return fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, shortTail(tail))
+		return fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, attempt.ShortTail(tail))
 	}
 	switch out.Result {
 	case attempt.Pass:
 		return ""
 	case attempt.Timeout:
-		return fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, shortTail(tail))
+		return fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, attempt.ShortTail(tail))
 	default:
 		why := fmt.Sprintf("exit %d", out.ExitCode)
 		if out.ExitCode < 0 {
 			why = c.redact(out.Reason)
 		}
-		return "prepare failed: " + why + ": " + shortTail(tail)
+		return "prepare failed: " + why + ": " + attempt.ShortTail(tail)
 	}
 }
 
@@ -333,20 +334,6 @@ func readPrepareMeta(dir string) (prepareMeta, bool) {
 		return m, false
 	}
 	return m, true
-}
-
-// shortTail is the end of a prepare's output for a reason: its last
-// lines, at most 400 bytes, on one line.
-func shortTail(tail string) string {
-	tail = strings.TrimSpace(tail)
-	if len(tail) > 400 {
-		tail = "..." + tail[len(tail)-400:]
-	}
-	tail = strings.Join(strings.Fields(strings.ReplaceAll(tail, "\n", " | ")), " ")
-	if tail == "" {
-		return "(no output)"
-	}
-	return tail
 }
 
 // preparedFor returns the side's prepared layer of ps, nil without

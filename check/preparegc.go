@@ -21,8 +21,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/internal/bytesize"
+	"github.com/flakegate/flakegate/internal/diskfull"
 	"github.com/flakegate/flakegate/internal/flock"
 )
 
@@ -46,7 +46,7 @@ func (c *site) collectLayers() error {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	} else if err != nil {
-		return diskError(err, root, "cannot list the prepared layers")
+		return diskfull.Error(err, root, "cannot list the prepared layers")
 	}
 	type layer struct {
 		dir  string
@@ -89,7 +89,7 @@ func (c *site) collectLayers() error {
 		err = os.RemoveAll(l.dir)
 		f.Close()
 		if err != nil {
-			return diskError(err, l.dir, "cannot remove a prepared layer")
+			return diskfull.Error(err, l.dir, "cannot remove a prepared layer")
 		}
 		total -= l.size
 		freed += l.size
@@ -118,49 +118,6 @@ func diskUsage(dir string) int64 {
 	return n
 }
 
-// diskError is flakegate's own failure to use the disk at p (exit 3); a
-// full disk says "no space left on" and where (noSpace).
-func diskError(err error, p, message string) error {
-	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		return noSpace(err, p, message)
-	}
-	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: p, Message: message, Err: err}
-}
-
-// noSpace is the error of a full disk at p: exit 3, "no space left on"
-// the folder and its file system, and what to free; never a hint about
-// the sandbox or the configuration.
-func noSpace(err error, p, message string) error {
-	where := p
-	if mnt := mountOf(p); mnt != "" && mnt != p {
-		where += " (the file system at " + mnt + ")"
-	}
-	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: p,
-		Message: message + ": no space left on " + where, Err: err,
-		Hint: "free space there and run the check again (old prepared layers are under " + filepath.Join(".git", "flakegate", "prepared") + "; prepare.keep bounds them)"}
-}
-
-// mountOf is the mount point of the file system that holds p, "" if
-// unknown: the deepest /proc/self/mountinfo entry above p.
-func mountOf(p string) string {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	best := ""
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		mp := strings.ReplaceAll(f[4], "\\040", " ")
-		if (p == mp || strings.HasPrefix(p, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > len(best) {
-			best = mp
-		}
-	}
-	return best
-}
-
 // fullDisk is the error of a probe that failed for want of space (its
 // error wraps ENOSPC, or the attempt's output says so), nil for any other
 // failure: it names the first of the folders it used that is full.
@@ -179,5 +136,5 @@ func fullDisk(err error, root string) error {
 			break
 		}
 	}
-	return noSpace(err, where, "the sandbox probe cannot write its files")
+	return diskfull.NoSpace(err, where, "the sandbox probe cannot write its files")
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
+	"github.com/flakegate/flakegate/internal/diskfull"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -72,7 +73,7 @@ func (c *site) layerWrites(pt *preparedTree) error {
 		return nil
 	})
 	if err != nil {
-		return diskError(err, root, "cannot read the prepared layer")
+		return diskfull.Error(err, root, "cannot read the prepared layer")
 	}
 	pt.wrote = out
 	return nil

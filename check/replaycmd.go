@@ -16,6 +16,7 @@ import (
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/gocache"
 )
 
 // ReplayOptions are the inputs of one replay (flakegate replay): one
@@ -63,7 +64,7 @@ type ReplayOptions struct {
 	// keeps an exit 0 a pass and an exit 1 a failure.
 	Framework, Name        string
 	PassMarker, FailMarker *regexp.Regexp
-	// GoBase is the commit whose Go caches the command gets (gocache.go):
+	// GoBase is the commit whose Go caches the command gets (gocache/):
 	// the base the check ran against, as CheckoutReplay sets it; "" is
 	// the HEAD of the repository of Repo (or Dir). Outside a repository
 	// there are none, as in a check of a base without a Go module.
@@ -85,10 +86,10 @@ type ReplayOptions struct {
 type Replay struct {
 	opts    ReplayOptions
 	iso     *isolation
-	fixture string    // the fixture's digest, "" without a fixture
-	common  string    // the repository's git common dir, "" outside one
-	goc     *goCaches // the repository's Go caches, nil for none
-	notes   []string  // what the replay did besides the command (Notes)
+	fixture string          // the fixture's digest, "" without a fixture
+	common  string          // the repository's git common dir, "" outside one
+	goc     *gocache.Caches // the repository's Go caches, nil for none
+	notes   []string        // what the replay did besides the command (Notes)
 	suite   *suiteReplay
 }
 
@@ -182,7 +183,7 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 		// What the module cache lacks (a fresh runner's is empty, and the
 		// commit replayed may add a module), downloaded as a check does.
 		if r.goc != nil {
-			line, err := r.goc.fetch(ctx, repo, iso, opts.PrepareTree, "replay")
+			line, err := r.goc.Fetch(ctx, repo, &iso.sandbox, iso.env, opts.PrepareTree, "replay")
 			if err != nil {
 				r.Close()
 				return nil, err
@@ -208,7 +209,7 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 // Close lets go of the replay's hold on the repository's Go caches.
 func (r *Replay) Close() {
 	r.iso.close()
-	r.goc.release()
+	r.goc.Release()
 }
 
 // Notes say what the replay did besides the command: the Go build cache
@@ -220,7 +221,7 @@ func (r *Replay) Notes() []string { return r.notes }
 // checkout of the base of its own, removed after.
 func (r *Replay) fillGoCache(ctx context.Context, repo *git.Client) error {
 	gc := r.goc
-	if gc == nil || r.iso.sandbox.GoCache == "" || gc.filled(gc.baseKey()) {
+	if gc == nil || r.iso.sandbox.GoCache == "" || gc.Filled(gc.BaseKey()) {
 		return nil
 	}
 	tmp, err := os.MkdirTemp("", "flakegate-replay-base-")
@@ -229,13 +230,13 @@ func (r *Replay) fillGoCache(ctx context.Context, repo *git.Client) error {
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "checkout")
-	if err := repo.PrepareWorktree(ctx, dir, gc.base); err != nil {
+	if err := repo.PrepareWorktree(ctx, dir, gc.Base()); err != nil {
 		return err
 	}
 	defer repo.RemoveWorktree(context.WithoutCancel(ctx), dir) //nolint:errcheck // the folder goes with tmp
 	sb := r.iso.sandbox
 	sb.Tree = dir
-	line, err := gc.fill(ctx, sb, r.iso.env, dir, "replay")
+	line, err := gc.Fill(ctx, sb, r.iso.env, dir, "replay")
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,7 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 // (reportFile): its content and the folder the framework ran in, as it
 // saw it, are returned too.
 func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Duration, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
-	out := &boundedBuffer{max: maxListOutput}
+	out := &attempt.Bounded{Max: maxListOutput}
 	cmd := attempt.Command{Argv: argv, Dir: dir, Env: r.iso.env, WallBudget: budget, NoTestMarkers: []string{}, Output: out}
 	if r.iso.mode == IsolationBwrap {
 		sb := r.iso.sandbox
@@ -154,12 +154,12 @@ func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Dura
 	if ctx.Err() != nil {
 		return o, nil, nil, "", &ReplayIncomplete{"interrupted while listing the suite on the base"}
 	}
-	if out.over {
+	if out.Over {
 		return o, nil, nil, "", &ReplayIncomplete{fmt.Sprintf("%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)}
 	}
 	var report []byte
 	if file != "" {
-		report, _ = readBounded(file, maxListOutput)
+		report, _ = attempt.ReadBounded(file, maxListOutput)
 	}
 	return o, out.Bytes(), report, jsRoot(cmd), nil
 }
@@ -204,7 +204,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 		return err
 	}
 	if r.goc != nil {
-		markGoSkips(r.goc, r.goc.baseKey(), s, list, rs.BaseDir) // as the check left them out
+		markGoSkips(r.goc, r.goc.BaseKey(), s, list, rs.BaseDir) // as the check left them out
 	}
 	named := map[string]bool{}
 	for _, p := range rs.Properties {

@@ -153,7 +153,7 @@ func (c *site) setupIsolation(ctx context.Context, opts SiteOptions, ledgerPath 
 	iso.sandbox.CopyDir = filepath.Join(c.common, "flakegate", "copies")
 	c.iso = iso
 	// The attempts' Go caches are the repository's, built from the base
-	// (gocache.go); the runner's own are hidden.
+	// (gocachesite.go); the runner's own are hidden.
 	c.goc, err = setupGoCaches(ctx, c.git, c.common, c.baseSHA, iso, envGetter(opts.Env))
 	return err
 }
@@ -334,7 +334,7 @@ func (c *site) probeSandbox(ctx context.Context, root string) (overlay bool, why
 	sb := &c.iso.sandbox
 	line := sb.Level.Describe(sb.Limits, sb.Overlay)
 	if c.iso.mode == IsolationBwrap {
-		line += c.goc.describe(sb.GoCache != "")
+		line += c.goc.Describe(sb.GoCache != "")
 	}
 	c.say("sandbox: " + c.redact(line))
 	if n := sandbox.SweepLayers(); n > 0 {

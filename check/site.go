@@ -21,6 +21,7 @@ import (
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/gocache"
 	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/template"
 	"github.com/flakegate/flakegate/transcript"
@@ -49,7 +50,7 @@ type site struct {
 	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
 	prepareMu   sync.Mutex               // one prepare at a time (prepare.go)
 	prepareRuns []flakegate.PrepareRun   // under prepareMu
-	goc         *goCaches                // the attempts' Go caches (gocache.go), nil for none
+	goc         *gocache.Caches          // the attempts' Go caches (gocachesite.go), nil for none
 	suite       suiteState               // the suites' lists, orders and new tests (suite.go)
 }
 

@@ -41,6 +41,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/gocache"
 )
 
 // suiteTest is one test a suite's framework lists.
@@ -238,17 +239,17 @@ func (c *site) expandSuites(ctx context.Context) error {
 // so it is not gated. dir is the base tree (its go.mod names the module).
 func (c *site) goBaseSkips(s *config.Suite, list *suiteList, dir string) {
 	if c.goc != nil {
-		markGoSkips(c.goc, c.goc.fillKey(), s, list, dir)
+		markGoSkips(c.goc, c.goc.FillKey(), s, list, dir)
 	}
 }
 
 // markGoSkips marks in list what the fill from key recorded as skipped
-// by the base (a replay's key is the base's, baseKey).
-func markGoSkips(gc *goCaches, key string, s *config.Suite, list *suiteList, dir string) {
+// by the base (a replay's key is the base's, BaseKey).
+func markGoSkips(gc *gocache.Caches, key string, s *config.Suite, list *suiteList, dir string) {
 	if s.Framework != config.FrameworkGo {
 		return
 	}
-	skipped, ok := gc.baseSkipped(key)
+	skipped, ok := gc.BaseSkipped(key)
 	if !ok || len(skipped) == 0 {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/gocache"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 )
 
@@ -55,7 +56,7 @@ func (c *site) suiteListKey(s *config.Suite) string {
 	if s.Framework != config.FrameworkGo || c.iso == nil {
 		return ""
 	}
-	_, tool := goTool(c.iso.env)
+	_, tool := gocache.Tool(c.iso.env)
 	if tool == "" {
 		return ""
 	}

@@ -118,7 +118,7 @@ func (l *suiteLister) listJS(ctx context.Context, s *config.Suite) (*suiteList, 
 	var tests []suiteTest
 	if s.Framework == config.FrameworkJest {
 		tests, err = parseJestList(report, root, func(file string) string {
-			b, _ := readBounded(filepath.Join(l.dir, filepath.FromSlash(file)), 16<<20)
+			b, _ := attempt.ReadBounded(filepath.Join(l.dir, filepath.FromSlash(file)), 16<<20)
 			return string(b)
 		})
 	} else {
@@ -169,7 +169,7 @@ func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv
 		return attempt.Outcome{}, nil, nil, "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}
 	defer t.release(c.resetClean)
-	out := &boundedBuffer{max: maxListOutput}
+	out := &attempt.Bounded{Max: maxListOutput}
 	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out}
 	file, err := reportFile(&cmd, "list.json", flag)
@@ -181,7 +181,7 @@ func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv
 	if ctx.Err() != nil {
 		return o, nil, nil, "", interrupted(ctx)
 	}
-	report, rerr := readBounded(file, maxListOutput)
+	report, rerr := attempt.ReadBounded(file, maxListOutput)
 	if rerr != nil {
 		report = nil
 	}

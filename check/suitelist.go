@@ -25,25 +25,11 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/gocache"
 )
 
 // maxListOutput bounds what a listing command may print.
 const maxListOutput = 64 << 20
-
-// boundedBuffer keeps at most max bytes and says whether it dropped some.
-type boundedBuffer struct {
-	bytes.Buffer
-	max  int
-	over bool
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if b.Len()+len(p) > b.max {
-		b.over = true
-		return len(p), nil
-	}
-	return b.Buffer.Write(p)
-}
 
 // listRun runs argv in the sandbox on t and returns its whole output (a
 // listing is no test: its exit code is judged by the caller).
@@ -56,13 +42,13 @@ func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []str
 		return attempt.Outcome{}, nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}
 	defer t.release(c.resetClean)
-	out := &boundedBuffer{max: maxListOutput}
+	out := &attempt.Bounded{Max: maxListOutput}
 	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out})
 	if ctx.Err() != nil {
 		return o, nil, interrupted(ctx)
 	}
-	if out.over {
+	if out.Over {
 		return o, nil, c.suiteError(s, "%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)
 	}
 	return o, out.Bytes(), nil
@@ -173,7 +159,7 @@ func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, 
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), goFailure(string(out), 5))
+		return nil, l.fail("go list %s failed (%s): %s", s.Path, strings.TrimSpace(o.Result+" "+o.Reason), gocache.Failure(string(out), 5))
 	}
 	list := &suiteList{pkgTests: map[string][]string{}, rapid: map[string]bool{}}
 	byImport := map[string]string{}         // import path -> "./dir"
@@ -213,7 +199,7 @@ func (l *suiteLister) listGo(ctx context.Context, s *config.Suite) (*suiteList, 
 		return nil, err
 	}
 	if o.Result != attempt.Pass {
-		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), goFailure(string(out), 8))
+		return nil, l.fail("go test -list failed in the base tree (%s): %s", strings.TrimSpace(o.Result+" "+o.Reason), gocache.Failure(string(out), 8))
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

@@ -28,7 +28,7 @@ import (
 // attempt, about 3 µs a file (tens of milliseconds per attempt in a big
 // repository), skips them (sandbox.Resident). A reboot empties the
 // tmpfs; the next check adds the trees again. The repository's Go caches
-// get a resident mirror there too (gocacheshm.go).
+// get a resident mirror there too (gocache/mirror.go).
 //
 // The folder flakegate-UID must be flakegate's user's own, mode 0700,
 // and no symlink: another local user who made it first cannot see or

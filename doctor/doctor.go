@@ -511,7 +511,7 @@ func errLine(err error) string {
 
 // goModules says what the base's Go modules needed, when the prepares or
 // the suites' listing built the base: the modules its go.sum names that
-// the module cache lacked, downloaded or not (check/gomodfetch.go).
+// the module cache lacked, downloaded or not (gocache/fetch.go).
 func (d *doctor) goModules() {
 	if d.site == nil {
 		return

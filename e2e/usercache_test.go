@@ -10,7 +10,7 @@ import (
 
 // The non-root modes' user cache folders ($XDG_CACHE_HOME), one per uid
 // for the whole test binary, as a real user's ~/.cache is: the standard
-// library layer (check/gocachestd.go) a first Go check of that user
+// library layer (gocache/std.go) a first Go check of that user
 // builds serves its later checks, so not every test repository compiles
 // the standard library again. Each test's $HOME stays its own.
 var (

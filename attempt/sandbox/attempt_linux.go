@@ -293,7 +293,7 @@ func (s *Sandbox) idmaps(r *sandboxRun, h *handOff, tree string) error {
 	}
 	h.give(fdTreeUserns, ns)
 	// No host Go cache is idmapped since the attempts' caches are the
-	// repository's (gocache.go): the helper gets no fdCacheUserns.
+	// repository's (gocache/): the helper gets no fdCacheUserns.
 	if len(s.RW) == 0 {
 		return nil
 	}

@@ -217,9 +217,9 @@ func TestOnlyWriter(t *testing.T) {
 		"attempt/sandbox/helper_linux.go": "os.WriteFile",  // cgroup.procs, and empty mount points for files
 		"attempt/sandbox/level.go":        "os.WriteFile",  // the probe's file in its throwaway tree
 		"attempt/sandbox/etc.go":          "os.Rename",     // a whole staged /etc folder put in place, not a file
-		"check/gocache.go":                "os.Rename",     // a whole verified module folder put in place, not a file
-		"check/gocachestd.go":             "os.Rename",     // a Go build cache entry, which go writes unsynced too: a lost one is compiled again
-		"check/gocacheshm.go":             "os.Rename",     // a file of the Go caches' mirror on a tmpfs: no disk to sync, the disk cache is the durable copy
+		"gocache/gocache.go":              "os.Rename",     // a whole verified module folder put in place, not a file
+		"gocache/std.go":                  "os.Rename",     // a Go build cache entry, which go writes unsynced too: a lost one is compiled again
+		"gocache/mirror.go":               "os.Rename",     // a file of the Go caches' mirror on a tmpfs: no disk to sync, the disk cache is the durable copy
 	}
 	found := 0
 	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {

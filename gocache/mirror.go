@@ -1,4 +1,4 @@
-package check
+package gocache
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 )
 
 // The Go caches' resident mirror. Where the worktrees are on a tmpfs
-// without swap (treeroot.go), the attempts' Go build and module caches
-// would still be swept from the page cache before every attempt, and
+// without swap (check/treeroot.go), the attempts' Go build and module
+// caches would still be swept from the page cache before every attempt, and
 // every attempt would read the compiled packages it links from disk
 // again: most of a warm go test's time without a memory cgroup. So,
 // after the fill, the check mirrors both into the repository's folder
@@ -28,14 +28,12 @@ import (
 // attempts see it read-only, below their throwaway layers, as they see
 // the disk caches.
 
-// mirrorGoCaches points the sandbox's Go caches at mirrors under shm
-// when they fit in a quarter of the tmpfs's free space; it returns what
-// it did for the progress, "" when nothing.
-func (c *site) mirrorGoCaches(shm string) string {
-	sb := &c.iso.sandbox
-	if shm == "" || c.goc == nil || sb.GoCache == "" {
-		return ""
-	}
+// Mirror points sb's Go caches (BuildDir and ModDir, or what the
+// caller made of them) at mirrors under shm, the repository's folder on
+// the worktrees' tmpfs, when they take at most room bytes there; it
+// reports whether they fit, and an error when they could not be
+// mirrored (sb is then left as it was).
+func Mirror(sb *sandbox.Sandbox, shm string, room int64) (bool, error) {
 	pairs := [][2]string{
 		{sb.GoCache, filepath.Join(shm, "gocache", filepath.Base(filepath.Dir(sb.GoCache)))},
 		{sb.GoModCache, filepath.Join(shm, "gomod", filepath.Base(sb.GoModCache))},
@@ -44,17 +42,17 @@ func (c *site) mirrorGoCaches(shm string) string {
 	for _, p := range pairs {
 		need += treeBytes(p[0])
 	}
-	if free, err := freeBytes(shm); err != nil || need > free/4 {
-		return "the Go caches stay on disk, swept before every attempt: they do not fit in a quarter of " + shmRoot
+	if need > room {
+		return false, nil
 	}
 	for _, p := range pairs {
 		keepOnly(filepath.Dir(p[1]), filepath.Base(p[1])) // the mirrors of older caches
 		if err := mirrorTree(p[0], p[1]); err != nil {
-			return "the Go caches stay on disk, swept before every attempt: cannot mirror them: " + err.Error()
+			return true, err
 		}
 	}
 	sb.GoCache, sb.GoModCache = pairs[0][1], pairs[1][1]
-	return "the Go caches are mirrored there too, and need no sweep either"
+	return true, nil
 }
 
 // treeBytes is what the regular files under dir take, at whole pages.

@@ -5,7 +5,7 @@
 // testing and the rest of the standard library again (two minutes on a
 // loaded 2-core machine). It holds nothing of any repository's.
 
-package check
+package gocache
 
 import (
 	"context"
@@ -71,7 +71,7 @@ var stdPackageRe = lazyre.New(`^[a-z0-9_]+(/[a-zA-Z0-9_][a-zA-Z0-9_.\-]*)*$`)
 
 // setStd makes root/KEY the caches' standard library layer (root "" for
 // none): KEY names the toolchain, its environment and the user.
-func (gc *goCaches) setStd(root, tool string, env []string) error {
+func (gc *Caches) setStd(root, tool string, env []string) error {
 	if root == "" {
 		return nil
 	}
@@ -109,7 +109,7 @@ func (gc *goCaches) setStd(root, tool string, env []string) error {
 // the repository's own: its fill writing there changes no other
 // repository's. A step that fails leaves the fill to compile what is
 // missing, as before.
-func (gc *goCaches) seedStd(ctx context.Context, sb sandbox.Sandbox, env []string, tree, op string) string {
+func (gc *Caches) seedStd(ctx context.Context, sb sandbox.Sandbox, env []string, tree, op string) string {
 	if gc.std == "" {
 		return ""
 	}
@@ -157,7 +157,7 @@ func (gc *goCaches) seedStd(ctx context.Context, sb sandbox.Sandbox, env []strin
 		out := attempt.Run(ctx, attempt.Command{Argv: append([]string{"go", "build"}, missing...), Dir: empty, Env: env,
 			WallBudget: goFillBudget, Sandbox: &std, NoTestMarkers: []string{}})
 		if out.Result != attempt.Pass {
-			return fmt.Sprintf("; the standard library layer could not be built (%s %s: %s)", out.Result, out.Reason, shortTail(out.Tail))
+			return fmt.Sprintf("; the standard library layer could not be built (%s %s: %s)", out.Result, out.Reason, attempt.ShortTail(out.Tail))
 		}
 		compiled := len(missing) // want less what the layer had; built may hold other repositories' packages too
 		for p := range built {

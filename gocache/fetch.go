@@ -27,7 +27,7 @@
 // read. Fetching one is fetching code the candidate names, which its
 // attempts would run anyway, sandboxed.
 
-package check
+package gocache
 
 import (
 	"bufio"
@@ -46,7 +46,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
-	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/internal/diskfull"
 	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/internal/lazyre"
 )
@@ -59,8 +59,12 @@ var (
 	goVersionRe    = lazyre.New(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+incompatible)?$`)
 )
 
-// goFetchBudget bounds one download command.
-const goFetchBudget = 10 * time.Minute
+// goFetchBudget bounds one download command, and maxFetchOutput what
+// it may print (go's -json report of each module).
+const (
+	goFetchBudget  = 10 * time.Minute
+	maxFetchOutput = 64 << 20
+)
 
 // goFetchable reports whether a go.sum line's module and version can be
 // passed to go, and returns "MODULE@VERSION" and whether the line names
@@ -120,7 +124,7 @@ func goEnvValue(get func(string) (string, bool), name string) string {
 			file = filepath.Join(h, ".config", "go", "env")
 		}
 	}
-	b, err := readBounded(file, 1<<20)
+	b, err := attempt.ReadBounded(file, 1<<20)
 	if err != nil {
 		return ""
 	}
@@ -212,27 +216,16 @@ func fetchEnv(env []string, cache string, route goFetchRoute) []string {
 	return out
 }
 
-// fetchGoModules makes the attempts' module view hold every module the
+// Fetch makes the module view of sb's attempts hold every module the
 // base's go.sum names and, when cand is a commit other than the base,
-// every module the candidate's go.sum adds (goCaches.fetch), and says
-// what it did.
-func (c *site) fetchGoModules(ctx context.Context, cand string) error {
-	line, err := c.goc.fetch(ctx, c.git, c.iso, cand, "check")
-	if line != "" {
-		c.say(c.redact(line))
-	}
-	return err
-}
-
-// fetch makes the module view of iso's attempts hold every module the
-// base's go.sum names and, when cand is a commit other than the base,
-// every module the candidate's go.sum adds (in a view of its own): what
+// every module the candidate's go.sum adds (in a view of its own, which
+// sb's GoModCache then names; env is the attempts' environment): what
 // the runner's cache lacks is downloaded (see the top of this file),
 // once per check. It returns the line that says what it fetched, or
 // what it could not and what to try ("" when nothing was missing); a
 // module it cannot fetch is no error: go says so where it is needed.
-func (gc *goCaches) fetch(ctx context.Context, g *git.Client, iso *isolation, cand, op string) (string, error) {
-	if gc == nil || iso.sandbox.GoModCache == "" {
+func (gc *Caches) Fetch(ctx context.Context, g Repo, sb *sandbox.Sandbox, env []string, cand, op string) (string, error) {
+	if gc == nil || sb.GoModCache == "" {
 		return "", nil
 	}
 	var extra []string
@@ -259,7 +252,7 @@ func (gc *goCaches) fetch(ctx context.Context, g *git.Client, iso *isolation, ca
 		if err := gc.useCandidateView(extra); err != nil {
 			return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.mroot, Message: "cannot set up the candidate's Go module view", Err: err}
 		}
-		iso.sandbox.GoModCache = gc.modView
+		sb.GoModCache = gc.modView
 	}
 	lock, err := flock.Lock(ctx, gc.modView+".fill", flock.Options{What: "the Go module cache's lock", Op: op})
 	if err != nil {
@@ -270,7 +263,7 @@ func (gc *goCaches) fetch(ctx context.Context, g *git.Client, iso *isolation, ca
 	if len(missing) == 0 {
 		return "", nil
 	}
-	line, err := gc.download(ctx, iso, missing, len(extra) > 0, op)
+	line, err := gc.download(ctx, *sb, env, missing, len(extra) > 0, op)
 	if err != nil {
 		return "", err
 	}
@@ -284,7 +277,7 @@ func (gc *goCaches) fetch(ctx context.Context, g *git.Client, iso *isolation, ca
 // base's modules and the lines extra the candidate's go.sum adds: the
 // base's are copied from the base's view (or the runner's cache), the
 // candidate's are only ever downloaded.
-func (gc *goCaches) useCandidateView(extra []string) error {
+func (gc *Caches) useCandidateView(extra []string) error {
 	all := append(slices.Clone(gc.lines), extra...)
 	slices.Sort(all)
 	view := filepath.Join(gc.mroot, sha256Hex([]byte(strings.Join(all, "\n")))[:32])
@@ -312,9 +305,10 @@ type fetched struct {
 }
 
 // download downloads the modules of lines (missing from the view) in
-// iso's sandbox and copies into the view what hashes to its line; it
+// a copy of the attempts' sandbox sb (env their environment) and copies
+// into the view what hashes to its line; it
 // returns the line that says what happened.
-func (gc *goCaches) download(ctx context.Context, iso *isolation, lines []string, cand bool, op string) (string, error) {
+func (gc *Caches) download(ctx context.Context, sb sandbox.Sandbox, env []string, lines []string, cand bool, op string) (string, error) {
 	var zips, mods []string
 	for _, l := range lines {
 		arg, goMod, ok := goFetchable(l)
@@ -338,7 +332,7 @@ func (gc *goCaches) download(ctx context.Context, iso *isolation, lines []string
 	switch {
 	case n == 0:
 		return "Go modules: " + lacks + ", none of them a module path and version go could fetch", nil
-	case !iso.sandbox.Level.Root:
+	case !sb.Level.Root:
 		return "Go modules: " + lacks + " (" + strings.Join(firstN(append(zips, mods...), 3), ", ") + "), and flakegate downloads modules only as root " +
 			"(its download's network needs a namespace only root can serve); try: go mod download in each module first " +
 			"(the check copies from your module cache what matches go.sum), or run flakegate as root", nil
@@ -347,7 +341,7 @@ func (gc *goCaches) download(ctx context.Context, iso *isolation, lines []string
 	}
 	root := filepath.Join(filepath.Dir(gc.mroot), "gomod-fetch")
 	if err := os.MkdirAll(root, 0o700); err != nil {
-		return "", diskError(err, root, "cannot create the Go module download's folder")
+		return "", diskfull.Error(err, root, "cannot create the Go module download's folder")
 	}
 	lock, err := flock.Lock(ctx, root+".lock", flock.Options{What: "the Go module download's lock", Op: op})
 	if err != nil {
@@ -360,15 +354,14 @@ func (gc *goCaches) download(ctx context.Context, iso *isolation, lines []string
 	defer func() { makeRemovable(root); keepOnly(root, "") }()
 	for _, d := range []string{tree, cache} {
 		if err := os.Mkdir(d, 0o755); err != nil {
-			return "", diskError(err, d, "cannot create the Go module download's folder")
+			return "", diskfull.Error(err, d, "cannot create the Go module download's folder")
 		}
 	}
-	sb := iso.sandbox
 	sb.Tree = tree
 	sb.GoCache, sb.FillGoCache, sb.GoModCache, sb.Prepared, sb.Persist = "", false, "", "", ""
 	sb.RO, sb.RW, sb.Network = nil, []string{cache}, false
 	sb.Outbound = &sandbox.Outbound{Allow: route.allow}
-	env := fetchEnv(iso.env, cache, route)
+	env = fetchEnv(env, cache, route)
 	started := time.Now()
 	var got []fetched
 	for _, cmd := range [][]string{{"go", "mod", "download", "-json"}, {"go", "list", "-m", "-e", "-json"}} {
@@ -379,7 +372,7 @@ func (gc *goCaches) download(ctx context.Context, iso *isolation, lines []string
 		if len(args) == 0 {
 			continue
 		}
-		out := &boundedBuffer{max: maxListOutput}
+		out := &attempt.Bounded{Max: maxFetchOutput}
 		o := attempt.Run(ctx, attempt.Command{Argv: append(cmd, args...), Dir: tree, Env: env, WallBudget: goFetchBudget, Sandbox: &sb,
 			NoTestMarkers: []string{}, Output: out})
 		if ctx.Err() != nil {
@@ -557,13 +550,11 @@ func goPlainLines(out string) []string {
 	return lines
 }
 
-// GoMissingModule is the module a failed go command in the sandbox could
+// MissingModule is the module a failed go command in the sandbox could
 // not find in its module cache ("MODULE@VERSION"), "" for none: it said
 // it was downloading it, and then that the (read-only) cache or
 // GOPROXY=off stopped it.
-func GoMissingModule(out string) string { return goMissingModule(out) }
-
-func goMissingModule(out string) string {
+func MissingModule(out string) string {
 	lines := goPlainLines(out)
 	stopped := slices.ContainsFunc(lines, func(l string) bool {
 		return strings.Contains(l, "module lookup disabled by GOPROXY=off") ||
@@ -588,10 +579,10 @@ func goMissingModule(out string) string {
 	return "a module"
 }
 
-// goFailure is a failed go command's output in one line: the module
+// Failure is a failed go command's output in one line: the module
 // the module cache lacks, else its last n lines without go's noise.
-func goFailure(out string, n int) string {
-	if m := goMissingModule(out); m != "" {
+func Failure(out string, n int) string {
+	if m := MissingModule(out); m != "" {
 		return "the module cache lacks " + m + " (the \"Go modules:\" line above says why)"
 	}
 	var lines []string
@@ -607,4 +598,9 @@ func goFailure(out string, n int) string {
 		return "(no output)"
 	}
 	return oneLineCut(strings.Join(lines, " | "), 400)
+}
+
+// interrupted is the error of a command the check's end stopped.
+func interrupted(ctx context.Context) error {
+	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "interrupted", Err: context.Cause(ctx)}
 }

@@ -1,4 +1,4 @@
-package check
+package gocache
 
 import (
 	"maps"
@@ -109,20 +109,20 @@ func TestSuiteFillRuns(t *testing.T) {
 			t.Errorf("-skip %q on %s: got %v, want %v", runs[0].skip, name, !want, want)
 		}
 	}
-	gc := &goCaches{base: "abc"}
-	if gc.fillKey() != "abc" {
-		t.Fatalf("key without suites %q", gc.fillKey())
+	gc := &Caches{base: "abc"}
+	if gc.FillKey() != "abc" {
+		t.Fatalf("key without suites %q", gc.FillKey())
 	}
 	gc.runs = runs
-	k1 := gc.fillKey()
+	k1 := gc.FillKey()
 	gc.runs = suiteFillRuns(suites[:0])
-	if k1 == "abc" || !strings.HasPrefix(k1, "abc suites ") || gc.fillKey() != "abc" {
-		t.Fatalf("keys %q %q", k1, gc.fillKey())
+	if k1 == "abc" || !strings.HasPrefix(k1, "abc suites ") || gc.FillKey() != "abc" {
+		t.Fatalf("keys %q %q", k1, gc.FillKey())
 	}
 	// A fill that found only some of the base's modules has a key of
 	// its own: a later check that finds them all fills again.
 	gc.named, gc.found = 2, 1
-	if k := gc.fillKey(); k != "abc modules 1/2" {
+	if k := gc.FillKey(); k != "abc modules 1/2" {
 		t.Fatalf("key with a module missing %q", k)
 	}
 }
@@ -148,15 +148,33 @@ not json
 	if want := []string{"m\tTestRoot\n", "m/a\tTestA\n"}; !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	gc := &goCaches{dir: t.TempDir()}
-	if _, ok := gc.baseSkipped("k"); ok {
+	gc := &Caches{dir: t.TempDir()}
+	if _, ok := gc.BaseSkipped("k"); ok {
 		t.Fatal("no record reads as one")
 	}
 	if err := os.WriteFile(gc.skippedFile("k"), []byte(strings.Join(got, "")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m, ok := gc.baseSkipped("k")
+	m, ok := gc.BaseSkipped("k")
 	if !ok || !maps.Equal(m, map[string]bool{"m/a\x00TestA": true, "m\x00TestRoot": true}) {
 		t.Fatalf("read back %v, %v", m, ok)
+	}
+}
+
+// TestFilled: a fill is known by its whole key, one line of the
+// "filled" list: the base's key does not stand for the suites' fill,
+// nor a key for a longer one; UseSuites gives the fill its own key.
+func TestFilled(t *testing.T) {
+	gc := &Caches{base: "abc", dir: t.TempDir()}
+	if gc.Filled(gc.FillKey()) {
+		t.Fatal("filled without a list")
+	}
+	os.WriteFile(filepath.Join(gc.dir, "filled"), []byte("abc\nabcd suites 1\n"), 0o600)
+	if !gc.Filled("abc") || gc.Filled("ab") || gc.Filled("abc suites 1") {
+		t.Fatal("filled by another key")
+	}
+	gc.UseSuites([]config.Suite{{Path: "./...", Framework: config.FrameworkGo}})
+	if k := gc.FillKey(); !strings.HasPrefix(k, "abc suites ") || gc.Filled(k) || gc.BaseKey() != "abc" {
+		t.Fatalf("the suites' key %q", k)
 	}
 }

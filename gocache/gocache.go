@@ -1,11 +1,25 @@
-// The Go caches of a repository's attempts: a build cache flakegate
-// fills from the base, and a module cache of only what the base's go.sum
-// names, both under <git common dir>/flakegate (which no attempt can
-// see). Never the runner's own GOCACHE or GOMODCACHE: on a shared runner
-// they hold other projects' builds, cached test output and private
-// modules.
-
-package check
+// Package gocache holds the Go caches of a repository's attempts: a
+// build cache flakegate fills from the base, and a module cache of only
+// what the base's go.sum names, both under <git common dir>/flakegate
+// (which no attempt can see). Never the runner's own GOCACHE or
+// GOMODCACHE: on a shared runner they hold other projects' builds,
+// cached test output and private modules.
+//
+// The files:
+//   - gocache.go: Open (the build cache's folder, the module view of the
+//     base's go.sum, verified module by module, collection of old
+//     caches), Fill (the base's test builds and its go suites run once),
+//     the keys of a fill and what the base's go suites skip;
+//   - std.go: the user's standard library layer under the build caches;
+//   - fetch.go: the download of what the module view lacks, in the
+//     sandbox, through the module proxy only, and the words of a go
+//     command that stopped at a missing module;
+//   - mirror.go: the caches' resident mirror on the worktrees' tmpfs.
+//
+// The caller (the check, a replay) owns the sandbox: it points the
+// attempts' sandbox at BuildDir and ModDir, and gives Fill and Fetch the
+// sandbox their go commands run in.
+package gocache
 
 import (
 	"bytes"
@@ -31,24 +45,44 @@ import (
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
-	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/flock"
 )
 
-// goCaches are the Go caches of one check's (or replay's) attempts.
-type goCaches struct {
+// Repo is what the caches read of the repository: its files at a commit
+// (git.Client).
+type Repo interface {
+	ListFiles(ctx context.Context, rev string) ([]string, error)
+	Show(ctx context.Context, rev, file string) ([]byte, error)
+}
+
+// Options say whose caches Open sets up.
+type Options struct {
+	Git    Repo
+	Common string   // the repository's git common dir: the caches live under its flakegate folder
+	Base   string   // the commit the caches are built from
+	Env    []string // the attempts' environment: the go on its PATH, and what it compiles with
+	// Get looks a variable up in flakegate's own environment: the
+	// runner's module cache (copied from, verified), the user's cache
+	// folder (the standard library layer), GOPROXY and GOSUMDB.
+	Get func(string) (string, bool)
+	Op  string // "check" or "replay", in errors
+}
+
+// Caches are the Go caches of one check's (or replay's) attempts; a
+// nil *Caches is none.
+type Caches struct {
 	base    string       // the commit they are built from
 	modules []string     // the base's Go modules: folders holding a go.mod ("." for the root)
 	dir     string       // <common>/flakegate/gocache/KEY: cache/, filled, locks
 	modView string       // <common>/flakegate/gomod/DIGEST: the module cache
-	std     string       // the user's standard library layer (gocachestd.go), "" for none
+	std     string       // the user's standard library layer (std.go), "" for none
 	named   int          // modules (with a version) the base's go.sum names
 	found   int          // of those, verified into modView
 	lines   []string     // the base's go.sum lines (goSumLines)
 	host    string       // the runner's module cache, "" for none: copied from, verified, for the base's lines only
 	mroot   string       // <common>/flakegate/gomod: the module views
-	route   goFetchRoute // where a download of missing modules may connect (gomodfetch.go)
+	route   goFetchRoute // where a download of missing modules may connect (fetch.go)
 	// fetchTried: this check tried to fetch what the view lacks (once).
 	fetchTried bool
 	held       []*os.File
@@ -75,7 +109,7 @@ const (
 
 // baseGoModules are the folders of the base's go.mod files, skipping
 // those go itself skips in ./... (testdata, vendor, _ and . folders).
-func baseGoModules(ctx context.Context, g *git.Client, base string) ([]string, error) {
+func baseGoModules(ctx context.Context, g Repo, base string) ([]string, error) {
 	files, err := g.ListFiles(ctx, base)
 	if err != nil {
 		return nil, err
@@ -99,9 +133,10 @@ func baseGoModules(ctx context.Context, g *git.Client, base string) ([]string, e
 	return mods, nil
 }
 
-// goTool is the `go` the attempts' PATH (in env) finds, and what
-// identifies it: a new toolchain is another cache.
-func goTool(env []string) (string, string) {
+// Tool is the `go` the attempts' PATH (in env) finds, and what
+// identifies it: a new toolchain is another cache (and another listing
+// of a go suite).
+func Tool(env []string) (path, id string) {
 	for _, kv := range env {
 		v, ok := strings.CutPrefix(kv, "PATH=")
 		if !ok {
@@ -121,29 +156,28 @@ func goTool(env []string) (string, string) {
 	return "", ""
 }
 
-// setupGoCaches gives iso's sandbox the repository's Go caches for the
-// base commit: the build cache's folder (filled later, by fill) and the
-// module cache of the base's go.sum, copied from the runner's (found in
-// flakegate's environment, get) after verifying each module against its
-// go.sum hash, and the user's standard library layer. Without a Go
-// module at the base, or without go on the attempts' PATH, there are
-// none (nil). Old caches are collected.
-func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso *isolation, get func(string) (string, bool)) (*goCaches, error) {
+// Open sets up the repository's Go caches for the base commit: the
+// build cache's folder (filled later, by Fill) and the module cache of
+// the base's go.sum, copied from the runner's after verifying each
+// module against its go.sum hash, and the user's standard library
+// layer. Without a Go module at the base, or without go on the
+// attempts' PATH, there are none (nil). Old caches are collected. The
+// caller points its sandbox at BuildDir and ModDir, and calls Release
+// when its attempts are done.
+func Open(ctx context.Context, o Options) (*Caches, error) {
+	g, common, base, get := o.Git, o.Common, o.Base, o.Get
 	hostModCache := sandbox.HostGoModCache(get)
-	if iso.mode != IsolationBwrap {
-		return nil, nil
-	}
 	mods, err := baseGoModules(ctx, g, base)
 	if err != nil || len(mods) == 0 {
 		return nil, err
 	}
-	_, tool := goTool(iso.env)
+	_, tool := Tool(o.Env)
 	if tool == "" {
 		return nil, nil
 	}
-	gc := &goCaches{base: base, modules: mods}
+	gc := &Caches{base: base, modules: mods}
 	internal := func(p string, err error) error {
-		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: iso.spec.op, Path: p, Message: "cannot set up the repository's Go caches", Err: err}
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: o.Op, Path: p, Message: "cannot set up the repository's Go caches", Err: err}
 	}
 	// The build cache: one per toolchain, environment and user (the
 	// attempts' identity owns its files), whatever the base.
@@ -152,7 +186,7 @@ func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso 
 		Env     []string
 		UID     int
 		Version string
-	}{tool, iso.env, os.Geteuid(), flakegate.Version})
+	}{tool, o.Env, os.Geteuid(), flakegate.Version})
 	root := filepath.Join(common, "flakegate", "gocache")
 	if err := os.MkdirAll(root, 0o700); err != nil { // flakegate's user only: no one else walks in
 		return nil, internal(root, err)
@@ -177,38 +211,47 @@ func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso 
 		}
 		f, err := holdShared(d + ".lock")
 		if err != nil {
-			gc.release()
+			gc.Release()
 			return nil, internal(d, err)
 		}
 		gc.held = append(gc.held, f)
 		now := time.Now()
 		os.Chtimes(d, now, now) // last used: what collection goes by
 	}
-	lock, err := flock.Lock(ctx, gc.modView+".fill", flock.Options{What: "the Go module cache's lock", Op: iso.spec.op})
+	lock, err := flock.Lock(ctx, gc.modView+".fill", flock.Options{What: "the Go module cache's lock", Op: o.Op})
 	if err != nil {
-		gc.release()
+		gc.Release()
 		return nil, err
 	}
 	gc.lines, gc.host, gc.mroot, gc.route = lines, hostModCache, mroot, goRoute(get)
 	gc.named, gc.found, err = fillModView(gc.modView, []string{hostModCache}, lines)
 	lock.Close()
 	if err != nil {
-		gc.release()
+		gc.Release()
 		return nil, internal(gc.modView, err)
 	}
 	collectGoCaches(root, gc.dir)
 	collectGoCaches(mroot, gc.modView)
-	if err := gc.setStd(goStdRoot(get), tool, iso.env); err != nil {
+	if err := gc.setStd(goStdRoot(get), tool, o.Env); err != nil {
 		gc.std = "" // the fill compiles the standard library itself
 	}
-	iso.sandbox.GoCache = filepath.Join(gc.dir, "cache")
-	iso.sandbox.GoModCache = gc.modView
-	stampUsed(iso.sandbox.GoCache)
+	stampUsed(gc.BuildDir())
 	return gc, nil
 }
 
-// release lets go of the caches' shared locks (collection skips a held one).
-func (gc *goCaches) release() {
+// BuildDir is the build cache the attempts read (GOCACHE under their
+// throwaway layer).
+func (gc *Caches) BuildDir() string { return filepath.Join(gc.dir, "cache") }
+
+// ModDir is the module view the attempts read (GOMODCACHE, read-only):
+// the base's, or the candidate's once Fetch found modules it adds.
+func (gc *Caches) ModDir() string { return gc.modView }
+
+// Base is the commit the caches are built from.
+func (gc *Caches) Base() string { return gc.base }
+
+// Release lets go of the caches' shared locks (collection skips a held one).
+func (gc *Caches) Release() {
 	if gc == nil {
 		return
 	}
@@ -284,7 +327,7 @@ func makeRemovable(dir string) {
 
 // goSumLinesAt are the go.sum lines of the modules mods (their folders)
 // at rev.
-func goSumLinesAt(ctx context.Context, g *git.Client, rev string, mods []string) ([]string, error) {
+func goSumLinesAt(ctx context.Context, g Repo, rev string, mods []string) ([]string, error) {
 	var sums [][]byte
 	for _, m := range mods {
 		b, err := g.Show(ctx, rev, path.Join(m, "go.sum"))
@@ -533,7 +576,7 @@ func escapeModule(s string) (string, bool) {
 	return b.String(), true
 }
 
-// fillKey is the line of the "filled" list that a fill from the base
+// FillKey is the line of the "filled" list that a fill from the base
 // writes: the base commit, and the suites it ran for real when it ran
 // some (a fill without them leaves the suites' own builds out).
 //
@@ -541,8 +584,8 @@ func escapeModule(s string) (string, bool) {
 // module cache (the runner's own cache lacked them) built little: its
 // key names how many were found, so the first check that finds them all
 // fills again instead of compiling everything in every attempt.
-func (gc *goCaches) fillKey() string {
-	key := gc.baseKey()
+func (gc *Caches) FillKey() string {
+	key := gc.BaseKey()
 	if len(gc.runs) == 0 {
 		return key
 	}
@@ -553,9 +596,9 @@ func (gc *goCaches) fillKey() string {
 	return key + " suites " + sha256Hex([]byte(b.String()))[:16]
 }
 
-// baseKey is the fill's key without the suites: what a replay, which
-// runs no suite's fill, asks for (replaycmd.go).
-func (gc *goCaches) baseKey() string {
+// BaseKey is the fill's key without the suites: what a replay, which
+// runs no suite's fill, asks for.
+func (gc *Caches) BaseKey() string {
 	if gc.found < gc.named {
 		return gc.base + fmt.Sprintf(" modules %d/%d", gc.found, gc.named)
 	}
@@ -590,9 +633,13 @@ func suiteFillRuns(suites []config.Suite) []fillRun {
 	return runs
 }
 
-// filled reports whether the build cache was filled from base already
+// UseSuites makes the fill run the config's go suites for real, once
+// (suiteFillRuns): their fill has a key of its own (FillKey).
+func (gc *Caches) UseSuites(suites []config.Suite) { gc.runs = suiteFillRuns(suites) }
+
+// Filled reports whether the build cache was filled from base already
 // (base is a fillKey).
-func (gc *goCaches) filled(base string) bool {
+func (gc *Caches) Filled(base string) bool {
 	b, _ := os.ReadFile(filepath.Join(gc.dir, "filled"))
 	for _, l := range strings.Split(string(b), "\n") {
 		if l == base {
@@ -602,7 +649,7 @@ func (gc *goCaches) filled(base string) bool {
 	return false
 }
 
-// fill builds the base's test binaries once in tree (a checkout of the
+// Fill builds the base's test binaries once in tree (a checkout of the
 // base), in sb with the build cache writable: `go test -count=1 -exec
 // /bin/true ./...` in every module of the base, so the compiled
 // packages and vet results land in the cache. Then each go suite of the
@@ -615,8 +662,8 @@ func (gc *goCaches) filled(base string) bool {
 // base's own) and says why; the attempts then compile the rest. It runs
 // once per base commit (the folder's "filled" list) under the cache's
 // fill lock.
-func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, tree string, op string) (string, error) {
-	if gc == nil || gc.filled(gc.fillKey()) {
+func (gc *Caches) Fill(ctx context.Context, sb sandbox.Sandbox, env []string, tree string, op string) (string, error) {
+	if gc == nil || gc.Filled(gc.FillKey()) {
 		return "", nil
 	}
 	lock, err := flock.Lock(ctx, gc.dir+".fill", flock.Options{What: "the Go build cache's fill lock", Op: op})
@@ -624,7 +671,7 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 		return "", err
 	}
 	defer lock.Close()
-	if gc.filled(gc.fillKey()) {
+	if gc.Filled(gc.FillKey()) {
 		return "", nil
 	}
 	sb.GoCache, sb.FillGoCache, sb.Tree, sb.Prepared, sb.Persist = filepath.Join(gc.dir, "cache"), true, tree, "", ""
@@ -640,7 +687,7 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 			return "", ctx.Err()
 		}
 		if out.Result != attempt.Pass {
-			why = append(why, fmt.Sprintf("%s: %s: %s", m, strings.TrimSpace(out.Result+" "+out.Reason), goFailure(out.Tail, 3)))
+			why = append(why, fmt.Sprintf("%s: %s: %s", m, strings.TrimSpace(out.Result+" "+out.Reason), Failure(out.Tail, 3)))
 		}
 	}
 	var skipped []string
@@ -655,11 +702,11 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 			return "", ctx.Err()
 		}
 		if out.Result != attempt.Pass {
-			why = append(why, fmt.Sprintf("suite %s: %s: %s", run.pattern, strings.TrimSpace(out.Result+" "+out.Reason), goFailure(out.Tail, 3)))
+			why = append(why, fmt.Sprintf("suite %s: %s: %s", run.pattern, strings.TrimSpace(out.Result+" "+out.Reason), Failure(out.Tail, 3)))
 		}
 		skipped = append(skipped, goSkips(events)...)
 	}
-	for _, key := range []string{gc.fillKey(), gc.baseKey()} {
+	for _, key := range []string{gc.FillKey(), gc.BaseKey()} {
 		if err := atomicfile.WriteFile(gc.skippedFile(key), []byte(strings.Join(skipped, "")), 0o600); err != nil {
 			return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.dir, Message: "cannot record the tests the base skips", Err: err}
 		}
@@ -669,8 +716,8 @@ func (gc *goCaches) fill(ctx context.Context, sb sandbox.Sandbox, env []string, 
 	if len(list) > 100 {
 		list = list[len(list)-100:]
 	}
-	list = append(list, gc.baseKey()) // a replay's key (replaycmd.go)
-	if key := gc.fillKey(); key != gc.baseKey() {
+	list = append(list, gc.BaseKey()) // a replay's key
+	if key := gc.FillKey(); key != gc.BaseKey() {
 		list = append(list, key)
 	}
 	if err := atomicfile.WriteFile(filepath.Join(gc.dir, "filled"), []byte(strings.TrimSpace(strings.Join(list, "\n"))+"\n"), 0o600); err != nil {
@@ -697,15 +744,15 @@ func goSkips(events *evidence.GoJSON) []string {
 
 // skippedFile is where the fill from key records the go suites' tests
 // the base skipped.
-func (gc *goCaches) skippedFile(key string) string {
+func (gc *Caches) skippedFile(key string) string {
 	h := sha256.Sum256([]byte(key))
 	return filepath.Join(gc.dir, "skipped-"+hex.EncodeToString(h[:8]))
 }
 
-// baseSkipped returns the top-level tests the base's own run of the go
+// BaseSkipped returns the top-level tests the base's own run of the go
 // suites skipped in the fill from key ("IMPORT\x00NAME"), and whether
 // that fill recorded them (a fill by an older flakegate did not).
-func (gc *goCaches) baseSkipped(key string) (map[string]bool, bool) {
+func (gc *Caches) BaseSkipped(key string) (map[string]bool, bool) {
 	if gc == nil {
 		return nil, false
 	}
@@ -722,9 +769,9 @@ func (gc *goCaches) baseSkipped(key string) (map[string]bool, bool) {
 	return skipped, true
 }
 
-// describe is the caches in words, for the "sandbox:" line; warm says
+// Describe is the caches in words, for the "sandbox:" line; warm says
 // whether the probe could lay the build cache under the attempts.
-func (gc *goCaches) describe(warm bool) string {
+func (gc *Caches) Describe(warm bool) string {
 	if gc == nil {
 		return "; Go caches: none (no Go module at the base, or no go on PATH)"
 	}
@@ -735,38 +782,15 @@ func (gc *goCaches) describe(warm bool) string {
 	return fmt.Sprintf("; Go caches: %s, and %d of the %d modules the base's go.sum names (never the runner's own)", build, gc.found, gc.named)
 }
 
-// fillGoCache fills the repository's Go build cache from the base tree
-// (proven pristine), once per base commit, before any prepare or attempt.
-func (c *site) fillGoCache(ctx context.Context) error {
-	if c.goc == nil || c.iso.sandbox.GoCache == "" {
-		return nil
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// count is n things in words: "1 module", "3 modules".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
 	}
-	if err := c.fetchGoModules(ctx, ""); err != nil {
-		return err
-	}
-	c.goc.runs = suiteFillRuns(c.cfg.Suites)
-	if c.goc.filled(c.goc.fillKey()) {
-		return nil
-	}
-	t := c.trees.workers[0].base
-	if err := t.acquire(); err != nil {
-		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot fill the Go build cache", Err: err}
-	}
-	defer t.release(c.resetClean)
-	// Only the base's own code fills it: the tree is proven to be the base
-	// commit first, as before a base replay.
-	if err := c.trees.prove(ctx, t); err != nil {
-		return err
-	}
-	line, err := c.goc.fill(ctx, *c.sandboxFor(t.dir), c.iso.env, t.dir, "check")
-	if ctx.Err() != nil {
-		return interrupted(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	if line != "" {
-		c.say(c.redact(line))
-	}
-	return nil
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -1,4 +1,4 @@
-package check
+package gocache
 
 import (
 	"os"
@@ -34,7 +34,7 @@ func TestGoFetchable(t *testing.T) {
 // and the checksum database, and nothing when GOPROXY names no proxy.
 func TestGoRoute(t *testing.T) {
 	env := func(kv ...string) func(string) (string, bool) {
-		return envGetter(append([]string{"HOME=/nonexistent"}, kv...))
+		return getter(append([]string{"HOME=/nonexistent"}, kv...))
 	}
 	r := goRoute(env())
 	if strings.Join(r.allow, " ") != "proxy.golang.org:443 sum.golang.org:443" || r.why != "" {
@@ -57,10 +57,10 @@ func TestGoRoute(t *testing.T) {
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, ".config", "go"), 0o755)
 	os.WriteFile(filepath.Join(home, ".config", "go", "env"), []byte("GOFLAGS=-x\nGOPROXY=https://corp.example/go\n"), 0o644)
-	if r := goRoute(envGetter([]string{"HOME=" + home})); r.proxy != "https://corp.example/go" {
+	if r := goRoute(getter([]string{"HOME=" + home})); r.proxy != "https://corp.example/go" {
 		t.Errorf("from the go env file: %+v", r)
 	}
-	if r := goRoute(envGetter([]string{"HOME=" + home, "GOPROXY=https://env.example"})); r.proxy != "https://env.example" {
+	if r := goRoute(getter([]string{"HOME=" + home, "GOPROXY=https://env.example"})); r.proxy != "https://env.example" {
 		t.Errorf("the environment over the file: %+v", r)
 	}
 }
@@ -104,15 +104,15 @@ func TestParseFetched(t *testing.T) {
 func TestGoFailure(t *testing.T) {
 	ro := "can't start telemetry child process: fork/exec /usr/local/go/bin/go: operation not permitted\ngo: downloading github.com/google/go-cmp v0.6.0\n" +
 		`{"ImportPath":"github.com/google/go-cmp/cmp","Action":"build-output","Output":"clamp_test.go:6:2: mkdir /sandbox/gomod/cache: read-only file system\n"}` + "\n"
-	if got := goFailure(ro, 5); got != `the module cache lacks github.com/google/go-cmp@v0.6.0 (the "Go modules:" line above says why)` {
+	if got := Failure(ro, 5); got != `the module cache lacks github.com/google/go-cmp@v0.6.0 (the "Go modules:" line above says why)` {
 		t.Errorf("read-only cache: %q", got)
 	}
 	off := "x_test.go:6:2: example.com/dep@v1.2.3: module lookup disabled by GOPROXY=off\nFAIL\tm [setup failed]\n"
-	if got := goMissingModule(off); got != "example.com/dep@v1.2.3" {
+	if got := MissingModule(off); got != "example.com/dep@v1.2.3" {
 		t.Errorf("GOPROXY=off: %q", got)
 	}
 	other := "can't start telemetry child process: x\n# m\n./a.go:3:1: syntax error\nFAIL\tm [build failed]\n"
-	if got := goFailure(other, 2); got != "./a.go:3:1: syntax error | FAIL m [build failed]" {
+	if got := Failure(other, 2); got != "./a.go:3:1: syntax error | FAIL m [build failed]" {
 		t.Errorf("build failure: %q", got)
 	}
 }
@@ -127,4 +127,15 @@ func TestShownProxy(t *testing.T) {
 	if strings.Contains(line, "s3cret") || !strings.Contains(line, "cannot download a.example/m@v1.0.0") || !strings.Contains(line, "404 Not Found") {
 		t.Errorf("%s", line)
 	}
+}
+
+// getter looks a variable up in env ("NAME=value"), the last one
+// winning, as the check's environment getter does.
+func getter(env []string) func(string) (string, bool) {
+	vars := map[string]string{}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		vars[name] = value
+	}
+	return lookup(vars)
 }

@@ -1,0 +1,105 @@
+// The check's use of the repository's Go caches (package gocache): set
+// up beside the sandbox, the modules downloaded and the build cache
+// filled from the base tree before any prepare or attempt, mirrored onto
+// the worktrees' tmpfs.
+
+package check
+
+import (
+	"context"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/gocache"
+)
+
+// setupGoCaches gives iso's sandbox the repository's Go caches for the
+// base commit (gocache.Open): none (nil) unless the attempts are
+// sandboxed. get is flakegate's own environment (the runner's module
+// cache, the user's cache folder, GOPROXY).
+func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso *isolation, get func(string) (string, bool)) (*gocache.Caches, error) {
+	if iso.mode != IsolationBwrap {
+		return nil, nil
+	}
+	gc, err := gocache.Open(ctx, gocache.Options{Git: g, Common: common, Base: base, Env: iso.env, Get: get, Op: iso.spec.op})
+	if gc == nil || err != nil {
+		return nil, err
+	}
+	iso.sandbox.GoCache, iso.sandbox.GoModCache = gc.BuildDir(), gc.ModDir()
+	return gc, nil
+}
+
+// fillGoCache fills the repository's Go build cache from the base tree
+// (proven pristine), once per base commit, before any prepare or attempt.
+func (c *site) fillGoCache(ctx context.Context) error {
+	if c.goc == nil || c.iso.sandbox.GoCache == "" {
+		return nil
+	}
+	if err := c.fetchGoModules(ctx, ""); err != nil {
+		return err
+	}
+	c.goc.UseSuites(c.cfg.Suites)
+	if c.goc.Filled(c.goc.FillKey()) {
+		return nil
+	}
+	t := c.trees.workers[0].base
+	if err := t.acquire(); err != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot fill the Go build cache", Err: err}
+	}
+	defer t.release(c.resetClean)
+	// Only the base's own code fills it: the tree is proven to be the base
+	// commit first, as before a base replay.
+	if err := c.trees.prove(ctx, t); err != nil {
+		return err
+	}
+	line, err := c.goc.Fill(ctx, *c.sandboxFor(t.dir), c.iso.env, t.dir, "check")
+	if ctx.Err() != nil {
+		return interrupted(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if line != "" {
+		c.say(c.redact(line))
+	}
+	return nil
+}
+
+// fetchGoModules makes the attempts' module view hold every module the
+// base's go.sum names and, when cand is a commit other than the base,
+// every module the candidate's go.sum adds (gocache's Fetch), and says
+// what it did.
+func (c *site) fetchGoModules(ctx context.Context, cand string) error {
+	line, err := c.goc.Fetch(ctx, c.git, &c.iso.sandbox, c.iso.env, cand, "check")
+	if line != "" {
+		c.say(c.redact(line))
+	}
+	return err
+}
+
+// mirrorGoCaches points the sandbox's Go caches at mirrors under shm
+// (gocache.Mirror) when they fit in a quarter of the tmpfs's free space;
+// it returns what it did for the progress, "" when nothing.
+func (c *site) mirrorGoCaches(shm string) string {
+	sb := &c.iso.sandbox
+	if shm == "" || c.goc == nil || sb.GoCache == "" {
+		return ""
+	}
+	tooBig := "the Go caches stay on disk, swept before every attempt: they do not fit in a quarter of " + shmRoot
+	free, err := freeBytes(shm)
+	if err != nil {
+		return tooBig
+	}
+	switch fits, err := gocache.Mirror(sb, shm, free/4); {
+	case !fits:
+		return tooBig
+	case err != nil:
+		return "the Go caches stay on disk, swept before every attempt: cannot mirror them: " + err.Error()
+	}
+	return "the Go caches are mirrored there too, and need no sweep either"
+}
+
+// GoMissingModule is the module a failed go command in the sandbox could
+// not find in its module cache (gocache.MissingModule), for the CLI's
+// trial of a new config.
+func GoMissingModule(out string) string { return gocache.MissingModule(out) }
