@@ -451,8 +451,11 @@ func (b *batchRun) bases(ctx context.Context) error {
 			release, err := c.lockReplay(ctx, m.r.j, keys[m])
 			if err != nil {
 				if ctx.Err() != nil {
+					// Interrupted: no member's base is known, not even
+					// one read from the cache before (the record would
+					// say not_run from the cache).
 					for _, m := range b.members {
-						m.r.t.base = notRun
+						m.r.t.base, m.r.t.fromCache = notRun, false
 					}
 					return nil
 				}
