@@ -59,7 +59,7 @@ func prepareSHA256(p *config.Prepare, env []string) string {
 		Env     []string `json:"env"`
 		Allow   []string `json:"allow,omitempty"`
 	}{p.Run, p.Network, env, p.Allow})
-	return sha256Hex(b)
+	return flakegate.SHA256Hex(b)
 }
 
 func preparedKey(side, sha string) string { return side + "\x00" + sha }
@@ -221,7 +221,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 		}
 		lock.Close()
 	} else if ctx.Err() != nil {
-		return nil, interrupted(ctx)
+		return nil, flakegate.Interrupted(ctx)
 	}
 	if err := t.acquire(); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot prepare the worktree", Err: err}
@@ -253,7 +253,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	lock, err := flock.Share(ctx, final)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, interrupted(ctx)
+			return nil, flakegate.Interrupted(ctx)
 		}
 		return nil, diskError(err, final, "cannot lock a prepared layer")
 	}
@@ -272,9 +272,9 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	}
 	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: t.dir, Env: c.iso.env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
 	if ctx.Err() != nil {
-		return nil, interrupted(ctx)
+		return nil, flakegate.Interrupted(ctx)
 	}
-	pt.seconds, pt.exit = roundSeconds(out.Wall), out.ExitCode
+	pt.seconds, pt.exit = attempt.Seconds(out.Wall), out.ExitCode
 	tail := c.redact(out.Tail)
 	if pt.reason = c.prepareFailed(out, p, tail); pt.reason != "" {
 		return pt, nil
@@ -296,19 +296,19 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 // none), with the end of its output, tail (redacted).
 func (c *site) prepareFailed(out attempt.Outcome, p *config.Prepare, tail string) string {
 	if out.Limit != "" {
-		return fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, shortTail(tail))
+		return fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, attempt.ShortTail(tail))
 	}
 	switch out.Result {
 	case attempt.Pass:
 		return ""
 	case attempt.Timeout:
-		return fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, shortTail(tail))
+		return fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, attempt.ShortTail(tail))
 	default:
 		why := fmt.Sprintf("exit %d", out.ExitCode)
 		if out.ExitCode < 0 {
 			why = c.redact(out.Reason)
 		}
-		return "prepare failed: " + why + ": " + shortTail(tail)
+		return "prepare failed: " + why + ": " + attempt.ShortTail(tail)
 	}
 }
 
@@ -320,7 +320,7 @@ func preparedLayerKey(treeSHA, prepareSHA, isolation, goCache string, uid int, b
 		UID                                        int
 		Budget                                     float64
 	}{treeSHA, prepareSHA, isolation, goCache, flakegate.Version, uid, budget.Seconds()})
-	return sha256Hex(kb)
+	return flakegate.SHA256Hex(kb)
 }
 
 // preparedRoot is the folder of the repository's prepared layers.
@@ -335,19 +335,9 @@ func readPrepareMeta(dir string) (prepareMeta, bool) {
 	return m, true
 }
 
-// shortTail is the end of a prepare's output for a reason: its last
-// lines, at most 400 bytes, on one line.
-func shortTail(tail string) string {
-	tail = strings.TrimSpace(tail)
-	if len(tail) > 400 {
-		tail = "..." + tail[len(tail)-400:]
-	}
-	tail = strings.Join(strings.Fields(strings.ReplaceAll(tail, "\n", " | ")), " ")
-	if tail == "" {
-		return "(no output)"
-	}
-	return tail
-}
+// shortTail is attempt.ShortTail, for the Go cache's files until they
+// leave check for a package of their own.
+func shortTail(tail string) string { return attempt.ShortTail(tail) }
 
 // preparedFor returns the side's prepared layer of ps, nil without
 // prepare or before it ran.

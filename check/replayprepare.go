@@ -68,13 +68,13 @@ func (r *Replay) prepareIn(ctx context.Context, sb *sandbox.Sandbox, dir, tree s
 	switch out.Result {
 	case attempt.Pass:
 	case attempt.Timeout:
-		return done, fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, shortTail(tail))
+		return done, fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, attempt.ShortTail(tail))
 	default:
 		what := fmt.Sprintf("exit %d", out.ExitCode)
 		if out.ExitCode < 0 {
 			what = r.iso.redact(out.Reason)
 		}
-		return done, "prepare failed: " + what + ": " + shortTail(tail)
+		return done, "prepare failed: " + what + ": " + attempt.ShortTail(tail)
 	}
 	for _, d := range []string{"tree.work", "gocache.work"} {
 		os.RemoveAll(filepath.Join(layer, d))

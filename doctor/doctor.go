@@ -196,7 +196,7 @@ func (d *doctor) lookAtBwrap(ctx context.Context) {
 	opts, rep := d.opts, d.rep
 	bwrap, err := opts.Bwrap, error(nil)
 	if bwrap == "" {
-		bwrap, err = check.LookPath("bwrap", opts.Env)
+		bwrap, err = attempt.LookPath("bwrap", opts.Env)
 	} else {
 		_, err = os.Stat(bwrap)
 	}
@@ -429,7 +429,7 @@ func hostPath(prog string, env []string) string {
 		}
 		return prog
 	}
-	p, err := check.LookPath(prog, env)
+	p, err := attempt.LookPath(prog, env)
 	if err != nil {
 		return ""
 	}
