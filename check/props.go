@@ -19,8 +19,8 @@ import (
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/internal/grade"
-	"github.com/flakegate/flakegate/internal/infra"
+	"github.com/flakegate/flakegate/grade"
+	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/template"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
@@ -331,11 +331,11 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 }
 
 // watchGlob is one glob a property is graded against, and why (the
-// type internal/infra lists what it finds in).
+// type grade/infra lists what it finds in).
 type watchGlob = infra.Watch
 
 // propGlobs is watchGlobs plus the infrastructure found in the base
-// revision (internal/infra), by the property's framework and its file's
+// revision (grade/infra), by the property's framework and its file's
 // language.
 func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlob, error) {
 	return propGlobs(ctx, c.cfg, c.infra(), p)
@@ -357,7 +357,7 @@ func (c *checker) propGlobsGraded(ctx context.Context, p *config.Property) ([]wa
 	return globs, nil
 }
 
-// goHelperWhy starts the reason internal/infra watches a Go package
+// goHelperWhy starts the reason grade/infra watches a Go package
 // that only tests import.
 const goHelperWhy = "a Go package of the module only tests import"
 
