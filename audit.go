@@ -2,8 +2,6 @@ package flakegate
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,8 +17,7 @@ import (
 // AuditLineSHA256 returns the hex sha256 of one audit line, the bytes
 // without the newline that ends it. The next line's prev_sha256 holds it.
 func AuditLineSHA256(line []byte) string {
-	sum := sha256.Sum256(line)
-	return hex.EncodeToString(sum[:])
+	return SHA256Hex(line)
 }
 
 // Line encodes e as one audit line (no newline) chained to prev, the

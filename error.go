@@ -1,6 +1,7 @@
 package flakegate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -76,4 +77,21 @@ func ErrorHint(err error) string {
 		err = e.Err
 	}
 	return ""
+}
+
+// StoreError is a store failure that ends a check: the store's own *Error
+// as it is (it names the store and what to try), anything else as
+// EINTERNAL, saying which step of the check failed (op: "read the
+// replay cache").
+func StoreError(op string, err error) error {
+	if _, ok := errors.AsType[*Error](err); ok {
+		return err
+	}
+	return &Error{Code: EINTERNAL, Op: "check", Message: "cannot " + op, Err: err}
+}
+
+// Interrupted is the error of a check that ctx ended (a signal, the
+// check's deadline): EINTERNAL "interrupted", with ctx's cause.
+func Interrupted(ctx context.Context) error {
+	return &Error{Code: EINTERNAL, Op: "check", Message: "interrupted", Err: context.Cause(ctx)}
 }

@@ -17,7 +17,7 @@ import (
 // flagWord is a command-line flag.
 var flagWord = regexp.MustCompile(`(^|[^\w-])--[a-z]+`)
 
-// hintsNamingFlags are the packages outside internal/cli whose hints
+// hintsNamingFlags are the packages outside the CLI whose hints
 // (the Hint of a flakegate.Error) may name a flag of the command they
 // serve, and why; docs/design.md names them. Every other package's hints
 // name none: the command that called it adds its own.
@@ -28,9 +28,9 @@ var hintsNamingFlags = map[string]string{
 	"check": "the check command's library",
 	// The stores are opened from --ledger (or FLAKEGATE_LEDGER) and wait
 	// --lock-timeout, and their errors say so.
-	"filestore":      "opened from --ledger",
-	"postgres":       "opened from --ledger",
-	"internal/store": "opened from --ledger",
+	"filestore":                    "opened from --ledger",
+	"postgres":                     "opened from --ledger",
+	"cmd/flakegate/internal/store": "opened from --ledger",
 	// The lock helper's timeout is --lock-timeout.
 	"internal/flock": "its timeout is --lock-timeout",
 }
@@ -40,7 +40,7 @@ var hintsNamingFlags = map[string]string{
 // hintsNamingFlags allows.
 func TestHintsNameNoFlag(t *testing.T) {
 	seen := map[string]bool{}
-	eachGoFile(t, func(rel string) bool { return rel == "internal/cli" || rel == "cmd" || rel == "e2e" }, func(rel string, fset *token.FileSet, f *ast.File) {
+	eachGoFile(t, func(rel string) bool { return rel == "cmd/flakegate/internal/cli" || rel == "e2e" }, func(rel string, fset *token.FileSet, f *ast.File) {
 		pkg := path.Dir(rel)
 		ast.Inspect(f, func(n ast.Node) bool {
 			kv, ok := n.(*ast.KeyValueExpr)
@@ -63,7 +63,7 @@ func TestHintsNameNoFlag(t *testing.T) {
 					seen[pkg] = true
 					return true
 				}
-				t.Errorf("%s: a hint of %s names a flag (%q): the domain's hints name none; let internal/cli add it", fset.Position(lit.Pos()), pkg, flagWord.FindString(s))
+				t.Errorf("%s: a hint of %s names a flag (%q): the domain's hints name none; let the CLI add it", fset.Position(lit.Pos()), pkg, flagWord.FindString(s))
 				return true
 			})
 			return false
@@ -108,7 +108,7 @@ func TestBaseRequiredSaidOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(where) != 1 || where[0] != "internal/cli/check.go" {
-		t.Errorf(`"--base is required" is written in %q, want once, in internal/cli/check.go`, where)
+	if len(where) != 1 || where[0] != "cmd/flakegate/internal/cli/check.go" {
+		t.Errorf(`"--base is required" is written in %q, want once, in cmd/flakegate/internal/cli/check.go`, where)
 	}
 }

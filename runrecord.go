@@ -1,8 +1,6 @@
 package flakegate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"time"
 )
@@ -167,6 +165,5 @@ type ReplayKey struct {
 // String returns the cache key: the sha256 of the key's JSON.
 func (k ReplayKey) String() string {
 	b, _ := json.Marshal(k)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return SHA256Hex(b)
 }

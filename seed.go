@@ -13,6 +13,15 @@ import (
 // "1402" apart, as the record hash does.
 type Seed string
 
+// The record's "seed_origin" for a seed not listed in the config (absent
+// for a listed one).
+const (
+	// SeedDrawn is a seed drawn for the candidate.
+	SeedDrawn = "drawn"
+	// SeedCorpus is a seed of the failure corpus.
+	SeedCorpus = "corpus"
+)
+
 var (
 	seedIntRe = lazyre.New(`^-?(0|[1-9][0-9]*)$`)
 	seedStrRe = lazyre.New(`^[A-Za-z0-9._:-]+$`)

@@ -1,5 +1,17 @@
 package flakegate
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// SHA256Hex returns the sha256 of b in lowercase hex, as records, keys
+// and digests write it.
+func SHA256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // ShortSHA returns the first 12 characters of a commit hash or a sha256
 // digest, as people read them in lines and tables; a shorter string is
 // returned whole.

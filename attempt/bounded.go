@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 )
 
 // Bounded keeps at most Max bytes of what a command prints, and says
@@ -38,18 +37,4 @@ func ReadBounded(path string, max int64) ([]byte, error) {
 		err = fmt.Errorf("%s is larger than %d bytes", path, max)
 	}
 	return b, err
-}
-
-// ShortTail is the end of a command's output for a reason: its last
-// lines, at most 400 bytes, on one line.
-func ShortTail(tail string) string {
-	tail = strings.TrimSpace(tail)
-	if len(tail) > 400 {
-		tail = "..." + tail[len(tail)-400:]
-	}
-	tail = strings.Join(strings.Fields(strings.ReplaceAll(tail, "\n", " | ")), " ")
-	if tail == "" {
-		return "(no output)"
-	}
-	return tail
 }

@@ -83,6 +83,12 @@ type Command struct {
 	KeepCache func(exitCode int) bool
 }
 
+// Seconds is d in seconds, to the millisecond, as records and summaries
+// write wall times.
+func Seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
+}
+
 // Outcome is what an attempt did.
 type Outcome struct {
 	Result   string // Pass, Fail, Errored or Timeout

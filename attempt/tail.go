@@ -81,3 +81,17 @@ func (s *markerScanner) Write(p []byte) {
 		s.window = s.window[:n]
 	}
 }
+
+// ShortTail is the end of an output for a reason (a prepare's, a Go
+// cache fill's): its last lines, at most 400 bytes, on one line.
+func ShortTail(tail string) string {
+	tail = strings.TrimSpace(tail)
+	if len(tail) > 400 {
+		tail = "..." + tail[len(tail)-400:]
+	}
+	tail = strings.Join(strings.Fields(strings.ReplaceAll(tail, "\n", " | ")), " ")
+	if tail == "" {
+		return "(no output)"
+	}
+	return tail
+}

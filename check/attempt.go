@@ -66,7 +66,7 @@ func (r *tripleRun) note(side string, index int, out *attempt.Outcome, batch *tr
 	t := &r.t
 	out.Tail, out.Reason = r.c.redact(out.Tail), r.c.redact(out.Reason)
 	a := flakegate.Attempt{Side: side, Index: index, Result: out.Result, ExitCode: out.ExitCode, Signal: out.Signal,
-		StartedAt: out.Started.UTC(), WallSeconds: roundSeconds(out.Wall), OutputTail: out.Tail}
+		StartedAt: out.Started.UTC(), WallSeconds: attempt.Seconds(out.Wall), OutputTail: out.Tail}
 	t.attempts = append(t.attempts, a)
 	ev := transcript.Event{Type: transcript.EventAttemptEnd, Side: side, Index: index, Result: out.Result,
 		ExitCode: out.ExitCode, Signal: out.Signal, WallSeconds: a.WallSeconds, Reason: out.Reason}
@@ -83,8 +83,4 @@ func (r *tripleRun) note(side string, index int, out *attempt.Outcome, batch *tr
 			t.budgetWhy = fmt.Sprintf("sandbox %s reached at %.1fs (candidate attempt %d)", out.Limit, out.Wall.Seconds(), index)
 		}
 	}
-}
-
-func roundSeconds(d time.Duration) float64 {
-	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
 }

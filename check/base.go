@@ -127,7 +127,7 @@ func (b *Base) LoadConfig(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	b.ConfigSHA, b.Config = sha256Hex(raw), cfg
+	b.ConfigSHA, b.Config = flakegate.SHA256Hex(raw), cfg
 	return nil
 }
 

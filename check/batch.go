@@ -112,7 +112,7 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedT
 		}
 		return nil, err
 	}
-	secs := roundSeconds(time.Since(start))
+	secs := attempt.Seconds(time.Since(start))
 	for _, m := range live {
 		m.r.write(transcript.Event{Type: transcript.EventComplete})
 		m.r.t.seconds = secs
@@ -241,7 +241,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	readReportFile(rep, file, cmd)
 	verdict := known.judge(rep, out)
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
-		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: roundSeconds(out.Wall), KnownAnswers: verdict.entries}
+		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: attempt.Seconds(out.Wall), KnownAnswers: verdict.entries}
 	var unstarted []*batchMember
 	for _, m := range run {
 		if !keep(m) {
@@ -451,8 +451,11 @@ func (b *batchRun) bases(ctx context.Context) error {
 			release, err := c.lockReplay(ctx, m.r.j, keys[m])
 			if err != nil {
 				if ctx.Err() != nil {
+					// Interrupted: no member's base is known, not even
+					// one read from the cache before (the record would
+					// say not_run from the cache).
 					for _, m := range b.members {
-						m.r.t.base = notRun
+						m.r.t.base, m.r.t.fromCache = notRun, false
 					}
 					return nil
 				}
@@ -461,7 +464,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 			releases = append(releases, release)
 			got, ok, err := c.store.GetReplay(ctx, keys[m])
 			if err != nil {
-				return storeError("read the replay cache", err)
+				return flakegate.StoreError("read the replay cache", err)
 			}
 			if ok {
 				m.r.t.base, m.r.t.fromCache = got.Result, true
@@ -493,7 +496,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 			}
 			stored, err := c.store.PutReplay(ctx, keys[m], flakegate.BaseReplay{Result: res[m], WallSeconds: wall, RunID: m.r.t.runID, At: started.UTC()})
 			if err != nil {
-				return storeError("write the replay cache", err)
+				return flakegate.StoreError("write the replay cache", err)
 			}
 			if stored.Result != res[m] {
 				m.r.t.base, m.r.t.fromCache = stored.Result, true

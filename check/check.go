@@ -6,7 +6,7 @@
 // decision table.
 //
 // The package takes a context and an Options struct; it never reads
-// flags, the environment or the process streams (internal/cli does), and
+// flags, the environment or the process streams (the CLI does), and
 // it reports progress to a ProgressHandler it is given (progress.go; the
 // CLI passes report.Progress). Labels come from the decision table only
 // (flakegate.ClassifyBytes of the record, record.go); the check adds
@@ -21,7 +21,7 @@
 //	              steps' state (the checker embeds one); Site: a check set up
 //	              up to its first attempt, over a site alone, for doctor
 //	props.go      per-property digests of both sides, watched paths (preflight),
-//	              with the test infrastructure internal/infra finds
+//	              with the test infrastructure grade/infra finds
 //	worktrees.go  the clean worktrees each worker runs in, and their lock;
 //	              clean.go resets one, normalize_linux.go undoes what git leaves
 //	              in a tree reset in full (modes, user.* xattrs)
@@ -61,8 +61,6 @@ package check
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
@@ -72,8 +70,8 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/internal/flock"
-	"github.com/flakegate/flakegate/internal/infra"
 )
 
 // Options are the inputs of one check.
@@ -492,11 +490,6 @@ func (c *checker) source(ctx context.Context, jobs []job) (jobSource, []int, *fl
 		all[i] = i
 	}
 	return c.newListSource(jobs, all), all, nil, nil
-}
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 func internalf(format string, args ...any) error {

@@ -14,10 +14,6 @@ import (
 	"github.com/flakegate/flakegate/transcript"
 )
 
-// SeedCorpus is the record's "seed_origin" for a seed of the failure
-// corpus.
-const SeedCorpus = "corpus"
-
 // CorpusKey names a property in the failure corpus: the hex sha256 of
 // its path, its test name and the digest of its argv template, NUL
 // separated (a key any store can hold). Not the base: a seed that
@@ -26,7 +22,7 @@ const SeedCorpus = "corpus"
 // failing examples. (A seed of another lineage only costs a run; a seed
 // forgotten would let a re-roll through.)
 func CorpusKey(path, name, runSHA256 string) string {
-	return sha256Hex([]byte(path + "\x00" + name + "\x00" + runSHA256))
+	return flakegate.SHA256Hex([]byte(path + "\x00" + name + "\x00" + runSHA256))
 }
 
 func (ps *propState) corpusKey() string { return CorpusKey(ps.prop.Path, ps.prop.Name, ps.runSHA256) }
@@ -43,7 +39,7 @@ func (ps *propState) corpusKey() string { return CorpusKey(ps.prop.Path, ps.prop
 func (c *checker) readCorpus(ctx context.Context) error {
 	gone, err := c.store.CorpusBase(ctx, c.baseSHA)
 	if err != nil {
-		return storeError("age the failure corpus", err)
+		return flakegate.StoreError("age the failure corpus", err)
 	}
 	if gone > 0 {
 		c.say(fmt.Sprintf("corpus: %s left the failure corpus: the store's checks ran on %d bases since their newest failure", count(gone, "seed", "seeds"), flakegate.MaxCorpusAge))
@@ -51,7 +47,7 @@ func (c *checker) readCorpus(ctx context.Context) error {
 	for _, ps := range c.props {
 		es, err := c.store.Failures(ctx, ps.corpusKey())
 		if err != nil {
-			return storeError("read the failure corpus", err)
+			return flakegate.StoreError("read the failure corpus", err)
 		}
 		ps.corpus = nil
 		for _, e := range es {
@@ -76,7 +72,7 @@ func (c *checker) addFailure(ctx context.Context, j *job, t *transcriptRun) erro
 	did, err := c.store.AddFailure(ctx, j.ps.corpusKey(), flakegate.CorpusEntry{
 		Seed: j.seed, FirstBaseSHA: c.baseSHA, CandidateSHA: c.candSHA, FailedAt: c.now()})
 	if err != nil {
-		return storeError("add the failing seed to the failure corpus", err)
+		return flakegate.StoreError("add the failing seed to the failure corpus", err)
 	}
 	if !did.Kept() {
 		c.corpusMu.Lock()

@@ -92,7 +92,7 @@ func (s *Site) RunOnBase(ctx context.Context, op string, argvs [][]string, budge
 			o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: budget, Sandbox: c.sandboxFor(t.dir), NoTestMarkers: []string{}})
 			t.release(c.resetClean)
 			if ctx.Err() != nil {
-				return interrupted(ctx)
+				return flakegate.Interrupted(ctx)
 			}
 			outs = append(outs, o)
 		}

@@ -54,7 +54,7 @@ func (c *site) fillGoCache(ctx context.Context) error {
 	}
 	line, err := c.goc.Fill(ctx, *c.sandboxFor(t.dir), c.iso.env, t.dir, "check")
 	if ctx.Err() != nil {
-		return interrupted(ctx)
+		return flakegate.Interrupted(ctx)
 	}
 	if err != nil {
 		return err

@@ -1,5 +1,5 @@
 // The graded tree: the candidate's code with the base's version of what
-// decides what its tests check and how they run (internal/grade has the
+// decides what its tests check and how they run (package grade has the
 // rules by framework). The candidate's trees check it out; the record's
 // diff_paths are where it differs from the base, so the table sees what
 // ran. A test whose base version fails where the patch changed its file
@@ -18,8 +18,8 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/internal/grade"
-	"github.com/flakegate/flakegate/internal/infra"
+	"github.com/flakegate/flakegate/grade"
+	"github.com/flakegate/flakegate/grade/infra"
 )
 
 // gradedTree is a check's graded candidate.
@@ -112,7 +112,7 @@ func makeGraded(ctx context.Context, g *git.Client, cfg *config.Config, base, ca
 }
 
 // jsSetupFiles are the setup files the base's vitest or jest config
-// names for p (internal/infra reads the config): files of the base.
+// names for p (grade/infra reads the config): files of the base.
 func jsSetupFiles(ctx context.Context, finder *infra.Finder, p *config.Property, base map[string]bool) ([]string, error) {
 	found, err := finder.Find(ctx, p)
 	if err != nil {
@@ -138,7 +138,7 @@ func (gt *gradedTree) editsFor(p *config.Property) []grade.Edit {
 	return gt.plan.EditsFor(p.Framework, p.Path, gt.taken)
 }
 
-// jestKeyWhy is why internal/infra watches package.json for a jest test
+// jestKeyWhy is why grade/infra watches package.json for a jest test
 // (its "jest" key is the config).
 const jestKeyWhy = "the jest config (package.json's \"jest\")"
 
@@ -284,7 +284,7 @@ func (c *checker) testChanged(p *config.Property) bool {
 
 // noteChangedTests finds, in every test file the patch edits (and the
 // graded tree takes back), which of the base's tests the patch changes
-// (internal/grade: ChangedGo over the package's test files, ChangedPy,
+// (package grade: ChangedGo over the package's test files, ChangedPy,
 // ChangedJS): such a test's candidate version is a new test
 // (runNewTests), and a failure of its base version names it.
 func (c *checker) noteChangedTests(ctx context.Context) error {

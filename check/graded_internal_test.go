@@ -8,7 +8,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/internal/grade"
+	"github.com/flakegate/flakegate/grade"
 )
 
 // TestGraderRecord: the record of a test whose base version did not pass

@@ -8,7 +8,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -87,7 +86,7 @@ func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d fla
 			return tripleResult{}, err
 		}
 	case flakegate.ErrorCode(err) != flakegate.ENOTFOUND:
-		return tripleResult{}, storeError("read the frozen record", err)
+		return tripleResult{}, flakegate.StoreError("read the frozen record", err)
 	}
 	left := d.RunsLeft
 	res := flakegate.Result{
@@ -159,14 +158,4 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 		r.result.Owner, r.result.RunsLeft = f.Owner, &left
 	}
 	return nil
-}
-
-// storeError is a store failure that ends the check: the store's own
-// *flakegate.Error as it is (it names the store and what to try), anything
-// else as EINTERNAL.
-func storeError(op string, err error) error {
-	if _, ok := errors.AsType[*flakegate.Error](err); ok {
-		return err
-	}
-	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot " + op, Err: err}
 }

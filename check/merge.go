@@ -115,7 +115,7 @@ func MergeShards(sums []*flakegate.Summary, names []string) (*flakegate.Summary,
 // seed (both depend on the store).
 func hasDrawn(s *flakegate.Summary) bool {
 	for i := range s.Results {
-		if o := s.Results[i].SeedOrigin; o == SeedDrawn || o == SeedCorpus {
+		if o := s.Results[i].SeedOrigin; o == flakegate.SeedDrawn || o == flakegate.SeedCorpus {
 			return true
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/flakegate/flakegate"
 )
 
 // A jobSource hands the workers their triples, one at a time: the
@@ -142,7 +144,7 @@ func (c *checker) runJobs(ctx context.Context, src jobSource, n int) ([]tripleRe
 		first = err
 	}
 	if first == nil && ctx.Err() != nil {
-		first = interrupted(ctx)
+		first = flakegate.Interrupted(ctx)
 	}
 	return results, first
 }

@@ -60,7 +60,7 @@ func prepareSHA256(p *config.Prepare, env []string) string {
 		Env     []string `json:"env"`
 		Allow   []string `json:"allow,omitempty"`
 	}{p.Run, p.Network, env, p.Allow})
-	return sha256Hex(b)
+	return flakegate.SHA256Hex(b)
 }
 
 func preparedKey(side, sha string) string { return side + "\x00" + sha }
@@ -222,7 +222,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 		}
 		lock.Close()
 	} else if ctx.Err() != nil {
-		return nil, interrupted(ctx)
+		return nil, flakegate.Interrupted(ctx)
 	}
 	if err := t.acquire(); err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot prepare the worktree", Err: err}
@@ -254,7 +254,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	lock, err := flock.Share(ctx, final)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, interrupted(ctx)
+			return nil, flakegate.Interrupted(ctx)
 		}
 		return nil, diskfull.Error(err, final, "cannot lock a prepared layer")
 	}
@@ -273,9 +273,9 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	}
 	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: t.dir, Env: c.iso.env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
 	if ctx.Err() != nil {
-		return nil, interrupted(ctx)
+		return nil, flakegate.Interrupted(ctx)
 	}
-	pt.seconds, pt.exit = roundSeconds(out.Wall), out.ExitCode
+	pt.seconds, pt.exit = attempt.Seconds(out.Wall), out.ExitCode
 	tail := c.redact(out.Tail)
 	if pt.reason = c.prepareFailed(out, p, tail); pt.reason != "" {
 		return pt, nil
@@ -321,7 +321,7 @@ func preparedLayerKey(treeSHA, prepareSHA, isolation, goCache string, uid int, b
 		UID                                        int
 		Budget                                     float64
 	}{treeSHA, prepareSHA, isolation, goCache, flakegate.Version, uid, budget.Seconds()})
-	return sha256Hex(kb)
+	return flakegate.SHA256Hex(kb)
 }
 
 // preparedRoot is the folder of the repository's prepared layers.

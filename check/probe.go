@@ -197,7 +197,7 @@ func (c *checker) baseHistory(ctx context.Context, j *job) (history, error) {
 			return nil
 		})
 		if err != nil {
-			return history{}, storeError("read the records' history", err)
+			return history{}, flakegate.StoreError("read the records' history", err)
 		}
 		c.hist = idx
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -15,12 +14,13 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/internal/grade"
-	"github.com/flakegate/flakegate/internal/infra"
+	"github.com/flakegate/flakegate/grade"
+	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/template"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
@@ -203,7 +203,7 @@ func (c *checker) checkCommand(base, key string, p *config.Property) error {
 			_, err = os.Stat(filepath.Join(base, prog))
 		}
 	} else {
-		_, err = lookPath(prog, c.iso.env)
+		_, err = attempt.LookPath(prog, c.iso.env)
 	}
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
@@ -211,32 +211,6 @@ func (c *checker) checkCommand(base, key string, p *config.Property) error {
 			Hint:    "install it or put it on PATH, or fix run in " + c.cfgPath}
 	}
 	return nil
-}
-
-// lookPath finds prog in the absolute folders of the PATH of env
-// (flakegate's own when env is nil): a relative folder ("", ".", "bin")
-// is the working folder's, a checkout's, whose programs no command runs
-// on the host.
-func lookPath(prog string, env []string) (string, error) {
-	if env == nil {
-		return exec.LookPath(prog)
-	}
-	pathVar := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathVar = v
-		}
-	}
-	for _, dir := range filepath.SplitList(pathVar) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		f := filepath.Join(dir, prog)
-		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return f, nil
-		}
-	}
-	return "", exec.ErrNotFound
 }
 
 func candidateGap(err error) bool {
@@ -255,7 +229,7 @@ func (c *checker) digestIn(ctx context.Context, root, rel string) (string, error
 	}
 	sum, err := digest.Path(ctx, filepath.Join(root, filepath.FromSlash(rel)))
 	if err != nil && ctx.Err() != nil {
-		return "", interrupted(ctx)
+		return "", flakegate.Interrupted(ctx)
 	}
 	if c.digests == nil {
 		c.digests = map[string]digested{}
@@ -312,7 +286,7 @@ func vars(p *config.Property, seed flakegate.Seed) template.Vars {
 // "run_sha256"): a freeze is bound to it.
 func RunSHA256(p *config.Property) string {
 	b, _ := json.Marshal(p.Run)
-	return sha256Hex(b)
+	return flakegate.SHA256Hex(b)
 }
 
 // EntrySHA256 is the digest of p's config entry as the check reads it
@@ -353,15 +327,15 @@ func EntrySHA256(cfg *config.Config, p *config.Property) string {
 		// unset, as FailMarker).
 		NoBatch bool `json:"no_batch,omitempty"`
 	}{p.Path, p.Name, p.Fixture, p.Generator, p.Run, p.WallBudget.Seconds(), p.Samples, p.Watch, marker, cfg.RetryCap, cfg.Watch, failMarker, framework, !p.Batch && p.Framework != config.FrameworkNone})
-	return sha256Hex(b)
+	return flakegate.SHA256Hex(b)
 }
 
 // watchGlob is one glob a property is graded against, and why (the
-// type internal/infra lists what it finds in).
+// type grade/infra lists what it finds in).
 type watchGlob = infra.Watch
 
 // propGlobs is watchGlobs plus the infrastructure found in the base
-// revision (internal/infra), by the property's framework and its file's
+// revision (grade/infra), by the property's framework and its file's
 // language.
 func (c *checker) propGlobs(ctx context.Context, p *config.Property) ([]watchGlob, error) {
 	return propGlobs(ctx, c.cfg, c.infra(), p)
@@ -383,7 +357,7 @@ func (c *checker) propGlobsGraded(ctx context.Context, p *config.Property) ([]wa
 	return globs, nil
 }
 
-// goHelperWhy starts the reason internal/infra watches a Go package
+// goHelperWhy starts the reason grade/infra watches a Go package
 // that only tests import.
 const goHelperWhy = "a Go package of the module only tests import"
 

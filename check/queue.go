@@ -119,7 +119,7 @@ func (s *queueSource) next(ctx context.Context) (*task, error) {
 			if ctx.Err() != nil {
 				return nil, nil
 			}
-			return nil, storeError("claim a triple", err)
+			return nil, flakegate.StoreError("claim a triple", err)
 		}
 		if len(leases) > 0 {
 			return s.group(ctx, leases)
@@ -129,7 +129,7 @@ func (s *queueSource) next(ctx context.Context) (*task, error) {
 			if ctx.Err() != nil {
 				return nil, nil
 			}
-			return nil, storeError("read the queue", err)
+			return nil, flakegate.StoreError("read the queue", err)
 		}
 		if len(ps) == 1 && ps[0].Finished() {
 			return nil, nil
@@ -236,7 +236,7 @@ func (s *queueSource) task(ctx context.Context, l flakegate.TripleLease) (*task,
 			return false, nil
 		}
 		if err != nil {
-			return false, storeError("label the triple in the queue", err)
+			return false, flakegate.StoreError("label the triple in the queue", err)
 		}
 		if ps, err := s.q.Progress(ctx, s.opts.CheckID); err == nil && len(ps) == 1 {
 			s.c.queueLine(progressLine(ps[0]))

@@ -59,7 +59,7 @@ func (r *tripleRun) replayBase(ctx context.Context) error {
 		defer release()
 		cached, ok, err := c.store.GetReplay(ctx, key)
 		if err != nil {
-			return storeError("read the replay cache", err)
+			return flakegate.StoreError("read the replay cache", err)
 		}
 		if ok {
 			t.base, t.fromCache = cached.Result, true
@@ -85,7 +85,7 @@ func (r *tripleRun) replayBase(ctx context.Context) error {
 	}
 	stored, err := c.store.PutReplay(ctx, key, flakegate.BaseReplay{Result: result, WallSeconds: wall, RunID: t.runID, At: started.UTC()})
 	if err != nil {
-		return storeError("write the replay cache", err)
+		return flakegate.StoreError("write the replay cache", err)
 	}
 	if stored.Result != result {
 		// Another check stored its base result first; the first one rules.
@@ -180,5 +180,5 @@ func (c *checker) lockReplay(ctx context.Context, j *job, key string) (func(), e
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	return nil, storeError("lock the replay cache", err)
+	return nil, flakegate.StoreError("lock the replay cache", err)
 }

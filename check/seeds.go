@@ -68,7 +68,7 @@ func (c *checker) drawnFor(ps *propState) []flakegate.Seed {
 	// comes from the base's config, like the run template's digest.
 	key := ps.runSHA256
 	if bk := batchTemplateKey(ps); bk != "" {
-		key = "batch " + sha256Hex([]byte(bk))
+		key = "batch " + flakegate.SHA256Hex([]byte(bk))
 	}
 	if s := ps.prop.Suite; s != nil {
 		key = suiteDrawKey(s)
@@ -89,7 +89,7 @@ func (c *checker) drawnFor(ps *propState) []flakegate.Seed {
 // process per package, or one pytest process), never a seed per package.
 func suiteDrawKey(s *config.Suite) string {
 	b, _ := json.Marshal([]string{s.Framework, s.Path})
-	return "suite " + sha256Hex(b)
+	return "suite " + flakegate.SHA256Hex(b)
 }
 
 // seedSecret fetches the store's seed secret when some property draws
@@ -101,7 +101,7 @@ func (c *checker) seedSecret(ctx context.Context) error {
 		if ps.prop.RandomSeeds > 0 {
 			secret, err := c.store.SeedSecret(ctx)
 			if err != nil {
-				return storeError("read the store's seed secret", err)
+				return flakegate.StoreError("read the store's seed secret", err)
 			}
 			c.secret = secret
 			return nil
@@ -109,7 +109,3 @@ func (c *checker) seedSecret(ctx context.Context) error {
 	}
 	return nil
 }
-
-// SeedDrawn is the record's "seed_origin" for a seed drawn for the
-// candidate (absent for a seed listed in the config).
-const SeedDrawn = "drawn"

@@ -107,7 +107,7 @@ func (c *checker) durations(ctx context.Context) (map[string]float64, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, storeError("read earlier records for the shard balance", err)
+		return nil, flakegate.StoreError("read earlier records for the shard balance", err)
 	}
 	out := make(map[string]float64, len(seen))
 	for id, ds := range seen {

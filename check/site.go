@@ -239,10 +239,6 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 // Vars are the template variables of p's run for seed.
 func Vars(p *config.Property, seed flakegate.Seed) template.Vars { return vars(p, seed) }
 
-// LookPath finds prog in the absolute folders of the PATH of env
-// (flakegate's own when env is nil); it starts nothing.
-func LookPath(prog string, env []string) (string, error) { return lookPath(prog, env) }
-
 // noteRecorder is the progress handler of a Site: it keeps the notes.
 type noteRecorder struct {
 	discardProgress

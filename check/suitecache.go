@@ -64,7 +64,7 @@ func (c *site) suiteListKey(s *config.Suite) string {
 		Base, Path, Tool, Version string
 		Env                       []string
 	}{c.baseSHA, s.Path, tool, flakegate.Version, c.iso.env})
-	return sha256Hex(b)[:32]
+	return flakegate.SHA256Hex(b)[:32]
 }
 
 // baseSuiteList is listSuite on the base tree t, read from the kept

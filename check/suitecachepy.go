@@ -128,5 +128,5 @@ func (c *site) pytestListKey(ctx context.Context, l *suiteLister, s *config.Suit
 		Env                   []string
 		Probe                 json.RawMessage
 	}{config.FrameworkPytest, tree, s.Path, s.PythonPath, python, hypothesis, flakegate.Version, c.iso.env, out})
-	return sha256Hex(b)[:32], nil
+	return flakegate.SHA256Hex(b)[:32], nil
 }

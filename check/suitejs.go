@@ -179,7 +179,7 @@ func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv
 	defer os.RemoveAll(filepath.Dir(file))
 	o := attempt.Run(ctx, cmd)
 	if ctx.Err() != nil {
-		return o, nil, nil, "", interrupted(ctx)
+		return o, nil, nil, "", flakegate.Interrupted(ctx)
 	}
 	report, rerr := attempt.ReadBounded(file, maxListOutput)
 	if rerr != nil {

@@ -46,7 +46,7 @@ func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []str
 	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out})
 	if ctx.Err() != nil {
-		return o, nil, interrupted(ctx)
+		return o, nil, flakegate.Interrupted(ctx)
 	}
 	if out.Over {
 		return o, nil, c.suiteError(s, "%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)

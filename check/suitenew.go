@@ -192,7 +192,7 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, sha
 	}
 	o := attempt.Run(ctx, cmd)
 	if ctx.Err() != nil {
-		return nil, interrupted(ctx)
+		return nil, flakegate.Interrupted(ctx)
 	}
 	readReportFile(rep, file, cmd)
 	verdict := known.judge(rep, o)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/transcript"
@@ -218,10 +219,10 @@ func (c *checker) keepTimings(setup, fill, wall time.Duration) {
 	}
 	c.times.mu.Unlock()
 	now := c.now().UTC()
-	ct := &CheckTimes{Base: c.baseSHA, At: now.Format(time.RFC3339), Setup: roundSeconds(setup), Wall: roundSeconds(wall), Workers: c.cfg.Workers,
+	ct := &CheckTimes{Base: c.baseSHA, At: now.Format(time.RFC3339), Setup: attempt.Seconds(setup), Wall: attempt.Seconds(wall), Workers: c.cfg.Workers,
 		Replays: !c.opts.NoReplayCache && c.iso.mode == IsolationBwrap}
 	if fill >= fillRan {
-		ct.Fill, ct.FillBase = roundSeconds(fill), c.baseSHA
+		ct.Fill, ct.FillBase = attempt.Seconds(fill), c.baseSHA
 	}
 	source := fmt.Sprintf("the check of base %s, %s", flakegate.ShortSHA(c.baseSHA), now.Format("2006-01-02 15:04 UTC"))
 	if c.opts.Timings == KeepProcessTimings {

@@ -108,7 +108,7 @@ func (c *site) residentRoot(ctx context.Context, trees int) (string, string) {
 		return "", fmt.Sprintf("%d trees of %s need more than a quarter of the memory available", trees, bytesize.Format(size))
 	}
 	dropOrphans(user)
-	dir := filepath.Join(user, sha256Hex([]byte(c.common))[:16])
+	dir := filepath.Join(user, flakegate.SHA256Hex([]byte(c.common))[:16])
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Sprintf("cannot create %s: %v", dir, err)
 	}

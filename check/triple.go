@@ -38,13 +38,13 @@ type job struct {
 }
 
 // seedOrigin is the record's "seed_origin": "" for a listed seed, else
-// SeedDrawn or SeedCorpus.
+// flakegate.SeedDrawn or flakegate.SeedCorpus.
 func (j *job) seedOrigin() string {
 	switch {
 	case j.drawn:
-		return SeedDrawn
+		return flakegate.SeedDrawn
 	case j.corpus:
-		return SeedCorpus
+		return flakegate.SeedCorpus
 	}
 	return ""
 }
@@ -275,7 +275,7 @@ func (r *tripleRun) run(ctx context.Context, trees *workerTrees) error {
 		return err
 	}
 	r.write(transcript.Event{Type: transcript.EventComplete})
-	r.t.seconds = roundSeconds(time.Since(start))
+	r.t.seconds = attempt.Seconds(time.Since(start))
 	return nil // record closes the transcript (an fsync) off the attempts' path
 }
 

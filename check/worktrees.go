@@ -195,7 +195,7 @@ func (w *worktrees) checkout(ctx context.Context, t *tree) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return interrupted(ctx)
+			return flakegate.Interrupted(ctx)
 		}
 		if flakegate.ErrorCode(err) == flakegate.EINVALID {
 			return err
@@ -216,7 +216,7 @@ func (w *worktrees) prove(ctx context.Context, t *tree) error {
 	err := w.git.Pristine(ctx, t.gitDir, t.dir, t.sha)
 	if err != nil {
 		if ctx.Err() != nil {
-			return interrupted(ctx)
+			return flakegate.Interrupted(ctx)
 		}
 		t.failed = true
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir,
@@ -302,10 +302,6 @@ func (w *worktrees) unlock() {
 	}
 	w.lock.Close() // releases the flock
 	w.lock = nil
-}
-
-func interrupted(ctx context.Context) error {
-	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "interrupted", Err: context.Cause(ctx)}
 }
 
 // chooseTrees picks how attempts get a pristine tree (overlay or reset

@@ -96,7 +96,7 @@ type doctor struct {
 // check builds, each prepare run once on the base tree as the check runs
 // it (prepare.go), each property's program as its attempts find it
 // (run.go), and the sandbox.env names that are unset. The store is the
-// caller's (internal/store.Status). An error is returned only for a base
+// caller's (the CLI's store.Status). An error is returned only for a base
 // that does not resolve (a usage error); everything else is a line.
 func Doctor(ctx context.Context, opts Options) (*Report, error) {
 	d := &doctor{opts: opts, rep: &Report{}}
@@ -196,7 +196,7 @@ func (d *doctor) lookAtBwrap(ctx context.Context) {
 	opts, rep := d.opts, d.rep
 	bwrap, err := opts.Bwrap, error(nil)
 	if bwrap == "" {
-		bwrap, err = check.LookPath("bwrap", opts.Env)
+		bwrap, err = attempt.LookPath("bwrap", opts.Env)
 	} else {
 		_, err = os.Stat(bwrap)
 	}
@@ -429,7 +429,7 @@ func hostPath(prog string, env []string) string {
 		}
 		return prog
 	}
-	p, err := check.LookPath(prog, env)
+	p, err := attempt.LookPath(prog, env)
 	if err != nil {
 		return ""
 	}

@@ -10,7 +10,7 @@ import (
 // The attacks of issue 41: a regression that a line around a test hides,
 // with no test file, conftest or config in the diff. Each merged with
 // exit 0, every triple PASS, as root and as a normal user. The graded
-// tree now holds the base's version of that line (internal/grade): the
+// tree now holds the base's version of that line (package grade): the
 // base's test fails on the patch's code, and since the patch changed what
 // grades it, the triple is CONTAMINATED, its reason and its record
 // naming the edit. Each runs as root on overlays and as a user of its own.

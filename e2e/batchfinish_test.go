@@ -1,14 +1,12 @@
 package e2e_test
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
-	"github.com/flakegate/flakegate/internal/store"
 )
 
 // TestBatchRecordsInProcess runs a check of one Go batch in process (so
@@ -41,9 +39,7 @@ func TestBatchRecordsInProcess(t *testing.T) {
 	h := &batchHandler{}
 	sum, err := check.Run(t.Context(), check.Options{
 		Dir: r.dir, Base: "base", Candidate: "bad", Env: cleanEnv(), Progress: h,
-		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
-			return store.Open(ctx, "", commonDir)
-		},
+		OpenStore: openEmbeddedStore,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,7 @@ func buildAndRun(m *testing.M) int {
 	// asked (FLAKEGATE_E2E_RACE=1): every sandboxed attempt re-executes it
 	// as the sandbox helper, and a race-built helper per attempt made this
 	// package take over 20 minutes on 2 cores. The check's concurrency is
-	// still raced in-process by the internal/cli tests.
+	// still raced in-process by the CLI's tests (cmd/flakegate/internal/cli).
 	if raceEnabled && os.Getenv("FLAKEGATE_E2E_RACE") == "1" {
 		args = append(args, "-race")
 	}

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -10,8 +11,18 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
-	"github.com/flakegate/flakegate/internal/store"
+	"github.com/flakegate/flakegate/filestore"
 )
+
+// openEmbeddedStore opens the repository's embedded store, as the CLI
+// does without --ledger: the tests that run a check in process use it.
+func openEmbeddedStore(_ context.Context, commonDir string) (flakegate.Store, error) {
+	s, err := filestore.Open(filepath.Join(commonDir, filestore.DefaultDir))
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
 // recordingHandler is a check.ProgressHandler that keeps every call.
 type recordingHandler struct {
@@ -59,9 +70,7 @@ func TestProgressHandler(t *testing.T) {
 		Candidate:   "flaky",
 		FreezeOwner: "alice",
 		Env:         append(cleanEnv(), "FG_STATE="+r.state),
-		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
-			return store.Open(ctx, "", commonDir)
-		},
+		OpenStore:   openEmbeddedStore,
 	}
 	h := &recordingHandler{}
 	opts.Progress = h

@@ -43,6 +43,10 @@ import (
 	"github.com/flakegate/flakegate/internal/flock"
 )
 
+// DefaultDir is the folder of the embedded store inside the git common
+// directory, shared by every worktree of the repository.
+const DefaultDir = "flakegate"
+
 // The files of a store.
 const (
 	LedgerFile = "ledger.json"

@@ -280,7 +280,7 @@ func (gc *Caches) Fetch(ctx context.Context, g Repo, sb *sandbox.Sandbox, env []
 func (gc *Caches) useCandidateView(extra []string) error {
 	all := append(slices.Clone(gc.lines), extra...)
 	slices.Sort(all)
-	view := filepath.Join(gc.mroot, sha256Hex([]byte(strings.Join(all, "\n")))[:32])
+	view := filepath.Join(gc.mroot, flakegate.SHA256Hex([]byte(strings.Join(all, "\n")))[:32])
 	if err := os.MkdirAll(view, 0o755); err != nil {
 		return err
 	}
@@ -376,7 +376,7 @@ func (gc *Caches) download(ctx context.Context, sb sandbox.Sandbox, env []string
 		o := attempt.Run(ctx, attempt.Command{Argv: append(cmd, args...), Dir: tree, Env: env, WallBudget: goFetchBudget, Sandbox: &sb,
 			NoTestMarkers: []string{}, Output: out})
 		if ctx.Err() != nil {
-			return "", interrupted(ctx)
+			return "", flakegate.Interrupted(ctx)
 		}
 		rep := parseFetched(out.Bytes())
 		if len(rep) == 0 && o.Result != attempt.Pass {
@@ -598,9 +598,4 @@ func Failure(out string, n int) string {
 		return "(no output)"
 	}
 	return oneLineCut(strings.Join(lines, " | "), 400)
-}
-
-// interrupted is the error of a command the check's end stopped.
-func interrupted(ctx context.Context) error {
-	return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "interrupted", Err: context.Cause(ctx)}
 }

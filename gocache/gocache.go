@@ -191,7 +191,7 @@ func Open(ctx context.Context, o Options) (*Caches, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil { // flakegate's user only: no one else walks in
 		return nil, internal(root, err)
 	}
-	gc.dir = filepath.Join(root, sha256Hex(kb)[:32])
+	gc.dir = filepath.Join(root, flakegate.SHA256Hex(kb)[:32])
 	if err := os.MkdirAll(filepath.Join(gc.dir, "cache"), 0o755); err != nil {
 		return nil, internal(gc.dir, err)
 	}
@@ -204,7 +204,7 @@ func Open(ctx context.Context, o Options) (*Caches, error) {
 	if err := os.MkdirAll(mroot, 0o700); err != nil {
 		return nil, internal(mroot, err)
 	}
-	gc.modView = filepath.Join(mroot, sha256Hex([]byte(strings.Join(lines, "\n")))[:32])
+	gc.modView = filepath.Join(mroot, flakegate.SHA256Hex([]byte(strings.Join(lines, "\n")))[:32])
 	for _, d := range []string{gc.dir, gc.modView} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, internal(d, err)
@@ -593,7 +593,7 @@ func (gc *Caches) FillKey() string {
 	for _, r := range gc.runs {
 		fmt.Fprintf(&b, "%s\x00%s\x00%s\n", r.pattern, r.skip, r.budget)
 	}
-	return key + " suites " + sha256Hex([]byte(b.String()))[:16]
+	return key + " suites " + flakegate.SHA256Hex([]byte(b.String()))[:16]
 }
 
 // BaseKey is the fill's key without the suites: what a replay, which
@@ -780,11 +780,6 @@ func (gc *Caches) Describe(warm bool) string {
 		build = "a cold build cache (the repository's cannot be laid under the attempts here)"
 	}
 	return fmt.Sprintf("; Go caches: %s, and %d of the %d modules the base's go.sum names (never the runner's own)", build, gc.found, gc.named)
-}
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // count is n things in words: "1 module", "3 modules".

@@ -84,7 +84,7 @@ func (gc *Caches) setStd(root, tool string, env []string) error {
 	if err := os.MkdirAll(root, 0o700); err != nil { // flakegate's user only
 		return err
 	}
-	gc.std = filepath.Join(root, sha256Hex(kb)[:32])
+	gc.std = filepath.Join(root, flakegate.SHA256Hex(kb)[:32])
 	if err := os.MkdirAll(filepath.Join(gc.std, "cache"), 0o755); err != nil {
 		return err
 	}

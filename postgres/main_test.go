@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/flakegate/flakegate"
@@ -13,10 +12,7 @@ import (
 // TestMain runs the tests on throwaway PostgreSQL clusters (pgtest), or,
 // re-executed by TestConsumeProcesses, one consumer process.
 func TestMain(m *testing.M) {
-	if dsn := os.Getenv(envConsumer); dsn != "" {
-		os.Exit(consumerMain(dsn))
-	}
-	pgtest.Main(m)
+	pgtest.MainWithConsumers(m, map[string]pgtest.Consumer{"store": storeConsumer})
 }
 
 // openStore opens a store on a new, empty database.

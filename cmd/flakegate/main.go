@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/flakegate/flakegate/attempt/sandbox"
-	"github.com/flakegate/flakegate/internal/cli"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/cli"
 )
 
 func main() {

@@ -8,14 +8,18 @@
 // CI=true: there a missing server fails them.
 //
 // A test binary that uses DSN calls Main from its TestMain, so the shared
-// cluster is stopped and removed when the tests end.
+// cluster is stopped and removed when the tests end; one whose tests race
+// processes over one freeze (RunConsumers: the store's own, the CLI's
+// freeze consume) calls MainWithConsumers instead.
 package pgtest
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,6 +27,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -408,5 +413,121 @@ func dropDatabase(tb testing.TB, admin, name string) {
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 		tb.Logf("pgtest: drop database %s: %v", name, err)
+	}
+}
+
+// A consumer process is the test binary run again by RunConsumers:
+// MainWithConsumers runs consumers[$envMode] in it instead of the tests.
+const (
+	envConsumer = "FLAKEGATE_PG_CONSUMER_DSN"
+	envMode     = "FLAKEGATE_PG_CONSUMER_MODE"
+	envTries    = "FLAKEGATE_PG_CONSUMER_TRIES"
+)
+
+// A Consumer is the loop of one consumer process: it calls WaitForStart,
+// then tries to skip one freeze tries times on dsn, printing the runs
+// left after every skip counted, and returns its exit code (3 on any
+// error other than "no freeze left to skip").
+type Consumer func(dsn string, tries int) int
+
+// MainWithConsumers is Main for a test binary whose tests call
+// RunConsumers: run again by RunConsumers, it runs the consumer of the
+// mode it was given instead of the tests.
+func MainWithConsumers(m *testing.M, consumers map[string]Consumer) {
+	if dsn := os.Getenv(envConsumer); dsn != "" {
+		os.Exit(consumerMain(dsn, consumers))
+	}
+	Main(m)
+}
+
+func consumerMain(dsn string, consumers map[string]Consumer) int {
+	// A consumer that hangs (a lost lock) must not hang the test run.
+	time.AfterFunc(5*time.Minute, func() {
+		fmt.Fprintln(os.Stderr, "consumer: still running after 5 minutes")
+		os.Exit(3)
+	})
+	fn, ok := consumers[os.Getenv(envMode)]
+	if !ok {
+		fmt.Fprintln(os.Stderr, "consumer: unknown mode", os.Getenv(envMode))
+		return 3
+	}
+	tries, _ := strconv.Atoi(os.Getenv(envTries))
+	return fn(dsn, tries)
+}
+
+// WaitForStart prints "ready" and waits until the test closes standard
+// input, so that every consumer starts at once.
+func WaitForStart() {
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin) //nolint:errcheck // the start signal is EOF
+}
+
+// RunConsumers starts procs consumer processes of the given mode on dsn,
+// each trying tries skips, lets them go at once, and returns the runs left
+// that the successful skips were told, sorted.
+func RunConsumers(t *testing.T, dsn, mode string, procs, tries int) []int {
+	t.Helper()
+	type proc struct {
+		cmd   *exec.Cmd
+		stdin io.WriteCloser
+		out   *bufio.Scanner
+		errb  *strings.Builder
+	}
+	ps := make([]*proc, procs)
+	for i := range ps {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envConsumer+"="+dsn, envMode+"="+mode, envTries+"="+strconv.Itoa(tries))
+		p := &proc{cmd: cmd, errb: &strings.Builder{}}
+		cmd.Stderr = p.errb
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.stdin, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() }) //nolint:errcheck // gone already when it passed
+		p.out = bufio.NewScanner(stdout)
+		ps[i] = p
+	}
+	for i, p := range ps {
+		if !p.out.Scan() || p.out.Text() != "ready" {
+			p.cmd.Wait() //nolint:errcheck
+			t.Fatalf("process %d did not get ready: %q %s", i, p.out.Text(), p.errb)
+		}
+	}
+	for _, p := range ps {
+		p.stdin.Close()
+	}
+	var told []int
+	for i, p := range ps {
+		for p.out.Scan() {
+			n, err := strconv.Atoi(p.out.Text())
+			if err != nil {
+				t.Fatalf("process %d printed %q", i, p.out.Text())
+			}
+			told = append(told, n)
+		}
+		if err := p.cmd.Wait(); err != nil {
+			t.Fatalf("process %d: %v\n%s", i, err, p.errb)
+		}
+	}
+	sort.Ints(told)
+	return told
+}
+
+// WantEachOnce fails t unless told is 0, 1, ..., runs-1.
+func WantEachOnce(t *testing.T, told []int, runs int) {
+	t.Helper()
+	if len(told) != runs {
+		t.Fatalf("%d skips succeeded, want exactly %d", len(told), runs)
+	}
+	for i, n := range told {
+		if n != i {
+			t.Fatalf("the runs left the skips were told are not 0..%d once each: %v", runs-1, told)
+		}
 	}
 }

@@ -13,10 +13,6 @@ import (
 	"github.com/flakegate/flakegate/postgres"
 )
 
-// DefaultDir is the folder of the embedded store inside the git common
-// directory, shared by every worktree of the repository.
-const DefaultDir = "flakegate"
-
 // Open opens the store spec names: "" is <gitCommonDir>/flakegate, a
 // postgres:// or postgresql:// URL is a PostgreSQL database, anything
 // else is a folder for the embedded store. The CLI passes --ledger or, if
@@ -40,7 +36,7 @@ func Open(ctx context.Context, spec, gitCommonDir string) (flakegate.Store, erro
 			Message: "no ledger: not in a git repository and no ledger named",
 			Hint:    "run inside the repository, or pass --ledger DIR|postgres://... (or set FLAKEGATE_LEDGER)"}
 	default:
-		s, err := filestore.Open(filepath.Join(gitCommonDir, DefaultDir))
+		s, err := filestore.Open(filepath.Join(gitCommonDir, filestore.DefaultDir))
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +89,7 @@ func Status(ctx context.Context, spec, gitCommonDir string) Health {
 	}
 	dir, what := spec, "file store"
 	if spec == "" {
-		dir, what = filepath.Join(gitCommonDir, DefaultDir), "embedded file store"
+		dir, what = filepath.Join(gitCommonDir, filestore.DefaultDir), "embedded file store"
 	}
 	info, err := filestore.Inspect(dir)
 	switch {

@@ -15,8 +15,8 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/internal/lazyre"
 )
 

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/store"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/internal/store"
 	"github.com/spf13/cobra"
 )
 

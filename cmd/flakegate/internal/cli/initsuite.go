@@ -16,10 +16,10 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/discover"
-	"github.com/flakegate/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/internal/termsafe"
 )
 
@@ -175,7 +175,7 @@ func nodeModulesInTree(ctx context.Context, root string) bool {
 func nodeOptions(ctx context.Context, ios *IO, root string, bopts initconfig.Options) initconfig.Options {
 	bopts.NodeModulesInTree = nodeModulesInTree(ctx, root)
 	env := ios.environ()
-	bopts.HasProgram = func(name string) bool { _, err := check.LookPath(name, env); return err == nil }
+	bopts.HasProgram = func(name string) bool { _, err := attempt.LookPath(name, env); return err == nil }
 	return bopts
 }
 

@@ -28,7 +28,7 @@ type Suite struct {
 // pytest ("" is python3). A vitest or jest project (JSSuite) at the
 // repository root is a suite of path "."; one in a folder is a note (a
 // suite's framework runs at the root). The caller keeps a js suite only
-// when its listing runs in the sandbox as written (internal/cli).
+// when its listing runs in the sandbox as written (the CLI).
 func Suites(fsys fs.FS, python string) (suites []Suite, notes []string) {
 	if python == "" {
 		python = "python3"

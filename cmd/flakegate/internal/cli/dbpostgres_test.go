@@ -1,4 +1,4 @@
-package postgres_test
+package cli
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/internal/cli"
 	"github.com/flakegate/flakegate/internal/pgtest"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/jackc/pgx/v5"
@@ -56,7 +55,7 @@ func TestDBMigrateCommand(t *testing.T) {
 	run := func(t *testing.T, tc testCase) {
 		t.Setenv("FLAKEGATE_LEDGER", tc.env)
 		var out, errOut bytes.Buffer
-		code := cli.Main(tc.args, strings.NewReader(""), &out, &errOut)
+		code := Main(tc.args, strings.NewReader(""), &out, &errOut)
 		if code != tc.code {
 			t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out.String(), errOut.String())
 		}
@@ -102,9 +101,9 @@ func bumpVersion(t *testing.T, dsn string) {
 	}
 }
 
-// schedulerRecord is a run record that classifies SCHEDULER: the
+// schedulerRecordFile is a run record that classifies SCHEDULER: the
 // candidate failed, the base seed passed, a retry within the cap passed.
-func schedulerRecord(t *testing.T) (path string, raw []byte) {
+func schedulerRecordFile(t *testing.T) (path string, raw []byte) {
 	t.Helper()
 	raw = []byte(`{"run_id": "run-1", "seed": 1402, "property_path": "tests/props/test_retry_budget.py",
  "property_sha256": "` + strings.Repeat("b", 64) + `", "fixture_sha256": "` + strings.Repeat("f", 64) + `",
@@ -134,7 +133,7 @@ func TestFreezeCommandsServerStopped(t *testing.T) {
 	}
 	u.User = url.UserPassword(u.User.Username(), pw)
 	dsn := u.String()
-	record, _ := schedulerRecord(t)
+	record, _ := schedulerRecordFile(t)
 	triple := []string{"--property", "tests/props/test_retry_budget.py", "--seed", "1402",
 		"--fixture-sha256", strings.Repeat("f", 64), "--property-sha256", strings.Repeat("b", 64)}
 
@@ -148,7 +147,7 @@ func TestFreezeCommandsServerStopped(t *testing.T) {
 	run := func(t *testing.T, tc testCase) {
 		var out, errOut bytes.Buffer
 		args := append(append([]string{}, tc.args...), "--ledger", dsn)
-		code := cli.Main(args, strings.NewReader(""), &out, &errOut)
+		code := Main(args, strings.NewReader(""), &out, &errOut)
 		if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errOut.String(), tc.stderr) {
 			t.Fatalf("flakegate %s: exit %d, want %d\nstdout: %s\nstderr: %s\nwant stdout with %q, stderr with %q",
 				strings.Join(tc.args, " "), code, tc.code, out.String(), errOut.String(), tc.stdout, tc.stderr)
@@ -188,10 +187,8 @@ func TestFreezeCommandsServerStopped(t *testing.T) {
 	}
 }
 
-func init() { postgres.ConsumerMains["cli"] = cliConsumer }
-
 // consumeArgs are the arguments of 'flakegate freeze consume' for the
-// triple of schedulerRecord.
+// triple of schedulerRecordFile.
 func consumeArgs(dsn string) []string {
 	return []string{"freeze", "consume", "--json", "--ledger", dsn, "--by", "consumer",
 		"--property", "tests/props/test_retry_budget.py", "--seed", "1402",
@@ -201,10 +198,10 @@ func consumeArgs(dsn string) []string {
 // cliConsumer runs 'flakegate freeze consume' tries times: exit 0 is a
 // skip (its runs left printed), exit 1 is "run the triple".
 func cliConsumer(dsn string, tries int) int {
-	postgres.WaitForStart()
+	pgtest.WaitForStart()
 	for range tries {
 		var out, errOut bytes.Buffer
-		switch code := cli.Main(consumeArgs(dsn), strings.NewReader(""), &out, &errOut); code {
+		switch code := Main(consumeArgs(dsn), strings.NewReader(""), &out, &errOut); code {
 		case 0:
 			var d struct {
 				Skipped  bool `json:"skipped"`
@@ -242,7 +239,7 @@ func TestFreezeConsumeProcesses(t *testing.T) {
 	if err := s.UseKey([]byte(pgtest.LedgerKey)); err != nil {
 		t.Fatal(err)
 	}
-	_, raw := schedulerRecord(t)
+	_, raw := schedulerRecordFile(t)
 	sha, err := flakegate.RecordSHA256(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +254,7 @@ func TestFreezeConsumeProcesses(t *testing.T) {
 	if err := s.Grant(ctx, f, false); err != nil {
 		t.Fatal(err)
 	}
-	postgres.WantEachOnce(t, postgres.RunConsumers(t, dsn, "cli", procs, tries), runs)
+	pgtest.WantEachOnce(t, pgtest.RunConsumers(t, dsn, "cli", procs, tries), runs)
 	if fs, err := s.ListFreezes(ctx); err != nil || len(fs) != 0 {
 		t.Fatalf("ledger after the last skip: %+v, %v; want empty", fs, err)
 	}

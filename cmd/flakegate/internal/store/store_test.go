@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/store"
 	"github.com/flakegate/flakegate/filestore"
-	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/postgres"
 )
 
@@ -106,7 +106,7 @@ func TestStatus(t *testing.T) {
 			return p
 		}, text: "not a folder"},
 		{name: "the default store of a repository", common: "@dir", setup: func(t *testing.T, dir string) string { return "" },
-			text: "embedded file store @dir/" + store.DefaultDir + " (not created yet"},
+			text: "embedded file store @dir/" + filestore.DefaultDir + " (not created yet"},
 		{name: "no repository, no ledger", setup: func(t *testing.T, dir string) string { return "" }, fail: true, text: "not in a git repository"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })

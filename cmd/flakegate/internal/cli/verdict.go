@@ -9,8 +9,8 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/store"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/cobra"

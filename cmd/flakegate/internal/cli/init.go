@@ -14,11 +14,11 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/discover"
-	"github.com/flakegate/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/spf13/cobra"
 )

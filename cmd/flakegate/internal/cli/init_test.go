@@ -271,7 +271,7 @@ func runInitEnv(t *testing.T, dir string, args ...string) (string, string, int) 
 // readGoSum is rapid's go.sum lines from the go-rapid example.
 func readGoSum(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "go-rapid", "go.sum"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "examples", "go-rapid", "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}

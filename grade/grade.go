@@ -95,7 +95,7 @@ type Input struct {
 	// config, an in-repository ledger.
 	Keep []string
 	// Setup are files the base's vitest or jest config names as setup
-	// files (internal/infra reads them); they are the base's.
+	// files (grade/infra reads them); they are the base's.
 	Setup []string
 	// Diff are the paths the patch changes (git diff --name-only from
 	// the base to the candidate).

@@ -13,10 +13,10 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/initconfig"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/store"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
-	"github.com/flakegate/flakegate/internal/initconfig"
-	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/internal/termsafe"
 )
 

@@ -116,7 +116,7 @@ func unnameable(t discover.Test) string {
 type Options struct {
 	// Python is the interpreter pytest tests run with: the one the
 	// sandbox sees that has pytest, Hypothesis and the tests' imports
-	// (internal/cli chooses it); "" is python3.
+	// (the CLI chooses it); "" is python3.
 	Python string
 	// BuildRequiresMet is true when Python imports every build
 	// requirement of the project (PyLayout.BuildRequires): an extension

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/cmd/flakegate/internal/store"
 	"github.com/flakegate/flakegate/doctor"
-	"github.com/flakegate/flakegate/internal/store"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/cobra"

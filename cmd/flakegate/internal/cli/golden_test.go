@@ -16,7 +16,7 @@ import (
 
 // The goldens of what people read: the default (not --json) output of a
 // real check, of freeze list, and of errors. Refresh them with
-// `go test ./internal/cli -run Golden -update` and read the diff.
+// `go test ./cmd/flakegate/internal/cli -run Golden -update` and read the diff.
 
 // checkRepo is a small repository whose candidate earns one label per
 // property, each decided without timing luck: PASS, PROPERTY, INCOMPLETE

@@ -18,7 +18,7 @@ import (
 // must write exactly what the library writes.
 func reportGolden(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "report", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "report", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func schedulerLedger(t *testing.T) (dir string, f flakegate.Freeze) {
 }
 
 func TestReport(t *testing.T) {
-	summary := filepath.Join("..", "..", "report", "testdata", "summary.json")
+	summary := filepath.Join("..", "..", "..", "..", "report", "testdata", "summary.json")
 	ledger, freeze := schedulerLedger(t)
 	type testCase struct {
 		name string
