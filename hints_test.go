@@ -26,6 +26,10 @@ var hintsNamingFlags = map[string]string{
 	// the command's flags, and its errors say which one to change (--base,
 	// --shard, --ledger, --join...).
 	"check": "the check command's library",
+	// How a check's triples are handed out: --shard I/N, --join's queue
+	// (--check-id, --max-lease-expiries) and the merge of the shards'
+	// summaries (verdict), over the check's Options.
+	"fleet": "the check's --shard and --join, and verdict's merge",
 	// The stores are opened from --ledger (or FLAKEGATE_LEDGER) and wait
 	// --lock-timeout, and their errors say so.
 	"filestore":                    "opened from --ledger",

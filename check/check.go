@@ -28,7 +28,8 @@
 //	sandbox.go    isolation: bwrap or none, and the attempts' environment (one
 //	              builder, for check and replay alike)
 //	pool.go       the worker pool and where it takes triples from
-//	shard.go      --shard I/N; merge.go merges the shards' summaries
+//	shard.go      --shard I/N: the triples' ids for fleet.Shard (package fleet
+//	              cuts the shards and merges their summaries)
 //	queue.go      --join: the queue shared with other runners
 //	triple.go     one triple: the ledger lookup, its run (tripleRun) and the order of its attempts
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
@@ -70,6 +71,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/internal/flock"
 )
@@ -128,7 +130,7 @@ type Options struct {
 	// Now returns the time (tests fix it); nil is time.Now.
 	Now func() time.Time
 	// Shard, if set, runs only that shard of the triples (--shard I/N).
-	Shard *ShardSpec
+	Shard *fleet.ShardSpec
 	// Join, if set, runs the triples through a queue shared with other
 	// runners (--join, queue.go).
 	Join *JoinOptions

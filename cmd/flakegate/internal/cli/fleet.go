@@ -8,6 +8,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/pflag"
 )
@@ -38,7 +39,7 @@ func (f *fleetFlags) apply(ios *IO, spec string, opts *check.Options) error {
 	}
 	opts.Runner = runnerIdentity(ios, f.runnerID)
 	if f.shard != "" {
-		s, err := check.ParseShard(f.shard)
+		s, err := fleet.ParseShard(f.shard)
 		if err != nil {
 			return err
 		}

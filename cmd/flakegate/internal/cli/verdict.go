@@ -11,6 +11,7 @@ import (
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/cmd/flakegate/internal/store"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/spf13/cobra"
@@ -117,7 +118,7 @@ func runVerdict(ctx context.Context, opts *VerdictOptions) error {
 				return asVerdictError(err)
 			}
 		}
-		sum, err = check.MergeShards(sums, opts.Summaries)
+		sum, err = fleet.MergeShards(sums, opts.Summaries)
 	}
 	if err != nil {
 		return err

@@ -1,10 +1,10 @@
-package check_test
+package fleet_test
 
 import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/fleet"
 )
 
 // TestMergeShardsKeepsNewTests: the new tests a suite's check tried (only
@@ -22,7 +22,7 @@ func TestMergeShardsKeepsNewTests(t *testing.T) {
 	one.NewTests = []flakegate.NewTest{{Suite: "./...", Path: "a_test.go", Name: "TestNew", Runs: 5, Passed: 4,
 		Results: []string{"pass", "fail", "pass", "pass", "pass"}}}
 	two.RejectFlakyNewTests = true
-	got, err := check.MergeShards([]*flakegate.Summary{one, two}, []string{"one", "two"})
+	got, err := fleet.MergeShards([]*flakegate.Summary{one, two}, []string{"one", "two"})
 	if err != nil {
 		t.Fatal(err)
 	}

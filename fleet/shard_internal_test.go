@@ -1,4 +1,4 @@
-package check
+package fleet
 
 import (
 	"context"
@@ -137,8 +137,7 @@ func TestDurations(t *testing.T) {
 	put(2, "old1", 7)
 	put(2, "this", 100) // this candidate: left out
 	put(3, "this", 100)
-	c := &checker{store: st, candSHA: "this"}
-	got, err := c.durations(ctx)
+	got, err := durations(ctx, st, "this")
 	if err != nil {
 		t.Fatal(err)
 	}
