@@ -34,15 +34,9 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/transcript"
 )
-
-// finishedTriple is a triple whose attempts are done: its record is
-// written by finish.
-type finishedTriple struct {
-	j      *job
-	finish func() (tripleResult, error)
-}
 
 // batchMember is one triple of a running batch.
 type batchMember struct {
@@ -66,8 +60,8 @@ type batchRun struct {
 // are settled one by one; the others run as one batch (alone, exactly as
 // runTriple runs them, when only one is left: but a suite's test runs as
 // a batch of one, with its known answers, suiteMember).
-func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedTriple, error) {
-	var out []finishedTriple
+func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]fleet.Finished, error) {
+	var out []fleet.Finished
 	var live []*batchMember
 	trees := c.trees.workers[w]
 	for _, j := range jobs {
@@ -79,10 +73,10 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedT
 			if err := r.run(ctx, trees); err != nil {
 				return nil, err
 			}
-			finish = func() (tripleResult, error) { return r.record(ctx, voided) }
+			finish = func() (fleet.Outcome, error) { return r.record(ctx, voided) }
 		}
 		if finish != nil {
-			out = append(out, finishedTriple{j, finish})
+			out = append(out, fleet.Finished{Pos: j.index, Finish: finish})
 			continue
 		}
 		live = append(live, &batchMember{r: r, voided: voided})
@@ -92,7 +86,7 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedT
 		if err := m.r.run(ctx, trees); err != nil {
 			return nil, err
 		}
-		return append(out, finishedTriple{m.r.j, func() (tripleResult, error) { return m.r.record(ctx, m.voided) }}), nil
+		return append(out, fleet.Finished{Pos: m.r.j.index, Finish: func() (fleet.Outcome, error) { return m.r.record(ctx, m.voided) }}), nil
 	}
 	if len(live) == 0 {
 		return out, nil
@@ -116,7 +110,7 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]finishedT
 	for _, m := range live {
 		m.r.write(transcript.Event{Type: transcript.EventComplete})
 		m.r.t.seconds = secs
-		out = append(out, finishedTriple{m.r.j, func() (tripleResult, error) { return m.r.record(ctx, m.voided) }})
+		out = append(out, fleet.Finished{Pos: m.r.j.index, Finish: func() (fleet.Outcome, error) { return m.r.record(ctx, m.voided) }})
 	}
 	return out, nil
 }
@@ -773,35 +767,4 @@ func junitDir() (string, error) {
 		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot make a folder for a pytest batch's JUnit report", Err: err}
 	}
 	return dir, nil
-}
-
-// batchTally collects the results of a batch's triples for its progress
-// line (BatchProgressHandler), in the batch's order. The finisher alone
-// uses it.
-type batchTally struct {
-	jobs    []*job
-	results map[*job]flakegate.Result
-}
-
-func newBatchTally(jobs []*job) *batchTally {
-	return &batchTally{jobs: jobs, results: map[*job]flakegate.Result{}}
-}
-
-// done counts j's result; after the batch's last it reports the batch.
-func (b *batchTally) done(h ProgressHandler, j *job, r flakegate.Result) {
-	bh, ok := h.(BatchProgressHandler)
-	if !ok {
-		h.Done(r)
-		return
-	}
-	b.results[j] = r
-	if len(b.results) < len(b.jobs) {
-		return
-	}
-	ordered := make([]flakegate.Result, len(b.jobs))
-	for i, j := range b.jobs {
-		ordered[i] = b.results[j]
-	}
-	head := b.jobs[0].shape.framework + ", seed " + b.jobs[0].seed.String()
-	bh.BatchDone(head, ordered)
 }

@@ -27,10 +27,13 @@
 //	              in a tree reset in full (modes, user.* xattrs)
 //	sandbox.go    isolation: bwrap or none, and the attempts' environment (one
 //	              builder, for check and replay alike)
-//	pool.go       the worker pool and where it takes triples from
+//	pool.go       the check's side of the worker pool (package fleet runs it):
+//	              the runs of a triple alone and of a batch by position, and
+//	              each labelled triple's result and progress line
 //	shard.go      --shard I/N: the triples' ids for fleet.Shard (package fleet
 //	              cuts the shards and merges their summaries)
-//	queue.go      --join: the queue shared with other runners
+//	queue.go      --join: the triples for fleet.Join's queue shared with other
+//	              runners, a triple given up on, the joined check's summary
 //	triple.go     one triple: the ledger lookup, its run (tripleRun) and the order of its attempts
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
 //	batchplan.go  which triples run as one process (a batch), and its command
@@ -132,8 +135,8 @@ type Options struct {
 	// Shard, if set, runs only that shard of the triples (--shard I/N).
 	Shard *fleet.ShardSpec
 	// Join, if set, runs the triples through a queue shared with other
-	// runners (--join, queue.go).
-	Join *JoinOptions
+	// runners (--join, fleet.Join).
+	Join *fleet.JoinOptions
 	// Runner names this runner in records (runner_id, runner_host).
 	Runner flakegate.Runner
 	// Timings is what the check keeps for check --plan (timings.go).
@@ -392,7 +395,8 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	c.initPrepares()
 	defer c.releasePrepares()
 	jobs := c.orderSuites(c.jobs())
-	src, mine, shard, err := c.source(ctx, jobs)
+	pl := c.newPool(jobs)
+	src, mine, shard, err := c.source(ctx, pl)
 	if err != nil {
 		return nil, err
 	}
@@ -402,7 +406,8 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	}
 	setup := time.Since(c.started) - fill
 	c.progress.Start(total)
-	results, err := c.runJobs(ctx, src, len(jobs))
+	err = fleet.Run(ctx, len(c.trees.workers), src, pl, pl)
+	results := pl.results
 	c.progress.Finish()
 	if err != nil {
 		return nil, err
@@ -419,7 +424,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	}
 	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.label(), Prepares: c.prepareRuns, Results: make([]flakegate.Result, len(mine))}
 	for i, pos := range mine {
-		sum.Results[i] = results[pos].result
+		sum.Results[i] = results[pos].Result
 	}
 	if c.opts.Join != nil {
 		// The summary of a joined check is the whole check's, read from
@@ -475,23 +480,23 @@ func inDiff(diff, watched []string) []string {
 
 // source returns where the workers take their triples from, the
 // positions of the triples this run reports, and the shard it covers.
-func (c *checker) source(ctx context.Context, jobs []job) (jobSource, []int, *flakegate.Shard, error) {
+func (c *checker) source(ctx context.Context, p *pool) (fleet.Source, []int, *flakegate.Shard, error) {
 	switch {
 	case c.opts.Join != nil:
-		src, err := c.joinQueue(ctx, jobs)
+		src, err := c.joinQueue(ctx, p)
 		return src, nil, nil, err
 	case c.opts.Shard != nil:
-		mine, shard, err := c.shard(ctx, jobs)
+		mine, shard, err := c.shard(ctx, p.jobs)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return c.newListSource(jobs, mine), mine, shard, nil
+		return fleet.List(p.units(mine)), mine, shard, nil
 	}
-	all := make([]int, len(jobs))
+	all := make([]int, len(p.jobs))
 	for i := range all {
 		all[i] = i
 	}
-	return c.newListSource(jobs, all), all, nil, nil
+	return fleet.List(p.units(all)), all, nil, nil
 }
 
 func internalf(format string, args ...any) error {

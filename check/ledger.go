@@ -15,6 +15,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/fleet"
 )
 
 // binding is what a freeze of j's triple must match.
@@ -72,7 +73,7 @@ func (c *checker) mayConsultLedger(ps *propState) bool {
 
 // skipped is the result of a triple the ledger lets the check skip. The
 // frozen record is copied into the output folder.
-func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d flakegate.SkipDecision, stem, reproduce string) (tripleResult, error) {
+func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d flakegate.SkipDecision, stem, reproduce string) (fleet.Outcome, error) {
 	recPath := ""
 	raw, err := c.store.GetRecord(ctx, d.Freeze.RecordSHA256)
 	var frozen struct {
@@ -83,10 +84,10 @@ func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d fla
 		json.Unmarshal(raw, &frozen) //nolint:errcheck // a record without them names no candidate
 		recPath = filepath.Join(c.outDir, stem+".frozen.json")
 		if err := writeFile(recPath, raw); err != nil {
-			return tripleResult{}, err
+			return fleet.Outcome{}, err
 		}
 	case flakegate.ErrorCode(err) != flakegate.ENOTFOUND:
-		return tripleResult{}, flakegate.StoreError("read the frozen record", err)
+		return fleet.Outcome{}, flakegate.StoreError("read the frozen record", err)
 	}
 	left := d.RunsLeft
 	res := flakegate.Result{
@@ -111,42 +112,42 @@ func (c *checker) skipped(ctx context.Context, j *job, t flakegate.Triple, d fla
 		At:              d.Freeze.GrantedAt.UTC().Format(time.RFC3339),
 	}
 	res.SeedOrigin = j.seedOrigin()
-	return tripleResult{result: res}, nil
+	return fleet.Outcome{Result: res}, nil
 }
 
 // grantFreezes writes a freeze for each SCHEDULER record of this check,
 // in config order. A triple that already has a freeze keeps it.
-func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []tripleResult) error {
+func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []fleet.Outcome) error {
 	runs := c.cfg.Freeze.ExpiresAfterRuns
 	for i := range results {
 		r := &results[i]
-		if r.result.Skipped || r.result.Label != flakegate.Scheduler || r.raw == nil {
+		if r.Result.Skipped || r.Result.Label != flakegate.Scheduler || r.Raw == nil {
 			continue
 		}
 		if c.iso.mode != IsolationBwrap {
 			// The code under test could reach the gate: its SCHEDULER may
 			// be forged (attack 1, 2, 3), so it earns no freeze.
 			why := "no freeze granted: the check ran without the sandbox (isolation none); a freeze needs a sandboxed run"
-			r.result.Reason = joinReason(r.result.Reason, why)
+			r.Result.Reason = joinReason(r.Result.Reason, why)
 			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
 			continue
 		}
 		if v, ok := c.store.(flakegate.Vouching); ok && v.Unvouched() != "" {
 			why := "no freeze granted: " + v.Unvouched()
-			r.result.Reason = joinReason(r.result.Reason, why)
+			r.Result.Reason = joinReason(r.Result.Reason, why)
 			continue
 		}
-		if r.result.FlakeOrigin != flakegate.FlakeOriginBase {
+		if r.Result.FlakeOrigin != flakegate.FlakeOriginBase {
 			// A flake this base was never seen failing may be the patch's
 			// own: a freeze would let it hide a later regression of the
 			// same triple. Only a person grants it.
-			origin := cmp.Or(r.result.FlakeOrigin, flakegate.FlakeOriginUnknown)
+			origin := cmp.Or(r.Result.FlakeOrigin, flakegate.FlakeOriginUnknown)
 			why := fmt.Sprintf("no freeze granted: flake origin %s (this base was never seen failing this seed); look at it, and grant one by hand with 'flakegate freeze grant --allow-new-flake' if it is not the patch's", origin)
-			r.result.Reason = joinReason(r.result.Reason, why)
+			r.Result.Reason = joinReason(r.Result.Reason, why)
 			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: %s", jobs[i].ps.prop.ID(), jobs[i].seed, why))
 			continue
 		}
-		f, err := flakegate.GrantRecord(ctx, c.store, r.raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())
+		f, err := flakegate.GrantRecord(ctx, c.store, r.Raw, c.opts.FreezeOwner, runs, false, c.opts.By, c.now())
 		if flakegate.ErrorCode(err) == flakegate.ECONFLICT {
 			c.progress.Note(NoteTopic, fmt.Sprintf("%s seed %s: already frozen; the existing freeze stays", jobs[i].ps.prop.ID(), jobs[i].seed))
 			continue
@@ -155,7 +156,7 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []triple
 			return err
 		}
 		left := f.ExpiresAfterRuns
-		r.result.Owner, r.result.RunsLeft = f.Owner, &left
+		r.Result.Owner, r.Result.RunsLeft = f.Owner, &left
 	}
 	return nil
 }

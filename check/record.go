@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -17,23 +18,23 @@ import (
 // record, labels it with the decision table, writes and stores it, and
 // returns the triple's summary line. voided is why a freeze of the
 // triple no longer holds ("" when none was voided).
-func (r *tripleRun) record(ctx context.Context, voided string) (tripleResult, error) {
+func (r *tripleRun) record(ctx context.Context, voided string) (fleet.Outcome, error) {
 	r.closeTranscript()
 	rec := r.runRecord()
 	raw, sha, err := encodeRecord(rec)
 	if err != nil {
-		return tripleResult{}, err
+		return fleet.Outcome{}, err
 	}
 	d := flakegate.ClassifyBytes(raw)
 	recPath, err := r.writeRecord(ctx, raw, sha, d)
 	if err != nil {
-		return tripleResult{}, err
+		return fleet.Outcome{}, err
 	}
 	if err := r.c.addFailure(ctx, r.j, &r.t); err != nil {
-		return tripleResult{}, err
+		return fleet.Outcome{}, err
 	}
 	res := r.result(rec, d, sha, recPath, voided)
-	return tripleResult{result: res, raw: raw}, nil
+	return fleet.Outcome{Result: res, Raw: raw}, nil
 }
 
 // closeTranscript closes the transcript (a failed close makes it

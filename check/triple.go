@@ -17,6 +17,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -47,13 +48,6 @@ func (j *job) seedOrigin() string {
 		return flakegate.SeedCorpus
 	}
 	return ""
-}
-
-// tripleResult is a finished triple: its summary line and the record bytes
-// (nil when skipped).
-type tripleResult struct {
-	result flakegate.Result
-	raw    []byte
 }
 
 // jobs lists the triples in config order, after preflight: each
@@ -120,7 +114,7 @@ func (j *job) triple() flakegate.Triple {
 
 // runTriple consults the ledger, then runs the candidate attempts and the
 // base replay of one triple. The returned finish writes its record.
-func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleResult, error), error) {
+func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (fleet.Outcome, error), error) {
 	r, finish, voided, err := c.beginTriple(ctx, w, j)
 	if err != nil || finish != nil {
 		return finish, err
@@ -128,13 +122,13 @@ func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (tripleR
 	if err := r.run(ctx, c.trees.workers[w]); err != nil {
 		return nil, err
 	}
-	return func() (tripleResult, error) { return r.record(ctx, voided) }, nil
+	return func() (fleet.Outcome, error) { return r.record(ctx, voided) }, nil
 }
 
 // beginTriple consults the ledger for j: a skipped triple, or one whose
 // prepare failed, is settled without an attempt (finish is set); else it
 // returns the run to make and why a freeze of it was voided.
-func (c *checker) beginTriple(ctx context.Context, w int, j *job) (r *tripleRun, finish func() (tripleResult, error), voided string, err error) {
+func (c *checker) beginTriple(ctx context.Context, w int, j *job) (r *tripleRun, finish func() (fleet.Outcome, error), voided string, err error) {
 	r, err = c.newTripleRun(j)
 	if err != nil {
 		return nil, nil, "", err
@@ -147,7 +141,7 @@ func (c *checker) beginTriple(ctx context.Context, w int, j *job) (r *tripleRun,
 		}
 		if d.Skipped {
 			stem, reproduce := r.stem, r.reproduce // r is returned nil
-			return nil, func() (tripleResult, error) { return c.skipped(ctx, j, triple, d, stem, reproduce) }, "", nil
+			return nil, func() (fleet.Outcome, error) { return c.skipped(ctx, j, triple, d, stem, reproduce) }, "", nil
 		}
 		if d.Voided {
 			voided = d.Reason
@@ -249,15 +243,16 @@ func (r *tripleRun) write(ev transcript.Event) {
 // the retry cap (and the prepares, with prepares) and ends incomplete,
 // and a record with transcript_complete false and the reason in
 // incomplete_reason, which the decision table labels INCOMPLETE. The
-// lease of a queued triple that expired too often (queue.go, givenUp)
+// lease of a queued triple that expired too often (fleet.Join;
+// queue.go, givenUp)
 // and a failed prepare (runTriple) end here.
-func (r *tripleRun) giveUp(ctx context.Context, reason string, prepares bool) (func() (tripleResult, error), error) {
+func (r *tripleRun) giveUp(ctx context.Context, reason string, prepares bool) (func() (fleet.Outcome, error), error) {
 	r.t = transcriptRun{candidate: attempt.Errored, retries: []string{}, base: notRun,
 		budgetOK: true, complete: false, attempts: []flakegate.Attempt{}, reason: reason, givenUp: reason}
 	if err := r.open(prepares); err != nil {
 		return nil, err
 	}
-	return func() (tripleResult, error) { return r.record(ctx, "") }, nil
+	return func() (fleet.Outcome, error) { return r.record(ctx, "") }, nil
 }
 
 // run writes the transcript on the worker's trees: the retry cap and the

@@ -27,8 +27,8 @@ func addFleetFlags(fl *pflag.FlagSet, f *fleetFlags) {
 	fl.BoolVar(&f.join, "join", false, "work on the check --check-id together with other runners, through the PostgreSQL --ledger")
 	fl.StringVar(&f.checkID, "check-id", "", "the `ID` of a check shared by runners (with --join), e.g. the CI pipeline id")
 	fl.StringVar(&f.runnerID, "runner-id", "", "name of this runner in records and the queue (default $FLAKEGATE_RUNNER_ID, else <host name>-<pid>)")
-	fl.DurationVar(&f.lease, "lease", check.DefaultLease, "with --join: a claimed triple is taken over by another runner when its lease is not renewed for this long")
-	fl.IntVar(&f.maxLeaseExpiries, "max-lease-expiries", check.DefaultMaxLeaseExpiries, "with --join: label a triple INCOMPLETE once its lease has expired more than `K` times")
+	fl.DurationVar(&f.lease, "lease", fleet.DefaultLease, "with --join: a claimed triple is taken over by another runner when its lease is not renewed for this long")
+	fl.IntVar(&f.maxLeaseExpiries, "max-lease-expiries", fleet.DefaultMaxLeaseExpiries, "with --join: label a triple INCOMPLETE once its lease has expired more than `K` times")
 }
 
 // apply sets the runner identity and the --shard and --join options of
@@ -60,7 +60,7 @@ func (f *fleetFlags) apply(ios *IO, spec string, opts *check.Options) error {
 		return usage("--max-lease-expiries must be 0 or more", "the default is 2")
 	}
 	if f.join {
-		opts.Join = &check.JoinOptions{CheckID: strings.TrimSpace(f.checkID), Lease: f.lease, MaxLeaseExpiries: f.maxLeaseExpiries}
+		opts.Join = &fleet.JoinOptions{CheckID: strings.TrimSpace(f.checkID), Lease: f.lease, MaxLeaseExpiries: f.maxLeaseExpiries}
 	}
 	return nil
 }

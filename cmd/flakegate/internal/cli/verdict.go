@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/cmd/flakegate/internal/store"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/fleet"
@@ -158,7 +157,7 @@ func queuedVerdict(ctx context.Context, opts *VerdictOptions) (*flakegate.Summar
 	var shown time.Time
 	started := time.Now()
 	for {
-		sum, p, err := check.QueuedSummary(ctx, q, id)
+		sum, p, err := fleet.QueuedSummary(ctx, q, id)
 		if flakegate.ErrorCode(err) == flakegate.EINVALID && opts.Wait && time.Since(started) < opts.StartTimeout {
 			// The runners may start after the verdict job.
 			if time.Since(shown) >= 10*time.Second {
@@ -177,13 +176,13 @@ func queuedVerdict(ctx context.Context, opts *VerdictOptions) (*flakegate.Summar
 			return sum, nil
 		}
 		if !opts.Wait {
-			fmt.Fprintf(ios.ErrOut, "queue: %s\n", termsafe.Line(check.ProgressLine(p)))
+			fmt.Fprintf(ios.ErrOut, "queue: %s\n", termsafe.Line(fleet.ProgressLine(p)))
 			return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "verdict", Path: id,
 				Message: fmt.Sprintf("the check is not finished: %d of %d triples labelled; no verdict yet", p.Done, p.Total),
 				Hint:    "add --wait to wait for the runners"}
 		}
 		if time.Since(shown) >= 10*time.Second {
-			fmt.Fprintf(ios.ErrOut, "queue: %s\n", termsafe.Line(check.ProgressLine(p)))
+			fmt.Fprintf(ios.ErrOut, "queue: %s\n", termsafe.Line(fleet.ProgressLine(p)))
 			shown = time.Now()
 		}
 		if err := sleepCtx(ctx, id, poll); err != nil {
