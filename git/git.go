@@ -358,6 +358,19 @@ func (c *Client) TopLevel(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// Branch returns the short name of the branch HEAD is on, "" when HEAD
+// is detached.
+func (c *Client) Branch(ctx context.Context) (string, error) {
+	out, err := c.run(ctx, "", "symbolic-ref", "-q", "--short", "HEAD")
+	if err != nil {
+		if exitCode(err) == 1 {
+			return "", nil // detached
+		}
+		return "", wrapRepoErr("git symbolic-ref --short HEAD", c.Dir, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // CommonDir returns the absolute git directory shared by the repository
 // and all its worktrees (where flakegate keeps its default ledger).
 func (c *Client) CommonDir(ctx context.Context) (string, error) {

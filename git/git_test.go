@@ -449,3 +449,22 @@ func TestCheckoutSize(t *testing.T) {
 		t.Fatal("an unknown revision has a size")
 	}
 }
+
+// TestBranch: the branch HEAD is on (init names it as the base a check
+// takes), "" on a detached HEAD, an error outside a repository.
+func TestBranch(t *testing.T) {
+	r := newRepo(t)
+	c := &git.Client{Dir: r.dir}
+	ctx := context.Background()
+	gitT(t, r.dir, "branch", "-q", "-m", "master")
+	if b, err := c.Branch(ctx); err != nil || b != "master" {
+		t.Fatalf("on master: %q, %v", b, err)
+	}
+	gitT(t, r.dir, "checkout", "-q", "--detach", r.c1)
+	if b, err := c.Branch(ctx); err != nil || b != "" {
+		t.Fatalf("detached: %q, %v", b, err)
+	}
+	if b, err := (&git.Client{Dir: t.TempDir()}).Branch(ctx); err == nil {
+		t.Fatalf("outside a repository: %q, no error", b)
+	}
+}

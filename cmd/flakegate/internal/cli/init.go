@@ -322,8 +322,18 @@ func writeInit(opts *InitOptions, report io.Writer, target string, raw []byte, p
 		fmt.Fprintf(report, "  0. fix the problems above, then flakegate init --force (or edit %s)\n", config.DefaultPath)
 	}
 	fmt.Fprintf(report, "  1. commit it on the base branch: git add %s && git commit -m \"flakegate: gate %s\"\n", config.DefaultPath, gatedWhat(pl))
-	fmt.Fprintf(report, "  2. on a candidate branch: flakegate check --base main   (the base branch or revision the config is on)\n")
+	fmt.Fprintf(report, "  2. on a candidate branch: flakegate check --base %s   (the base branch or revision the config is on)\n", baseName(opts))
 	return failed
+}
+
+// baseName is the branch init ran on (the base a check names), "main"
+// when HEAD is detached or git cannot say.
+func baseName(opts *InitOptions) string {
+	b, err := (&git.Client{Dir: opts.Dir}).Branch(context.Background())
+	if err != nil || b == "" {
+		return "main"
+	}
+	return termsafe.Line(b)
 }
 
 // gatedWhat names what the config gates, for its commit message: "the

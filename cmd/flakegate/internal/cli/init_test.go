@@ -48,7 +48,7 @@ func initRepo(t *testing.T, files map[string]string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("git", "init", "-q", dir)
+	cmd := exec.Command("git", "init", "-q", "-b", "trunk", dir) // init names the branch it ran on
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
@@ -103,7 +103,7 @@ func TestInitWrites(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %q\nstderr %s", code, out, errOut)
 	}
 	for _, want := range []string{"go+rapid: 1 property test", "sched/sched_test.go:9 TestOrder (rapid.Check)", "wrote " + filepath.Join(dir, "flakegate.yaml"),
-		"1. commit it on the base branch", "2. on a candidate branch: flakegate check --base main"} {
+		"1. commit it on the base branch", "2. on a candidate branch: flakegate check --base trunk"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
