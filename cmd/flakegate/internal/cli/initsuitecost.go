@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,10 +76,14 @@ func measureSuiteTrial(ctx context.Context, opts *InitOptions, report io.Writer,
 	}
 	labels := map[flakegate.Label]int{}
 	var failing []string
+	exclude := map[string][]string{} // suite path -> names, each once
 	for _, r := range sum.Results {
 		labels[r.Label]++
 		if r.Label != flakegate.Pass {
 			failing = append(failing, fmt.Sprintf("%s (%s)", r.ID(), r.Label))
+			if r.Suite != "" && r.Name != "" && !slices.Contains(exclude[r.Suite], excludePattern(r.Name)) {
+				exclude[r.Suite] = append(exclude[r.Suite], excludePattern(r.Name))
+			}
 		}
 	}
 	fmt.Fprintf(report, "  measured: %d %s in %.1f s (%s); check --plan estimates from it\n",
@@ -89,7 +96,34 @@ func measureSuiteTrial(ctx context.Context, opts *InitOptions, report io.Writer,
 		// check: the user decides (fix it, or exclude it).
 		fmt.Fprintf(report, "note: %d %s not pass at HEAD in the sandbox, so every check would reject %s: %s; fix %s, or name %s in the suite's exclude: (docs/suites.md)\n",
 			n, plural(n, "test does", "tests do"), plural(n, "it", "them"), termsafe.Line(strings.Join(failing, ", ")), plural(n, "it", "them"), plural(n, "it", "them"))
+		for _, suite := range slices.Sorted(maps.Keys(exclude)) {
+			fmt.Fprintf(report, "  to exclude %s, add this line to the suite of path %q: %s\n", plural(len(exclude[suite]), "it", "them"), suite, termsafe.Line(excludeLine(exclude[suite])))
+		}
 	}
+}
+
+// excludePattern is an exclude: pattern that matches name alone: the
+// characters a pattern reads as wildcards (a parametrised pytest id has
+// brackets) are escaped.
+func excludePattern(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// excludeLine is the YAML line of a suite's exclude key with patterns.
+func excludeLine(patterns []string) string {
+	q := make([]string, len(patterns))
+	for i, p := range patterns {
+		b, _ := json.Marshal(p) // a JSON string is a YAML double-quoted scalar
+		q[i] = string(b)
+	}
+	return "exclude: [" + strings.Join(q, ", ") + "]"
 }
 
 // trialCheck runs a check of the config raw on a commit of the work tree
