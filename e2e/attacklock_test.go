@@ -127,15 +127,7 @@ func lockForgerPatch(t *testing.T, f *freshRunner, base map[string]string) map[s
 // package.json and lock, is PROPERTY: the tarball alone installs
 // nothing.
 func TestAttackLockAliasesVitest(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("end to end: npm ci of the real vitest from the npm registry")
-	}
-	needProgram(t, "node")
-	needProgram(t, "npm")
-	if os.Geteuid() != 0 {
-		t.Skip("a prepare needs flakegate as root")
-	}
+	needNPMPrepare(t)
 	f := newFreshRunner(t)
 	files := freshVitestFiles(t)
 	r := newRepo(t, files)

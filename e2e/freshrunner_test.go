@@ -161,15 +161,10 @@ test("neg", () => {
 	return files
 }
 
-// TestFreshRunnerVitest: a vitest project with node_modules ignored and
-// a committed package-lock.json, on a fresh runner. init writes the
-// prepare that installs node_modules from the lock file (npm ci, with
-// the network, to the registry alone) and the suite, whose listing it
-// tried over that prepare; a harmless patch passes and a regression is
-// PROPERTY, the listing and every attempt running over the prepared
-// layer. Before, init said the suite "is not written" (no node_modules
-// in the tree) and exited 2: "no property test found".
-func TestFreshRunnerVitest(t *testing.T) {
+// needNPMPrepare runs t in parallel when it can install the real vitest
+// with npm ci in a prepare: not under -short, with node and npm, as root.
+func needNPMPrepare(t *testing.T) {
+	t.Helper()
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end: npm ci of the real vitest from the npm registry")
@@ -179,6 +174,18 @@ func TestFreshRunnerVitest(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("a prepare needs flakegate as root")
 	}
+}
+
+// TestFreshRunnerVitest: a vitest project with node_modules ignored and
+// a committed package-lock.json, on a fresh runner. init writes the
+// prepare that installs node_modules from the lock file (npm ci, with
+// the network, to the registry alone) and the suite, whose listing it
+// tried over that prepare; a harmless patch passes and a regression is
+// PROPERTY, the listing and every attempt running over the prepared
+// layer. Before, init said the suite "is not written" (no node_modules
+// in the tree) and exited 2: "no property test found".
+func TestFreshRunnerVitest(t *testing.T) {
+	needNPMPrepare(t)
 	f := newFreshRunner(t)
 	r := newRepo(t, freshVitestFiles(t))
 	if _, err := os.Stat(filepath.Join(r.dir, "node_modules")); !os.IsNotExist(err) {
