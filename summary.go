@@ -1,5 +1,7 @@
 package flakegate
 
+import "fmt"
+
 // Verdicts of a check.
 const (
 	VerdictPass   = "pass"
@@ -99,6 +101,78 @@ type Summary struct {
 	// makes the verdict reject.
 	NewTests            []NewTest `json:"new_tests,omitempty"`
 	RejectFlakyNewTests bool      `json:"reject_flaky_new_tests,omitempty"`
+	// Impact is what impact decided for each suite it was asked of
+	// (config impact: true): the tests the patch cannot reach, which were
+	// not run again, and the runs each test it can reach got.
+	Impact []SuiteImpact `json:"impact,omitempty"`
+}
+
+// SuiteImpact is impact's decision for one suite: how many of its gated
+// tests the patch can reach (Affected; they ran Runs order seeds each)
+// and how many it cannot (Unaffected; not run again, their inputs are
+// identical to the base's, whose run of them passed). Undecided says why
+// impact could not decide, in which case every test ran as without it.
+type SuiteImpact struct {
+	Suite     int    `json:"suite"`
+	Framework string `json:"framework"`
+	Path      string `json:"path"`
+	Undecided string `json:"undecided,omitempty"`
+	// Affected and Unaffected count tests; AffectedUnits and
+	// UnaffectedUnits the units that hold them, each a Unit ("package"
+	// for go, "test file" for pytest, vitest and jest): impact decides a
+	// unit as a whole.
+	Affected        int    `json:"affected_tests"`
+	Unaffected      int    `json:"unaffected_tests"`
+	Unit            string `json:"unit,omitempty"`
+	AffectedUnits   int    `json:"affected_units"`
+	UnaffectedUnits int    `json:"unaffected_units"`
+	// Seeds is the suite's own seeds per test; Runs the order seeds each
+	// affected test ran with (Seeds or more); Chance the chance that a
+	// 1-in-3 flake in an affected test showed in those runs.
+	Seeds  int     `json:"seeds"`
+	Runs   int     `json:"runs"`
+	Chance float64 `json:"chance_1_in_3"`
+	// Reached are the affected units, each with the first input of it
+	// that differs, or the rule that counts it reachable.
+	Reached []Reach `json:"reached,omitempty"`
+}
+
+// Reach is one unit the patch can reach, and why.
+type Reach struct {
+	Unit string `json:"unit"`
+	Why  string `json:"why"`
+}
+
+// UnaffectedLine is the summary's line of the tests impact did not run
+// again: "unaffected: N tests (inputs identical to the base's)".
+func (si SuiteImpact) UnaffectedLine() string {
+	return fmt.Sprintf("unaffected: %d %s (inputs identical to the base's)", si.Unaffected, plural(si.Unaffected, "test", "tests"))
+}
+
+// Line says the decision in one line, as the check's progress and the
+// reports show it.
+func (si SuiteImpact) Line() string {
+	if si.Undecided != "" {
+		return "every test ran: " + si.Undecided
+	}
+	unit := si.Unit
+	if unit == "" {
+		unit = "unit"
+	}
+	line := si.UnaffectedLine() + fmt.Sprintf(", %d %s not run again", si.UnaffectedUnits, plural(si.UnaffectedUnits, unit, unit+"s"))
+	if si.Affected == 0 {
+		return line
+	}
+	return line + fmt.Sprintf("; affected: %d %s in %d %s, %d runs each: a 1-in-3 flake shows in %.1f%% of checks",
+		si.Affected, plural(si.Affected, "test", "tests"), si.AffectedUnits, plural(si.AffectedUnits, unit, unit+"s"), si.Runs, 100*si.Chance)
+}
+
+// plural is one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // PrepareRun is one prepare of a check: the tree it prepared, how long it

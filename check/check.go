@@ -377,6 +377,9 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.opts.Shard != nil || c.opts.Join != nil {
+		c.suite.noImpact = "a check split across runners (--shard, --join) gates the same triples on every runner"
+	}
 	if err := c.expandSuites(ctx); err != nil {
 		return nil, err
 	}
@@ -437,6 +440,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	}
 	sum.RejectNewFlakes = c.cfg.RejectNewFlakes
 	sum.NewTests, sum.RejectFlakyNewTests = c.suite.newTests, c.cfg.RejectFlakyNewTests
+	sum.Impact = c.suite.impacts
 	sum.SetVerdict()
 	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func (c *site) fillGoCache(ctx context.Context) error {
 	if err := c.fetchGoModules(ctx, ""); err != nil {
 		return err
 	}
-	c.goc.UseSuites(c.cfg.Suites)
+	c.goc.UseSuites(c.cfg.Suites, c.cfg.Impact)
 	if c.goc.Filled(c.goc.FillKey()) {
 		return nil
 	}

@@ -115,7 +115,15 @@ type Cost struct {
 	// could not be listed here (their triples are not counted).
 	Suites          []PlanSuite `json:"suites,omitempty"`
 	SuitesNotListed string      `json:"suites_not_listed,omitempty"`
+	// Impact is the config's impact: the counts are every suite test's,
+	// and a check runs the ones its patch can reach (ImpactLine).
+	Impact bool `json:"impact,omitempty"`
 }
+
+// ImpactLine says what impact: true does to the plan's counts.
+const ImpactLine = "impact: on: the counts above are every suite test's, as without it; a check runs only the tests its patch can reach " +
+	"(go: by package; pytest, vitest, jest: by test file), each with up to 12 order seeds and never more than the whole suite once per seed costs, " +
+	"and says \"unaffected: N tests (inputs identical to the base's)\" for the rest"
 
 // PlanCost computes the cost of cfg on base (a commit; "" when there is
 // none yet: init's, whose first check fills the Go cache), from the timings kept by earlier checks and flakegate init
@@ -236,6 +244,9 @@ func (c Cost) Lines() []string {
 		return lines
 	}
 	lines = append(lines, c.estimateLine())
+	if c.Impact && len(c.Suites) > 0 {
+		lines = append(lines, ImpactLine)
+	}
 	if c.Warn {
 		lines = append(lines, fmt.Sprintf("warning: the estimate is over %s; to bring it down: fewer seeds or random_seeds per property, "+
 			"batches (batch: true, many triples per process), more workers, or fewer properties (exclude, or remove entries)", PlanWarnAfter))

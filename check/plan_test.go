@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,5 +205,24 @@ func TestKeepTimings(t *testing.T) {
 	}
 	if got := check.ReadTimings(common); got.Seconds != nil || got.Check != nil {
 		t.Errorf("a broken file read as %+v", got)
+	}
+}
+
+// TestPlanImpactLine: with impact: true and a suite, the plan says that
+// its counts are every test's and what a check runs of them.
+func TestPlanImpactLine(t *testing.T) {
+	cfg, err := fgconfig.Load([]byte("version: 1\nproperties:\n"+
+		"  - {path: t/a_test.go, name: TestA, seeds: [1], run: [go, test, -run, \"^{name}$\", ./t], wall_budget: 5m}\n"), "flakegate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := check.PlanCost(cfg, check.Timings{}, "b1")
+	c.Impact = true
+	if strings.Contains(strings.Join(c.Lines(), "\n"), "impact:") {
+		t.Fatalf("impact without a suite: %q", c.Lines())
+	}
+	c.Suites = []check.PlanSuite{{Index: 0, Framework: "go", Path: "./...", Tests: 3, Triples: 9}}
+	if !slices.Contains(c.Lines(), check.ImpactLine) {
+		t.Fatalf("no impact line: %q", c.Lines())
 	}
 }

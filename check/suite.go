@@ -81,6 +81,10 @@ type suiteList struct {
 	// test does not run as a test (benchmarks, examples without
 	// output), by kind: not gated, and said.
 	notRun notRunSet
+	// key names a kept pytest listing of the base (suitecachepy.go): what
+	// decides it decides the base's session too (impactpy.go); "" when
+	// it is not kept.
+	key string
 }
 
 // notRunSet counts what a suite does not gate, by kind, and keeps the
@@ -130,6 +134,11 @@ type suiteState struct {
 	// changed are the base's tests the patch changes, by changedKey
 	// (graded.go, noteChangedTests).
 	changed map[string]bool
+	// impacts are impact's decisions, one per suite it was asked of
+	// (impact.go), for the summary.
+	impacts []flakegate.SuiteImpact
+	// noImpact says why this check decides no impact ("" when it may).
+	noImpact string
 }
 
 // suiteOrders are the orders of a check's suite triples, by property and
@@ -222,12 +231,23 @@ func (c *site) expandSuites(ctx context.Context) error {
 		if s.FixtureRoot != "" && c.checkBaseFile(base.dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
 			fixture = s.FixtureRoot
 		}
+		si, err := c.impactSuite(ctx, i, s, list)
+		if err != nil {
+			return err
+		}
 		for _, t := range list.tests {
 			if !list.gated(s, t) || named[t.file+"\x00"+t.name] {
 				continue
 			}
+			if si != nil && si.unaffected[si.unitOf(t)] {
+				continue // impact: its base result stands
+			}
 			named[t.file+"\x00"+t.name] = true
-			c.cfg.Properties = append(c.cfg.Properties, suiteProperty(c.cfg, s, t, list, fixture))
+			p := suiteProperty(c.cfg, s, t, list, fixture)
+			if si != nil {
+				p.RandomSeeds += si.extra
+			}
+			c.cfg.Properties = append(c.cfg.Properties, p)
 		}
 	}
 	return nil

@@ -88,6 +88,7 @@ func (c *site) basePytestList(ctx context.Context, s *config.Suite, t *tree) (*s
 	if list, ok := readSuiteList(file); ok && list.python == python && list.hypothesis == hypothesis {
 		now := time.Now()
 		os.Chtimes(file, now, now) // last used
+		list.key = key
 		return list, nil
 	}
 	list, err := l.collectPytest(ctx, s, python, hypothesis)
@@ -95,6 +96,7 @@ func (c *site) basePytestList(ctx context.Context, s *config.Suite, t *tree) (*s
 		return nil, err
 	}
 	writeSuiteList(file, list)
+	list.key = key
 	return list, nil
 }
 

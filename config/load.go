@@ -176,7 +176,7 @@ func contains(list []string, s string) bool {
 
 func (l *loader) config(root *ast.MappingNode) (*Config, error) {
 	f, err := l.fields("", root, "version", "retry_cap", "workers", "random_seeds", "watch", "freeze", "sandbox", "prepare", "properties", "flake_probe_runs", "reject_new_flakes", "ledger",
-		"suites", "new_test_runs", "reject_flaky_new_tests")
+		"suites", "new_test_runs", "reject_flaky_new_tests", "impact")
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +234,11 @@ func (l *loader) scalars(cfg *Config, root *ast.MappingNode, f map[string]ast.No
 	}
 	if v, ok := f["reject_new_flakes"]; ok {
 		if cfg.RejectNewFlakes, err = l.boolean("reject_new_flakes", v); err != nil {
+			return err
+		}
+	}
+	if v, ok := f["impact"]; ok {
+		if cfg.Impact, err = l.boolean("impact", v); err != nil {
 			return err
 		}
 	}

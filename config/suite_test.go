@@ -10,6 +10,7 @@ func TestLoadSuites(t *testing.T) {
 	cfg, err := Load([]byte(`version: 1
 new_test_runs: 7
 reject_flaky_new_tests: true
+impact: true
 suites:
   - path: "./..."
     framework: go
@@ -34,7 +35,7 @@ suites:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Properties) != 0 || len(cfg.Suites) != 4 || cfg.NewTestRuns != 7 || !cfg.RejectFlakyNewTests {
+	if len(cfg.Properties) != 0 || len(cfg.Suites) != 4 || cfg.NewTestRuns != 7 || !cfg.RejectFlakyNewTests || !cfg.Impact {
 		t.Fatalf("got %+v", cfg)
 	}
 	g := cfg.Suites[0]
@@ -73,6 +74,7 @@ func TestLoadSuiteErrors(t *testing.T) {
 		{"new_test_runs: 0\nsuites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m}]", "new_test_runs"},
 		{"reject_flaky_new_tests: yes please\nsuites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m}]", "reject_flaky_new_tests"},
 		{"new_test_runs: 3", "properties: missing"},
+		{"impact: sometimes\nsuites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m}]", "impact"},
 		{"suites: [{path: ./..., framework: go, seeds: [1], wall_budget: 1m, pythonpath: [src]}]", "only a pytest suite takes pythonpath"},
 		{"suites: [{path: tests, framework: pytest, seeds: [1], wall_budget: 1m, pythonpath: []}]", "pythonpath: empty"},
 		{"suites: [{path: tests, framework: pytest, seeds: [1], wall_budget: 1m, pythonpath: [../up]}]", "climbs out of the repository"},

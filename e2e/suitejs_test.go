@@ -27,8 +27,11 @@ const jsSuiteCalc = "export const add = (a, b) => a + b;\nexport const neg = (a)
 // reads (the candidate "order" makes read see it). Every test of
 // order.test.js appends its name to $ORDER_LOG when that is set: a run of
 // the real framework outside flakegate says which order a seed gives.
-func jsSuiteRepo(t *testing.T, fw jsFramework) *repo {
-	cfg := "version: 1\nretry_cap: 2\nflake_probe_runs: 0\nreject_flaky_new_tests: true\nsuites:\n  - path: tests\n    framework: " + fw.name +
+func jsSuiteRepo(t *testing.T, fw jsFramework) *repo { return jsSuiteRepoWith(t, fw, "") }
+
+// jsSuiteRepoWith is jsSuiteRepo with more top-level config lines.
+func jsSuiteRepoWith(t *testing.T, fw jsFramework, more string) *repo {
+	cfg := "version: 1\nretry_cap: 2\nflake_probe_runs: 0\nreject_flaky_new_tests: true\n" + more + "suites:\n  - path: tests\n    framework: " + fw.name +
 		"\n    seeds: [" + strings.Join(jsSuiteSeeds, ", ") + "]\n    wall_budget: 120s\n"
 	src := map[string]string{
 		"src/calc.js":  jsSuiteCalc,

@@ -45,6 +45,7 @@ import (
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/impact"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/flock"
 )
@@ -97,6 +98,9 @@ type Caches struct {
 type fillRun struct {
 	pattern, skip string
 	budget        time.Duration
+	// testlog keeps what each package's tests read and how long they
+	// took (reads.go), for the check's impact.
+	testlog bool
 }
 
 // Bounds of the Go caches kept per repository: the newest few by last
@@ -592,6 +596,9 @@ func (gc *Caches) FillKey() string {
 	var b strings.Builder
 	for _, r := range gc.runs {
 		fmt.Fprintf(&b, "%s\x00%s\x00%s\n", r.pattern, r.skip, r.budget)
+		if r.testlog {
+			b.WriteString("testlog v1\n")
+		}
 	}
 	return key + " suites " + flakegate.SHA256Hex([]byte(b.String()))[:16]
 }
@@ -634,8 +641,15 @@ func suiteFillRuns(suites []config.Suite) []fillRun {
 }
 
 // UseSuites makes the fill run the config's go suites for real, once
-// (suiteFillRuns): their fill has a key of its own (FillKey).
-func (gc *Caches) UseSuites(suites []config.Suite) { gc.runs = suiteFillRuns(suites) }
+// (suiteFillRuns): their fill has a key of its own (FillKey). With
+// testlog, each run also keeps what the base's tests read and how long
+// each package took (BaseReads), which the check's impact needs.
+func (gc *Caches) UseSuites(suites []config.Suite, testlog bool) {
+	gc.runs = suiteFillRuns(suites)
+	for i := range gc.runs {
+		gc.runs[i].testlog = testlog
+	}
+}
 
 // Filled reports whether the build cache was filled from base already
 // (base is a fillKey).
@@ -691,13 +705,23 @@ func (gc *Caches) Fill(ctx context.Context, sb sandbox.Sandbox, env []string, tr
 		}
 	}
 	var skipped []string
+	var reads []*BaseReads
 	for _, run := range gc.runs {
-		argv := []string{"go", "test", "-count=1", "-json", run.pattern}
+		argv := []string{"go", "test", "-count=1", "-json"}
+		if run.testlog {
+			argv = append(argv, "-exec", impact.GoTestlogExec)
+		}
+		argv = append(argv, run.pattern)
 		if run.skip != "" {
 			argv = append(argv, "-skip", run.skip)
 		}
 		events := evidence.NewGoJSON()
-		out := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: tree, Env: env, WallBudget: run.budget, Sandbox: &sb, NoTestMarkers: []string{}, Output: events})
+		var w io.Writer = events
+		logged := &attempt.Bounded{Max: maxTestlog}
+		if run.testlog {
+			w = io.MultiWriter(events, logged)
+		}
+		out := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: tree, Env: env, WallBudget: run.budget, Sandbox: &sb, NoTestMarkers: []string{}, Output: w})
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -705,6 +729,20 @@ func (gc *Caches) Fill(ctx context.Context, sb sandbox.Sandbox, env []string, tr
 			why = append(why, fmt.Sprintf("suite %s: %s: %s", run.pattern, strings.TrimSpace(out.Result+" "+out.Reason), Failure(out.Tail, 3)))
 		}
 		skipped = append(skipped, goSkips(events)...)
+		if run.testlog {
+			r, err := readBaseRun(ctx, sb, env, tree, run, logged)
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			if err != nil {
+				why = append(why, fmt.Sprintf("suite %s: what its tests read is not known, so every test of it counts as affected: %v", run.pattern, err))
+				continue
+			}
+			reads = append(reads, r)
+		}
+	}
+	if err := gc.writeBaseReads(mergeBaseReads(reads)); err != nil {
+		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: gc.dir, Message: "cannot record what the base's tests read", Err: err}
 	}
 	for _, key := range []string{gc.FillKey(), gc.BaseKey()} {
 		if err := atomicfile.WriteFile(gc.skippedFile(key), []byte(strings.Join(skipped, "")), 0o600); err != nil {

@@ -173,7 +173,7 @@ func TestFilled(t *testing.T) {
 	if !gc.Filled("abc") || gc.Filled("ab") || gc.Filled("abc suites 1") {
 		t.Fatal("filled by another key")
 	}
-	gc.UseSuites([]config.Suite{{Path: "./...", Framework: config.FrameworkGo}})
+	gc.UseSuites([]config.Suite{{Path: "./...", Framework: config.FrameworkGo}}, false)
 	if k := gc.FillKey(); !strings.HasPrefix(k, "abc suites ") || gc.Filled(k) || gc.BaseKey() != "abc" {
 		t.Fatalf("the suites' key %q", k)
 	}

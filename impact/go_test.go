@@ -137,6 +137,9 @@ func TestGoTestlog(t *testing.T) {
 	if len(reads) != 4 || !reads["./a"].Paths["common/data.txt"] || !reads["./d"].Paths["common/listed"] || reads["./b"] == nil {
 		t.Fatalf("reads: %v\n%s", reads, out)
 	}
+	if took, err := impact.ReadGoElapsed(bytes.NewReader(out), base); err != nil || len(took) != 4 || took["./a"] < 0 {
+		t.Fatalf("elapsed: %v, %v", took, err)
+	}
 	type testCase struct {
 		name   string
 		change map[string]string

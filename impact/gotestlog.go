@@ -13,6 +13,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // testlogPrefix starts each line of a test log in the run's output.
@@ -189,4 +190,33 @@ func listedAbove(p string, listed func(dir string) bool) bool {
 			return false
 		}
 	}
+}
+
+// ReadGoElapsed reads the output of a go test -json run in tree t and
+// returns how long each package's test binary ran, by the package's
+// folder argument: go's own Elapsed of the package's pass or fail event
+// (its build left out). A package with no such event is not named.
+func ReadGoElapsed(r io.Reader, t *GoTree) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Action, Package, Test string
+			Elapsed               float64
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Test != "" || ev.Action != "pass" && ev.Action != "fail" {
+			continue
+		}
+		p := t.pkgs[ev.Package]
+		if p == nil || ev.Elapsed < 0 {
+			continue
+		}
+		rel, _ := t.rel(p.Dir)
+		out[folderArg(rel)] = time.Duration(ev.Elapsed * float64(time.Second))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, invalid("go test -json", "%v", err)
+	}
+	return out, nil
 }

@@ -172,6 +172,9 @@ func junitSuiteProperties(s *flakegate.Summary, suite string) []junitProperty {
 	if suite != "" {
 		props = append(props, junitProperty{Name: "flakegate.suite", Value: xmlText(suite)})
 	}
+	for _, si := range s.Impact {
+		props = append(props, junitProperty{Name: fmt.Sprintf("flakegate.impact[suites[%d]]", si.Suite), Value: xmlText(si.Line())})
+	}
 	return props
 }
 

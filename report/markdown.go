@@ -60,6 +60,9 @@ func mdHeader(bw *bufio.Writer, s *flakegate.Summary) {
 	fmt.Fprintf(bw, "## %s flakegate check: %s\n\n", icon, mdText(s.Verdict))
 	fmt.Fprintf(bw, "Base %s → candidate %s · %s%s%s\n\n", mdCode(flakegate.ShortSHA(s.Base)), mdCode(flakegate.ShortSHA(s.Candidate)), plural(c.Total, "triple"), newTests, isolationNote(s.Isolation))
 
+	for _, si := range s.Impact {
+		fmt.Fprintf(bw, "Impact, suites[%d] (%s %s): %s\n\n", si.Suite, mdCode(si.Framework), mdCode(si.Path), mdText(si.Line()))
+	}
 	fmt.Fprintf(bw, "| Label | Triples | Meaning |\n|:--|--:|:--|\n")
 	for _, l := range flakegate.Labels {
 		if n := c.Labels[l]; n > 0 {

@@ -183,6 +183,7 @@ func planCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	cost := check.PlanCost(b.Config, check.ReadTimings(b.Common), b.SHA)
 	cost.Suites, cost.SuitesNotListed = suites, notListed
+	cost.Impact = b.Config.Impact
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
@@ -325,6 +326,9 @@ func printCheckText(w io.Writer, sum *flakegate.Summary) {
 			fmt.Fprint(w, " (reject_flaky_new_tests: the patch is rejected)")
 		}
 		fmt.Fprintln(w)
+	}
+	for _, si := range sum.Impact {
+		fmt.Fprintf(w, "suites[%d] (%s %s) impact: %s\n", si.Suite, line(si.Framework), line(si.Path), line(si.Line()))
 	}
 	if sum.Isolation == "none" {
 		fmt.Fprintln(w, "isolation: none: the attempts ran without the sandbox, so no freeze is granted")

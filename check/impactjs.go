@@ -1,0 +1,115 @@
+// Impact of a vitest or jest suite (impact.go): the two checkouts
+// compared, and the framework's own module graph asked, in each tree and
+// its sandbox over the prepare's layer (node_modules), which test files
+// import a changed module or one that imports by a computed name
+// (impact.JSQuery, JSRelatedArgv). A related search starts at the test
+// files; the framework's config and setup files, and what they import,
+// run before every test and are in no test's graph, so every change to
+// one of them (as grade/infra finds them in the base's config, imports
+// followed) reaches every test. All of the suite's tests run in one
+// process per seed: the budget's process is the suite, timed by the last
+// check that ran it (timings.go), its start taken as at most a second.
+
+package check
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/grade/infra"
+	"github.com/flakegate/flakegate/impact"
+)
+
+// jsImpact runs impact's vitest and jest rule for suite s.
+func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suiteList) (*suiteImpact, string, error) {
+	w := c.trees.workers[0]
+	trees, err := impact.Compare(ctx, w.base.dir, w.cand[0].dir)
+	if err != nil {
+		why, err := decideErr(ctx, err)
+		return nil, why, err
+	}
+	var files []string
+	var first *suiteTest
+	seen := map[string]bool{}
+	gated := 0
+	for i, t := range list.tests {
+		if !list.gated(s, t) {
+			continue
+		}
+		gated++
+		if first == nil {
+			first = &list.tests[i]
+		}
+		if !seen[t.file] {
+			seen[t.file] = true
+			files = append(files, t.file)
+		}
+	}
+	if first == nil {
+		return nil, "the suite gates no test", nil
+	}
+	// The config's and setup files' world, as the base's config names it.
+	p := suiteProperty(c.cfg, s, *first, list, "")
+	watches, err := infra.New(c.git, c.baseSHA).Find(ctx, &p)
+	if err != nil {
+		why, err := decideErr(ctx, err)
+		return nil, "the base's " + s.Framework + " config: " + why, err
+	}
+	var global []string
+	for _, ch := range trees.Changes() {
+		for _, wt := range watches {
+			if config.MatchGlob(wt.Glob, ch.Path) {
+				global = append(global, ch.Path)
+				break
+			}
+		}
+	}
+	related := map[string]bool{}
+	for _, side := range []struct {
+		t    *tree
+		cand bool
+	}{{w.base, false}, {w.cand[0], true}} {
+		q := impact.JSQuery(trees, side.cand)
+		if len(q) == 0 || len(global) > 0 {
+			continue
+		}
+		o, out, err := c.listRun(ctx, side.t, s, impact.JSRelatedArgv(s.Framework, q))
+		if err != nil {
+			why, err := decideErr(ctx, err)
+			return nil, why, err
+		}
+		got, err := impact.ReadJSRelated(s.Framework, out)
+		if err != nil || o.Result != attempt.Pass {
+			related = nil // not known: every test the trees' changes may reach is affected
+			c.say(fmt.Sprintf("suites[%d]: impact: %s's related search failed in the %s tree (%s): %s", s.Index, s.Framework, side.t.side,
+				o.Result, lastLines([]byte(o.Tail), 2)))
+			break
+		}
+		for f := range got {
+			related[f] = true
+		}
+	}
+	verdicts, err := impact.JS(impact.JSInput{Trees: trees, Framework: s.Framework, Tests: files, Related: related, Global: global})
+	if err != nil {
+		why, err := decideErr(ctx, err)
+		return nil, why, err
+	}
+	total := time.Duration(0)
+	if sec, ok := ReadTimings(c.common).Seconds[ProcessKey(&p)]; ok && sec > 0 {
+		total = time.Duration(sec * float64(time.Second))
+	}
+	start := defaultUnitStart
+	each := time.Duration(0)
+	if total > 0 {
+		start = min(defaultUnitStart, total/2)
+		each = (total - start) / time.Duration(gated)
+	}
+	file := func(t suiteTest) string { return t.file }
+	return planRuns(s, list, verdicts, impactPlan{unit: "test file", unitOf: file,
+		costUnit: func(suiteTest) string { return s.Framework },
+		start:    func(string) time.Duration { return start },
+		duration: func(suiteTest) time.Duration { return each }})
+}

@@ -1,0 +1,118 @@
+// Impact of a pytest suite (impact.go): the base's session log, from one
+// run of the whole suite on the base with impact's audit hook, kept
+// between checks under the key of the base's kept listing (the base
+// tree, the interpreter and what is installed outside the tree); the two
+// checkouts compared; the pytest rule deciding each test file. All of
+// the suite's tests run in one pytest process per seed, so the budget's
+// process is the suite: its start is taken as at most a second of the
+// session's time, and each test's as an even share of the rest.
+
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/impact"
+	"github.com/flakegate/flakegate/internal/atomicfile"
+)
+
+// keptSession is a base's session log as kept between checks.
+type keptSession struct {
+	Session *impact.PytestSession `json:"session"`
+	Seconds float64               `json:"seconds"`
+}
+
+// pytestImpact runs impact's pytest rule for suite s.
+func (c *site) pytestImpact(ctx context.Context, s *config.Suite, list *suiteList) (*suiteImpact, string, error) {
+	kept, why, err := c.baseSession(ctx, s, list)
+	if err != nil || why != "" {
+		return nil, why, err
+	}
+	w := c.trees.workers[0]
+	trees, err := impact.Compare(ctx, w.base.dir, w.cand[0].dir)
+	if err != nil {
+		why, err := decideErr(ctx, err)
+		return nil, why, err
+	}
+	var files []string
+	seen := map[string]bool{}
+	gated := 0
+	for _, t := range list.tests {
+		if !list.gated(s, t) {
+			continue
+		}
+		gated++
+		if !seen[t.file] {
+			seen[t.file] = true
+			files = append(files, t.file)
+		}
+	}
+	verdicts, err := impact.Pytest(impact.PytestInput{Trees: trees, Tests: files, Session: kept.Session})
+	if err != nil {
+		why, err := decideErr(ctx, err)
+		return nil, why, err
+	}
+	total := time.Duration(kept.Seconds * float64(time.Second))
+	start := min(defaultUnitStart, total/2)
+	each := time.Duration(0)
+	if gated > 0 {
+		each = (total - start) / time.Duration(gated)
+	}
+	file := func(t suiteTest) string { return t.file }
+	return planRuns(s, list, verdicts, impactPlan{unit: "test file", unitOf: file,
+		costUnit: func(suiteTest) string { return "pytest" },
+		start:    func(string) time.Duration { return start },
+		duration: func(suiteTest) time.Duration { return each }})
+}
+
+// baseSession is the base's session log of pytest suite s: kept from an
+// earlier check of the same base and interpreter, or run now (the whole
+// suite once, on the base tree, in the sandbox over the prepare's layer).
+// why says why there is none ("" when there is).
+func (c *site) baseSession(ctx context.Context, s *config.Suite, list *suiteList) (*keptSession, string, error) {
+	file := ""
+	if list.key != "" {
+		file = filepath.Join(c.common, "flakegate", "impact", flakegate.SHA256Hex([]byte("pytest session v1\x00" + list.key))[:32]+".json")
+		if b, err := os.ReadFile(file); err == nil {
+			var k keptSession
+			if json.Unmarshal(b, &k) == nil && k.Session != nil && k.Session.Read != nil && k.Session.Listed != nil && k.Session.Modules != nil {
+				now := time.Now()
+				os.Chtimes(file, now, now)
+				return &k, "", nil
+			}
+		}
+	}
+	argv := impact.PytestSessionArgv(pytestSuiteArgv(s, list.python), s.Path)
+	if argv == nil {
+		return nil, "the suite's pytest command has no -m pytest", nil
+	}
+	started := time.Now()
+	_, out, err := c.listRun(ctx, c.trees.workers[0].base, s, argv)
+	if err != nil {
+		why, err := decideErr(ctx, err)
+		return nil, why, err
+	}
+	took := time.Since(started)
+	// A test that fails on the base still ends the session: its log is
+	// whole. One that did not reach the end (killed, over its budget) is
+	// not known.
+	session, err := impact.ReadPytestSession(bytes.NewReader(out))
+	if err != nil {
+		return nil, "the base's session log: " + err.Error() + ": " + lastLines(out, 2), nil
+	}
+	k := &keptSession{Session: session, Seconds: took.Seconds()}
+	if file != "" {
+		if b, err := json.Marshal(k); err == nil {
+			os.MkdirAll(filepath.Dir(file), 0o755)
+			atomicfile.WriteFile(file, b, 0o600) // best effort: the next check runs it again
+		}
+	}
+	return k, "", nil
+}
