@@ -78,13 +78,14 @@ echo "# module: 10 packages of 4 tests of 0.5 s; p1, p2, p3 import p0"
 
 # timed CMD...: wall and CPU seconds (children's user + system) of CMD
 # into $work/t.last as "WALL CPU".
-timed() { /usr/bin/time -f "%e %U %S" -o "$work/t.raw" "$@"; awk '{printf "%s %.2f\n", $1, $2 + $3}' "$work/t.raw" >"$work/t.last"; }
+timed() { /usr/bin/time -f "%e %U %S" -o "$work/t.raw" "$@"; tail -1 "$work/t.raw" | awk '{printf "%s %.2f\n", $1, $2 + $3}' >"$work/t.last"; }
 
 candidate() { # $1: tag, $2: file, $3: content appended
 	(cd "$repo" && git checkout -q --detach base && printf '%s' "$3" >>"$2" && git add -A && gitc commit -qm "$1" && git tag "$1")
 }
 check() { # $1: candidate; prints "VERDICT RESULTS RUNS"
 	(cd "$repo" && timed "$fg" check --json --base base --candidate "$1" >"$work/last.json" 2>"$work/last.err") || true
+	cp "$work/last.err" "$work/check-$1.err"
 	python3 - "$work/last.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -96,9 +97,20 @@ bare() { # $@: packages
 	(cd "$repo" && git checkout -q base && timed sh -c 'for s in 1 2 3; do go test -count=1 -shuffle=$s "$@" >/dev/null || exit 1; done' bare "$@")
 }
 
-echo "# warm-up: the first check (fills the Go build cache with the base's test log)"
+echo "# warm-up: the first check (fills the Go build cache with the base's test log), then a first check of each"
+echo "# patched package set, whose base replays the replay cache keeps: the rounds are second checks"
 candidate warm README.md "warm"
 echo "#   $(check warm) in $(cat "$work/t.last")"
+candidate warmA p9/p9.go "
+// Warm is new.
+func Warm() int { return 0 }
+"
+echo "#   $(check warmA) in $(cat "$work/t.last")"
+candidate warmB p0/p0.go "
+// Warm is new.
+func Warm() int { return 0 }
+"
+echo "#   $(check warmB) in $(cat "$work/t.last")"
 : >"$work/a"; : >"$work/ab"; : >"$work/b"; : >"$work/bb"
 for r in $(seq 1 "$rounds"); do
 	echo "# round $r"

@@ -48,6 +48,9 @@
 //	              base tree, the mirror on the tmpfs
 //	preparegc.go  the kept layers: their bound, locks and collection; a full disk
 //	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
+//	impact.go     impact: true: the suite tests the patch cannot reach, not run again,
+//	              and more order seeds for the ones it can (package impact decides;
+//	              impactpy.go, impactjs.go per framework)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history
 //	replay.go     the base replay, the replay cache and the replay lock

@@ -1,13 +1,14 @@
-// Impact (config impact: true): which tests of a go suite the patch can
+// Impact (config impact: true): which tests of a suite the patch can
 // reach, decided by package impact before the suite's tests become
-// triples. A package whose test binary, folder and every path its tests
-// read on the base are identical in the graded candidate's tree is
-// unaffected: its tests are not run again (the base's run of them in the
-// fill passed, and nothing they can build or read differs). The packages
-// the patch can reach get the runs saved: more drawn order seeds, up to
-// what the whole suite once per seed would cost (impact.Budget), so that
-// a flake the patch adds shows. Anything the rules cannot resolve counts
-// as reachable; when impact cannot decide at all, every test runs as
+// triples (go here: a package whose test binary, folder and every path
+// its tests read on the base are identical in the graded candidate's
+// tree; pytest in impactpy.go, vitest and jest in impactjs.go, by test
+// file). An unaffected unit's tests are not run again: nothing they can
+// build or read differs from the base's, where they ran. The units the
+// patch can reach get the runs saved: more drawn order seeds, up to what
+// the whole suite once per seed would cost (impact.Budget), so that a
+// flake the patch adds shows. Anything the rules cannot resolve counts as
+// reachable; when impact cannot decide at all, every test runs as
 // without it, and the check says why.
 
 package check
@@ -38,8 +39,8 @@ type suiteImpact struct {
 }
 
 // impactSuite decides suite i (list is the base's list) when the config
-// asks for impact and the suite is a go suite of a check (a plan or
-// doctor has no candidate); nil means every test runs as without impact.
+// asks for impact and this is a check (a plan or doctor has no
+// candidate); nil means every test runs as without impact.
 func (c *site) impactSuite(ctx context.Context, i int, s *config.Suite, list *suiteList) (*suiteImpact, error) {
 	if !c.cfg.Impact || c.suite.graded == "" {
 		return nil, nil

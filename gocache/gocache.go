@@ -14,7 +14,9 @@
 //   - fetch.go: the download of what the module view lacks, in the
 //     sandbox, through the module proxy only, and the words of a go
 //     command that stopped at a missing module;
-//   - mirror.go: the caches' resident mirror on the worktrees' tmpfs.
+//   - mirror.go: the caches' resident mirror on the worktrees' tmpfs;
+//   - reads.go: what the base's go suites read in the fill's run (go's
+//     test log) and how long each package took, for the check's impact.
 //
 // The caller (the check, a replay) owns the sandbox: it points the
 // attempts' sandbox at BuildDir and ModDir, and gives Fill and Fetch the

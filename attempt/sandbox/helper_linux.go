@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -21,7 +23,8 @@ import (
 )
 
 // The sandbox helper is flakegate re-executed (argv[0] helperArg0, the
-// helperSpec as JSON in argv[1]) between flakegate and bwrap. It does
+// helperSpec as JSON in argv[1], or on its standard input when argv[1] is
+// "-": a spec over 64 KiB) between flakegate and bwrap. It does
 // what bwrap cannot do for an unprivileged caller, then runs bwrap as
 // that caller and waits for it:
 //
@@ -60,6 +63,14 @@ func helperMain(args []string) int {
 	}
 	if len(args) == 0 {
 		args = []string{""}
+	}
+	if args[0] == specOnStdin {
+		b, err := readSpec()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: cannot read its spec:", err)
+			return helperExit
+		}
+		args[0] = string(b)
 	}
 	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
 		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: bad spec:", err)
@@ -507,6 +518,32 @@ func newLayer() (string, error) {
 	return dir, nil
 }
 
+// maxSpecArg is the largest spec passed as the helper's argument; a
+// larger one comes on its standard input (specOnStdin).
+const maxSpecArg = 64 << 10
+
+// specOnStdin, as the helper's argument, says its spec comes on its
+// standard input.
+const specOnStdin = "-"
+
+// readSpec reads the helper's spec from its standard input, then points
+// the standard input at /dev/null: what bwrap and the attempt inherit.
+func readSpec() ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(os.Stdin, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer null.Close()
+	if err := unix.Dup2(int(null.Fd()), 0); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 // helperCommand is flakegate's own binary as the helper.
 func helperCommand(spec *helperSpec) (*exec.Cmd, error) {
 	spec.CoverDir = coverDir()
@@ -515,6 +552,14 @@ func helperCommand(spec *helperSpec) (*exec.Cmd, error) {
 		return nil, err
 	}
 	cmd := exec.Command("/proc/self/exe", string(b))
+	if len(b) > maxSpecArg {
+		// One argument holds at most 128 KiB (MAX_ARG_STRLEN): a batch of
+		// a few thousand long node ids is more. The spec comes on the
+		// helper's standard input instead, which it reads first and then
+		// points at /dev/null, as every attempt's is.
+		cmd = exec.Command("/proc/self/exe", specOnStdin)
+		cmd.Stdin = bytes.NewReader(b)
+	}
 	cmd.Args[0] = helperArg0
 	attr := sandboxAttr()
 	if spec.Layer != "" {

@@ -257,3 +257,53 @@ func TestSweepLayers(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlayAttemptLongArgv: an attempt whose command line is longer
+// than one argument may be (128 KiB: a pytest batch of a few thousand
+// long node ids) runs, every argument intact, with /dev/null as its
+// standard input. Before the helper took a long spec on its standard
+// input, starting it failed with "argument list too long", and every test
+// of such a batch was INCOMPLETE.
+func TestOverlayAttemptLongArgv(t *testing.T) {
+	bwrap := needBwrap(t)
+	root := t.TempDir()
+	tree := filepath.Join(root, "tree")
+	tmp := filepath.Join(root, "tmp")
+	for _, d := range []string{tree, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", tmp)
+	for _, d := range []string{filepath.Dir(root), root, tmp} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits})
+	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
+	needOverlay(t, sb, root, env)
+	argv := []string{"sh", "-c", `n=0; sum=0; for a in "$@"; do n=$((n+1)); sum=$((sum+${#a})); done; echo "args $n bytes $sum stdin $(readlink /proc/self/fd/0)"`, "sh"}
+	for i := range 3000 {
+		argv = append(argv, fmt.Sprintf("tests/test_version.py::TestVersion::test_valid_versions[%04d-%s]", i, strings.Repeat("x", 40)))
+	}
+	total := 0
+	for _, a := range argv[4:] {
+		total += len(a)
+	}
+	if total < 128<<10 {
+		t.Fatalf("the command line is only %d bytes", total)
+	}
+	want := fmt.Sprintf("args 3000 bytes %d stdin /dev/null", total)
+	// As a standby's exec line, and as the argv of a helper started for
+	// the attempt (an attempt with tree files, the known answers of a
+	// batch, has no standby).
+	for _, files := range [][]TreeFile{nil, {{Rel: "known.txt", Data: []byte("k\n")}}} {
+		one := *sb
+		one.TreeFiles = files
+		o := attempt.Run(context.Background(), attempt.Command{Argv: argv, Dir: tree, Env: env, Sandbox: &one, WallBudget: time.Minute})
+		if o.Result != attempt.Pass || !strings.Contains(o.Tail, want) {
+			t.Fatalf("tree files %d: %s (%s), want %q in the output:\n%s", len(files), o.Result, o.Reason, want, o.Tail)
+		}
+	}
+}
