@@ -125,6 +125,55 @@ func decideErr(ctx context.Context, err error) (string, error) {
 	return err.Error(), nil
 }
 
+// compareTrees compares the first worker's base tree with its graded
+// candidate's; why says why they could not be ("" when they were).
+func (c *site) compareTrees(ctx context.Context) (*impact.Trees, string, error) {
+	w := c.trees.workers[0]
+	trees, err := impact.Compare(ctx, w.base.dir, w.cand[0].dir)
+	if err != nil {
+		why, err := decideErr(ctx, err)
+		return nil, why, err
+	}
+	return trees, "", nil
+}
+
+// gatedFiles are the files of suite s's gated tests, each once in list
+// order, how many tests are gated, and the first of them (nil for none).
+func gatedFiles(s *config.Suite, list *suiteList) (files []string, gated int, first *suiteTest) {
+	seen := map[string]bool{}
+	for i, t := range list.tests {
+		if !list.gated(s, t) {
+			continue
+		}
+		gated++
+		if first == nil {
+			first = &list.tests[i]
+		}
+		if !seen[t.file] {
+			seen[t.file] = true
+			files = append(files, t.file)
+		}
+	}
+	return files, gated, first
+}
+
+// filePlan plans a suite decided by test file and run as one process per
+// seed (pytest, vitest, jest) that took total for its gated tests (0: not
+// timed): the process's start is taken as at most defaultUnitStart of it,
+// and each test as an even share of the rest.
+func filePlan(s *config.Suite, list *suiteList, verdicts []impact.Verdict, total time.Duration, gated int) (*suiteImpact, string, error) {
+	start, each := defaultUnitStart, time.Duration(0)
+	if total > 0 && gated > 0 {
+		start = min(defaultUnitStart, total/2)
+		each = (total - start) / time.Duration(gated)
+	}
+	file := func(t suiteTest) string { return t.file }
+	return planRuns(s, list, verdicts, impactPlan{unit: "test file", unitOf: file,
+		costUnit: func(suiteTest) string { return s.Framework },
+		start:    func(string) time.Duration { return start },
+		duration: func(suiteTest) time.Duration { return each }})
+}
+
 // impactPlan is what the budget needs of a suite besides the verdicts:
 // which verdict's unit decides a test (a go package, a test file), which
 // process runs it (costUnit: a go package, the one pytest process), and

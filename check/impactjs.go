@@ -25,29 +25,11 @@ import (
 
 // jsImpact runs impact's vitest and jest rule for suite s.
 func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suiteList) (*suiteImpact, string, error) {
-	w := c.trees.workers[0]
-	trees, err := impact.Compare(ctx, w.base.dir, w.cand[0].dir)
-	if err != nil {
-		why, err := decideErr(ctx, err)
+	trees, why, err := c.compareTrees(ctx)
+	if err != nil || why != "" {
 		return nil, why, err
 	}
-	var files []string
-	var first *suiteTest
-	seen := map[string]bool{}
-	gated := 0
-	for i, t := range list.tests {
-		if !list.gated(s, t) {
-			continue
-		}
-		gated++
-		if first == nil {
-			first = &list.tests[i]
-		}
-		if !seen[t.file] {
-			seen[t.file] = true
-			files = append(files, t.file)
-		}
-	}
+	files, gated, first := gatedFiles(s, list)
 	if first == nil {
 		return nil, "the suite gates no test", nil
 	}
@@ -67,6 +49,7 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suiteList) (
 			}
 		}
 	}
+	w := c.trees.workers[0]
 	related := map[string]bool{}
 	for _, side := range []struct {
 		t    *tree
@@ -101,15 +84,5 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suiteList) (
 	if sec, ok := ReadTimings(c.common).Seconds[ProcessKey(&p)]; ok && sec > 0 {
 		total = time.Duration(sec * float64(time.Second))
 	}
-	start := defaultUnitStart
-	each := time.Duration(0)
-	if total > 0 {
-		start = min(defaultUnitStart, total/2)
-		each = (total - start) / time.Duration(gated)
-	}
-	file := func(t suiteTest) string { return t.file }
-	return planRuns(s, list, verdicts, impactPlan{unit: "test file", unitOf: file,
-		costUnit: func(suiteTest) string { return s.Framework },
-		start:    func(string) time.Duration { return start },
-		duration: func(suiteTest) time.Duration { return each }})
+	return filePlan(s, list, verdicts, total, gated)
 }

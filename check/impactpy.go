@@ -35,41 +35,17 @@ func (c *site) pytestImpact(ctx context.Context, s *config.Suite, list *suiteLis
 	if err != nil || why != "" {
 		return nil, why, err
 	}
-	w := c.trees.workers[0]
-	trees, err := impact.Compare(ctx, w.base.dir, w.cand[0].dir)
-	if err != nil {
-		why, err := decideErr(ctx, err)
+	trees, why, err := c.compareTrees(ctx)
+	if err != nil || why != "" {
 		return nil, why, err
 	}
-	var files []string
-	seen := map[string]bool{}
-	gated := 0
-	for _, t := range list.tests {
-		if !list.gated(s, t) {
-			continue
-		}
-		gated++
-		if !seen[t.file] {
-			seen[t.file] = true
-			files = append(files, t.file)
-		}
-	}
+	files, gated, _ := gatedFiles(s, list)
 	verdicts, err := impact.Pytest(impact.PytestInput{Trees: trees, Tests: files, Session: kept.Session})
 	if err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, why, err
 	}
-	total := time.Duration(kept.Seconds * float64(time.Second))
-	start := min(defaultUnitStart, total/2)
-	each := time.Duration(0)
-	if gated > 0 {
-		each = (total - start) / time.Duration(gated)
-	}
-	file := func(t suiteTest) string { return t.file }
-	return planRuns(s, list, verdicts, impactPlan{unit: "test file", unitOf: file,
-		costUnit: func(suiteTest) string { return "pytest" },
-		start:    func(string) time.Duration { return start },
-		duration: func(suiteTest) time.Duration { return each }})
+	return filePlan(s, list, verdicts, time.Duration(kept.Seconds*float64(time.Second)), gated)
 }
 
 // baseSession is the base's session log of pytest suite s: kept from an
