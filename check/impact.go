@@ -103,9 +103,8 @@ func (c *site) goImpact(ctx context.Context, s *config.Suite, list *suiteList) (
 		why, err := decideErr(ctx, err)
 		return nil, why, err
 	}
-	trees, err := impact.Compare(ctx, w.base.dir, w.cand[0].dir)
-	if err != nil {
-		why, err := decideErr(ctx, err)
+	trees, why, err := c.compareTrees(ctx)
+	if err != nil || why != "" {
 		return nil, why, err
 	}
 	verdicts, err := impact.Go(impact.GoInput{Trees: trees, Base: base, Candidate: cand, Reads: reads.Reads})
