@@ -196,6 +196,39 @@ func TestCheckPytestSuiteLongNodeID(t *testing.T) {
 	}
 }
 
+// TestCheckPytestSuiteIDsWithSpaces: a parametrized case's node id may
+// hold spaces, a ";", quotes and " - " (pypa/packaging's markers tests).
+// Such a test runs alone, and pytest's "PASSED <node id>" line names it
+// whole: a harmless patch is all PASS with exit 0 (each was INCOMPLETE,
+// exit 1, when a node id was read up to its first space), and a
+// regression in one case is PROPERTY for that case alone.
+func TestCheckPytestSuiteIDsWithSpaces(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end to end: real git, pytest and a sandbox")
+	}
+	needProgram(t, "python3")
+	r := newRepo(t, map[string]string{
+		"README.md":      "ids with spaces\n",
+		"calc.py":        "def add(a, b):\n    return a + b\n",
+		"pytest.ini":     "[pytest]\npythonpath = .\n",
+		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 120s\n",
+		"tests/test_calc.py": "import pytest\n\nfrom calc import add\n\n\n" +
+			"@pytest.mark.parametrize('a,b', [(1, 2), (3, 4), (5, 6)], ids=['one two', '; \"3.\" not in v-[a,b]', 'x - y'])\n" +
+			"def test_add(a, b):\n    assert add(a, b) == a + b\n\n\ndef test_plain():\n    assert add(1, 1) == 2\n",
+	})
+	r.candidate("harmless", map[string]string{"calc.py": "def add(a, b):\n    # the sum\n    return a + b\n"})
+	cr := r.check("--base", "base", "--candidate", "harmless")
+	if cr.code != 0 || len(cr.summary.Results) != 4 || len(notPass(cr)) != 0 {
+		t.Fatalf("harmless: want 4 PASS and exit 0, got %v\n%s", notPass(cr), cr)
+	}
+	r.candidate("regress", map[string]string{"calc.py": "def add(a, b):\n    return a + b + (a == 3)\n"})
+	cr = r.check("--base", "base", "--candidate", "regress")
+	if got := notPass(cr); cr.code != 1 || len(got) != 1 || got[0] != `test_add[; "3." not in v-[a,b]] 1 PROPERTY` {
+		t.Fatalf("regression: want one PROPERTY for the second case and exit 1, got %q\n%s", got, cr)
+	}
+}
+
 // TestCheckPytestSuiteBaseSkips: a test the base's pytest skips without
 // running it (a skip mark, a skipif that holds) or expects to fail (an
 // xfail mark that holds, run=False or not; pytest's own evaluation of

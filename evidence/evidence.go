@@ -262,15 +262,38 @@ func (e *Checker) line(l string) {
 		if e.notRun != "" && e.inErrors && pytestELineRe.MatchString(l) {
 			e.notRunE = clip(strings.TrimSpace(l))
 		}
-		if m := pytestFailedRe.FindStringSubmatch(l); m != nil && e.FailMarker == nil && e.failed == "" && nodeMatches(m[1], e.Name) {
+		if e.FailMarker == nil && e.failed == "" && pytestLineNames(l, "FAILED ", e.Name) {
 			e.failed = clip(l)
 		}
 		if derandomizeRe.MatchString(l) {
 			e.derand = clip(l)
 		}
-		if m := pytestPassedRe.FindStringSubmatch(l); m != nil && e.Marker == nil && e.passed == "" && nodeMatches(m[1], e.Name) {
+		if e.Marker == nil && e.passed == "" && pytestLineNames(l, "PASSED ", e.Name) {
 			e.passed = clip(l)
 		}
+	}
+}
+
+// pytestLineNames reports whether l is a line of pytest's short summary
+// for the result word ("PASSED ", "FAILED ") that names the test name. A
+// node id may hold spaces (a parametrized case: "test_add[one two]"), and
+// a failure's message follows " - ", so the node is the rest of the line
+// or any part of it before a " - ".
+func pytestLineNames(l, word, name string) bool {
+	rest, ok := strings.CutPrefix(l, word)
+	if !ok {
+		return false
+	}
+	rest = strings.TrimRight(rest, " ")
+	for node := rest; ; {
+		if node != "" && !strings.HasPrefix(node, " ") && nodeMatches(node, name) {
+			return true
+		}
+		i := strings.LastIndex(node, " - ")
+		if i < 0 {
+			return false
+		}
+		node = node[:i]
 	}
 }
 
