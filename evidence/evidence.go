@@ -277,8 +277,9 @@ func (e *Checker) line(l string) {
 // pytestLineNames reports whether l is a line of pytest's short summary
 // for the result word ("PASSED ", "FAILED ") that names the test name. A
 // node id may hold spaces (a parametrized case: "test_add[one two]"), and
-// a failure's message follows " - ", so the node is the rest of the line
-// or any part of it before a " - ".
+// a failure's message follows " - ", so the node is the rest of the line,
+// or for a failure any part of it before a " - " (a "PASSED" line has no
+// message: the whole rest must name the test).
 func pytestLineNames(l, word, name string) bool {
 	rest, ok := strings.CutPrefix(l, word)
 	if !ok {
@@ -290,7 +291,7 @@ func pytestLineNames(l, word, name string) bool {
 			return true
 		}
 		i := strings.LastIndex(node, " - ")
-		if i < 0 {
+		if i < 0 || word != "FAILED " {
 			return false
 		}
 		node = node[:i]

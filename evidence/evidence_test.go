@@ -63,6 +63,7 @@ func TestEvidenceJudge(t *testing.T) {
 		{"pytest id with spaces", FrameworkPytest, "test_add[one two]", "", "PASSED tests/t.py::test_add[one two]\n1 passed in 0.05s\n", true, ""},
 		{"pytest id with ; and quotes", FrameworkPytest, `test_m[; "3." not in v-[a,b]]`, "", "PASSED tests/t.py::test_m[; \"3.\" not in v-[a,b]]\n1 passed in 0.05s\n", true, ""},
 		{"pytest id with spaces, other case", FrameworkPytest, "test_add[one two]", "", "PASSED tests/t.py::test_add[one three]\n1 passed in 0.05s\n", false, "no \"PASSED\" line names"},
+		{"pytest passed line with more", FrameworkPytest, "test_a", "", "PASSED tests/t.py::test_a - x\n1 passed in 0.05s\n", false, "no \"PASSED\" line names"},
 		{"pytest id with spaces, longer case", FrameworkPytest, "test_add[one]", "", "PASSED tests/t.py::test_add[one two]\n1 passed in 0.05s\n", false, "no \"PASSED\" line names"},
 		{"pytest derandomized", FrameworkPytest, "", "", "hypothesis profile 'ci' -> derandomize=True\nPASSED t.py::a\n1 passed in 1s\n", false, "derandomized"},
 		{"marker", FrameworkNone, "", "^all good$", "x\nall good\n", true, ""},
