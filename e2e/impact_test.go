@@ -13,20 +13,28 @@ import (
 
 // impactModule is a go module of five packages, p0 to p4, each with one
 // test that takes 200 ms (so the base's run times them alike); p1
-// imports p0, and p3's test reads data/p3.txt by a relative path.
+// imports p0, p3's test reads data/p3.txt by a relative path, p2 reads
+// data/limit.txt when it loads (before go's test log starts), and
+// tools/gen.go is a generator no package builds.
 func impactModule(cfg string) map[string]string {
 	files := map[string]string{
 		"go.mod":         "module example.com/impact\n\ngo 1.21\n",
 		"flakegate.yaml": cfg,
 		"data/p3.txt":    "three\n",
 		"data/other.txt": "nobody reads this\n",
+		"data/limit.txt": "2\n",
+		"tools/gen.go":   "//go:build ignore\n\npackage main\n\nfunc main() {}\n",
 		"README.md":      "impact\n",
 	}
 	for i := range 5 {
 		p := fmt.Sprintf("p%d", i)
 		src := fmt.Sprintf("package %s\n\n// Value is the package's value.\nfunc Value() int { return %d }\n", p, i)
-		if i == 1 {
+		switch i {
+		case 1:
 			src = "package p1\n\nimport \"example.com/impact/p0\"\n\n// Value is p0's plus one.\nfunc Value() int { return p0.Value() + 1 }\n"
+		case 2:
+			src = "package p2\n\nimport \"os\"\n\n// limit is read when the package loads.\nvar limit, _ = os.ReadFile(\"../data/limit.txt\")\n\n" +
+				"// Value is the limit.\nfunc Value() int {\n\tif string(limit) != \"2\\n\" {\n\t\treturn -1\n\t}\n\treturn 2\n}\n"
 		}
 		files[p+"/"+p+".go"] = src
 		read := ""
@@ -54,7 +62,9 @@ suites:
 // TestCheckImpactGo: with impact: true, a go suite's packages the patch
 // cannot reach are not run again, and the ones it can reach get the runs
 // saved (12 for one package of five, whose full suite is 15 package runs
-// per check). Without impact the same patch runs every package 3 times.
+// per check). A change to a data file reaches every package (p2 reads
+// one when it loads, which no test log records). Without impact the same
+// patch runs every package 3 times.
 func TestCheckImpactGo(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -64,11 +74,17 @@ func TestCheckImpactGo(t *testing.T) {
 	r := newRepo(t, impactModule(impactConfig))
 	r.candidate("p4", map[string]string{"p4/more.go": "package p4\n\n// More is new.\nfunc More() int { return 44 }\n"})
 	r.candidate("p0", map[string]string{"p0/p0.go": "package p0\n\n// Value is the package's value, written another way.\nfunc Value() int { return 1 - 1 }\n"})
+	r.candidate("tool", map[string]string{"tools/gen.go": "//go:build ignore\n\npackage main\n\nfunc main() { println() }\n"})
 	r.candidate("data", map[string]string{"data/p3.txt": "three\n", "data/other.txt": "still nobody\n"})
 	r.candidate("reads", map[string]string{"data/p3.txt": "THREE\n"})
+	// The attack: a data file read when a package loads, which go's test
+	// log never sees. Taken as unread, it let this regression of p2 merge
+	// with exit 0; a data file now reaches every package.
+	r.candidate("limit", map[string]string{"data/limit.txt": "3\n"})
 	r.candidate("flake", map[string]string{"p4/p4.go": "package p4\n\nimport \"time\"\n\n// Value is 4, except on odd microseconds.\n" +
 		"func Value() int {\n\tif time.Now().UnixMicro()%2 == 1 {\n\t\treturn 5\n\t}\n\treturn 4\n}\n"})
 
+	all3 := map[string]int{"p0": 3, "p1": 3, "p2": 3, "p3": 3, "p4": 3}
 	type want struct {
 		code                 int
 		unaffected, affected int
@@ -81,8 +97,10 @@ func TestCheckImpactGo(t *testing.T) {
 	}{
 		{"p4", want{0, 4, 1, 12, map[string]int{"p4": 12}}},
 		{"p0", want{0, 3, 2, 7, map[string]int{"p0": 7, "p1": 7}}},
-		{"data", want{0, 5, 0, 0, nil}},
-		{"reads", want{1, 4, 1, 12, map[string]int{"p3": 12}}},
+		{"tool", want{0, 5, 0, 0, nil}},
+		{"data", want{0, 0, 5, 3, all3}},
+		{"reads", want{1, 0, 5, 3, all3}},
+		{"limit", want{1, 0, 5, 3, all3}},
 		{"flake", want{1, 4, 1, 12, map[string]int{"p4": 12}}},
 	} {
 		md, junit := filepath.Join(t.TempDir(), "summary.md"), filepath.Join(t.TempDir(), "junit.xml")

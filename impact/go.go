@@ -38,9 +38,16 @@ type GoInput struct {
 //     change reaches it.
 //  6. A file the binary is built from differs (its packages' Go, cgo,
 //     assembly, syso and embedded files, test files included).
-//  7. A file under the package's folder differs (its tests may read
+//  7. A data file differs anywhere in the tree: any file that is not
+//     code (a Go file, or a C, assembly, SWIG or syso file some package
+//     builds from; an embedded file is data). Code that runs before go's
+//     test log starts (a package-level variable, an init function,
+//     TestMain before m.Run) may read any file, and no log records it:
+//     a deterministic regression in a data file read there would
+//     otherwise merge unseen.
+//  8. A file under the package's folder differs (its tests may read
 //     them by relative path; other packages' folders below it are theirs).
-//  8. A path its tests opened or looked at on the base differs, or a
+//  9. A path its tests opened or looked at on the base differs, or a
 //     folder they listed gained or lost a file.
 func Go(in GoInput) ([]Verdict, error) {
 	if in.Trees == nil || in.Base == nil || in.Candidate == nil {
@@ -83,7 +90,7 @@ func goGlobalChange(in GoInput) Verdict {
 	return Verdict{}
 }
 
-// goPackage applies rules 2 to 8 to the package of folder argument unit.
+// goPackage applies rules 2 to 9 to the package of folder argument unit.
 func goPackage(in GoInput, unit string) Verdict {
 	candTest, ok := in.Candidate.tests[unit]
 	if !ok {
@@ -125,6 +132,9 @@ func goPackage(in GoInput, unit string) Verdict {
 	}
 	if p, ok := in.Trees.first(func(p string) bool { return built[p] }); ok {
 		return affected(unit, p, "%s %s: its test binary is built from it", p, in.Trees.Kind(p))
+	}
+	if p, ok := in.Trees.first(func(p string) bool { return !in.Base.code(p) && !in.Candidate.code(p) }); ok {
+		return affected(unit, p, "%s %s: it is data, not code, and what runs before the test log starts (a package-level variable, an init function, TestMain before m.Run) may read it unseen", p, in.Trees.Kind(p))
 	}
 	dir := strings.TrimPrefix(unit, "./")
 	if p, ok := in.Trees.first(func(p string) bool { return within(p, dir) && !in.otherPackage(p, dir) }); ok {

@@ -79,10 +79,15 @@ func TestGoReachability(t *testing.T) {
 			want: all, input: "go.mod"},
 		{name: "go.sum added", change: map[string]string{"go.sum": "\n"},
 			want: all, input: "go.sum"},
+		// A data file reaches every package (rule 7): code that runs
+		// before the test log starts may read it unseen. (A check's
+		// graded tree holds the base's testdata: a patch cannot change it.)
 		{name: "testdata", change: map[string]string{"p6/testdata/input.txt": "SIX\n"},
-			want: []string{"./p6"}, input: "p6/testdata/input.txt"},
+			want: all, input: "p6/testdata/input.txt"},
 		{name: "an embedded file", change: map[string]string{"p7/data.txt": "SEVEN\n"},
-			want: []string{"./p7", "./p8"}, input: "p7/data.txt"},
+			want: all, input: "p7/data.txt"},
+		{name: "a data file outside every package", change: map[string]string{"conf/limit.txt": "11\n"},
+			want: all, input: "conf/limit.txt"},
 		{name: "a new import", change: map[string]string{"p9/p9.go": "package p9\n\nimport \"example.com/ten/p4\"\n\nfunc F() int { return p4.F() }\n"},
 			want: []string{"./p9"}, input: "p9/p9.go"},
 		{name: "a file the build ignores, in the package's folder", change: map[string]string{"p4/gen.go": "//go:build ignore\n\npackage main\n"},
@@ -94,17 +99,19 @@ func TestGoReachability(t *testing.T) {
 }
 
 // readingModule is a module whose tests read outside their folders: a
-// reads ../common/data.txt; b reads nothing; c may start a process; d
-// changes to ../common and lists the folder listed.
+// reads ../common/data.go; b reads nothing; c may start a process; d
+// changes to ../common and lists the folder listed. What they read are
+// Go files (code): a change to a data file reaches every package (rule
+// 7), so the test log decides only code read as data.
 func readingModule() map[string]string {
 	return map[string]string{
-		"go.mod":                "module example.com/reads\n\ngo 1.22\n",
-		"common/data.txt":       "data\n",
-		"common/other.txt":      "other\n",
-		"common/listed/one.txt": "one\n",
-		"a/a.go":                "package a\n",
+		"go.mod":               "module example.com/reads\n\ngo 1.22\n",
+		"common/data.go":       "package common\n",
+		"common/other.go":      "package common\n",
+		"common/listed/one.go": "package listed\n",
+		"a/a.go":               "package a\n",
 		"a/a_test.go": "package a\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" +
-			"func TestRead(t *testing.T) {\n\tif _, err := os.ReadFile(\"../common/data.txt\"); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n",
+			"func TestRead(t *testing.T) {\n\tif _, err := os.ReadFile(\"../common/data.go\"); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n",
 		"b/b.go":      "package b\n",
 		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n",
 		"c/c.go":      "package c\n",
@@ -134,7 +141,7 @@ func TestGoTestlog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(reads) != 4 || !reads["./a"].Paths["common/data.txt"] || !reads["./d"].Paths["common/listed"] || reads["./b"] == nil {
+	if len(reads) != 4 || !reads["./a"].Paths["common/data.go"] || !reads["./d"].Paths["common/listed"] || reads["./b"] == nil {
 		t.Fatalf("reads: %v\n%s", reads, out)
 	}
 	if took, err := impact.ReadGoElapsed(bytes.NewReader(out), base); err != nil || len(took) != 4 || took["./a"] < 0 {
@@ -161,13 +168,15 @@ func TestGoTestlog(t *testing.T) {
 		}
 	}
 	for _, tc := range []testCase{
-		{name: "a file one package reads", change: map[string]string{"common/data.txt": "DATA\n"}, reads: reads,
+		{name: "a file one package reads", change: map[string]string{"common/data.go": "package common\n\n// Data.\n"}, reads: reads,
 			want: []string{"./a", "./c"}},
-		{name: "a file no package reads", change: map[string]string{"common/other.txt": "OTHER\n"}, reads: reads,
+		{name: "a file no package reads", change: map[string]string{"common/other.go": "package common\n\n// Other.\n"}, reads: reads,
 			want: []string{"./c"}},
-		{name: "a file added to a folder one package lists", change: map[string]string{"common/listed/two.txt": "two\n"}, reads: reads,
+		{name: "a file added to a folder one package lists", change: map[string]string{"common/listed/two.go": "package listed\n"}, reads: reads,
 			want: []string{"./c", "./d"}},
-		{name: "no test log", change: map[string]string{"common/other.txt": "OTHER\n"}, reads: nil,
+		{name: "a data file no package reads", change: map[string]string{"common/notes.txt": "notes\n"}, reads: reads,
+			want: []string{"./a", "./b", "./c", "./d"}},
+		{name: "no test log", change: map[string]string{"common/other.go": "package common\n\n// Other.\n"}, reads: nil,
 			want: []string{"./a", "./b", "./c", "./d"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })

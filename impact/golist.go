@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // goListFields are the fields of go list's JSON the go rule reads.
@@ -46,6 +47,9 @@ type GoTree struct {
 	dirs map[string]bool
 	// env is go env's settings, with Root written as $TREE.
 	env map[string]string
+	// codeFiles are the non-Go files packages build from (code).
+	codeOnce  sync.Once
+	codeFiles map[string]bool
 }
 
 // goPkg is one package of go list's output.
@@ -74,6 +78,34 @@ func (p *goPkg) files() []string {
 	return concat(p.GoFiles, p.CgoFiles, p.CFiles, p.CXXFiles, p.MFiles, p.HFiles, p.FFiles, p.SFiles,
 		p.SwigFiles, p.SwigCXXFiles, p.SysoFiles, p.EmbedFiles, p.TestGoFiles, p.XTestGoFiles,
 		p.TestEmbedFiles, p.XTestEmbedFiles)
+}
+
+// code reports whether the repository-relative file p is code of a
+// package of the tree: a Go file (whether or not a build constraint
+// leaves it out), or a C, assembly, SWIG or syso file some package in the
+// tree builds from. Embedded files are data, not code.
+func (t *GoTree) code(p string) bool {
+	if strings.HasSuffix(p, ".go") {
+		return true
+	}
+	t.codeOnce.Do(func() {
+		t.codeFiles = map[string]bool{}
+		for _, pkg := range t.pkgs {
+			if _, in := t.rel(pkg.Dir); !in || pkg.Standard {
+				continue
+			}
+			for _, f := range concat(pkg.CFiles, pkg.CXXFiles, pkg.MFiles, pkg.HFiles, pkg.FFiles, pkg.SFiles,
+				pkg.SwigFiles, pkg.SwigCXXFiles, pkg.SysoFiles) {
+				if !filepath.IsAbs(f) {
+					f = filepath.Join(pkg.Dir, f)
+				}
+				if rel, in := t.rel(f); in {
+					t.codeFiles[rel] = true
+				}
+			}
+		}
+	})
+	return t.codeFiles[p]
 }
 
 func concat(lists ...[]string) []string {
