@@ -22,7 +22,7 @@ type SuiteCount struct {
 	Path      string // the suite's
 	Tests     int    // listed and not excluded
 	Excluded  int    // listed and excluded
-	Skipped   int    // listed, not excluded, and skipped or expected to fail by the base (suiteList.gated)
+	Skipped   int    // listed, not excluded, and skipped or expected to fail by the base (suites.List.gated)
 	Seeds     int    // listed and drawn order seeds
 	Err       error  // the listing failed
 }
@@ -156,11 +156,11 @@ func (c *site) countSuites(ctx context.Context) []SuiteCount {
 			sc.Err = err
 		} else {
 			c.goBaseSkips(st, list, base.dir)
-			for _, t := range list.tests {
+			for _, t := range list.Tests {
 				switch {
-				case st.Excluded(t.name):
+				case st.Excluded(t.Name):
 					sc.Excluded++
-				case !list.gated(st, t):
+				case !list.Gated(st, t):
 					sc.Skipped++
 				default:
 					sc.Tests++

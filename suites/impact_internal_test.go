@@ -1,4 +1,4 @@
-package check
+package suites
 
 import (
 	"fmt"
@@ -14,14 +14,14 @@ import (
 // or an excluded test, is counted as the rules say.
 func TestGoBudget(t *testing.T) {
 	s := &config.Suite{Framework: config.FrameworkGo, Path: "./...", Seeds: []flakegate.Seed{"1", "2", "3"}, Exclude: []string{"TestSkipped"}}
-	list := &suiteList{}
+	list := &List{}
 	for i := range 10 {
 		pkg := fmt.Sprintf("./p%d", i)
 		for _, name := range []string{"TestA", "TestB"} {
-			list.tests = append(list.tests, suiteTest{pkg: pkg, file: fmt.Sprintf("p%d/p_test.go", i), name: name})
+			list.Tests = append(list.Tests, Test{Pkg: pkg, File: fmt.Sprintf("p%d/p_test.go", i), Name: name})
 		}
 	}
-	list.tests = append(list.tests, suiteTest{pkg: "./p0", file: "p0/p_test.go", name: "TestSkipped"})
+	list.Tests = append(list.Tests, Test{Pkg: "./p0", File: "p0/p_test.go", Name: "TestSkipped"})
 	type testCase struct {
 		name                 string
 		reach                []string // packages the verdicts call affected
@@ -39,16 +39,16 @@ func TestGoBudget(t *testing.T) {
 			}
 			vs = append(vs, impact.Verdict{Unit: pkg, Affected: slicesContains(tc.reach, pkg), Why: "because"})
 		}
-		si, why, err := goBudget(s, list, vs, tc.seconds)
+		si, why, err := GoBudget(s, list, vs, tc.seconds)
 		if err != nil || why != "" {
 			t.Fatalf("%v %q", err, why)
 		}
-		if si.summary.Runs != tc.runs || si.extra != tc.extra || si.summary.Unaffected != tc.unaffected || si.summary.Affected != tc.affected {
-			t.Errorf("runs %d extra %d unaffected %d affected %d; want %d %d %d %d", si.summary.Runs, si.extra, si.summary.Unaffected,
-				si.summary.Affected, tc.runs, tc.extra, tc.unaffected, tc.affected)
+		if si.Summary.Runs != tc.runs || si.Extra != tc.extra || si.Summary.Unaffected != tc.unaffected || si.Summary.Affected != tc.affected {
+			t.Errorf("runs %d extra %d unaffected %d affected %d; want %d %d %d %d", si.Summary.Runs, si.Extra, si.Summary.Unaffected,
+				si.Summary.Affected, tc.runs, tc.extra, tc.unaffected, tc.affected)
 		}
-		if len(si.unaffected)+len(si.summary.Reached) != 10 || si.summary.UnaffectedUnits+si.summary.AffectedUnits != 10 || si.unaffected["./p0"] == slicesContains(append(tc.reach, tc.missing...), "./p0") {
-			t.Errorf("unaffected %v, reached %v", si.unaffected, si.summary.Reached)
+		if len(si.Unaffected)+len(si.Summary.Reached) != 10 || si.Summary.UnaffectedUnits+si.Summary.AffectedUnits != 10 || si.Unaffected["./p0"] == slicesContains(append(tc.reach, tc.missing...), "./p0") {
+			t.Errorf("unaffected %v, reached %v", si.Unaffected, si.Summary.Reached)
 		}
 	}
 	for _, tc := range []testCase{
