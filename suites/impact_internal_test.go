@@ -2,7 +2,11 @@ package suites
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
@@ -72,4 +76,50 @@ func slicesContains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestFilePlan: a suite decided by test file: the gated files each once,
+// an unaffected file's tests not run again, and the process's time
+// shared by the gated tests.
+func TestFilePlan(t *testing.T) {
+	s := &config.Suite{Framework: config.FrameworkPytest, Path: ".", Seeds: []flakegate.Seed{"1", "2"}, Exclude: []string{"test_x"}}
+	list := &List{Tests: []Test{{File: "a.py", Name: "test_x"}, {File: "a.py", Name: "test_a"}, {File: "b.py", Name: "test_b"}, {File: "a.py", Name: "test_c"}}}
+	files, gated, first := GatedFiles(s, list)
+	if !slices.Equal(files, []string{"a.py", "b.py"}) || gated != 3 || first == nil || first.Name != "test_a" {
+		t.Fatalf("gated files %q %d %+v", files, gated, first)
+	}
+	if _, _, none := GatedFiles(s, &List{}); none != nil {
+		t.Error("an empty list has a first test")
+	}
+	for _, total := range []time.Duration{0, 10 * time.Second} {
+		si, why, err := FilePlan(s, list, []impact.Verdict{{Unit: "a.py", Affected: false}, {Unit: "b.py", Affected: true, Why: "b.py changed"}}, total, gated)
+		if err != nil || why != "" {
+			t.Fatalf("%v %q", err, why)
+		}
+		if !si.Unaffected["a.py"] || si.Unaffected["b.py"] || si.UnitOf(list.Tests[2]) != "b.py" || si.Summary.Unit != "test file" ||
+			si.Summary.AffectedUnits != 1 || si.Summary.UnaffectedUnits != 1 || len(si.Summary.Reached) != 1 || si.Summary.Reached[0].Why != "b.py changed" {
+			t.Errorf("total %v: %+v", total, si)
+		}
+	}
+}
+
+// TestGoListKey: a go suite's listing is named by the base, the path,
+// the toolchain and the environment; another framework's is not kept
+// here, nor one with no go on the attempts' PATH.
+func TestGoListKey(t *testing.T) {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	s := &config.Suite{Framework: config.FrameworkGo, Path: "./..."}
+	k := GoListKey(s, "base1", env)
+	if k == "" {
+		t.Skip("no go on PATH")
+	}
+	if len(k) != 32 || k == GoListKey(s, "base2", env) || k == GoListKey(&config.Suite{Framework: config.FrameworkGo, Path: "./a"}, "base1", env) {
+		t.Errorf("key %q", k)
+	}
+	if GoListKey(&config.Suite{Framework: config.FrameworkPytest}, "base1", env) != "" || GoListKey(s, "base1", []string{"PATH=/nonexistent"}) != "" {
+		t.Error("a listing is kept that cannot be named")
+	}
+	if got := ListPath("/c", k); got != filepath.Join("/c", "flakegate", "suitelist", k+".json") {
+		t.Errorf("ListPath %s", got)
+	}
 }
