@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
@@ -83,21 +82,10 @@ func (c *site) expandSuites(ctx context.Context) error {
 			return err
 		}
 		c.suite.lists[i] = &baseList{List: list, pkgTests: list.PkgTests}
-		if list.Unnamed > 0 {
-			some := make([]string, len(list.UnnamedSome))
-			for k, id := range list.UnnamedSome {
-				some[k] = suites.ShortID(id)
-			}
-			verb := "tests are"
-			if list.Unnamed == 1 {
-				verb = "test is"
-			}
-			c.say(fmt.Sprintf("suites[%d]: %d listed %s not gated: a name longer than %d bytes or with a control character cannot be a triple's (%s)",
-				i, list.Unnamed, verb, config.MaxNameLength, strings.Join(some, ", ")))
-		}
 		c.goBaseSkips(s, list, base.dir)
-		c.saySkips(i, list)
-		c.sayNotRun(i, list)
+		for _, line := range suites.Notes(i, list) {
+			c.say(line)
+		}
 		fixture := ""
 		if s.FixtureRoot != "" && c.checkBaseFile(base.dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
 			fixture = s.FixtureRoot
@@ -131,41 +119,6 @@ func (c *site) expandSuites(ctx context.Context) error {
 func (c *site) goBaseSkips(s *config.Suite, list *suites.List, dir string) {
 	if c.goc != nil {
 		suites.MarkGoSkips(c.goc, c.goc.FillKey(), s, list, dir)
-	}
-}
-
-// saySkips says which listed tests of suite i the base skips, and so
-// are not gated, or that pytest could not tell them.
-func (c *site) saySkips(i int, list *suites.List) {
-	if list.SkipPlan != "" {
-		c.say(fmt.Sprintf("suites[%d]: cannot tell which tests the base skips (%s): a test that skips itself is INCOMPLETE in every check; name it in exclude:", i, list.SkipPlan))
-	}
-	if len(list.Skips) == 0 {
-		return
-	}
-	var some []string
-	for _, t := range list.Tests {
-		if w := list.Skips[t.File+"::"+t.Name]; w != "" && len(some) < 3 {
-			some = append(some, suites.ShortID(t.File+"::"+t.Name)+" "+w)
-		}
-	}
-	verb, them := "tests are", "them"
-	if len(list.Skips) == 1 {
-		verb, them = "test is", "it"
-	}
-	c.say(fmt.Sprintf("suites[%d]: %d listed %s not gated: the base skips %s or expects %s to fail, so no run of %s passes (%s)",
-		i, len(list.Skips), verb, them, them, them, strings.Join(some, ", ")))
-}
-
-// sayNotRun says which functions of suite i's go test files are not
-// gated because go test does not run them as the suite runs it.
-func (c *site) sayNotRun(i int, list *suites.List) {
-	for _, kind := range []string{suites.NotRunBench, suites.NotRunExample} {
-		k := list.NotRun[kind]
-		if k == nil {
-			continue
-		}
-		c.say(fmt.Sprintf("suites[%d]: %s not gated: %s (%s)", i, count(k.N, "function is", "functions are"), kind, strings.Join(k.Some, ", ")))
 	}
 }
 
