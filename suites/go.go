@@ -1,3 +1,8 @@
+// go suites: the listing (go list, then go test -json -list . by
+// package, each test's file from the package's test files parsed), the
+// kinds go test does not run as a suite runs it, and the tests the
+// base's own run skipped (MarkGoSkips).
+
 package suites
 
 import (

@@ -12,7 +12,7 @@
 //     test, so the report names each one (its fullName) as pending, and
 //     todo tests as todo (left out).
 //
-// Both files are report files outside the tree (reportFile, batch.go):
+// Both files are report files outside the tree (check's reportFile, check/batch.go):
 // what the test files print while they are collected is never read as
 // the list. A suite runs as one process per seed holding every test
 // file, shuffled by the framework with that seed:

@@ -1,3 +1,9 @@
+// pytest suites: the interpreter the sandbox runs pytest with
+// (PytestProbe), the listing (`pytest --collect-only -q`, CollectPytest),
+// which tests the base skips or expects to fail (pytest's own mark
+// evaluation), and every pytest command's start (PytestArgv) and order
+// (Rank).
+
 package suites
 
 import (
