@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -59,21 +58,6 @@ func (f *fakeRun) lister(dir string, marks bool) *Lister {
 		Fail: func(format string, args ...any) error { return fmt.Errorf("suite: "+format, args...) }}
 }
 
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func goListEvents(pkg string, names ...string) string {
 	var b strings.Builder
 	for _, n := range names {
@@ -88,7 +72,7 @@ func goListEvents(pkg string, names ...string) string {
 // run as a test (a benchmark, an example without output) is noted, a
 // name the code printed is not a test, and rapid is seen in an import.
 func TestListGo(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := pyTree(t, map[string]string{
 		"go.mod":       "module example.com/m // the module\n\ngo 1.22\n",
 		"a/a_test.go":  "package a\nimport \"testing\"\nfunc TestA(t *testing.T) {}\nfunc BenchmarkA(b *testing.B) {}\nfunc ExampleA() {}\nfunc ExampleB() {}\n// Output:\n",
 		"a/x_test.go":  "package a_test\nimport (\"testing\"; \"pgregory.net/rapid\")\nfunc TestX(t *testing.T) { rapid.Check(t, nil) }\nfunc Testlower(t *testing.T) {}\nfunc FuzzF(f *testing.F) {}\n",
@@ -152,7 +136,7 @@ func TestListGoFails(t *testing.T) {
 			"go test -list failed in the base tree"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.f.lister(writeFiles(t, tc.files), true).List(context.Background(), s)
+			_, err := tc.f.lister(pyTree(t, tc.files), true).List(context.Background(), s)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
@@ -160,7 +144,7 @@ func TestListGoFails(t *testing.T) {
 	}
 	// No package of the module has a test file: an empty list, and no go test run.
 	f := &fakeRun{outs: map[string]string{"go list": "example.com/m\t/t\t\t\n"}}
-	list, err := f.lister(writeFiles(t, map[string]string{"go.mod": "module example.com/m\n"}), true).List(context.Background(), s)
+	list, err := f.lister(pyTree(t, map[string]string{"go.mod": "module example.com/m\n"}), true).List(context.Background(), s)
 	if err != nil || len(list.Tests) != 0 || len(f.ran) != 1 {
 		t.Fatalf("%+v %v, ran %q", list, err, f.ran)
 	}
@@ -185,7 +169,7 @@ func TestGoModulePath(t *testing.T) {
 		"modules example.com/no\ngo 1.22\n":     "",
 		"moduleexample.com/no\n":                "",
 	} {
-		dir := writeFiles(t, map[string]string{"go.mod": body})
+		dir := pyTree(t, map[string]string{"go.mod": body})
 		got, err := GoModulePath(filepath.Join(dir, "go.mod"))
 		if got != want || (want == "") != (err != nil) {
 			t.Errorf("%q: %q %v, want %q", body, got, err, want)

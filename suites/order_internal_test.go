@@ -133,7 +133,7 @@ func TestInScopeGoPytest(t *testing.T) {
 // tree or in the prepared layer; the report's tests under the suite's
 // path are its list.
 func TestListJS(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"node_modules/vitest/vitest.mjs": ""})
+	dir := pyTree(t, map[string]string{"node_modules/vitest/vitest.mjs": ""})
 	report := `[{"name":"g one","file":"/sb/t/src/a.test.ts"},{"name":"top","file":"/sb/t/other/b.test.ts"}]`
 	var argvs []string
 	l := &Lister{Dir: dir, Fail: (&fakeRun{}).lister("", false).Fail,
@@ -149,7 +149,7 @@ func TestListJS(t *testing.T) {
 		t.Errorf("argv %q, want %q", argvs[0], want)
 	}
 	// jest: in the prepared layer only; its report lists nothing here.
-	layer := writeFiles(t, map[string]string{"tree/node_modules/jest/bin/jest.js": ""})
+	layer := pyTree(t, map[string]string{"tree/node_modules/jest/bin/jest.js": ""})
 	l.Prepared = func(context.Context) (string, error) { return layer, nil }
 	report = `{"numTotalTests":0,"testResults":[]}`
 	if _, err := l.List(context.Background(), &config.Suite{Framework: config.FrameworkJest, Path: "."}); err != nil {
