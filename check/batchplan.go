@@ -29,6 +29,7 @@ import (
 	"github.com/flakegate/flakegate/template"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // batchShape is how one triple's command takes part in a batch.
@@ -248,8 +249,8 @@ func batchArgv(s *batchShape, members []*batchShape) []string {
 		for v := pytestVerbosity(argv); v < 1; v++ {
 			argv = append(argv, "-v")
 		}
-		// pytest from the toolchain, never from the tree (pybootstrap.go).
-		return pyBootstrapArgv(append(argv, "-o", "junit_family=xunit1"), "run") // and --junitxml (batch.go, attempt)
+		// pytest from the toolchain, never from the tree (suites/pybootstrap.go).
+		return suites.PyBootstrapArgv(append(argv, "-o", "junit_family=xunit1"), "run") // and --junitxml (batch.go, attempt)
 	case evidence.FrameworkJest, evidence.FrameworkVitest:
 		return jsBatchArgv(s, members)
 	}

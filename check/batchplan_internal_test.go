@@ -6,6 +6,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // TestShapeOf: which run templates batch, and the command of a batch.
@@ -33,9 +34,9 @@ func TestShapeOf(t *testing.T) {
 		if a == nil || b == nil || a.key != b.key {
 			t.Fatalf("shapes %+v and %+v; want one key", a, b)
 		}
-		// pytest runs through flakegate's bootstrap (pybootstrap.go), its
+		// pytest runs through flakegate's bootstrap (suites/pybootstrap.go), its
 		// PYTHONPATH handed to it.
-		if got, want := strings.Join(batchArgv(a, []*batchShape{a, b}), " "), strings.ReplaceAll(tc.want, "@BOOT@", pyBootstrap); got != want {
+		if got, want := strings.Join(batchArgv(a, []*batchShape{a, b}), " "), strings.ReplaceAll(tc.want, "@BOOT@", suites.PyBootstrap); got != want {
 			t.Errorf("batch argv\n%s\nwant\n%s", got, want)
 		}
 		if batchTemplateKey(mk(tc.prop).ps) == "" {

@@ -41,7 +41,6 @@
 //	batch.go      a batch's attempts, each member judged from the framework's report
 //	known.go      a batch's known answers: planted per attempt, read from its report
 //	              (knowngo.go, knownpy.go, knownjs.go per framework)
-//	pybootstrap.go  pytest from the toolchain, never from the tree
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
 //	              set up beside the sandbox, modules fetched, the fill from the
@@ -49,8 +48,8 @@
 //	preparegc.go  the kept layers: their bound, locks and collection; a full disk
 //	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	impact.go     impact: true: the suite tests the patch cannot reach, not run again,
-//	              and more order seeds for the ones it can (package impact decides;
-//	              impactpy.go, impactjs.go per framework)
+//	              and more order seeds for the ones it can (package impact decides,
+//	              package suites plans the runs; impactpy.go, impactjs.go per framework)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the flake probe of a SCHEDULER triple and the records' history
 //	replay.go     the base replay, the replay cache and the replay lock

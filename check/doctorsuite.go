@@ -10,33 +10,9 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/internal/flock"
+	"github.com/flakegate/flakegate/suites"
 	"github.com/flakegate/flakegate/transcript"
 )
-
-// SuiteCount is what the base lists of one suite of the config, for
-// doctor: how many tests its framework lists in the base tree, in the
-// check's sandbox, and so how many triples a check gates.
-type SuiteCount struct {
-	Index     int    // in the config's suites
-	Framework string // the suite's
-	Path      string // the suite's
-	Tests     int    // listed and not excluded
-	Excluded  int    // listed and excluded
-	Skipped   int    // listed, not excluded, and skipped or expected to fail by the base (suiteList.gated)
-	Seeds     int    // listed and drawn order seeds
-	Err       error  // the listing failed
-}
-
-// Line is the count in words: "the base lists 2 tests (1 excluded): 4
-// triples with 2 order seeds".
-func (s SuiteCount) Line() string {
-	skipped := ""
-	if s.Skipped > 0 {
-		skipped = fmt.Sprintf(", %d the base skips", s.Skipped)
-	}
-	return fmt.Sprintf("suites[%d] (%s %s): the base lists %s (%d excluded%s): %d triples with %s", s.Index, s.Framework, s.Path,
-		count(s.Tests, "test", "tests"), s.Excluded, skipped, s.Tests*s.Seeds, count(s.Seeds, "order seed", "order seeds"))
-}
 
 // siteLockWait is how long ListSuites waits for the worktree lock a
 // running check of the repository holds.
@@ -46,7 +22,7 @@ const siteLockWait = time.Minute
 // Setup and Probe), in the base worktree, which it opens under the
 // worktree lock. busy is why it could not (a check holds the worktrees,
 // or the sandbox is not set up); err a worktree that cannot be made.
-func (s *Site) ListSuites(ctx context.Context) (counts []SuiteCount, busy string, err error) {
+func (s *Site) ListSuites(ctx context.Context) (counts []suites.Count, busy string, err error) {
 	c := s.c
 	if len(c.cfg.Suites) == 0 {
 		return nil, "", nil
@@ -145,29 +121,16 @@ func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy st
 }
 
 // countSuites counts what the base lists of each suite (ListSuites).
-func (c *site) countSuites(ctx context.Context) []SuiteCount {
-	var counts []SuiteCount
+func (c *site) countSuites(ctx context.Context) []suites.Count {
+	var counts []suites.Count
 	base := c.trees.workers[0].base
 	for i := range c.cfg.Suites {
 		st := &c.cfg.Suites[i]
-		sc := SuiteCount{Index: i, Framework: st.Framework, Path: st.Path, Seeds: len(st.Seeds) + st.RandomSeeds}
 		list, err := c.listSuite(ctx, st, base, true)
-		if err != nil {
-			sc.Err = err
-		} else {
+		if err == nil {
 			c.goBaseSkips(st, list, base.dir)
-			for _, t := range list.tests {
-				switch {
-				case st.Excluded(t.name):
-					sc.Excluded++
-				case !list.gated(st, t):
-					sc.Skipped++
-				default:
-					sc.Tests++
-				}
-			}
 		}
-		counts = append(counts, sc)
+		counts = append(counts, suites.CountOf(i, st, list, err))
 	}
 	return counts
 }

@@ -329,8 +329,8 @@ func (c *checker) noteChangedTests(ctx context.Context) error {
 		}
 	}
 	for i, list := range c.suite.lists {
-		for _, t := range list.tests {
-			add(c.cfg.Suites[i].Framework, t.file, t.name)
+		for _, t := range list.Tests {
+			add(c.cfg.Suites[i].Framework, t.File, t.Name)
 		}
 	}
 	for key, g := range groups {

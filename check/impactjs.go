@@ -21,20 +21,21 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/impact"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // jsImpact runs impact's vitest and jest rule for suite s.
-func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suiteList) (*suiteImpact, string, error) {
+func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suites.List) (*suites.Impact, string, error) {
 	trees, why, err := c.compareTrees(ctx)
 	if err != nil || why != "" {
 		return nil, why, err
 	}
-	files, gated, first := gatedFiles(s, list)
+	files, gated, first := suites.GatedFiles(s, list)
 	if first == nil {
 		return nil, "the suite gates no test", nil
 	}
 	// The config's and setup files' world, as the base's config names it.
-	p := suiteProperty(c.cfg, s, *first, list, "")
+	p := suites.Property(c.cfg, s, *first, list, "")
 	watches, err := infra.New(c.git, c.baseSHA).Find(ctx, &p)
 	if err != nil {
 		why, err := decideErr(ctx, err)
@@ -68,7 +69,7 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suiteList) (
 		if err != nil || o.Result != attempt.Pass {
 			related = nil // not known: every test the trees' changes may reach is affected
 			c.say(fmt.Sprintf("suites[%d]: impact: %s's related search failed in the %s tree (%s): %s", s.Index, s.Framework, side.t.side,
-				o.Result, lastLines([]byte(o.Tail), 2)))
+				o.Result, suites.LastLines([]byte(o.Tail), 2)))
 			break
 		}
 		for f := range got {
@@ -84,5 +85,5 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suiteList) (
 	if sec, ok := ReadTimings(c.common).Seconds[ProcessKey(&p)]; ok && sec > 0 {
 		total = time.Duration(sec * float64(time.Second))
 	}
-	return filePlan(s, list, verdicts, total, gated)
+	return suites.FilePlan(s, list, verdicts, total, gated)
 }

@@ -12,25 +12,15 @@ package check
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/impact"
-	"github.com/flakegate/flakegate/internal/atomicfile"
+	"github.com/flakegate/flakegate/suites"
 )
 
-// keptSession is a base's session log as kept between checks.
-type keptSession struct {
-	Session *impact.PytestSession `json:"session"`
-	Seconds float64               `json:"seconds"`
-}
-
 // pytestImpact runs impact's pytest rule for suite s.
-func (c *site) pytestImpact(ctx context.Context, s *config.Suite, list *suiteList) (*suiteImpact, string, error) {
+func (c *site) pytestImpact(ctx context.Context, s *config.Suite, list *suites.List) (*suites.Impact, string, error) {
 	kept, why, err := c.baseSession(ctx, s, list)
 	if err != nil || why != "" {
 		return nil, why, err
@@ -39,33 +29,29 @@ func (c *site) pytestImpact(ctx context.Context, s *config.Suite, list *suiteLis
 	if err != nil || why != "" {
 		return nil, why, err
 	}
-	files, gated, _ := gatedFiles(s, list)
+	files, gated, _ := suites.GatedFiles(s, list)
 	verdicts, err := impact.Pytest(impact.PytestInput{Trees: trees, Tests: files, Session: kept.Session})
 	if err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, why, err
 	}
-	return filePlan(s, list, verdicts, time.Duration(kept.Seconds*float64(time.Second)), gated)
+	return suites.FilePlan(s, list, verdicts, time.Duration(kept.Seconds*float64(time.Second)), gated)
 }
 
 // baseSession is the base's session log of pytest suite s: kept from an
 // earlier check of the same base and interpreter, or run now (the whole
 // suite once, on the base tree, in the sandbox over the prepare's layer).
 // why says why there is none ("" when there is).
-func (c *site) baseSession(ctx context.Context, s *config.Suite, list *suiteList) (*keptSession, string, error) {
+func (c *site) baseSession(ctx context.Context, s *config.Suite, list *suites.List) (*suites.KeptSession, string, error) {
 	file := ""
-	if list.key != "" {
-		file = filepath.Join(c.common, "flakegate", "impact", flakegate.SHA256Hex([]byte("pytest session v1\x00" + list.key))[:32]+".json")
-		if b, err := os.ReadFile(file); err == nil {
-			var k keptSession
-			if json.Unmarshal(b, &k) == nil && k.Session != nil && k.Session.Read != nil && k.Session.Listed != nil && k.Session.Modules != nil {
-				now := time.Now()
-				os.Chtimes(file, now, now)
-				return &k, "", nil
-			}
+	if list.Key != "" {
+		file = suites.SessionPath(c.common, list.Key)
+		if k, ok := suites.ReadSession(file); ok {
+			suites.Touch(file)
+			return k, "", nil
 		}
 	}
-	argv := impact.PytestSessionArgv(pytestSuiteArgv(s, list.python), s.Path)
+	argv := impact.PytestSessionArgv(suites.PytestArgv(s, list.Python), s.Path)
 	if argv == nil {
 		return nil, "the suite's pytest command has no -m pytest", nil
 	}
@@ -81,14 +67,11 @@ func (c *site) baseSession(ctx context.Context, s *config.Suite, list *suiteList
 	// not known.
 	session, err := impact.ReadPytestSession(bytes.NewReader(out))
 	if err != nil {
-		return nil, "the base's session log: " + err.Error() + ": " + lastLines(out, 2), nil
+		return nil, "the base's session log: " + err.Error() + ": " + suites.LastLines(out, 2), nil
 	}
-	k := &keptSession{Session: session, Seconds: took.Seconds()}
+	k := &suites.KeptSession{Session: session, Seconds: took.Seconds()}
 	if file != "" {
-		if b, err := json.Marshal(k); err == nil {
-			os.MkdirAll(filepath.Dir(file), 0o755)
-			atomicfile.WriteFile(file, b, 0o600) // best effort: the next check runs it again
-		}
+		suites.WriteSession(file, k) // best effort: the next check runs it again
 	}
 	return k, "", nil
 }

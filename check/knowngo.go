@@ -18,6 +18,7 @@ import (
 
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // plantGo plants two fuzz targets in every package of the batch.
@@ -213,7 +214,7 @@ func goShuffleSeed(members []*batchShape) (int64, bool) {
 func goShuffled(list []string, seed int64) []string {
 	var tests []string
 	for _, n := range list {
-		if goTestKind(n, "Test") {
+		if suites.GoTestKind(n, "Test") {
 			tests = append(tests, n)
 		}
 	}
@@ -239,7 +240,7 @@ func goOrderWrong(list []string, seed int64, pkg string, members []*batchShape, 
 	}
 	at := map[string]int{}
 	for i, n := range ran {
-		if goTestKind(n, "Test") && inBatch[n] {
+		if suites.GoTestKind(n, "Test") && inBatch[n] {
 			got = append(got, n)
 		}
 		if _, seen := at[n]; !seen {
@@ -255,7 +256,7 @@ func goOrderWrong(list []string, seed int64, pkg string, members []*batchShape, 
 		}
 		for n := range inBatch {
 			i, ok := at[n]
-			if ok && (goTestKind(n, "Test") && i > at[a.shape.test] || goTestKind(n, "Example") && i < at[a.shape.test]) {
+			if ok && (suites.GoTestKind(n, "Test") && i > at[a.shape.test] || suites.GoTestKind(n, "Example") && i < at[a.shape.test]) {
 				return fmt.Sprintf("%s ran on the wrong side of the fuzz target %s (tests run before fuzz targets, examples after)", n, a.shape.test)
 			}
 		}

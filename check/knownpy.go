@@ -11,12 +11,13 @@ import (
 
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // plantPytest plants a module of two tests beside a member's test file:
 // the passing one records its nonce as a JUnit property, the failing
 // one asserts with its nonce. Their node ids go where the seed's order
-// (pytestRank) puts them among the members.
+// (suites.Rank) puts them among the members.
 func plantPytest(p knownPlan, d *drawer) (*knownSet, error) {
 	k := &knownSet{framework: evidence.FrameworkPytest}
 	words := p.words()
@@ -62,7 +63,7 @@ func plantPytest(p knownPlan, d *drawer) (*knownSet, error) {
 			label: node, want: want, nonce: []string{pass, fail}[i]})
 		at := len(p.members)
 		for j, mm := range p.members {
-			if pytestRank(p.seed, node) < pytestRank(p.seed, mm.test) {
+			if suites.Rank(p.seed, node) < suites.Rank(p.seed, mm.test) {
 				at = j
 				break
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // PlanWarnAfter is the estimate above which a plan warns.
@@ -113,8 +114,8 @@ type Cost struct {
 	// Suites are the config's suites as the base lists them (PlanSuites;
 	// their triples are in the counts above), SuitesNotListed why they
 	// could not be listed here (their triples are not counted).
-	Suites          []PlanSuite `json:"suites,omitempty"`
-	SuitesNotListed string      `json:"suites_not_listed,omitempty"`
+	Suites          []suites.PlanSuite `json:"suites,omitempty"`
+	SuitesNotListed string             `json:"suites_not_listed,omitempty"`
 	// Impact is the config's impact: the counts are every suite test's,
 	// and a check runs the ones its patch can reach (ImpactLine).
 	Impact bool `json:"impact,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"github.com/flakegate/flakegate/check"
 	fgconfig "github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/golden"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // TestPlanCost: the jest project, 32 properties of 5 seeds at 14 s
@@ -221,7 +222,7 @@ func TestPlanImpactLine(t *testing.T) {
 	if strings.Contains(strings.Join(c.Lines(), "\n"), "impact:") {
 		t.Fatalf("impact without a suite: %q", c.Lines())
 	}
-	c.Suites = []check.PlanSuite{{Index: 0, Framework: "go", Path: "./...", Tests: 3, Triples: 9}}
+	c.Suites = []suites.PlanSuite{{Index: 0, Framework: "go", Path: "./...", Tests: 3, Triples: 9}}
 	if !slices.Contains(c.Lines(), check.ImpactLine) {
 		t.Fatalf("no impact line: %q", c.Lines())
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/flakegate/flakegate/template"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // FixtureAbsent is the fixture_sha256 recorded when the candidate has no
@@ -255,7 +256,7 @@ func tripleArgv(p *config.Property, seed flakegate.Seed) ([]string, error) {
 	}
 	argv = evidence.ArgvFor(evidenceFramework(p), argv)
 	if p.Framework == config.FrameworkPytest {
-		argv = pyBootstrapArgv(argv, "run") // pytest from the toolchain (pybootstrap.go)
+		argv = suites.PyBootstrapArgv(argv, "run") // pytest from the toolchain (suites/pybootstrap.go)
 	}
 	return argv, nil
 }
@@ -378,8 +379,8 @@ func (c *checker) dropGatedHelpers(p *config.Property, globs []watchGlob) []watc
 	gated := c.gatedPkgs[p.Suite.Index]
 	if gated == nil {
 		gated = map[string]bool{}
-		for _, t := range c.suite.lists[p.Suite.Index].tests {
-			gated[path.Dir(t.file)] = true
+		for _, t := range c.suite.lists[p.Suite.Index].Tests {
+			gated[path.Dir(t.File)] = true
 		}
 		c.gatedPkgs[p.Suite.Index] = gated
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // ReplaySuite makes a replay the replay of one triple of a suite: its
@@ -66,7 +67,7 @@ func findSuite(cfg *config.Config, path, file string) *config.Suite {
 		if s.Path != path {
 			continue
 		}
-		if found == nil || inSuiteScope(s, file) {
+		if found == nil || suites.InScope(s, file) {
 			found = s
 		}
 	}
@@ -133,7 +134,7 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 // (reportFile): its content and the folder the framework ran in, as it
 // saw it, are returned too.
 func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Duration, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
-	out := &attempt.Bounded{Max: maxListOutput}
+	out := &attempt.Bounded{Max: suites.MaxListOutput}
 	cmd := attempt.Command{Argv: argv, Dir: dir, Env: r.iso.env, WallBudget: budget, NoTestMarkers: []string{}, Output: out}
 	if r.iso.mode == IsolationBwrap {
 		sb := r.iso.sandbox
@@ -155,11 +156,11 @@ func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Dura
 		return o, nil, nil, "", &ReplayIncomplete{"interrupted while listing the suite on the base"}
 	}
 	if out.Over {
-		return o, nil, nil, "", &ReplayIncomplete{fmt.Sprintf("%s printed more than %d MiB", strings.Join(argv, " "), maxListOutput>>20)}
+		return o, nil, nil, "", &ReplayIncomplete{fmt.Sprintf("%s printed more than %d MiB", strings.Join(argv, " "), suites.MaxListOutput>>20)}
 	}
 	var report []byte
 	if file != "" {
-		report, _ = attempt.ReadBounded(file, maxListOutput)
+		report, _ = attempt.ReadBounded(file, suites.MaxListOutput)
 	}
 	return o, out.Bytes(), report, jsRoot(cmd), nil
 }
@@ -187,43 +188,43 @@ func (r *Replay) planSuite(ctx context.Context) error {
 		}
 		r.suite.baseLayer = sb.Prepared
 	}
-	l := &suiteLister{dir: rs.BaseDir, marks: true,
-		prepared: func(context.Context) (string, error) { return r.suite.baseLayer, nil },
-		run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
+	l := &suites.Lister{Dir: rs.BaseDir, Marks: true,
+		Prepared: func(context.Context) (string, error) { return r.suite.baseLayer, nil },
+		Run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
 			o, out, _, _, err := r.listRunReport(ctx, rs.BaseDir, s.WallBudget, argv, "")
 			return o, out, err
 		},
-		runReport: func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
+		RunReport: func(ctx context.Context, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
 			return r.listRunReport(ctx, rs.BaseDir, s.WallBudget, argv, flag)
 		},
-		fail: func(format string, args ...any) error {
+		Fail: func(format string, args ...any) error {
 			return &ReplayIncomplete{"cannot list " + where + " on the base: " + fmt.Sprintf(format, args...)}
 		}}
-	list, err := l.list(ctx, s)
+	list, err := l.List(ctx, s)
 	if err != nil {
 		return err
 	}
 	if r.goc != nil {
-		markGoSkips(r.goc, r.goc.BaseKey(), s, list, rs.BaseDir) // as the check left them out
+		suites.MarkGoSkips(r.goc, r.goc.BaseKey(), s, list, rs.BaseDir) // as the check left them out
 	}
 	named := map[string]bool{}
 	for _, p := range rs.Properties {
 		named[p.Path+"\x00"+p.Name] = true
 	}
 	target := -1
-	for i, t := range list.tests {
-		if t.file == rs.Path && t.name == rs.Name {
+	for i, t := range list.Tests {
+		if t.File == rs.Path && t.Name == rs.Name {
 			target = i
 		}
 	}
 	label := rs.Path + "::" + rs.Name
 	switch {
 	case target < 0:
-		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: the base lists no test %s (it lists %d tests)", where, label, len(list.tests)),
+		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: the base lists no test %s (it lists %d tests)", where, label, len(list.Tests)),
 			Hint: "name the test as its record does: --property is its file, --name its name (pytest: the node id after ::)"}
 	case s.Excluded(rs.Name):
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s excludes %s: it is not gated", where, label)}
-	case !list.gated(s, list.tests[target]):
+	case !list.Gated(s, list.Tests[target]):
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: the base skips %s or expects it to fail: it is not gated", where, label)}
 	case named[rs.Path+"\x00"+rs.Name]:
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: fmt.Sprintf("%s: a property names %s, so the check gates it as the property", where, label),
@@ -231,31 +232,23 @@ func (r *Replay) planSuite(ctx context.Context) error {
 	}
 	cfg := &config.Config{Prepare: r.opts.Prepare}
 	var jobs []job
-	for _, t := range list.tests {
-		if !list.gated(s, t) || named[t.file+"\x00"+t.name] || s.Framework == config.FrameworkGo && t.pkg != list.tests[target].pkg {
+	for _, t := range list.Tests {
+		if !list.Gated(s, t) || named[t.File+"\x00"+t.Name] || s.Framework == config.FrameworkGo && t.Pkg != list.Tests[target].Pkg {
 			continue
 		}
-		p := suiteProperty(cfg, s, t, list, "")
+		p := suites.Property(cfg, s, t, list, "")
 		ps := &propState{prop: &p, framework: evidenceFramework(&p)}
 		if p.Prepare != nil {
 			ps.prepareSHA256 = prepareSHA256(p.Prepare, r.iso.env)
 		}
 		jobs = append(jobs, job{ps: ps, seed: rs.Seed})
 	}
-	sort.SliceStable(jobs, func(a, b int) bool { // orderSuites' order
-		if s.Framework == config.FrameworkGo {
-			return jobs[a].ps.prop.Name < jobs[b].ps.prop.Name
-		}
-		if s.Framework != config.FrameworkPytest {
-			return false // vitest, jest: the list's order; the framework shuffles
-		}
-		return pytestRank(rs.Seed, memberLabel(&jobs[a])) < pytestRank(rs.Seed, memberLabel(&jobs[b]))
-	})
+	sort.SliceStable(jobs, func(a, b int) bool { return suites.Less(s, orderSlot(&jobs[a]), orderSlot(&jobs[b])) }) // orderSuites' order
 	return r.useBatch(jobs, list, label)
 }
 
 // useBatch makes the batch of jobs (in order) the replay's command.
-func (r *Replay) useBatch(jobs []job, list *suiteList, label string) error {
+func (r *Replay) useBatch(jobs []job, list *suites.List, label string) error {
 	rs := r.opts.Suite
 	s := rs.Suite
 	var shapes []*batchShape
@@ -276,27 +269,27 @@ func (r *Replay) useBatch(jobs []job, list *suiteList, label string) error {
 	r.opts.Argv = batchArgv(shapes[0], shapes)
 	r.opts.WallBudget = time.Duration(len(jobs)) * s.WallBudget // a batch's budget is its members'
 	r.suite = &suiteReplay{framework: shapes[0].framework, label: label, shape: target, shapes: shapes, seed: rs.Seed,
-		goList: func(pkg string) []string { return list.pkgTests[pkg] }, members: len(jobs), own: s.WallBudget, baseLayer: r.suite.baseLayer}
+		goList: func(pkg string) []string { return list.PkgTests[pkg] }, members: len(jobs), own: s.WallBudget, baseLayer: r.suite.baseLayer}
 	return nil
 }
 
 // suiteOrderNote says which order the batch runs, in the terms of the
 // record's order key (tests and tests_sha256), so that the two compare
 // (file is the replayed test's: a vitest or jest order is its file's).
-func suiteOrderNote(s *config.Suite, list *suiteList, jobs []job, seed flakegate.Seed, file string) string {
+func suiteOrderNote(s *config.Suite, list *suites.List, jobs []job, seed flakegate.Seed, file string) string {
 	var names []string
 	what := "the node ids in their order"
 	if s.Framework == config.FrameworkGo {
 		pkg := jobs[0].ps.prop.Run[5]
-		names = list.pkgTests[pkg]
+		names = list.PkgTests[pkg]
 		what = "package " + pkg + "'s list, which -shuffle=" + seed.String() + " permutes"
 	} else if isJSFramework(s.Framework) {
-		for _, t := range list.tests {
-			if t.file == file {
-				names = append(names, t.name)
+		for _, t := range list.Tests {
+			if t.File == file {
+				names = append(names, t.Name)
 			}
 		}
-		what = file + "'s list, which " + strings.Join(jsOrderFlags(s.Framework, seed), " ") + " permutes"
+		what = file + "'s list, which " + strings.Join(suites.JSOrderFlags(s.Framework, seed), " ") + " permutes"
 	} else {
 		for i := range jobs {
 			names = append(names, memberLabel(&jobs[i]))

@@ -6,7 +6,7 @@
 // triples leaves the patch's new test files out, check/suite.go): run k
 // is one process per Go package (one per pytest, vitest or jest suite)
 // holding every new test of it, in the order of order seed k (go
-// -shuffle=k; pytest's node ids sorted as pytestRank does; vitest
+// -shuffle=k; pytest's node ids sorted as suites.Rank does; vitest
 // --sequence.shuffle --sequence.seed=k, jest --randomize --seed=k). A run's result comes from the
 // framework's report, as for a batch (evidence/gojson.go,
 // evidence/junit.go, evidence/jsreport.go).
@@ -25,6 +25,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
+	"github.com/flakegate/flakegate/suites"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -61,14 +62,14 @@ func (c *checker) runNewTests(ctx context.Context, root string) error {
 			return err
 		}
 		base := map[string]bool{}
-		for _, bt := range c.suite.lists[i].tests {
-			base[bt.pkg+"\x00"+bt.file+"\x00"+bt.name] = true
-			base[bt.pkg+"\x00"+bt.name] = s.Framework == config.FrameworkGo
+		for _, bt := range c.suite.lists[i].Tests {
+			base[bt.Pkg+"\x00"+bt.File+"\x00"+bt.Name] = true
+			base[bt.Pkg+"\x00"+bt.Name] = s.Framework == config.FrameworkGo
 		}
-		var fresh []suiteTest
-		for _, ct := range list.tests {
-			known := base[ct.pkg+"\x00"+ct.file+"\x00"+ct.name] || base[ct.pkg+"\x00"+ct.name]
-			if s.Excluded(ct.name) || known && !c.suite.changed[changedKey(s.Framework, ct.file, ct.name)] {
+		var fresh []suites.Test
+		for _, ct := range list.Tests {
+			known := base[ct.Pkg+"\x00"+ct.File+"\x00"+ct.Name] || base[ct.Pkg+"\x00"+ct.Name]
+			if s.Excluded(ct.Name) || known && !c.suite.changed[changedKey(s.Framework, ct.File, ct.Name)] {
 				continue // a test the base lists, unchanged: graded by its triples
 			}
 			fresh = append(fresh, ct)
@@ -96,17 +97,17 @@ func reasonSuffix(r string) string {
 }
 
 // tryNewTests runs the new tests of suite s new_test_runs times on t.
-func (c *checker) tryNewTests(ctx context.Context, s *config.Suite, list *suiteList, t *tree, fresh []suiteTest) ([]flakegate.NewTest, error) {
+func (c *checker) tryNewTests(ctx context.Context, s *config.Suite, list *suites.List, t *tree, fresh []suites.Test) ([]flakegate.NewTest, error) {
 	runs := c.cfg.NewTestRuns
 	out := make([]flakegate.NewTest, len(fresh))
 	groups := map[string][]int{} // go: by package; pytest: one group
 	var keys []string
 	for k, ft := range fresh {
-		out[k] = flakegate.NewTest{Suite: s.Path, Path: ft.file, Name: ft.name, Runs: runs}
-		if _, ok := groups[ft.pkg]; !ok {
-			keys = append(keys, ft.pkg)
+		out[k] = flakegate.NewTest{Suite: s.Path, Path: ft.File, Name: ft.Name, Runs: runs}
+		if _, ok := groups[ft.Pkg]; !ok {
+			keys = append(keys, ft.Pkg)
 		}
-		groups[ft.pkg] = append(groups[ft.pkg], k)
+		groups[ft.Pkg] = append(groups[ft.Pkg], k)
 	}
 	for run := 1; run <= runs; run++ {
 		seed := flakegate.Seed(strconv.Itoa(run))
@@ -114,7 +115,7 @@ func (c *checker) tryNewTests(ctx context.Context, s *config.Suite, list *suiteL
 			idx := append([]int(nil), groups[key]...)
 			if s.Framework == config.FrameworkPytest {
 				sort.SliceStable(idx, func(a, b int) bool {
-					return pytestRank(seed, memberOf(fresh[idx[a]])) < pytestRank(seed, memberOf(fresh[idx[b]]))
+					return suites.Rank(seed, memberOf(fresh[idx[a]])) < suites.Rank(seed, memberOf(fresh[idx[b]]))
 				})
 			}
 			shapes := make([]*batchShape, len(idx))
@@ -140,27 +141,27 @@ func (c *checker) tryNewTests(ctx context.Context, s *config.Suite, list *suiteL
 }
 
 // newTestShape is the batch shape of one run of a new test.
-func newTestShape(s *config.Suite, list *suiteList, t suiteTest, seed flakegate.Seed) *batchShape {
+func newTestShape(s *config.Suite, list *suites.List, t suites.Test, seed flakegate.Seed) *batchShape {
 	if s.Framework == config.FrameworkGo {
 		lead := []string{"-shuffle=" + seed.String(), "-count=1", "-timeout=0"}
 		var trail []string
-		if list.rapid[t.pkg] {
+		if list.Rapid[t.Pkg] {
 			trail = []string{"-rapid.seed=" + seed.String()}
 		}
-		return &batchShape{framework: evidence.FrameworkGo, lead: lead, trail: trail, pkg: t.pkg, test: t.name}
+		return &batchShape{framework: evidence.FrameworkGo, lead: lead, trail: trail, pkg: t.Pkg, test: t.Name}
 	}
 	if isJSFramework(s.Framework) {
-		return &batchShape{framework: s.Framework, lead: jsSuiteLead(s.Framework, seed.String()), trail: []string{"-t", jsNameSlot}, pkg: t.file, test: t.name}
+		return &batchShape{framework: s.Framework, lead: suites.JSSuiteLead(s.Framework, seed.String()), trail: []string{"-t", jsNameSlot}, pkg: t.File, test: t.Name}
 	}
 	var trail []string
-	if list.hypothesis {
+	if list.Hypothesis {
 		trail = []string{"--hypothesis-seed=" + seed.String()}
 	}
-	return &batchShape{framework: evidence.FrameworkPytest, lead: pytestSuiteArgv(s, list.python), trail: trail, test: t.file + "::" + t.name}
+	return &batchShape{framework: evidence.FrameworkPytest, lead: suites.PytestArgv(s, list.Python), trail: trail, test: t.File + "::" + t.Name}
 }
 
 // memberOf is a suite test's "file::name".
-func memberOf(t suiteTest) string { return t.file + "::" + t.name }
+func memberOf(t suites.Test) string { return t.File + "::" + t.Name }
 
 // runNewBatch runs one process of new tests and returns each one's
 // report, in the order of shapes.

@@ -23,6 +23,7 @@ import (
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/suites"
 	"github.com/flakegate/flakegate/template"
 )
 
@@ -545,7 +546,7 @@ func (d *doctor) suites(ctx context.Context) {
 		}
 		d.rep.add(OK, "suites", "%s", sc.Line())
 	}
-	if slices.ContainsFunc(counts, func(sc check.SuiteCount) bool { return sc.Err == nil }) {
+	if slices.ContainsFunc(counts, func(sc suites.Count) bool { return sc.Err == nil }) {
 		d.rep.add(OK, "triples", "%s", totalTriples(d.cfg, counts))
 	}
 }
@@ -565,7 +566,7 @@ func configCounts(cfg *config.Config) string {
 // totalTriples is every triple a check gates: the properties' listed
 // ones and each listed suite's, with the suites that could not be listed
 // named (their triples are not in the count).
-func totalTriples(cfg *config.Config, counts []check.SuiteCount) string {
+func totalTriples(cfg *config.Config, counts []suites.Count) string {
 	suites, tests, unlisted := 0, 0, []string(nil)
 	for _, sc := range counts {
 		if sc.Err != nil {

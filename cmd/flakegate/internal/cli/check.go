@@ -16,6 +16,7 @@ import (
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/flakegate/flakegate/report"
+	"github.com/flakegate/flakegate/suites"
 	"github.com/spf13/cobra"
 )
 
@@ -176,20 +177,20 @@ func planCheck(ctx context.Context, opts *CheckOptions) error {
 	if postgres.IsDSN(opts.Ledger) {
 		secrets = append(secrets, opts.Ledger)
 	}
-	suites, sandboxLine, notListed, err := check.PlanSuites(ctx, b, check.SiteOptions{Env: opts.IO.environ(),
+	planned, sandboxLine, notListed, err := check.PlanSuites(ctx, b, check.SiteOptions{Env: opts.IO.environ(),
 		NoOverlay: opts.IO.Getenv(sandbox.NoOverlayEnv) == "1", Secrets: secrets})
 	if err != nil {
 		return err
 	}
 	cost := check.PlanCost(b.Config, check.ReadTimings(b.Common), b.SHA)
-	cost.Suites, cost.SuitesNotListed = suites, notListed
+	cost.Suites, cost.SuitesNotListed = planned, notListed
 	cost.Impact = b.Config.Impact
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(cost)
 	}
-	for _, l := range append(check.PlanSuiteLines(suites, sandboxLine, notListed), cost.Lines()...) {
+	for _, l := range append(suites.PlanLines(planned, sandboxLine, notListed), cost.Lines()...) {
 		fmt.Fprintln(opts.IO.Out, termsafe.Line(l))
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/termsafe"
+	"github.com/flakegate/flakegate/suites"
 )
 
 // suiteTrialLimit is what "cheap" means for the run of the suites init
@@ -169,14 +170,14 @@ func initSuiteCost(ctx context.Context, ios *IO, root string, raw []byte) (cfg *
 	if err != nil {
 		return nil, []string{"suites: not listed: " + errLine(err)}
 	}
-	suites, sandboxLine, notListed, err := check.PlanSuites(ctx, b, check.SiteOptions{Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1"})
+	planned, sandboxLine, notListed, err := check.PlanSuites(ctx, b, check.SiteOptions{Env: ios.environ(), NoOverlay: ios.Getenv(sandbox.NoOverlayEnv) == "1"})
 	switch {
 	case err != nil:
 		return nil, []string{"suites: not listed: " + errLine(err)}
 	case notListed != "":
-		return nil, check.PlanSuiteLines(nil, "", notListed)
+		return nil, suites.PlanLines(nil, "", notListed)
 	}
-	return b.Config, check.PlanSuiteLines(suites, sandboxLine, "")
+	return b.Config, suites.PlanLines(planned, sandboxLine, "")
 }
 
 // errLine is an error's message and its hint, on one line.

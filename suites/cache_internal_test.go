@@ -1,4 +1,4 @@
-package check
+package suites
 
 import (
 	"path/filepath"
@@ -9,30 +9,30 @@ import (
 )
 
 // TestSuiteListKept: a go suite's listing reads back as it was written,
-// and every field of suiteList is either kept or named here as pytest's
+// and every field of List is either kept or named here as pytest's
 // alone: a new field must be kept too (or the kept listing would lose it).
 func TestSuiteListKept(t *testing.T) {
-	list := &suiteList{
-		tests:    []suiteTest{{pkg: "./a", file: "a/a_test.go", name: "TestA"}, {pkg: ".", file: "x_test.go", name: "TestX"}},
-		pkgTests: map[string][]string{"./a": {"TestA", "ExampleA"}, ".": {"TestX"}},
-		rapid:    map[string]bool{"./a": true},
-		notRun:   notRunSet{notRunBench: {n: 4, some: []string{`"./a BenchmarkA"`}}},
+	list := &List{
+		Tests:    []Test{{Pkg: "./a", File: "a/a_test.go", Name: "TestA"}, {Pkg: ".", File: "x_test.go", Name: "TestX"}},
+		PkgTests: map[string][]string{"./a": {"TestA", "ExampleA"}, ".": {"TestX"}},
+		Rapid:    map[string]bool{"./a": true},
+		NotRun:   NotRunSet{NotRunBench: {N: 4, Some: []string{`"./a BenchmarkA"`}}},
 	}
 	file := filepath.Join(t.TempDir(), "suitelist", "k.json")
-	writeSuiteList(file, list)
-	got, ok := readSuiteList(file)
+	WriteList(file, list)
+	got, ok := ReadList(file)
 	if !ok || !reflect.DeepEqual(got, list) {
 		t.Fatalf("read back %+v, %v; want %+v", got, ok, list)
 	}
-	kept := map[string]bool{"tests": true, "pkgTests": true, "rapid": true, "notRun": true, "python": false, "hypothesis": false, "unnamed": false, "unnamedSome": false, "skips": false, "skipPlan": false,
-		"key": false} // key is the kept file's own name, set when it is read
-	typ := reflect.TypeOf(suiteList{})
+	kept := map[string]bool{"Tests": true, "PkgTests": true, "Rapid": true, "NotRun": true, "Python": false, "Hypothesis": false, "Unnamed": false, "UnnamedSome": false, "Skips": false, "SkipPlan": false,
+		"Key": false} // Key is the kept file's own name, set when it is read
+	typ := reflect.TypeOf(List{})
 	for i := range typ.NumField() {
 		if _, ok := kept[typ.Field(i).Name]; !ok {
-			t.Errorf("suiteList.%s is new: keep it in suiteListFile (suitecache.go), or name it here if only pytest's listing sets it", typ.Field(i).Name)
+			t.Errorf("List.%s is new: keep it in listFile (cache.go), or name it here if only pytest's listing sets it", typ.Field(i).Name)
 		}
 	}
-	if _, ok := readSuiteList(filepath.Join(t.TempDir(), "none.json")); ok {
+	if _, ok := ReadList(filepath.Join(t.TempDir(), "none.json")); ok {
 		t.Fatal("a missing kept listing reads as one")
 	}
 }
@@ -41,8 +41,8 @@ func TestSuiteListKept(t *testing.T) {
 // "flakegate-skipped " or "flakegate-xfail "; a test's own output, an
 // unlisted id and pytest's other lines are not skips.
 func TestParseMarks(t *testing.T) {
-	tests := []suiteTest{{file: "t/test_a.py", name: "test_skip"}, {file: "t/test_a.py", name: "test_if[a b]"},
-		{file: "t/test_a.py", name: "test_never"}, {file: "t/test_a.py", name: "test_runs"}, {file: "t/test_a.py", name: "TestK::test_m"}}
+	tests := []Test{{File: "t/test_a.py", Name: "test_skip"}, {File: "t/test_a.py", Name: "test_if[a b]"},
+		{File: "t/test_a.py", Name: "test_never"}, {File: "t/test_a.py", Name: "test_runs"}, {File: "t/test_a.py", Name: "TestK::test_m"}}
 	out := "t/test_a.py::test_skip\nt/test_a.py::test_runs\n\n5 tests collected in 0.01s\n" +
 		"flakegate-skipped t/test_a.py::test_skip\n" +
 		"flakegate-skipped t/test_a.py::test_if[a b]\r\n" +
@@ -56,12 +56,12 @@ func TestParseMarks(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	list := &suiteList{tests: tests, skips: got}
+	list := &List{Tests: tests, Skips: got}
 	s := &config.Suite{Exclude: []string{"test_runs"}}
 	var gated []string
 	for _, x := range tests {
-		if list.gated(s, x) {
-			gated = append(gated, x.name)
+		if list.Gated(s, x) {
+			gated = append(gated, x.Name)
 		}
 	}
 	if !reflect.DeepEqual(gated, []string{"TestK::test_m"}) {

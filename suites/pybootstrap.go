@@ -2,7 +2,7 @@
 // command flakegate builds (a suite's listing and its skips, every batch,
 // the new tests' runs, a property run as `python -m pytest`, alone or
 // in a batch)
-// starts the interpreter with pyBootstrap in place of `-m pytest`.
+// starts the interpreter with PyBootstrap in place of `-m pytest`.
 //
 // `python -m pytest` puts the working folder (the tree) first on
 // sys.path, before the standard library and site-packages, so a patch's
@@ -36,7 +36,7 @@
 // by os.pathsep, "" for none), the mode ("run" or "marks"), pytest's
 // arguments.
 
-package check
+package suites
 
 import (
 	"path"
@@ -44,8 +44,8 @@ import (
 	"strings"
 )
 
-// pyBootstrap is the program `python -c` runs (see the top of the file).
-const pyBootstrap = `import os, sys
+// PyBootstrap is the program `python -c` runs (see the top of the file).
+const PyBootstrap = `import os, sys
 root = os.path.realpath(os.getcwd())
 def inside(p):
     p = os.path.realpath(os.path.join(root, p))
@@ -98,15 +98,15 @@ else:
     runpy.run_module("pytest", run_name="__main__", alter_sys=True)
 `
 
-// pyBootstrapArgv rewrites a pytest command flakegate built: the first
-// `PYTHON -m pytest` in it runs through pyBootstrap in mode ("run", or
+// PyBootstrapArgv rewrites a pytest command flakegate built: the first
+// `PYTHON -m pytest` in it runs through PyBootstrap in mode ("run", or
 // "marks" for pytestMarks), and a PYTHONPATH that an env(1) before the
 // interpreter sets is handed to the bootstrap instead (its folders go
 // after the standard library; a sitecustomize or site module in them
 // would otherwise run before anything). A command with no such
 // interpreter is returned as it is (a property's own `pytest` script:
 // docs/sandbox.md says what it trusts).
-func pyBootstrapArgv(argv []string, mode string) []string {
+func PyBootstrapArgv(argv []string, mode string) []string {
 	at := -1
 	for i := 0; i+2 < len(argv); i++ {
 		if strings.HasPrefix(path.Base(argv[i]), "python") && argv[i+1] == "-m" && argv[i+2] == "pytest" {
@@ -127,9 +127,9 @@ func pyBootstrapArgv(argv []string, mode string) []string {
 		}
 		out = append(out, a)
 	}
-	program := pyBootstrap
+	program := PyBootstrap
 	if mode == "marks" {
-		program = "MARKS = " + pyQuote(pytestMarks) + "\n" + pyBootstrap
+		program = "MARKS = " + pyQuote(pytestMarks) + "\n" + PyBootstrap
 	}
 	out = append(out, argv[at], "-c", program, folders, mode)
 	return append(out, argv[at+3:]...)

@@ -1,4 +1,4 @@
-package check
+package suites
 
 import (
 	"os"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 )
 
@@ -20,10 +19,10 @@ func readSuiteJS(t *testing.T, name string) []byte {
 	return b
 }
 
-func testIDs(tests []suiteTest) string {
+func testIDs(tests []Test) string {
 	var ids []string
 	for _, st := range tests {
-		ids = append(ids, st.file+"::"+st.name)
+		ids = append(ids, st.File+"::"+st.Name)
 	}
 	return strings.Join(ids, ",")
 }
@@ -97,34 +96,12 @@ func TestJSSuiteScope(t *testing.T) {
 		"web/a.test.js": true, "web/x/b.spec.tsx": true, "web/__tests__/c.js": true, "web/a.test.mjs": true,
 		"web/a.js": false, "web/a.test.json": false, "other/a.test.js": false, "web.test.js": false,
 	} {
-		if got := inSuiteScope(s, rel); got != want {
+		if got := InScope(s, rel); got != want {
 			t.Errorf("%s: %v, want %v", rel, got, want)
 		}
 	}
-	if !inSuiteScope(&config.Suite{Framework: config.FrameworkVitest, Path: "."}, "__tests__/a.ts") {
+	if !InScope(&config.Suite{Framework: config.FrameworkVitest, Path: "."}, "__tests__/a.ts") {
 		t.Error("the root's __tests__")
-	}
-}
-
-// TestJSSuiteRun: a js suite's run template batches (jsShape), and the
-// batch of two tests puts the seed's order flags before the files.
-func TestJSSuiteRun(t *testing.T) {
-	for fw, flags := range map[string]string{config.FrameworkVitest: "run --sequence.shuffle --sequence.seed=4", config.FrameworkJest: "--ci --randomize --seed=4"} {
-		s := &config.Suite{Framework: fw, Path: "."}
-		var jobs []job
-		for _, st := range []suiteTest{{file: "a.test.js", name: "g one"}, {file: "b.test.js", name: "two (x)"}} {
-			p := &config.Property{Path: st.file, Name: st.name, Framework: fw, FrameworkSet: true, Batch: true, Suite: s, Run: suiteRun(s, st, &suiteList{})}
-			jobs = append(jobs, job{ps: &propState{prop: p, framework: fw}, seed: flakegate.Seed("4")})
-		}
-		a, b := shapeOf(&jobs[0]), shapeOf(&jobs[1])
-		if a == nil || b == nil || a.key != b.key {
-			t.Fatalf("%s: shapes %+v %+v", fw, a, b)
-		}
-		argv := strings.Join(batchArgv(a, []*batchShape{a, b}), " ")
-		want := "node " + jsRunner(fw) + " " + flags + ` a.test.js b.test.js -t ^(g one|two \(x\))$`
-		if !strings.HasPrefix(argv, want) {
-			t.Errorf("%s: %s\nwant %s...", fw, argv, want)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package check
+package suites
 
 import (
 	"os"
@@ -78,7 +78,7 @@ func TestPyBootstrapFrameworkFromToolchain(t *testing.T) {
 		if code, out := runPy(t, dir, argv); code != 0 {
 			t.Errorf("%s: python -m pytest exits %d: the attack does not work here\n%s", name, code, out)
 		}
-		code, out := runPy(t, dir, pyBootstrapArgv(argv, "run"))
+		code, out := runPy(t, dir, PyBootstrapArgv(argv, "run"))
 		if code != 1 || !strings.Contains(out, "1 failed") {
 			t.Errorf("%s: through the bootstrap exit %d, want 1 and the test failed\n%s", name, code, out)
 		}
@@ -99,7 +99,7 @@ func TestPyBootstrapTreeStillImports(t *testing.T) {
 		"test_t.py":            "import os, subprocess, sys\nimport six\nimport mylib\n\ndef test_tree():\n    assert 'SITE_RAN' not in os.environ\n    assert getattr(six, 'FROM_TREE', False)\n    assert mylib.VALUE == 7\n    assert 'src' in os.environ['PYTHONPATH'].split(os.pathsep)\n    out = subprocess.run([sys.executable, '-c', 'import mylib; print(mylib.VALUE)'], capture_output=True, text=True)\n    assert out.stdout.strip() == '7', out\n",
 		"test_h.py":            "def test_h():\n    pass\n",
 	})
-	argv := pyBootstrapArgv([]string{"env", "PYTHONPATH=src", py, "-m", "pytest", "-p", "no:cacheprovider", "test_t.py"}, "run")
+	argv := PyBootstrapArgv([]string{"env", "PYTHONPATH=src", py, "-m", "pytest", "-p", "no:cacheprovider", "test_t.py"}, "run")
 	for _, a := range argv {
 		if strings.HasPrefix(a, "PYTHONPATH=") {
 			t.Errorf("PYTHONPATH stays in the environment: %q", argv)
@@ -109,11 +109,11 @@ func TestPyBootstrapTreeStillImports(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	if exec.Command(py, "-I", "-c", "import hypothesis").Run() == nil {
-		code, out := runPy(t, dir, pyBootstrapArgv([]string{py, "-m", "pytest", "-p", "no:cacheprovider", "--hypothesis-seed=3", "test_h.py", "--co", "-q"}, "run"))
+		code, out := runPy(t, dir, PyBootstrapArgv([]string{py, "-m", "pytest", "-p", "no:cacheprovider", "--hypothesis-seed=3", "test_h.py", "--co", "-q"}, "run"))
 		if code != 0 {
 			t.Errorf("--hypothesis-seed: exit %d (4 is an unknown option: the environment's plugin did not load)\n%s", code, out)
 		}
-		code, out = runPy(t, dir, pyBootstrapArgv([]string{py, "-m", "pytest", "-p", "no:hypothesispytest", "--hypothesis-seed=3", "test_h.py", "--co", "-q"}, "run"))
+		code, out = runPy(t, dir, PyBootstrapArgv([]string{py, "-m", "pytest", "-p", "no:hypothesispytest", "--hypothesis-seed=3", "test_h.py", "--co", "-q"}, "run"))
 		if code != 4 {
 			t.Errorf("-p no:hypothesispytest did not block the plugin: exit %d\n%s", code, out)
 		}
@@ -126,7 +126,7 @@ func TestPyBootstrapMarks(t *testing.T) {
 	py := needPytest(t)
 	dir := pyTree(t, map[string]string{"test_m.py": "import pytest\n\n@pytest.mark.skip\ndef test_s():\n    pass\n\ndef test_r():\n    pass\n",
 		"pytest/__init__.py": "raise SystemExit(0)\n"})
-	code, out := runPy(t, dir, pyBootstrapArgv([]string{py, "-m", "pytest", "--rootdir=.", "--collect-only", "-q", "-s", "."}, "marks"))
+	code, out := runPy(t, dir, PyBootstrapArgv([]string{py, "-m", "pytest", "--rootdir=.", "--collect-only", "-q", "-s", "."}, "marks"))
 	if code != 0 || !strings.Contains(out, "flakegate-skipped test_m.py::test_s") || strings.Contains(out, "flakegate-skipped test_m.py::test_r") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -146,12 +146,12 @@ func TestPyBootstrapArgv(t *testing.T) {
 		{"python3 -m pytestx t", "python3 -m pytestx t"},
 		{"PYTHONPATH=src python3 -m pytest t", "PYTHONPATH=src python3 -c BOOT  run t"}, // not env's: left
 	} {
-		got := strings.Join(pyBootstrapArgv(strings.Fields(c.in), "run"), " ")
-		if want := strings.ReplaceAll(c.want, "BOOT", pyBootstrap); got != want {
+		got := strings.Join(PyBootstrapArgv(strings.Fields(c.in), "run"), " ")
+		if want := strings.ReplaceAll(c.want, "BOOT", PyBootstrap); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
 		}
 	}
-	if got := pyBootstrapArgv([]string{"python3", "-m", "pytest"}, "marks"); !strings.Contains(got[2], "MARKS = ") || !strings.Contains(got[2], "evaluate_skip_marks") {
+	if got := PyBootstrapArgv([]string{"python3", "-m", "pytest"}, "marks"); !strings.Contains(got[2], "MARKS = ") || !strings.Contains(got[2], "evaluate_skip_marks") {
 		t.Errorf("the marks mode does not carry pytestMarks: %q", got[2][:80])
 	}
 }

@@ -12,7 +12,7 @@
 //     test, so the report names each one (its fullName) as pending, and
 //     todo tests as todo (left out).
 //
-// Both files are report files outside the tree (reportFile, batch.go):
+// Both files are report files outside the tree (check's reportFile, check/batch.go):
 // what the test files print while they are collected is never read as
 // the list. A suite runs as one process per seed holding every test
 // file, shuffled by the framework with that seed:
@@ -20,7 +20,7 @@
 //	vitest: --sequence.shuffle --sequence.seed=S
 //	jest:   --randomize --seed=S
 
-package check
+package suites
 
 import (
 	"context"
@@ -39,37 +39,37 @@ import (
 	"github.com/flakegate/flakegate/internal/discover"
 )
 
-// jsRunner is the script node runs for a js suite's framework, relative
+// JSRunner is the script node runs for a js suite's framework, relative
 // to the repository root.
-func jsRunner(framework string) string {
+func JSRunner(framework string) string {
 	if framework == config.FrameworkJest {
 		return "node_modules/jest/bin/jest.js"
 	}
 	return "node_modules/vitest/vitest.mjs"
 }
 
-// jsSuiteLead is the argv of a js suite's runs before the test files:
+// JSSuiteLead is the argv of a js suite's runs before the test files:
 // the runner and the order flags of seed ("{seed}" in a run template).
-func jsSuiteLead(framework, seed string) []string {
+func JSSuiteLead(framework, seed string) []string {
 	if framework == config.FrameworkJest {
-		return []string{"node", jsRunner(framework), "--ci", "--randomize", "--seed=" + seed}
+		return []string{"node", JSRunner(framework), "--ci", "--randomize", "--seed=" + seed}
 	}
-	return []string{"node", jsRunner(framework), "run", "--sequence.shuffle", "--sequence.seed=" + seed}
+	return []string{"node", JSRunner(framework), "run", "--sequence.shuffle", "--sequence.seed=" + seed}
 }
 
-// jsOrderFlags are the flags of jsSuiteLead that set the order.
-func jsOrderFlags(framework string, seed flakegate.Seed) []string {
-	lead := jsSuiteLead(framework, seed.String())
+// JSOrderFlags are the flags of JSSuiteLead that set the order.
+func JSOrderFlags(framework string, seed flakegate.Seed) []string {
+	lead := JSSuiteLead(framework, seed.String())
 	return lead[len(lead)-2:]
 }
 
 // jsTestExts are the extensions of a js test file.
 var jsTestExts = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"}
 
-// isJSTestFile reports whether rel is a test file by the frameworks'
+// IsJSTestFile reports whether rel is a test file by the frameworks'
 // default patterns: NAME.test.EXT and NAME.spec.EXT (vitest and jest),
 // and any EXT file under a __tests__ folder (jest).
-func isJSTestFile(rel string) bool {
+func IsJSTestFile(rel string) bool {
 	ext := path.Ext(rel)
 	if !slices.Contains(jsTestExts, ext) {
 		return false
@@ -82,23 +82,23 @@ func isJSTestFile(rel string) bool {
 }
 
 // listJS lists a vitest or jest suite.
-func (l *suiteLister) listJS(ctx context.Context, s *config.Suite) (*suiteList, error) {
-	if l.runReport == nil {
-		return nil, l.fail("a %s suite cannot be listed here yet", s.Framework)
+func (l *Lister) listJS(ctx context.Context, s *config.Suite) (*List, error) {
+	if l.RunReport == nil {
+		return nil, l.Fail("a %s suite cannot be listed here yet", s.Framework)
 	}
-	runner := jsRunner(s.Framework)
+	runner := JSRunner(s.Framework)
 	layer := ""
-	if l.prepared != nil {
+	if l.Prepared != nil {
 		var err error
-		if layer, err = l.prepared(ctx); err != nil {
+		if layer, err = l.Prepared(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if !jsRunnerIn(l.dir, layer, runner) {
+	if !jsRunnerIn(l.Dir, layer, runner) {
 		if layer != "" {
-			return nil, l.fail("a %s suite runs node %s at the repository root, and neither the tree nor what the top-level prepare installed holds it: make the prepare install %s (npm ci of a lock file that names it)", s.Framework, runner, s.Framework)
+			return nil, l.Fail("a %s suite runs node %s at the repository root, and neither the tree nor what the top-level prepare installed holds it: make the prepare install %s (npm ci of a lock file that names it)", s.Framework, runner, s.Framework)
 		}
-		return nil, l.fail("a %s suite runs node %s at the repository root, and the tree has none: add a top-level prepare that installs node_modules from the lock file "+
+		return nil, l.Fail("a %s suite runs node %s at the repository root, and the tree has none: add a top-level prepare that installs node_modules from the lock file "+
 			"(flakegate init writes one: npm ci for package-lock.json), or commit node_modules", s.Framework, runner)
 	}
 	var argv []string
@@ -111,14 +111,14 @@ func (l *suiteLister) listJS(ctx context.Context, s *config.Suite) (*suiteList, 
 	if s.Path != "." {
 		argv = append(argv, s.Path)
 	}
-	o, out, report, root, err := l.runReport(ctx, argv, flag)
+	o, out, report, root, err := l.RunReport(ctx, argv, flag)
 	if err != nil {
 		return nil, err
 	}
-	var tests []suiteTest
+	var tests []Test
 	if s.Framework == config.FrameworkJest {
 		tests, err = parseJestList(report, root, func(file string) string {
-			b, _ := attempt.ReadBounded(filepath.Join(l.dir, filepath.FromSlash(file)), 16<<20)
+			b, _ := attempt.ReadBounded(filepath.Join(l.Dir, filepath.FromSlash(file)), 16<<20)
 			return string(b)
 		})
 	} else {
@@ -129,12 +129,12 @@ func (l *suiteLister) listJS(ctx context.Context, s *config.Suite) (*suiteList, 
 		if err != nil {
 			why = err.Error()
 		}
-		return nil, l.fail("%s failed to list the tests in the base tree (%s; %s): %s", s.Framework, why, strings.TrimSpace(o.Result+" "+o.Reason), lastLines(out, 8))
+		return nil, l.Fail("%s failed to list the tests in the base tree (%s; %s): %s", s.Framework, why, strings.TrimSpace(o.Result+" "+o.Reason), LastLines(out, 8))
 	}
-	list := &suiteList{}
+	list := &List{}
 	for _, st := range tests {
-		if s.Path == "." || st.file == s.Path || strings.HasPrefix(st.file, s.Path+"/") {
-			list.tests = append(list.tests, st)
+		if s.Path == "." || st.File == s.Path || strings.HasPrefix(st.File, s.Path+"/") {
+			list.Tests = append(list.Tests, st)
 		}
 	}
 	return list, nil
@@ -156,38 +156,6 @@ func jsRunnerIn(dir, layer, runner string) bool {
 	return false
 }
 
-// listRunReport runs a listing argv in the sandbox on t with the report
-// file flag+F added (reportFile) and returns its outcome, its output,
-// the report file's content and the folder the framework ran in as it
-// saw it (the report names files by absolute paths there).
-func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
-	sb, err := c.suiteSandbox(ctx, t, s)
-	if err != nil {
-		return attempt.Outcome{}, nil, nil, "", err
-	}
-	if err := t.acquire(); err != nil {
-		return attempt.Outcome{}, nil, nil, "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
-	}
-	defer t.release(c.resetClean)
-	out := &attempt.Bounded{Max: maxListOutput}
-	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
-		NoTestMarkers: []string{}, Output: out}
-	file, err := reportFile(&cmd, "list.json", flag)
-	if err != nil {
-		return attempt.Outcome{}, nil, nil, "", err
-	}
-	defer os.RemoveAll(filepath.Dir(file))
-	o := attempt.Run(ctx, cmd)
-	if ctx.Err() != nil {
-		return o, nil, nil, "", flakegate.Interrupted(ctx)
-	}
-	report, rerr := attempt.ReadBounded(file, maxListOutput)
-	if rerr != nil {
-		report = nil
-	}
-	return o, out.Bytes(), report, jsRoot(cmd), nil
-}
-
 // jsRelFile is a report's absolute test file as a path relative to root.
 func jsRelFile(abs, root string) (string, bool) {
 	rel, ok := strings.CutPrefix(path.Clean(abs), strings.TrimSuffix(root, "/")+"/")
@@ -204,17 +172,17 @@ func jsNameOK(name string) bool {
 }
 
 // appendJSTest adds a test to tests unless it is there already.
-func appendJSTest(tests []suiteTest, file, name string) []suiteTest {
-	if !jsNameOK(name) || slices.ContainsFunc(tests, func(x suiteTest) bool { return x.file == file && x.name == name }) {
+func appendJSTest(tests []Test, file, name string) []Test {
+	if !jsNameOK(name) || slices.ContainsFunc(tests, func(x Test) bool { return x.File == file && x.Name == name }) {
 		return tests
 	}
-	return append(tests, suiteTest{file: file, name: name})
+	return append(tests, Test{File: file, Name: name})
 }
 
 // parseVitestList reads the file `vitest list --json=F` writes: an array
 // of {name, file}, the name's titles joined by " > ". root is the folder
 // vitest ran in, as it saw it.
-func parseVitestList(data []byte, root string) ([]suiteTest, error) {
+func parseVitestList(data []byte, root string) ([]Test, error) {
 	var items []struct {
 		Name        string  `json:"name"`
 		File        *string `json:"file"`
@@ -226,7 +194,7 @@ func parseVitestList(data []byte, root string) ([]suiteTest, error) {
 	if err := json.Unmarshal(data, &items); err != nil {
 		return nil, fmt.Errorf("vitest's list does not parse: %v", err)
 	}
-	var tests []suiteTest
+	var tests []Test
 	for _, it := range items {
 		if it.File == nil {
 			return nil, fmt.Errorf("vitest's list names a test without its file: %q", it.Name)
@@ -249,7 +217,7 @@ func parseVitestList(data []byte, root string) ([]suiteTest, error) {
 // pattern skips them all), so a test the file's source skips or leaves
 // todo is left out by its title (jestSkips of source(file)). A test file
 // that failed to run is an error: its tests cannot be listed.
-func parseJestList(data []byte, root string, source func(file string) string) ([]suiteTest, error) {
+func parseJestList(data []byte, root string, source func(file string) string) ([]Test, error) {
 	var r struct {
 		NumTotalTests *int `json:"numTotalTests"`
 		TestResults   []struct {
@@ -270,7 +238,7 @@ func parseJestList(data []byte, root string, source func(file string) string) ([
 	if err := json.Unmarshal(data, &r); err != nil || r.NumTotalTests == nil {
 		return nil, fmt.Errorf("jest's JSON report does not parse (%v)", err)
 	}
-	var tests []suiteTest
+	var tests []Test
 	for _, s := range r.TestResults {
 		file, ok := jsRelFile(s.Name, root)
 		if !ok {
@@ -302,15 +270,6 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
-}
-
-// suiteMember reports whether j is a triple of a suite that batches:
-// alone, it still runs as a batch (of one), which carries known answers
-// (known.go: a test of a suite is never judged from output it could
-// have printed itself) and, for vitest and jest, quotes its name in its
-// -t pattern (jsBatchArgv).
-func suiteMember(j *job) bool {
-	return j.shape != nil && j.ps.prop.Suite != nil
 }
 
 // jestSkips reads a jest test file for the titles of the tests it skips

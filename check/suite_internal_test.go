@@ -1,0 +1,50 @@
+package check
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/suites"
+)
+
+// pyTree writes files into a new folder and returns it.
+func pyTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestJSSuiteRun: a js suite's run template batches (jsShape), and the
+// batch of two tests puts the seed's order flags before the files.
+func TestJSSuiteRun(t *testing.T) {
+	for fw, flags := range map[string]string{config.FrameworkVitest: "run --sequence.shuffle --sequence.seed=4", config.FrameworkJest: "--ci --randomize --seed=4"} {
+		s := &config.Suite{Framework: fw, Path: "."}
+		var jobs []job
+		for _, st := range []suites.Test{{File: "a.test.js", Name: "g one"}, {File: "b.test.js", Name: "two (x)"}} {
+			p := &config.Property{Path: st.File, Name: st.Name, Framework: fw, FrameworkSet: true, Batch: true, Suite: s, Run: suites.Property(&config.Config{}, s, st, &suites.List{}, "").Run}
+			jobs = append(jobs, job{ps: &propState{prop: p, framework: fw}, seed: flakegate.Seed("4")})
+		}
+		a, b := shapeOf(&jobs[0]), shapeOf(&jobs[1])
+		if a == nil || b == nil || a.key != b.key {
+			t.Fatalf("%s: shapes %+v %+v", fw, a, b)
+		}
+		argv := strings.Join(batchArgv(a, []*batchShape{a, b}), " ")
+		want := "node " + suites.JSRunner(fw) + " " + flags + ` a.test.js b.test.js -t ^(g one|two \(x\))$`
+		if !strings.HasPrefix(argv, want) {
+			t.Errorf("%s: %s\nwant %s...", fw, argv, want)
+		}
+	}
+}
