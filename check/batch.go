@@ -33,6 +33,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/transcript"
@@ -95,7 +96,7 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]fleet.Fin
 	start := time.Now()
 	for _, m := range live {
 		m.r.trees = trees
-		m.r.t = transcriptRun{budgetOK: true, complete: true, retries: []string{}}
+		m.r.t = transcriptRun{Tally: batch.Tally{BudgetOK: true, Complete: true, Retries: []string{}}}
 		if err := m.r.open(true); err != nil {
 			return nil, err
 		}
@@ -125,13 +126,13 @@ func (b *batchRun) attempts(ctx context.Context) error {
 		t := &m.r.t
 		switch first[m] {
 		case attempt.Pass:
-			t.candidate = attempt.Pass
+			t.Candidate = attempt.Pass
 		case attempt.Fail:
-			t.candidate = attempt.Fail
+			t.Candidate = attempt.Fail
 		case attempt.Timeout:
-			t.candidate, t.budgetOK = attempt.Fail, false
+			t.Candidate, t.BudgetOK = attempt.Fail, false
 		default:
-			t.candidate = attempt.Errored
+			t.Candidate = attempt.Errored
 		}
 	}
 	if err := b.bases(ctx); err != nil {
@@ -267,7 +268,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		}
 		m.r.write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index(m), At: started})
 		if ctx.Err() != nil {
-			m.r.t.complete = false
+			m.r.t.Complete = false
 		}
 		m.r.note(side, index(m), &o, info)
 		results[m] = o.Result
@@ -422,7 +423,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 	c := b.c
 	if ctx.Err() != nil {
 		for _, m := range b.members {
-			m.r.t.base = notRun
+			m.r.t.Base = notRun
 		}
 		return nil
 	}
@@ -449,7 +450,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 					// one read from the cache before (the record would
 					// say not_run from the cache).
 					for _, m := range b.members {
-						m.r.t.base, m.r.t.fromCache = notRun, false
+						m.r.t.Base, m.r.t.FromCache = notRun, false
 					}
 					return nil
 				}
@@ -461,7 +462,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 				return flakegate.StoreError("read the replay cache", err)
 			}
 			if ok {
-				m.r.t.base, m.r.t.fromCache = got.Result, true
+				m.r.t.Base, m.r.t.FromCache = got.Result, true
 				cached[m] = true
 			}
 		}
@@ -480,7 +481,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 			return err
 		}
 		for _, m := range need {
-			m.r.t.base = res[m]
+			m.r.t.Base = res[m]
 			if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (res[m] != attempt.Pass && res[m] != attempt.Fail) {
 				continue
 			}
@@ -493,16 +494,16 @@ func (b *batchRun) bases(ctx context.Context) error {
 				return flakegate.StoreError("write the replay cache", err)
 			}
 			if stored.Result != res[m] {
-				m.r.t.base, m.r.t.fromCache = stored.Result, true
+				m.r.t.Base, m.r.t.FromCache = stored.Result, true
 			}
 		}
 	}
 	for _, m := range b.members {
-		if ctx.Err() != nil && m.r.t.base == "" {
-			m.r.t.base = notRun
+		if ctx.Err() != nil && m.r.t.Base == "" {
+			m.r.t.Base = notRun
 		}
-		if m.r.t.base != notRun {
-			m.r.write(transcript.Event{Type: transcript.EventBaseReplay, Result: m.r.t.base, FromCache: m.r.t.fromCache})
+		if m.r.t.Base != notRun {
+			m.r.write(transcript.Event{Type: transcript.EventBaseReplay, Result: m.r.t.Base, FromCache: m.r.t.FromCache})
 		}
 	}
 	return nil
@@ -514,7 +515,7 @@ func (b *batchRun) bases(ctx context.Context) error {
 func (b *batchRun) retries(ctx context.Context) error {
 	want := map[*batchMember]bool{}
 	for _, m := range b.members {
-		if m.r.t.candidate == attempt.Fail && m.r.t.budgetOK && m.r.t.base != attempt.Fail && len(m.r.graderEdits()) == 0 {
+		if m.r.t.Candidate == attempt.Fail && m.r.t.BudgetOK && m.r.t.Base != attempt.Fail && len(m.r.graderEdits()) == 0 {
 			want[m] = true
 		}
 	}
@@ -529,10 +530,10 @@ func (b *batchRun) retries(ctx context.Context) error {
 			}
 			r := res[m]
 			if r == attempt.Timeout {
-				m.r.t.budgetOK = false
+				m.r.t.BudgetOK = false
 				r = attempt.Fail
 			}
-			m.r.t.retries = append(m.r.t.retries, r)
+			m.r.t.Retries = append(m.r.t.Retries, r)
 			if r != attempt.Fail {
 				delete(want, m)
 			}
@@ -585,13 +586,13 @@ func (b *batchRun) probes(ctx context.Context) error {
 	var likely []*batchMember // every member that gets a flake origin
 	k := 0
 	for _, m := range b.members {
-		if !schedulerLikely(&m.r.t) {
+		if !batch.SchedulerLikely(&m.r.t.Tally) {
 			continue
 		}
 		likely = append(likely, m)
 		if n := m.r.j.ps.prop.FlakeProbeRuns; n > 0 {
 			want[m] = true
-			m.r.t.probes = []string{}
+			m.r.t.Probes = []string{}
 			k = max(k, n)
 		}
 	}
@@ -608,8 +609,8 @@ func (b *batchRun) probes(ctx context.Context) error {
 			if !want[m] {
 				continue
 			}
-			m.r.t.probes = append(m.r.t.probes, res[m])
-			if res[m] == attempt.Fail || len(m.r.t.probes) >= m.r.j.ps.prop.FlakeProbeRuns {
+			m.r.t.Probes = append(m.r.t.Probes, res[m])
+			if res[m] == attempt.Fail || len(m.r.t.Probes) >= m.r.j.ps.prop.FlakeProbeRuns {
 				delete(want, m)
 			}
 		}
@@ -623,7 +624,7 @@ func (b *batchRun) probes(ctx context.Context) error {
 			return err
 		}
 		t := &m.r.t
-		t.origin, t.originWhy, t.originCounts = flakeOrigin(m.r.j.ps.prop.FlakeProbeRuns > 0, !t.fromCache, t.probes, h, candidateRunsOf(t))
+		t.Origin, t.OriginWhy, t.OriginCounts = batch.Origin(m.r.j.ps.prop.FlakeProbeRuns > 0, !t.FromCache, t.Probes, h, batch.CandidateRunsOf(&t.Tally))
 	}
 	return nil
 }

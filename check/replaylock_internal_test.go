@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/filestore"
 )
@@ -45,7 +46,7 @@ func TestBatchBasesInterruptedAtTheLock(t *testing.T) {
 	for _, name := range []string{"TestA", "TestB"} {
 		ps := &propState{prop: &config.Property{Path: "p_test.go", Name: name, WallBudget: time.Minute}}
 		r := &tripleRun{c: c, j: &job{ps: ps, seed: "1"}, argv: []string{"go", "test", "-run", name},
-			t: transcriptRun{budgetOK: true, complete: true, retries: []string{}}}
+			t: transcriptRun{Tally: batch.Tally{BudgetOK: true, Complete: true, Retries: []string{}}}}
 		members = append(members, &batchMember{r: r})
 	}
 	first, second := members[0], members[1]
@@ -63,8 +64,8 @@ func TestBatchBasesInterruptedAtTheLock(t *testing.T) {
 		t.Fatalf("bases: %v (an interrupted lock wait is not an error)", err)
 	}
 	for _, m := range members {
-		if m.r.t.base != notRun || m.r.t.fromCache {
-			t.Errorf("%s: base %q from_cache %v, want %q from_cache false", m.r.j.ps.prop.Name, m.r.t.base, m.r.t.fromCache, notRun)
+		if m.r.t.Base != notRun || m.r.t.FromCache {
+			t.Errorf("%s: base %q from_cache %v, want %q from_cache false", m.r.j.ps.prop.Name, m.r.t.Base, m.r.t.FromCache, notRun)
 		}
 		if _, base := m.r.attemptCounts(); base != 0 {
 			t.Errorf("%s: %d base attempts counted, want 0 (none ran, none was read)", m.r.j.ps.prop.Name, base)
