@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/filestore"
@@ -28,6 +29,22 @@ func (s *interruptingStore) LockReplay(ctx context.Context, key string) (func(),
 	return s.Store.LockReplay(ctx, key)
 }
 
+// failingRunner fails every attempt it is asked for, in no process.
+type failingRunner struct{}
+
+func (failingRunner) Attempt(_ context.Context, a batch.Attempt) (batch.Results, error) {
+	res := batch.Results{Of: map[*batch.Member]batch.Outcome{}}
+	for _, m := range a.Members {
+		if a.Takes(m) {
+			res.Of[m] = batch.Outcome{Result: attempt.Fail}
+		}
+	}
+	return res, nil
+}
+
+func (failingRunner) Note(*batch.Member, string, int, string, string) {}
+func (failingRunner) BaseKnown(*batch.Member)                         {}
+
 // TestBatchBasesInterruptedAtTheLock: a batch interrupted while it takes
 // its members' replay locks, after the first member's base was read from
 // the cache, leaves every member's base not_run, none of them from the
@@ -42,6 +59,7 @@ func TestBatchBasesInterruptedAtTheLock(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := &checker{site: site{progress: discardProgress{}, baseSHA: "b"}, candSHA: "c", now: time.Now}
+	c.cfg, c.iso = &config.Config{RetryCap: 2}, &isolation{mode: IsolationBwrap}
 	var members []*batchMember
 	for _, name := range []string{"TestA", "TestB"} {
 		ps := &propState{prop: &config.Property{Path: "p_test.go", Name: name, WallBudget: time.Minute}}
@@ -59,9 +77,15 @@ func TestBatchBasesInterruptedAtTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.store = &interruptingStore{Store: st, key: second.r.replayKey("go batch"), cancel: cancel}
-	b := &batchRun{c: c, members: members, shape: &batchShape{framework: "go"}}
-	if err := b.bases(ctx); err != nil {
-		t.Fatalf("bases: %v (an interrupted lock wait is not an error)", err)
+	runs := map[*batch.Member]*tripleRun{}
+	var drive []*batch.Member
+	for _, m := range members {
+		m.m = m.r.member("go batch")
+		runs[m.m] = m.r
+		drive = append(drive, m.m)
+	}
+	if err := c.driver(failingRunner{}, runs).Drive(ctx, drive); err != nil {
+		t.Fatalf("Drive: %v (an interrupted lock wait is not an error)", err)
 	}
 	for _, m := range members {
 		if m.r.t.Base != notRun || m.r.t.FromCache {

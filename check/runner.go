@@ -1,5 +1,6 @@
 // The runners of the Driver's attempts (batch/drive.go): a triple alone
-// (aloneRunner) and the replay cache as the Driver uses it (replayCache).
+// (aloneRunner), a batch's members (batchRunner, over batch.go's
+// processes), and the replay cache as the Driver uses it (replayCache).
 
 package check
 
@@ -108,3 +109,56 @@ func (rc replayCache) Put(ctx context.Context, m *batch.Member, result string, a
 	}
 	return stored.Result, nil
 }
+
+// drive runs the batch's attempts through the Driver: each member's
+// base result is kept apart from the one its test gives alone (the
+// replay key names the batch form).
+func (b *batchRun) drive(ctx context.Context) error {
+	runs := map[*batch.Member]*tripleRun{}
+	br := batchRunner{b: b, of: map[*batch.Member]*batchMember{}}
+	members := make([]*batch.Member, len(b.members))
+	for i, bm := range b.members {
+		bm.m = bm.r.member(b.shape.framework + " batch")
+		runs[bm.m], br.of[bm.m], members[i] = bm.r, bm, bm.m
+	}
+	return b.c.driver(br, runs).Drive(ctx, members)
+}
+
+// batchRunner makes the Driver's attempts of a batch: one process of
+// the members asked for, in their order (batchRun.attempt), on the
+// worker's next candidate tree or its base tree.
+type batchRunner struct {
+	b  *batchRun
+	of map[*batch.Member]*batchMember
+}
+
+func (br batchRunner) Attempt(ctx context.Context, a batch.Attempt) (batch.Results, error) {
+	members := make([]*batchMember, len(a.Members))
+	for i, m := range a.Members {
+		members[i] = br.of[m]
+	}
+	at := br.b.trees.base
+	if a.Side == transcript.SideCandidate {
+		at = br.b.trees.nextCandidate()
+	}
+	results := map[*batchMember]batch.Outcome{}
+	keep := func(bm *batchMember) bool { return a.Takes(bm.m) }
+	unstarted, err := br.b.attempt(ctx, a.Side, members, keep, func(*batchMember) int { return a.Index }, at, results)
+	if err != nil {
+		return batch.Results{}, err
+	}
+	res := batch.Results{Of: map[*batch.Member]batch.Outcome{}}
+	for bm, o := range results {
+		res.Of[bm.m] = o
+	}
+	for _, bm := range unstarted {
+		res.Unstarted = append(res.Unstarted, bm.m)
+	}
+	return res, nil
+}
+
+func (br batchRunner) Note(m *batch.Member, side string, index int, result, why string) {
+	br.of[m].r.noteRan(side, index, result, why)
+}
+
+func (br batchRunner) BaseKnown(m *batch.Member) { br.of[m].r.baseKnown() }
