@@ -36,11 +36,11 @@
 //	              runners, a triple given up on, the joined check's summary
 //	triple.go     one triple: the ledger lookup and its run (tripleRun), a batch of one
 //	              for the Driver (package batch: the order of the attempts)
-//	runner.go     the Driver's runner of a triple alone, and the replay cache it uses
+//	runner.go     the Driver's runners (a triple alone, a batch) and the replay cache it uses
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
 //	batchplan.go  which triples run as one process (a batch), and its command
 //	batchframework.go  the framework a property is batched under
-//	batch.go      a batch's attempts, each member judged from the framework's report
+//	batch.go      a batch's processes (the Driver asks, runner.go), each member judged from its report
 //	known.go      a batch's known answers: planted per attempt, read from its report
 //	              (knowngo.go, knownpy.go, knownjs.go per framework)
 //	pybootstrap.go  pytest from the toolchain, never from the tree
