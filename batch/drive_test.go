@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -494,5 +495,27 @@ func TestSchedulerLikely(t *testing.T) {
 		if got := SchedulerLikely(&c.t); got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// errCache fails every lock with the check still live: the store failed,
+// or the lock's deadline passed.
+type errCache struct{ fakeCache }
+
+var errLock = errors.New("gave up waiting for the replay lock")
+
+func (*errCache) Lock(context.Context, *Member) (func(), error) { return nil, errLock }
+
+// TestDriveLockFailureEndsTheDrive: a lock that fails while the check
+// lives is flakegate's own failure (exit 3), never a base not_run.
+func TestDriveLockFailureEndsTheDrive(t *testing.T) {
+	m := &Member{Key: "k", Tally: &Tally{Complete: true}}
+	f := &fakeRunner{t: t, label: map[*Member]string{m: "a"}, script: []map[string]string{one("fail", "a")}}
+	d := &Driver{RetryCap: 3, Runner: f, Cache: &errCache{}}
+	if err := d.Drive(context.Background(), []*Member{m}); !errors.Is(err, errLock) {
+		t.Fatalf("Drive: %v, want the lock's error", err)
+	}
+	if len(f.calls) != 1 || m.Base != "" {
+		t.Errorf("calls %q, base %q: want the first attempt only, no base", f.calls, m.Base)
 	}
 }
