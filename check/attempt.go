@@ -52,7 +52,7 @@ func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *tre
 		ev.Judge(&out)
 	}
 	if ctx.Err() != nil {
-		r.t.complete = false // cancelled: the attempt did not finish
+		r.t.Complete = false // cancelled: the attempt did not finish
 	}
 	r.note(side, index, &out, nil)
 	return out.Result, nil

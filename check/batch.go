@@ -2,10 +2,12 @@
 // tree, a seed, a command), each triple judged from the framework's
 // per-test report and written to its own transcript and record.
 //
-// The order of a batch's attempts is the order of a triple's (triple.go,
-// attempts), made once for all members: the first candidate attempt; the
-// base seed of every member (the replay cache per triple, the others in
-// one base batch); the retries; the flake probe.
+// The order of a batch's attempts is the order of a triple's, made once
+// for all members by the same Driver (package batch, drive.go): the
+// first candidate attempt; the base seed of every member (the replay
+// cache per triple, the others in one base batch); the retries; the flake
+// probe. This file makes the processes the Driver asks for (batchRunner,
+// runner.go).
 //
 // A retry is the same batch again: the same members, in the same order,
 // with the same seed, on the candidate tree. The retry results of the
@@ -26,25 +28,24 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/transcript"
 )
 
-// batchMember is one triple of a running batch.
+// batchMember is one triple of a running batch: m is the triple as the
+// Driver knows it.
 type batchMember struct {
 	r      *tripleRun
+	m      *batch.Member
 	voided string
-	// absent is set once a report says the test is not there: later
-	// batches (retries, probes) run without it.
-	absent bool
 }
 
 // batchRun is a batch's members on one worker's trees.
@@ -95,12 +96,12 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]fleet.Fin
 	start := time.Now()
 	for _, m := range live {
 		m.r.trees = trees
-		m.r.t = transcriptRun{budgetOK: true, complete: true, retries: []string{}}
+		m.r.t = transcriptRun{Tally: batch.Tally{BudgetOK: true, Complete: true, Retries: []string{}}}
 		if err := m.r.open(true); err != nil {
 			return nil, err
 		}
 	}
-	if err := b.attempts(ctx); err != nil {
+	if err := b.drive(ctx); err != nil {
 		for _, m := range live {
 			m.r.t.tr.Close() //nolint:errcheck // the check fails with err
 		}
@@ -115,71 +116,12 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]fleet.Fin
 	return out, nil
 }
 
-// attempts runs the batch's attempts, in the order of a triple's.
-func (b *batchRun) attempts(ctx context.Context) error {
-	first, err := b.settle(ctx, transcript.SideCandidate, b.members, all, zero, b.trees.nextCandidate)
-	if err != nil {
-		return err
-	}
-	for _, m := range b.members {
-		t := &m.r.t
-		switch first[m] {
-		case attempt.Pass:
-			t.candidate = attempt.Pass
-		case attempt.Fail:
-			t.candidate = attempt.Fail
-		case attempt.Timeout:
-			t.candidate, t.budgetOK = attempt.Fail, false
-		default:
-			t.candidate = attempt.Errored
-		}
-	}
-	if err := b.bases(ctx); err != nil {
-		return err
-	}
-	if err := b.retries(ctx); err != nil {
-		return err
-	}
-	return b.probes(ctx)
-}
-
-// settle runs members as one attempt on side (index gives each member's
-// attempt index) and returns each member's result. Members a killed
-// batch never started run again in a batch of their own, a fresh attempt
-// with the same index, until each has a result.
-func (b *batchRun) settle(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, tree func() *tree) (map[*batchMember]string, error) {
-	results := map[*batchMember]string{}
-	todo := members
-	for len(todo) > 0 {
-		unstarted, err := b.attempt(ctx, side, todo, keep, index, tree(), results)
-		if err != nil {
-			return nil, err
-		}
-		if len(unstarted) == 0 {
-			break
-		}
-		if len(unstarted) == len(todo) {
-			// Killed before any test started (a build as long as the
-			// budget): no batch of fewer members would do better.
-			for _, m := range unstarted {
-				out := attempt.Outcome{Result: attempt.Timeout, ExitCode: -1, Started: time.Now(),
-					Reason: "the batch was killed at its budget before this test started"}
-				b.noteOne(m, side, index(m), &out, nil)
-				results[m] = out.Result
-			}
-			break
-		}
-		todo = unstarted
-	}
-	return results, nil
-}
-
 // attempt makes one batched attempt of members on side in tree at and
 // puts each started member's result into results; it returns the
 // members a killed batch never started (nothing is written for them).
 // Members keep does not take run in the process, in their place, but
 // take no result from it and nothing is written to their transcripts.
-func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, results map[*batchMember]string) ([]*batchMember, error) {
+func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, results map[*batchMember]batch.Outcome) ([]*batchMember, error) {
 	c := b.c
 	defer c.timeProcess(b.members[0].r.j.ps.prop, side, time.Now()) // timings.go
 	defer at.release(c.resetClean)
@@ -256,9 +198,6 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 			unstarted = append(unstarted, m)
 			continue
 		}
-		if o.Result == attempt.Errored && !tr.Started {
-			m.absent = true
-		}
 		if o.Tail == "" && o.Result == attempt.Errored {
 			o.Tail = out.Tail
 		}
@@ -267,22 +206,23 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		}
 		m.r.write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index(m), At: started})
 		if ctx.Err() != nil {
-			m.r.t.complete = false
+			m.r.t.Complete = false
 		}
 		m.r.note(side, index(m), &o, info)
-		results[m] = o.Result
+		// A test the report says is not there leaves later processes.
+		results[m] = batch.Outcome{Result: o.Result, Absent: o.Result == attempt.Errored && !tr.Started}
 	}
 	return unstarted, nil
 }
 
 // noteAll writes out as the attempt of each member of run that keep
 // takes: none of them ran.
-func (b *batchRun) noteAll(run []*batchMember, keep func(*batchMember) bool, side string, index func(*batchMember) int, out attempt.Outcome, results map[*batchMember]string) {
+func (b *batchRun) noteAll(run []*batchMember, keep func(*batchMember) bool, side string, index func(*batchMember) int, out attempt.Outcome, results map[*batchMember]batch.Outcome) {
 	for _, m := range run {
 		if keep(m) {
 			o := out
 			b.noteOne(m, side, index(m), &o, nil)
-			results[m] = o.Result
+			results[m] = batch.Outcome{Result: o.Result}
 		}
 	}
 }
@@ -317,7 +257,7 @@ func (b *batchRun) allPassed(rep batchReport, file string, cmd attempt.Command, 
 // runnable is the members of a batch that run in it: on the base side,
 // a member whose base tree is not the one its property needs gets an
 // error of its own instead (and results says so).
-func (b *batchRun) runnable(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, started time.Time, results map[*batchMember]string) ([]*batchMember, error) {
+func (b *batchRun) runnable(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, started time.Time, results map[*batchMember]batch.Outcome) ([]*batchMember, error) {
 	var run []*batchMember
 	for _, m := range members {
 		if side == transcript.SideCandidate || !keep(m) {
@@ -331,7 +271,7 @@ func (b *batchRun) runnable(ctx context.Context, side string, members []*batchMe
 		if why != "" {
 			out := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: why}
 			b.noteOne(m, side, index(m), &out, nil)
-			results[m] = out.Result
+			results[m] = batch.Outcome{Result: out.Result}
 			continue
 		}
 		run = append(run, m)
@@ -412,220 +352,6 @@ func batchWhy(out attempt.Outcome, budget time.Duration) string {
 func (b *batchRun) noteOne(m *batchMember, side string, index int, out *attempt.Outcome, info *transcript.Batch) {
 	m.r.write(transcript.Event{Type: transcript.EventAttemptStart, Side: side, Index: index, At: out.Started})
 	m.r.note(side, index, out, info)
-}
-
-// bases sets every member's base seed result: from the replay cache
-// (per triple, under each key's replay lock, taken in key order so that
-// two checks never wait for each other), else from one base batch of the
-// members the cache does not have.
-func (b *batchRun) bases(ctx context.Context) error {
-	c := b.c
-	if ctx.Err() != nil {
-		for _, m := range b.members {
-			m.r.t.base = notRun
-		}
-		return nil
-	}
-	keys := map[*batchMember]string{}
-	order := append([]*batchMember(nil), b.members...)
-	for _, m := range order {
-		keys[m] = m.r.replayKey(b.shape.framework + " batch")
-	}
-	sort.SliceStable(order, func(i, k int) bool { return keys[order[i]] < keys[order[k]] })
-	var need []*batchMember
-	if !c.opts.NoReplayCache {
-		var releases []func()
-		defer func() {
-			for i := len(releases) - 1; i >= 0; i-- {
-				releases[i]()
-			}
-		}()
-		cached := map[*batchMember]bool{}
-		for _, m := range order {
-			release, err := c.lockReplay(ctx, m.r.j, keys[m])
-			if err != nil {
-				if ctx.Err() != nil {
-					// Interrupted: no member's base is known, not even
-					// one read from the cache before (the record would
-					// say not_run from the cache).
-					for _, m := range b.members {
-						m.r.t.base, m.r.t.fromCache = notRun, false
-					}
-					return nil
-				}
-				return err
-			}
-			releases = append(releases, release)
-			got, ok, err := c.store.GetReplay(ctx, keys[m])
-			if err != nil {
-				return flakegate.StoreError("read the replay cache", err)
-			}
-			if ok {
-				m.r.t.base, m.r.t.fromCache = got.Result, true
-				cached[m] = true
-			}
-		}
-		for _, m := range b.members {
-			if !cached[m] {
-				need = append(need, m)
-			}
-		}
-	} else {
-		need = b.members
-	}
-	if len(need) > 0 {
-		started := time.Now()
-		res, err := b.settle(ctx, transcript.SideBase, need, all, zero, func() *tree { return b.trees.base })
-		if err != nil {
-			return err
-		}
-		for _, m := range need {
-			m.r.t.base = res[m]
-			if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (res[m] != attempt.Pass && res[m] != attempt.Fail) {
-				continue
-			}
-			wall := 0.0
-			if n := len(m.r.t.attempts); n > 0 {
-				wall = m.r.t.attempts[n-1].WallSeconds
-			}
-			stored, err := c.store.PutReplay(ctx, keys[m], flakegate.BaseReplay{Result: res[m], WallSeconds: wall, RunID: m.r.t.runID, At: started.UTC()})
-			if err != nil {
-				return flakegate.StoreError("write the replay cache", err)
-			}
-			if stored.Result != res[m] {
-				m.r.t.base, m.r.t.fromCache = stored.Result, true
-			}
-		}
-	}
-	for _, m := range b.members {
-		if ctx.Err() != nil && m.r.t.base == "" {
-			m.r.t.base = notRun
-		}
-		if m.r.t.base != notRun {
-			m.r.write(transcript.Event{Type: transcript.EventBaseReplay, Result: m.r.t.base, FromCache: m.r.t.fromCache})
-		}
-	}
-	return nil
-}
-
-// retries runs the whole batch again, up to retry_cap times, while a
-// member whose first attempt failed (and whose base seed did not fail)
-// has not passed. Only those members take results from it.
-func (b *batchRun) retries(ctx context.Context) error {
-	want := map[*batchMember]bool{}
-	for _, m := range b.members {
-		if m.r.t.candidate == attempt.Fail && m.r.t.budgetOK && m.r.t.base != attempt.Fail && len(m.r.graderEdits()) == 0 {
-			want[m] = true
-		}
-	}
-	for i := 1; i <= b.c.cfg.RetryCap && len(want) > 0 && ctx.Err() == nil; i++ {
-		res, err := b.retry(ctx, i, want)
-		if err != nil {
-			return err
-		}
-		for _, m := range b.members {
-			if !want[m] {
-				continue
-			}
-			r := res[m]
-			if r == attempt.Timeout {
-				m.r.t.budgetOK = false
-				r = attempt.Fail
-			}
-			m.r.t.retries = append(m.r.t.retries, r)
-			if r != attempt.Fail {
-				delete(want, m)
-			}
-		}
-	}
-	return nil
-}
-
-// retry runs retry i of the batch: every member, in order, on the
-// candidate tree; the members of want get attempt i in their transcript.
-// A member a killed retry never reached is an error for that retry.
-func (b *batchRun) retry(ctx context.Context, i int, want map[*batchMember]bool) (map[*batchMember]string, error) {
-	results := map[*batchMember]string{}
-	keep := func(m *batchMember) bool { return want[m] }
-	unstarted, err := b.attempt(ctx, transcript.SideCandidate, b.present(), keep, func(*batchMember) int { return i }, b.trees.nextCandidate(), results)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range unstarted {
-		out := attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(),
-			Reason: "this test did not run in the retry batch (it was killed at its budget, or stopped, before the test)"}
-		b.noteOne(m, transcript.SideCandidate, i, &out, nil)
-		results[m] = out.Result
-	}
-	return results, nil
-}
-
-// present are the members, in order, but those a report said are not
-// there.
-func (b *batchRun) present() []*batchMember {
-	var out []*batchMember
-	for _, m := range b.members {
-		if !m.absent {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func all(*batchMember) bool { return true }
-func zero(*batchMember) int { return 0 }
-
-// probes runs the flake probe for the members whose attempts give
-// SCHEDULER signals: the whole batch on the base tree, up to the largest
-// flake_probe_runs, each such member stopping at its first base failure.
-// Then each such member gets its flake origin, as probe does for a
-// triple run alone ("unknown" when it has no probe runs).
-func (b *batchRun) probes(ctx context.Context) error {
-	want := map[*batchMember]bool{}
-	var likely []*batchMember // every member that gets a flake origin
-	k := 0
-	for _, m := range b.members {
-		if !schedulerLikely(&m.r.t) {
-			continue
-		}
-		likely = append(likely, m)
-		if n := m.r.j.ps.prop.FlakeProbeRuns; n > 0 {
-			want[m] = true
-			m.r.t.probes = []string{}
-			k = max(k, n)
-		}
-	}
-	if len(likely) == 0 || ctx.Err() != nil {
-		return nil
-	}
-	for i := 1; i <= k && len(want) > 0 && ctx.Err() == nil; i++ {
-		keep := func(m *batchMember) bool { return want[m] }
-		res, err := b.settle(ctx, transcript.SideProbe, b.present(), keep, func(*batchMember) int { return i }, func() *tree { return b.trees.base })
-		if err != nil {
-			return err
-		}
-		for _, m := range b.members {
-			if !want[m] {
-				continue
-			}
-			m.r.t.probes = append(m.r.t.probes, res[m])
-			if res[m] == attempt.Fail || len(m.r.t.probes) >= m.r.j.ps.prop.FlakeProbeRuns {
-				delete(want, m)
-			}
-		}
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	for _, m := range likely {
-		h, err := b.c.baseHistory(ctx, m.r.j)
-		if err != nil {
-			return err
-		}
-		t := &m.r.t
-		t.origin, t.originWhy, t.originCounts = flakeOrigin(m.r.j.ps.prop.FlakeProbeRuns > 0, !t.fromCache, t.probes, h, candidateRunsOf(t))
-	}
-	return nil
 }
 
 // memberLabel names a triple among a batch's members.

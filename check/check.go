@@ -34,11 +34,13 @@
 //	              cuts the shards and merges their summaries)
 //	queue.go      --join: the triples for fleet.Join's queue shared with other
 //	              runners, a triple given up on, the joined check's summary
-//	triple.go     one triple: the ledger lookup, its run (tripleRun) and the order of its attempts
+//	triple.go     one triple: the ledger lookup and its run (tripleRun), a batch of one
+//	              for the Driver (package batch: the order of the attempts)
+//	runner.go     the Driver's runners (a triple alone, a batch) and the replay cache it uses
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
 //	batchplan.go  which triples run as one process (a batch), and its command
 //	batchframework.go  the framework a property is batched under
-//	batch.go      a batch's attempts, each member judged from the framework's report
+//	batch.go      a batch's processes (the Driver asks, runner.go), each member judged from its report
 //	known.go      a batch's known answers: planted per attempt, read from its report
 //	              (knowngo.go, knownpy.go, knownjs.go per framework)
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
@@ -51,8 +53,8 @@
 //	              and more order seeds for the ones it can (package impact decides,
 //	              package suites plans the runs; impactpy.go, impactjs.go per framework)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
-//	probe.go      the flake probe of a SCHEDULER triple and the records' history
-//	replay.go     the base replay, the replay cache and the replay lock
+//	probe.go      the records' history of a triple's base seed (the flake origin's)
+//	replay.go     the replay key of a base seed, the base tree's check and the replay lock
 //	replaycmd.go  flakegate replay: one command once, in the sandbox sandbox.go builds
 //	replayprepare.go  the replay's prepared layer: the check's own, or built the same way
 //	record.go     the run record, its label from the table, the summary line
@@ -76,6 +78,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/internal/flock"
@@ -176,7 +179,7 @@ type checker struct {
 	secret        []byte        // the store's seed secret, when seeds are drawn (seeds.go)
 	baseInfra     *infra.Finder // the base revision's test infrastructure (props.go)
 	histMu        sync.Mutex
-	hist          map[string]history // base results of earlier records, by triple (probe.go)
+	hist          map[string]batch.History // base results of earlier records, by triple (probe.go)
 	prepWatchMu   sync.Mutex
 	prepWatch     map[int]*prepWatch      // what the prepares of a property wrote, by its index (preparewatch.go)
 	digests       map[string]digested     // digestIn's answers by tree and path (the preflight's; props.go)

@@ -190,7 +190,7 @@ func (c *checker) watchedChange(ctx context.Context, d string, g watchGlob) bool
 // base too is PROPERTY as ever; none when no attempt ran.
 func (r *tripleRun) graderEdits() []grade.Edit {
 	t := &r.t
-	if len(r.j.ps.graderEdits) == 0 || t.skippedWhy != "" || t.candidate == "" || t.candidate == attempt.Pass || t.base != attempt.Pass {
+	if len(r.j.ps.graderEdits) == 0 || t.skippedWhy != "" || t.Candidate == "" || t.Candidate == attempt.Pass || t.Base != attempt.Pass {
 		return nil
 	}
 	return r.j.ps.graderEdits
@@ -248,7 +248,7 @@ func (r *tripleRun) graderReason() string {
 		subject = "its base version"
 	}
 	did := "fails on the patch's code"
-	if r.t.candidate != attempt.Fail {
+	if r.t.Candidate != attempt.Fail {
 		did = "cannot run on the patch's code (it does not build, or is not collected: the patch changes what it uses)"
 	}
 	return "the patch changes " + strings.Join(what, ", ") + ", and " + subject + " " + did + ": split that edit into another review"

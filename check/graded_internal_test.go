@@ -7,6 +7,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade"
 )
@@ -43,8 +44,8 @@ func TestGraderRecord(t *testing.T) {
 		if tc.changed {
 			c.suite.changed[changedKey(p.Framework, p.Path, p.Name)] = true
 		}
-		r := &tripleRun{c: c, j: &job{ps: ps, seed: "1"}, t: transcriptRun{candidate: tc.candidate, base: tc.base, retries: []string{},
-			budgetOK: true, complete: true, attempts: []flakegate.Attempt{{Side: "candidate", Result: tc.candidate}}}}
+		r := &tripleRun{c: c, j: &job{ps: ps, seed: "1"}, t: transcriptRun{Tally: batch.Tally{Candidate: tc.candidate, Base: tc.base, Retries: []string{},
+			BudgetOK: true, Complete: true}, attempts: []flakegate.Attempt{{Side: "candidate", Result: tc.candidate}}}}
 		raw, _, err := encodeRecord(r.runRecord())
 		if err != nil {
 			t.Fatal(err)

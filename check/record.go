@@ -41,7 +41,7 @@ func (r *tripleRun) record(ctx context.Context, voided string) (fleet.Outcome, e
 // incomplete) and keeps its digest.
 func (r *tripleRun) closeTranscript() {
 	if err := r.t.tr.Close(); err != nil {
-		r.t.complete = false
+		r.t.Complete = false
 	}
 	r.t.sha256 = r.t.tr.SHA256()
 }
@@ -69,12 +69,12 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 		FixtureSHA256:        candFixture,
 		BaseFixtureSHA256:    baseFixture,
 		DiffPaths:            diff,
-		CandidateResult:      t.candidate,
-		BaseSeedResult:       t.base,
-		RetryResults:         t.retries,
+		CandidateResult:      t.Candidate,
+		BaseSeedResult:       t.Base,
+		RetryResults:         t.Retries,
 		RetryCap:             c.cfg.RetryCap,
-		BudgetOK:             t.budgetOK,
-		TranscriptComplete:   t.complete,
+		BudgetOK:             t.BudgetOK,
+		TranscriptComplete:   t.Complete,
 		FixtureGeneratorPath: p.Generator,
 		WatchPaths:           watch,
 		CandidateEnv:         &ps.candEnv,
@@ -87,7 +87,7 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 		Attempts:             t.attempts,
 		TranscriptPath:       t.path,
 		TranscriptSHA256:     t.sha256,
-		BaseFromCache:        t.fromCache,
+		BaseFromCache:        t.FromCache,
 		ToolVersion:          flakegate.Version,
 		RunnerHost:           c.opts.Runner.Host,
 		RunnerID:             c.opts.Runner.ID,
@@ -101,8 +101,8 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 		PrepareSHA256:        ps.prepareSHA256,
 		PrepareSeconds:       c.prepareSeconds(ps, transcript.SideCandidate),
 		BasePrepareSeconds:   c.prepareSeconds(ps, transcript.SideBase),
-		BaseProbeResults:     t.probes,
-		FlakeOrigin:          t.origin,
+		BaseProbeResults:     t.Probes,
+		FlakeOrigin:          t.Origin,
 	}
 	rec.SeedOrigin = r.j.seedOrigin()
 	rec.Suite, rec.Order = c.suiteKeys(r.j)
@@ -169,8 +169,8 @@ func (r *tripleRun) reason(d flakegate.Decision, voided string) string {
 	if d.Label == flakegate.Budget && t.budgetWhy != "" {
 		reason = joinReason(reason, t.budgetWhy)
 	}
-	if d.Label == flakegate.Scheduler && t.origin != "" {
-		reason = joinReason(reason, t.originWhy)
+	if d.Label == flakegate.Scheduler && t.Origin != "" {
+		reason = joinReason(reason, t.OriginWhy)
 	}
 	return reason
 }
@@ -181,7 +181,7 @@ func (r *tripleRun) result(rec *flakegate.RunRecord, d flakegate.Decision, sha, 
 	c, ps, t := r.c, r.j.ps, &r.t
 	origin, counts := "", ""
 	if d.Label == flakegate.Scheduler {
-		origin, counts = t.origin, t.originCounts
+		origin, counts = t.Origin, t.OriginCounts
 	}
 	res := flakegate.Result{
 		PropertyPath:     ps.prop.Path,
@@ -198,14 +198,14 @@ func (r *tripleRun) result(rec *flakegate.RunRecord, d flakegate.Decision, sha, 
 		Reproduce:        r.reproduce,
 		Attempts:         t.attempts,
 		Seconds:          t.seconds,
-		BaseCached:       t.fromCache,
+		BaseCached:       t.FromCache,
 		AttemptsSkipped:  t.skippedWhy,
 		RunnerID:         c.opts.Runner.ID,
 		RunnerHost:       c.opts.Runner.Host,
 		Isolation:        c.iso.label(),
 		Suite:            rec.Suite,
 		FlakeOrigin:      origin,
-		BaseProbeResults: t.probes,
+		BaseProbeResults: t.Probes,
 		FlakeCounts:      counts,
 		BaseSHA:          c.baseSHA,
 		CandidateSHA:     c.candSHA,
@@ -226,7 +226,7 @@ func (r *tripleRun) attemptCounts() (candidate, base int) {
 			candidate++
 		}
 	}
-	if r.t.fromCache {
+	if r.t.FromCache {
 		base++
 	}
 	return candidate, base

@@ -12,87 +12,9 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
-	"github.com/flakegate/flakegate/transcript"
 )
-
-// base sets the triple's base seed result, from the replay cache or one
-// base attempt (replayBase), and writes it to the transcript. An
-// interrupted check leaves it not_run. A store or git failure there is
-// flakegate's own and ends the check.
-func (r *tripleRun) base(ctx context.Context) error {
-	if ctx.Err() != nil {
-		r.t.base = notRun
-		return nil
-	}
-	if err := r.replayBase(ctx); err != nil {
-		return err
-	}
-	if r.t.base != notRun {
-		r.write(transcript.Event{Type: transcript.EventBaseReplay, Result: r.t.base, FromCache: r.t.fromCache})
-	}
-	return nil
-}
-
-// replayBase sets the base seed result from the replay cache or from one
-// base attempt. With the cache on it holds the key's replay lock from the
-// lookup to the store of the result, so checks running at once on other
-// candidates of the same base (in any process sharing the store) replay
-// the seed once: the later ones wait and read the first one's result. An
-// error means the store failed; an interrupted check is not an error here
-// (the result says not_run and the check reports the interruption).
-func (r *tripleRun) replayBase(ctx context.Context) error {
-	c, j, t := r.c, r.j, &r.t
-	ps := j.ps
-	key := r.replayKey("")
-	if !c.opts.NoReplayCache {
-		release, err := c.lockReplay(ctx, j, key)
-		if err != nil {
-			if ctx.Err() != nil {
-				t.base = notRun
-				return nil
-			}
-			return err
-		}
-		defer release()
-		cached, ok, err := c.store.GetReplay(ctx, key)
-		if err != nil {
-			return flakegate.StoreError("read the replay cache", err)
-		}
-		if ok {
-			t.base, t.fromCache = cached.Result, true
-			return nil
-		}
-	}
-	base := r.trees.base
-	started := time.Now()
-	result, err := r.attempt(ctx, transcript.SideBase, 0, base, c.checkBaseTree(ctx, ps, base))
-	if err != nil {
-		return err
-	}
-	t.base = result
-	// Only what a sandboxed base said about itself is kept for later
-	// checks: an error or a timeout may be the machine's, and an
-	// unsandboxed attempt may have been tampered with.
-	if c.opts.NoReplayCache || ctx.Err() != nil || c.iso.mode != IsolationBwrap || (result != attempt.Pass && result != attempt.Fail) {
-		return nil
-	}
-	wall := 0.0
-	if n := len(t.attempts); n > 0 {
-		wall = t.attempts[n-1].WallSeconds
-	}
-	stored, err := c.store.PutReplay(ctx, key, flakegate.BaseReplay{Result: result, WallSeconds: wall, RunID: t.runID, At: started.UTC()})
-	if err != nil {
-		return flakegate.StoreError("write the replay cache", err)
-	}
-	if stored.Result != result {
-		// Another check stored its base result first; the first one rules.
-		t.base, t.fromCache = stored.Result, true
-	}
-	return nil
-}
 
 // replayKey is the replay cache key of the triple's base seed. batch
 // names the batch form its base result comes from ("" alone): a result

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/filestore"
 )
@@ -27,6 +29,22 @@ func (s *interruptingStore) LockReplay(ctx context.Context, key string) (func(),
 	return s.Store.LockReplay(ctx, key)
 }
 
+// failingRunner fails every attempt it is asked for, in no process.
+type failingRunner struct{}
+
+func (failingRunner) Attempt(_ context.Context, a batch.Attempt) (batch.Results, error) {
+	res := batch.Results{Of: map[*batch.Member]batch.Outcome{}}
+	for _, m := range a.Members {
+		if a.Takes(m) {
+			res.Of[m] = batch.Outcome{Result: attempt.Fail}
+		}
+	}
+	return res, nil
+}
+
+func (failingRunner) Note(*batch.Member, string, int, string, string) {}
+func (failingRunner) BaseKnown(*batch.Member)                         {}
+
 // TestBatchBasesInterruptedAtTheLock: a batch interrupted while it takes
 // its members' replay locks, after the first member's base was read from
 // the cache, leaves every member's base not_run, none of them from the
@@ -41,11 +59,12 @@ func TestBatchBasesInterruptedAtTheLock(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := &checker{site: site{progress: discardProgress{}, baseSHA: "b"}, candSHA: "c", now: time.Now}
+	c.cfg, c.iso = &config.Config{RetryCap: 2}, &isolation{mode: IsolationBwrap}
 	var members []*batchMember
 	for _, name := range []string{"TestA", "TestB"} {
 		ps := &propState{prop: &config.Property{Path: "p_test.go", Name: name, WallBudget: time.Minute}}
 		r := &tripleRun{c: c, j: &job{ps: ps, seed: "1"}, argv: []string{"go", "test", "-run", name},
-			t: transcriptRun{budgetOK: true, complete: true, retries: []string{}}}
+			t: transcriptRun{Tally: batch.Tally{BudgetOK: true, Complete: true, Retries: []string{}}}}
 		members = append(members, &batchMember{r: r})
 	}
 	first, second := members[0], members[1]
@@ -58,13 +77,19 @@ func TestBatchBasesInterruptedAtTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.store = &interruptingStore{Store: st, key: second.r.replayKey("go batch"), cancel: cancel}
-	b := &batchRun{c: c, members: members, shape: &batchShape{framework: "go"}}
-	if err := b.bases(ctx); err != nil {
-		t.Fatalf("bases: %v (an interrupted lock wait is not an error)", err)
+	runs := map[*batch.Member]*tripleRun{}
+	var drive []*batch.Member
+	for _, m := range members {
+		m.m = m.r.member("go batch")
+		runs[m.m] = m.r
+		drive = append(drive, m.m)
+	}
+	if err := c.driver(failingRunner{}, runs).Drive(ctx, drive); err != nil {
+		t.Fatalf("Drive: %v (an interrupted lock wait is not an error)", err)
 	}
 	for _, m := range members {
-		if m.r.t.base != notRun || m.r.t.fromCache {
-			t.Errorf("%s: base %q from_cache %v, want %q from_cache false", m.r.j.ps.prop.Name, m.r.t.base, m.r.t.fromCache, notRun)
+		if m.r.t.Base != notRun || m.r.t.FromCache {
+			t.Errorf("%s: base %q from_cache %v, want %q from_cache false", m.r.j.ps.prop.Name, m.r.t.Base, m.r.t.FromCache, notRun)
 		}
 		if _, base := m.r.attemptCounts(); base != 0 {
 			t.Errorf("%s: %d base attempts counted, want 0 (none ran, none was read)", m.r.j.ps.prop.Name, base)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/transcript"
 )
@@ -24,7 +25,7 @@ import (
 // notRun is the base seed result of a triple whose base seed did not
 // run: skipped, interrupted or given up on. The table reads it as no
 // base replay (INCOMPLETE), never as a pass.
-const notRun = "not_run"
+const notRun = batch.NotRun
 
 // job is one triple of the config: a property and one of its seeds.
 type job struct {
@@ -164,9 +165,10 @@ func (c *checker) beginTriple(ctx context.Context, w int, j *job) (r *tripleRun,
 
 // tripleRun is one run of a triple: its job and command, the trees of the
 // worker that runs it, its transcript and what its attempts produced.
-// Its methods are the steps of the run, in the order that decides the
-// label (run): candidate attempts, the base seed (base, replay.go), the
-// flake probe (probe, probe.go), and then the record (record, record.go).
+// Its methods are the steps of the run (run): the transcript, the
+// attempts (a batch of one for the Driver of package batch, in the order
+// that decides the label; runner.go), and then the record (record,
+// record.go).
 // A tripleRun is used by one worker, then by the finisher.
 type tripleRun struct {
 	c         *checker
@@ -180,28 +182,18 @@ type tripleRun struct {
 
 // transcriptRun is what the attempts of one triple produced.
 type transcriptRun struct {
-	tr        *transcript.Writer
-	runID     string
-	path      string
-	sha256    string
-	candidate string   // pass, fail or error
-	retries   []string // pass, fail or error
-	base      string   // pass, fail, error, timeout or not_run
-	fromCache bool
-	budgetOK  bool
-	complete  bool
-	attempts  []flakegate.Attempt
-	reason    string // why an attempt errored, for the summary
-	givenUp   string // why the triple was not run to the end (incomplete_reason)
-	budgetWhy string // the budget and the wall time of the attempt that missed it
-	seconds   float64
+	tr          *transcript.Writer
+	runID       string
+	path        string
+	sha256      string
+	batch.Tally // what the attempts decided (the Driver's, batch/drive.go)
+	attempts    []flakegate.Attempt
+	reason      string // why an attempt errored, for the summary
+	givenUp     string // why the triple was not run to the end (incomplete_reason)
+	budgetWhy   string // the budget and the wall time of the attempt that missed it
+	seconds     float64
 	// skippedWhy says why no attempt ran ("" when they ran).
 	skippedWhy string
-	// probes are the flake probe's results (probe.go), nil when none ran;
-	// origin is "base", "new" or "unknown" for a SCHEDULER run, originWhy
-	// says why and originCounts gives the counts alone.
-	probes                          []string
-	origin, originWhy, originCounts string
 }
 
 // newTripleRun prepares the run of j: its command and file names.
@@ -235,7 +227,7 @@ func (r *tripleRun) open(prepares bool) error {
 // write appends ev to the transcript; a failed write makes it incomplete.
 func (r *tripleRun) write(ev transcript.Event) {
 	if r.t.tr.Write(ev) != nil {
-		r.t.complete = false
+		r.t.Complete = false
 	}
 }
 
@@ -247,8 +239,8 @@ func (r *tripleRun) write(ev transcript.Event) {
 // queue.go, givenUp)
 // and a failed prepare (runTriple) end here.
 func (r *tripleRun) giveUp(ctx context.Context, reason string, prepares bool) (func() (fleet.Outcome, error), error) {
-	r.t = transcriptRun{candidate: attempt.Errored, retries: []string{}, base: notRun,
-		budgetOK: true, complete: false, attempts: []flakegate.Attempt{}, reason: reason, givenUp: reason}
+	r.t = transcriptRun{Tally: batch.Tally{Candidate: attempt.Errored, Retries: []string{}, Base: notRun, BudgetOK: true, Complete: false},
+		attempts: []flakegate.Attempt{}, reason: reason, givenUp: reason}
 	if err := r.open(prepares); err != nil {
 		return nil, err
 	}
@@ -261,7 +253,7 @@ func (r *tripleRun) giveUp(ctx context.Context, reason string, prepares bool) (f
 func (r *tripleRun) run(ctx context.Context, trees *workerTrees) error {
 	start := time.Now()
 	r.trees = trees
-	r.t = transcriptRun{budgetOK: true, complete: true, retries: []string{}}
+	r.t = transcriptRun{Tally: batch.Tally{BudgetOK: true, Complete: true, Retries: []string{}}}
 	if err := r.open(true); err != nil {
 		return err
 	}
@@ -283,38 +275,18 @@ func (r *tripleRun) run(ctx context.Context, trees *workerTrees) error {
 //     would say INCOMPLETE, never a pass, were the watched path dropped);
 //   - likewise when the fixture digests differ (known before any attempt):
 //     the table says FIXTURE from the digests alone;
-//   - after a failed first candidate attempt the base seed result is
-//     obtained first (cache or replay); when base fails too the triple is
-//     PROPERTY whatever the retries do, so none runs;
-//   - otherwise the candidate retries up to retry_cap times (stopping at
-//     the first pass) and the base seed is replayed once;
-//   - when that gives SCHEDULER, the flake probe runs the base seed up to
-//     flake_probe_runs more times (probe.go).
-//
-// Any other first attempt (pass, timeout, error) is followed by the base
-// seed alone.
+//   - otherwise the triple is a batch of one for the Driver
+//     (batch/drive.go): the first candidate attempt, the base seed (cache
+//     or replay), the retries after a failure that base does not share,
+//     and the flake probe of a SCHEDULER result.
 func (r *tripleRun) attempts(ctx context.Context) error {
 	if why := r.skipWhy(); why != "" {
-		r.t.candidate, r.t.base = attempt.Fail, notRun
+		r.t.Candidate, r.t.Base = attempt.Fail, notRun
 		r.t.skippedWhy = why
 		return nil
 	}
-	first, err := r.candidate(ctx, 0)
-	if err != nil {
-		return err
-	}
-	switch first {
-	case attempt.Pass:
-		r.t.candidate = attempt.Pass
-	case attempt.Fail:
-		r.t.candidate = attempt.Fail
-		return r.afterFailure(ctx)
-	case attempt.Timeout:
-		r.t.candidate, r.t.budgetOK = attempt.Fail, false
-	default:
-		r.t.candidate = attempt.Errored
-	}
-	return r.base(ctx)
+	m := r.member("")
+	return r.c.driver(aloneRunner{r}, map[*batch.Member]*tripleRun{m: r}).Drive(ctx, []*batch.Member{m})
 }
 
 // decidedByDiff says why the diff or the committed digests alone decide
@@ -354,51 +326,6 @@ func (r *tripleRun) skipWhy() string {
 			ps.prop.Fixture, flakegate.ShortSHA(candFixture), flakegate.ShortSHA(baseFixture), why)
 	}
 	return ""
-}
-
-// afterFailure follows a failed first candidate attempt: the base seed,
-// then (unless base failed too: PROPERTY) the retries, then the probe.
-func (r *tripleRun) afterFailure(ctx context.Context) error {
-	if err := r.base(ctx); err != nil {
-		return err
-	}
-	if r.t.base == attempt.Fail {
-		return nil // PROPERTY: the seed fails on base too
-	}
-	if len(r.graderEdits()) > 0 {
-		return nil // CONTAMINATED: the base passes, and the patch edited what grades the test (graded.go)
-	}
-	if err := r.retries(ctx); err != nil {
-		return err
-	}
-	return r.probe(ctx)
-}
-
-// retries runs the candidate again, up to retry_cap times, until an
-// attempt does not fail. A timeout counts as a failure and misses the
-// budget.
-func (r *tripleRun) retries(ctx context.Context) error {
-	for i := 1; i <= r.c.cfg.RetryCap && ctx.Err() == nil; i++ {
-		res, err := r.candidate(ctx, i)
-		if err != nil {
-			return err
-		}
-		if res == attempt.Timeout {
-			r.t.budgetOK = false
-			res = attempt.Fail
-		}
-		r.t.retries = append(r.t.retries, res)
-		if res != attempt.Fail {
-			break // a pass ends the retries; an error ends the decision
-		}
-	}
-	return nil
-}
-
-// candidate makes candidate attempt i (0 is the first, then the retries)
-// in the worker's candidate tree.
-func (r *tripleRun) candidate(ctx context.Context, i int) (string, error) {
-	return r.attempt(ctx, transcript.SideCandidate, i, r.trees.nextCandidate(), nil)
 }
 
 // newRunID names one triple's run: the candidate's short hash and 8
