@@ -20,7 +20,6 @@
 package check
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -37,6 +36,7 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/fleet"
+	"github.com/flakegate/flakegate/suites"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -373,7 +373,7 @@ func newBatchReport(framework, dir string) batchReport {
 	if isJSFramework(framework) {
 		return jsReport{evidence.NewJSReport(framework)}
 	}
-	mod, err := goModulePath(filepath.Join(dir, "go.mod"))
+	mod, err := suites.GoModulePath(filepath.Join(dir, "go.mod"))
 	return &goReport{GoJSON: evidence.NewGoJSON(), module: mod, modErr: err}
 }
 
@@ -411,26 +411,6 @@ func (g *goReport) other() string {
 		return fmt.Sprintf("%q", l)
 	}
 	return ""
-}
-
-// goModulePath reads the module directive of a go.mod file.
-func goModulePath(file string) (string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return "", fmt.Errorf("no go.mod at the tree's root: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := strings.TrimSpace(sc.Text())
-		if i := strings.Index(l, "//"); i >= 0 {
-			l = strings.TrimSpace(l[:i])
-		}
-		if rest, ok := strings.CutPrefix(l, "module"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t' || rest[0] == '"') {
-			return strings.Trim(strings.TrimSpace(rest), `"`), nil
-		}
-	}
-	return "", fmt.Errorf("%s has no module line", file)
 }
 
 // reportFile adds to cmd the file its framework writes its report to
