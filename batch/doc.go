@@ -11,8 +11,21 @@
 //	           asks, and the Tally each member's attempts decide
 //	origin.go  the SCHEDULER signals and the flake origin: this base's
 //	           history, the replay and the probes
+//	argv.go    the command of one triple: TripleArgv, Vars,
+//	           EvidenceFramework
+//	framework.go  Framework: which triples batch, under which framework
+//	shape.go   a triple's Shape in a batch (ShapeOf; go and pytest) and
+//	           the batch's command (Argv)
+//	js.go      the jest and vitest shapes, command and report
+//	report.go  a batch's Report (go JSON events, pytest JUnit, js JSON
+//	           report), its report file, and Judge: a member's outcome
+//	known.go   the known answers planted in every batch (ArmKnown,
+//	           KnownSet.Judge), per framework in knowngo.go, knownpy.go
+//	           and knownjs.go
 //
-// The Driver starts no process: a Runner (check's, for a triple alone
+// The package starts no process: the batch's command, report file and
+// known answers are put on an attempt.Command its caller runs. The Driver
+// starts none either: a Runner (check's, for a triple alone
 // and for a batch) makes each attempt it asks for and writes it to the
 // members' transcripts.
 package batch

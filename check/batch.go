@@ -27,16 +27,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
-	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/fleet"
-	"github.com/flakegate/flakegate/suites"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -53,7 +50,7 @@ type batchRun struct {
 	c       *checker
 	trees   *workerTrees
 	members []*batchMember // in the order of the batch's command
-	shape   *batchShape
+	shape   *batch.Shape
 }
 
 // runBatch runs the triples of jobs (planned together, planBatches) on
@@ -135,7 +132,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	if err != nil || len(run) == 0 {
 		return nil, err
 	}
-	shapes := make([]*batchShape, len(run))
+	shapes := make([]*batch.Shape, len(run))
 	labels := make([]string, len(run))
 	var budget time.Duration
 	for i, m := range run {
@@ -143,11 +140,11 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		labels[i] = memberLabel(m.r.j)
 		budget += m.r.j.ps.prop.WallBudget
 	}
-	rep := newBatchReport(b.shape.framework, at.dir)
+	rep := batch.NewReport(b.shape.Framework, at.dir)
 	sum := sha256.New()
 	cmd := attempt.Command{Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
 		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
-	known, undo, err := armKnown(&cmd, knownPlan{framework: b.shape.framework, dir: at.dir, members: shapes, seed: run[0].r.j.seed, goList: b.goList}, b.shape)
+	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: b.shape.Framework, Dir: at.dir, Members: shapes, Seed: run[0].r.j.seed, GoList: b.goList}, b.shape)
 	if err != nil {
 		b.noteAll(run, keep, side, index, attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: err.Error()}, results)
 		return nil, nil
@@ -157,7 +154,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	if stream != nil {
 		cmd.Output = io.MultiWriter(rep, sum, stream)
 	}
-	file, err := batchReportFile(&cmd, b.shape.framework)
+	file, err := batch.AddReportFile(&cmd, b.shape.Framework)
 	if err != nil {
 		return nil, err
 	}
@@ -174,24 +171,24 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	}
 	out := attempt.Run(ctx, cmd)
 	streamed()
-	readReportFile(rep, file, cmd)
-	verdict := known.judge(rep, out)
+	batch.ReadReportFile(rep, file, cmd)
+	verdict := known.Judge(rep, out)
 	info := &transcript.Batch{Argv: argv, Members: labels, OutputSHA256: hex.EncodeToString(sum.Sum(nil)),
-		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: attempt.Seconds(out.Wall), KnownAnswers: verdict.entries}
+		OutputBytes: out.OutputBytes, ExitCode: out.ExitCode, WallSeconds: attempt.Seconds(out.Wall), KnownAnswers: verdict.Entries}
 	var unstarted []*batchMember
 	for _, m := range run {
 		if !keep(m) {
 			continue
 		}
-		tr := rep.report(m.r.j.shape)
+		tr := rep.Of(m.r.j.shape)
 		o, rerun := b.memberOutcome(m, rep, tr, out, len(run), budget)
-		if why := verdict.wrong[knownScope(m.r.j.shape)]; why != "" && !rerun && (o.Result == attempt.Pass || o.Result == attempt.Fail) {
+		if why := verdict.Wrong[batch.KnownScope(m.r.j.shape)]; why != "" && !rerun && (o.Result == attempt.Pass || o.Result == attempt.Fail) {
 			if out.Result == attempt.Timeout {
 				// Killed before its known answers could run: what it
 				// says of this member is not trusted, and it runs again.
 				rerun = true
 			} else {
-				o.Result, o.Reason = attempt.Errored, knownReason(why)
+				o.Result, o.Reason = attempt.Errored, batch.KnownReason(why)
 			}
 		}
 		if rerun {
@@ -241,13 +238,13 @@ func (b *batchRun) goList(pkg string) []string {
 // allPassed reports, once the batch cmd ended with code, whether its
 // report shows every member of run passed and its known answers as
 // planted.
-func (b *batchRun) allPassed(rep batchReport, file string, cmd attempt.Command, known *knownSet, code int, run []*batchMember) bool {
-	readReportFile(rep, file, cmd)
-	if v := known.judge(rep, attempt.Outcome{ExitCode: code}); len(v.wrong) > 0 {
+func (b *batchRun) allPassed(rep batch.Report, file string, cmd attempt.Command, known *batch.KnownSet, code int, run []*batchMember) bool {
+	batch.ReadReportFile(rep, file, cmd)
+	if v := known.Judge(rep, attempt.Outcome{ExitCode: code}); len(v.Wrong) > 0 {
 		return false
 	}
 	for _, m := range run {
-		if rep.report(m.r.j.shape).Result != attempt.Pass {
+		if rep.Of(m.r.j.shape).Result != attempt.Pass {
 			return false
 		}
 	}
@@ -283,69 +280,8 @@ func (b *batchRun) runnable(ctx context.Context, side string, members []*batchMe
 // ended as out, from its report tr (in rep, the batch's); rerun says it never started in a
 // killed batch (or the report asks for it again): it runs in a batch of
 // its own.
-func (b *batchRun) memberOutcome(m *batchMember, rep batchReport, tr evidence.TestReport, out attempt.Outcome, n int, budget time.Duration) (o attempt.Outcome, rerun bool) {
-	return judgeMember(b.shape.framework, memberLabel(m.r.j), m.r.j.ps.prop.WallBudget, rep, tr, out, n, budget)
-}
-
-// judgeMember is the outcome of the member label (of wall budget
-// budgetOf) in a batch of framework, as memberOutcome says; a replay of
-// a suite's triple judges its test with it too (replaysuite.go).
-func judgeMember(framework, label string, budgetOf time.Duration, rep batchReport, tr evidence.TestReport, out attempt.Outcome, n int, budget time.Duration) (o attempt.Outcome, rerun bool) {
-	killed := out.Result == attempt.Timeout
-	o = attempt.Outcome{Result: tr.Result, ExitCode: out.ExitCode, Signal: out.Signal, Started: out.Started, Wall: tr.Elapsed, Tail: tr.Output, Reason: tr.Reason}
-	switch {
-	case tr.Result == attempt.Fail && out.ExitCode == 0:
-		// The framework exits non-zero when a test fails: a failure
-		// in the report of a process that exited 0 is output the
-		// code under test wrote, never a result.
-		o.Result = attempt.Errored
-		o.Reason = label + " is reported failed, but the batch exited 0: the report is not the framework's own"
-	case tr.Result == attempt.Pass || tr.Result == attempt.Fail:
-		if budgetOf > 0 && tr.Elapsed > budgetOf {
-			o.Result = attempt.Timeout
-			o.Reason = fmt.Sprintf("its own time %.1fs in the batch is over its wall budget %s", tr.Elapsed.Seconds(), budgetOf)
-		}
-	case killed && tr.Started && !tr.Ended:
-		o.Result, o.Wall = attempt.Timeout, out.Wall
-		o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) while this test ran", n, out.Wall.Seconds(), batchWhy(out, budget))
-	case killed && !tr.Started && isJSFramework(framework):
-		// A jest or vitest batch writes its report when it ends: killed,
-		// it names no test that was running. Every member is a timeout
-		// of this batch, and none runs again alone: a test can hang only
-		// beside the others (state one test leaves in a module for the
-		// next), as the project's own runner runs them, and a run alone
-		// would pass it.
-		o.Result, o.Wall = attempt.Timeout, out.Wall
-		o.Reason = fmt.Sprintf("killed at %.1fs (%s) before %s wrote its report", out.Wall.Seconds(), batchWhy(out, budget), framework)
-		if n > 1 {
-			o.Reason = fmt.Sprintf("the batch of %d tests was killed at %.1fs (%s) before %s wrote its report: which test hung is not known, and none runs again alone (a test may hang only beside the others)", n, out.Wall.Seconds(), batchWhy(out, budget), framework)
-		}
-	case killed && !tr.Started || tr.Rerun:
-		return o, true
-	case tr.Result == "":
-		o.Result = attempt.Errored
-		o.Reason = label + " is absent from the batch's report"
-		if tr.Reason != "" {
-			o.Reason += ": " + tr.Reason
-		}
-		if out.Reason != "" {
-			o.Reason += "; the batch: " + out.Reason
-		}
-		if l := rep.other(); l != "" {
-			o.Reason += "; the last line is " + l
-		}
-	case killed:
-		o.Result, o.Reason = attempt.Timeout, tr.Reason+"; "+batchWhy(out, budget)
-	}
-	return o, false
-}
-
-// batchWhy says what ended a killed batch: its budget or a sandbox limit.
-func batchWhy(out attempt.Outcome, budget time.Duration) string {
-	if out.Limit != "" {
-		return "sandbox " + out.Limit + " reached"
-	}
-	return "the sum of its members' wall budgets is " + budget.String()
+func (b *batchRun) memberOutcome(m *batchMember, rep batch.Report, tr evidence.TestReport, out attempt.Outcome, n int, budget time.Duration) (o attempt.Outcome, rerun bool) {
+	return batch.Judge(b.shape.Framework, memberLabel(m.r.j), m.r.j.ps.prop.WallBudget, rep, tr, out, n, budget)
 }
 
 // noteOne writes an attempt of m that did not run in the batch's process.
@@ -357,120 +293,4 @@ func (b *batchRun) noteOne(m *batchMember, side string, index int, out *attempt.
 // memberLabel names a triple among a batch's members.
 func memberLabel(j *job) string {
 	return j.ps.prop.Path + "::" + j.ps.prop.Name
-}
-
-// batchReport reads a batch's output and reports each member's result.
-type batchReport interface {
-	io.Writer
-	report(s *batchShape) evidence.TestReport
-	other() string
-}
-
-func newBatchReport(framework, dir string) batchReport {
-	if framework == evidence.FrameworkPytest {
-		return pytestReport{evidence.NewPytestJUnit()}
-	}
-	if isJSFramework(framework) {
-		return jsReport{evidence.NewJSReport(framework)}
-	}
-	mod, err := suites.GoModulePath(filepath.Join(dir, "go.mod"))
-	return &goReport{GoJSON: evidence.NewGoJSON(), module: mod, modErr: err}
-}
-
-type pytestReport struct{ *evidence.PytestJUnit }
-
-func (p pytestReport) report(s *batchShape) evidence.TestReport { return p.Report(s.test) }
-func (p pytestReport) other() string                            { return "" }
-
-// goReport maps a member's package argument to the import path the
-// events name, through the module path of the tree's go.mod.
-type goReport struct {
-	*evidence.GoJSON
-	module string
-	modErr error
-}
-
-func (g *goReport) report(s *batchShape) evidence.TestReport {
-	if g.modErr != nil {
-		return evidence.TestReport{Result: attempt.Errored, Reason: "cannot name the package of a batched go test: " + g.modErr.Error()}
-	}
-	return g.Report(g.importPath(s.pkg), s.test)
-}
-
-// importPath is the import path of a package argument ("./p", ".").
-func (g *goReport) importPath(arg string) string {
-	pkg := g.module
-	if rel := strings.TrimPrefix(strings.TrimSuffix(arg, "/"), "./"); rel != "." && rel != "" {
-		pkg += "/" + rel
-	}
-	return pkg
-}
-
-func (g *goReport) other() string {
-	if l := g.Other(); l != "" {
-		return fmt.Sprintf("%q", l)
-	}
-	return ""
-}
-
-// reportFile adds to cmd the file its framework writes its report to
-// (flag, then the file's path: --junitxml=, --outputFile=): name, in a
-// folder of its own outside the tree (junitDir), shared read-write with
-// the sandbox for this one attempt. It returns the file's path; the
-// caller removes its folder.
-func reportFile(cmd *attempt.Command, name, flag string) (string, error) {
-	dir, err := junitDir()
-	if err != nil {
-		return "", err
-	}
-	file := filepath.Join(dir, name)
-	cmd.Argv = append(cmd.Argv, flag+file)
-	if sb, _ := cmd.Sandbox.(*sandbox.Sandbox); sb != nil {
-		sb.RW = append(append([]string(nil), sb.RW...), dir)
-	}
-	return file, nil
-}
-
-// batchReportFile adds the report file of framework's batch to cmd (the
-// pytest JUnit file, the jest or vitest JSON report) and returns its
-// path; "" for go, whose report is its output. The caller removes the
-// file's folder.
-func batchReportFile(cmd *attempt.Command, framework string) (string, error) {
-	switch {
-	case framework == evidence.FrameworkPytest:
-		return pytestJUnitFile(cmd)
-	case isJSFramework(framework):
-		return jsReportFile(cmd) // batchjs.go
-	}
-	return "", nil
-}
-
-// readReportFile gives rep the report file the batch cmd wrote (file,
-// from batchReportFile).
-func readReportFile(rep batchReport, file string, cmd attempt.Command) {
-	if pr, ok := rep.(pytestReport); ok {
-		pr.SetJUnit(attempt.ReadBounded(file, 64<<20))
-	}
-	if jr, ok := rep.(jsReport); ok {
-		data, err := attempt.ReadBounded(file, 64<<20)
-		jr.SetFile(data, err, jsRoot(cmd))
-	}
-}
-
-// pytestJUnitFile adds the JUnit file of a pytest batch to cmd.
-func pytestJUnitFile(cmd *attempt.Command) (string, error) {
-	return reportFile(cmd, "junit.xml", "--junitxml=")
-}
-
-// junitDir makes the folder a pytest batch writes its JUnit file into,
-// shared read-write with the sandbox for that one attempt.
-func junitDir() (string, error) {
-	dir, err := os.MkdirTemp("", "flakegate-junit-")
-	if err == nil {
-		err = os.Chmod(dir, 0o777) // the sandbox's uid writes it
-	}
-	if err != nil {
-		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot make a folder for a pytest batch's JUnit report", Err: err}
-	}
-	return dir, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
 )
@@ -24,10 +25,10 @@ func TestJSShapeNameWithEquals(t *testing.T) {
 			return &job{ps: &propState{prop: p, framework: evidence.FrameworkVitest}, seed: flakegate.Seed("7")}
 		}
 		a, b := shapeOf(mk("decodes 'id=770&#x'")), shapeOf(mk("plain"))
-		if a == nil || b == nil || a.key != b.key {
+		if a == nil || b == nil || a.Key != b.Key {
 			t.Fatalf("%q: shapes %+v and %+v; want one key", run, a, b)
 		}
-		got := strings.Join(batchArgv(a, []*batchShape{a, b}), " ")
+		got := strings.Join(batch.Argv(a, []*batch.Shape{a, b}), " ")
 		if !strings.Contains(got, `^(decodes 'id=770&#x'|plain)$`) || strings.Contains(got, `id=^(`) {
 			t.Errorf("%q: batch argv %s", run, got)
 		}
@@ -74,10 +75,10 @@ func TestJSShape(t *testing.T) {
 				}
 				return
 			}
-			if a == nil || b == nil || a.key != b.key {
+			if a == nil || b == nil || a.Key != b.Key {
 				t.Fatalf("shapes %+v and %+v; want one key", a, b)
 			}
-			if got := strings.Join(batchArgv(a, []*batchShape{a, b, a}), " "); got != tc.want {
+			if got := strings.Join(batch.Argv(a, []*batch.Shape{a, b, a}), " "); got != tc.want {
 				t.Errorf("batch argv\n%s\nwant\n%s", got, tc.want)
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/suites"
 )
@@ -22,7 +23,7 @@ func TestShapeOf(t *testing.T) {
 	run := func(t *testing.T, tc testCase) {
 		mk := func(name string) *job {
 			p := &config.Property{Path: "p/p_test.go", Name: name, Run: tc.run, Batch: !tc.noBatch, Framework: config.FrameworkOfArgv(tc.run)}
-			return &job{ps: &propState{prop: p, framework: evidenceFramework(p)}, seed: flakegate.Seed("7")}
+			return &job{ps: &propState{prop: p, framework: batch.EvidenceFramework(p)}, seed: flakegate.Seed("7")}
 		}
 		a, b := shapeOf(mk(tc.prop)), shapeOf(mk(tc.prop+"2"))
 		if tc.want == "" {
@@ -31,12 +32,12 @@ func TestShapeOf(t *testing.T) {
 			}
 			return
 		}
-		if a == nil || b == nil || a.key != b.key {
+		if a == nil || b == nil || a.Key != b.Key {
 			t.Fatalf("shapes %+v and %+v; want one key", a, b)
 		}
 		// pytest runs through flakegate's bootstrap (suites/pybootstrap.go), its
 		// PYTHONPATH handed to it.
-		if got, want := strings.Join(batchArgv(a, []*batchShape{a, b}), " "), strings.ReplaceAll(tc.want, "@BOOT@", suites.PyBootstrap); got != want {
+		if got, want := strings.Join(batch.Argv(a, []*batch.Shape{a, b}), " "), strings.ReplaceAll(tc.want, "@BOOT@", suites.PyBootstrap); got != want {
 			t.Errorf("batch argv\n%s\nwant\n%s", got, want)
 		}
 		if batchTemplateKey(mk(tc.prop).ps) == "" {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/transcript"
 )
@@ -15,7 +16,7 @@ import (
 // make once the process ended; nil and a no-op when the handler does not
 // take tests, or the framework's output names no test as it ends. The
 // batch's known answers are not shown: they are no tests of the project.
-func (b *batchRun) batchStream(side string, attempt, tests int, known *knownSet) (io.Writer, func()) {
+func (b *batchRun) batchStream(side string, attempt, tests int, known *batch.KnownSet) (io.Writer, func()) {
 	h, ok := b.c.progress.(TestProgressHandler)
 	if !ok {
 		return nil, func() {}
@@ -29,9 +30,9 @@ func (b *batchRun) batchStream(side string, attempt, tests int, known *knownSet)
 	case attempt > 0:
 		what = fmt.Sprintf("retry %d", attempt)
 	}
-	run := &flakegate.RunningBatch{Head: fmt.Sprintf("%s, seed %s, %s", b.shape.framework, b.members[0].r.j.seed, what), Tests: tests, Started: time.Now()}
-	s := evidence.NewTestStream(b.shape.framework, func(test, outcome string) {
-		if !known.planted(test) {
+	run := &flakegate.RunningBatch{Head: fmt.Sprintf("%s, seed %s, %s", b.shape.Framework, b.members[0].r.j.seed, what), Tests: tests, Started: time.Now()}
+	s := evidence.NewTestStream(b.shape.Framework, func(test, outcome string) {
+		if !known.Planted(test) {
 			h.BatchTest(run, test, outcome)
 		}
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/grade"
@@ -67,7 +68,7 @@ func makeGraded(ctx context.Context, g *git.Client, cfg *config.Config, base, ca
 		if s.FixtureRoot != "" {
 			in.Keep = append(in.Keep, s.FixtureRoot)
 		}
-		if isJSFramework(s.Framework) {
+		if batch.IsJS(s.Framework) {
 			probe := path.Join(s.Path, "flakegate.test.js")
 			if in.Base.Files[s.Path] {
 				probe = s.Path
@@ -87,7 +88,7 @@ func makeGraded(ctx context.Context, g *git.Client, cfg *config.Config, base, ca
 				in.Keep = append(in.Keep, k)
 			}
 		}
-		if isJSFramework(p.Framework) {
+		if batch.IsJS(p.Framework) {
 			setup, err := jsSetupFiles(ctx, finder, p, in.Base.Files)
 			if err != nil {
 				return fail(err)

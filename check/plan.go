@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/suites"
 )
@@ -43,7 +44,7 @@ func batchGroups(cfg *config.Config, triples []PlanTriple) [][]PlanTriple {
 		ps := states[t.Property]
 		if ps == nil {
 			p := &cfg.Properties[t.Property]
-			ps = &propState{index: t.Property, prop: p, framework: evidenceFramework(p)}
+			ps = &propState{index: t.Property, prop: p, framework: batch.EvidenceFramework(p)}
 			if p.Prepare != nil {
 				ps.prepareSHA256 = prepareSHA256(p.Prepare, nil)
 			}

@@ -62,7 +62,7 @@ func (p *pool) BatchLabelled(pos []int) {
 		ordered[i] = p.results[k].Result
 	}
 	first := &p.jobs[pos[0]]
-	bh.BatchDone(first.shape.framework+", seed "+first.seed.String(), ordered)
+	bh.BatchDone(first.shape.Framework+", seed "+first.seed.String(), ordered)
 }
 
 func (p *pool) Note(msg string)      { p.c.progress.Note(NoteTopic, msg) }

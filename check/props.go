@@ -10,11 +10,11 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
@@ -24,7 +24,6 @@ import (
 	"github.com/flakegate/flakegate/template"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
-	"github.com/flakegate/flakegate/suites"
 )
 
 // FixtureAbsent is the fixture_sha256 recorded when the candidate has no
@@ -57,7 +56,7 @@ type propState struct {
 
 	prepareSHA256 string // digest of its prepare's command and environment ("" for none)
 
-	framework   string           // evidenceFramework of the property
+	framework   string           // batch.EvidenceFramework of the property
 	runSHA256   string           // digest of the argv template
 	corpus      []flakegate.Seed // the failure corpus's seeds for this base (corpus.go)
 	entrySHA256 string           // digest of the config entry
@@ -91,7 +90,7 @@ func (c *checker) preflight(ctx context.Context) error {
 		if err := c.checkCommand(base, ps.key, p); err != nil {
 			return err
 		}
-		ps.framework = evidenceFramework(p)
+		ps.framework = batch.EvidenceFramework(p)
 		ps.runSHA256 = RunSHA256(p)
 		ps.entrySHA256 = EntrySHA256(c.cfg, p)
 		if err := c.checkSeeds(base, ps); err != nil {
@@ -190,7 +189,7 @@ func (c *site) insideTree(root, key, rel string) error {
 // cannot start is INCOMPLETE, its reason the shell's "not found"
 // (doctor looks for it in the prepared tree).
 func (c *checker) checkCommand(base, key string, p *config.Property) error {
-	argv, err := template.Expand(p.Run, vars(p, flakegate.Seed("1")))
+	argv, err := template.Expand(p.Run, batch.Vars(p, flakegate.Seed("1")))
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: key + ".run: " + err.Error()}
 	}
@@ -246,41 +245,12 @@ type digested struct {
 	err error
 }
 
-// tripleArgv is the command of one attempt of p for seed, as check and
-// replay run it: the run template expanded, with the options that make
-// the framework print its evidence.
-func tripleArgv(p *config.Property, seed flakegate.Seed) ([]string, error) {
-	argv, err := template.Expand(p.Run, vars(p, seed))
-	if err != nil {
-		return nil, err
-	}
-	argv = evidence.ArgvFor(evidenceFramework(p), argv)
-	if p.Framework == config.FrameworkPytest {
-		argv = suites.PyBootstrapArgv(argv, "run") // pytest from the toolchain (suites/pybootstrap.go)
-	}
-	return argv, nil
-}
-
-// evidenceFramework is the evidence framework of p: its config framework,
-// with none as evidence.FrameworkNone.
-func evidenceFramework(p *config.Property) string {
-	if p.Framework == config.FrameworkNone {
-		return evidence.FrameworkNone
-	}
-	return p.Framework
-}
-
 // showAt reads repository files at rev for config.LoadWith.
 func showAt(ctx context.Context, g *git.Client, rev string) func(string) ([]byte, bool) {
 	return func(rel string) ([]byte, bool) {
 		b, err := g.Show(ctx, rev, rel)
 		return b, err == nil
 	}
-}
-
-// vars are the placeholder values of one seed of p.
-func vars(p *config.Property, seed flakegate.Seed) template.Vars {
-	return template.Vars{Path: p.Path, Name: p.Name, Seed: seed.String(), Samples: strconv.Itoa(p.Samples), Fixture: p.Fixture}
 }
 
 // RunSHA256 is the digest of p's argv template (the record's extra key
@@ -445,7 +415,7 @@ func watchGlobs(cfg *config.Config, p *config.Property) []watchGlob {
 	if p.Framework == config.FrameworkGo || strings.HasSuffix(p.Path, "_test.go") {
 		out = append(out, watchGlob{Glob: path.Join(dir, "testdata/rapid/**"), Why: "rapid fail files of the property's package"})
 	}
-	if isJSFramework(p.Framework) {
+	if batch.IsJS(p.Framework) {
 		for d := dir; ; d = path.Dir(d) {
 			for _, f := range grade.LockFiles {
 				out = append(out, watchGlob{Glob: path.Join(d, f), Why: lockWhy})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
@@ -400,7 +401,7 @@ func checkoutPropertyReplay(ctx context.Context, o ReplayAtOptions, g *git.Clien
 			Message: fmt.Sprintf("no property %s at %s", (&config.Property{Path: o.Property, Name: o.Name}).ID(), flakegate.ShortSHA(cfgSHA)),
 			Hint:    "the config names: " + strings.Join(ids, ", ")}
 	}
-	argv, err := tripleArgv(p, o.Seed)
+	argv, err := batch.TripleArgv(p, o.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +418,7 @@ func checkoutPropertyReplay(ctx context.Context, o ReplayAtOptions, g *git.Clien
 	r := &ReplayAt{SHA: sha, ConfigSHA: cfgSHA, ConfigPath: cfgPath, Property: p, git: g, tmp: tmp,
 		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), Argv: argv, WallBudget: p.WallBudget,
 			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Fixture: p.Fixture,
-			Framework: evidenceFramework(p), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker,
+			Framework: batch.EvidenceFramework(p), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker,
 			GoBase: cfgSHA, Prepare: p.Prepare, PrepareTree: gt.sha}}
 	if err := g.PrepareWorktree(ctx, r.Options.Dir, gt.sha); err != nil {
 		os.RemoveAll(tmp)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/suites"
@@ -46,8 +47,8 @@ type ReplaySuite struct {
 // suiteReplay is what planSuite made of a ReplaySuite.
 type suiteReplay struct {
 	framework, label string
-	shape            *batchShape   // the named test's, in the batch
-	shapes           []*batchShape // the batch's, in order
+	shape            *batch.Shape   // the named test's, in the batch
+	shapes           []*batch.Shape // the batch's, in order
 	seed             flakegate.Seed
 	goList           func(pkg string) []string // as the check's batchRun.goList
 	members          int
@@ -108,7 +109,7 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 	p := &config.Property{Path: o.Property, Name: o.Name, Suite: s, Framework: s.Framework, FrameworkSet: true, WallBudget: s.WallBudget}
 	r := &ReplayAt{SHA: sha, ConfigSHA: cfgSHA, ConfigPath: cfgPath, Property: p, git: g, tmp: tmp, base: base,
 		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), WallBudget: s.WallBudget,
-			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Framework: evidenceFramework(p), Name: o.Name,
+			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Framework: batch.EvidenceFramework(p), Name: o.Name,
 			GoBase: cfgSHA, Prepare: cfg.Prepare, PrepareTree: graded,
 			Suite: &ReplaySuite{Suite: s, Properties: cfg.Properties, BaseDir: base, Path: o.Property, Name: o.Name, Seed: o.Seed}}}
 	if err := g.PrepareWorktree(ctx, r.Options.Dir, graded); err != nil {
@@ -131,7 +132,7 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 // listRun runs a listing command of the suite in dir, in the replay's
 // sandbox, and returns its whole output.
 // With flag (vitest, jest) the listing writes its report file flag+F
-// (reportFile): its content and the folder the framework ran in, as it
+// (batch.ReportFile): its content and the folder the framework ran in, as it
 // saw it, are returned too.
 func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Duration, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
 	out := &attempt.Bounded{Max: suites.MaxListOutput}
@@ -144,7 +145,7 @@ func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Dura
 	}
 	file := ""
 	if flag != "" {
-		f, err := reportFile(&cmd, "list.json", flag) // batch.go
+		f, err := batch.ReportFile(&cmd, "list.json", flag) // batch.go
 		if err != nil {
 			return attempt.Outcome{}, nil, nil, "", err
 		}
@@ -162,7 +163,7 @@ func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Dura
 	if file != "" {
 		report, _ = attempt.ReadBounded(file, suites.MaxListOutput)
 	}
-	return o, out.Bytes(), report, jsRoot(cmd), nil
+	return o, out.Bytes(), report, batch.JSRoot(cmd), nil
 }
 
 // planSuite lists the suite on the base, as the check does, and makes
@@ -237,7 +238,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 			continue
 		}
 		p := suites.Property(cfg, s, t, list, "")
-		ps := &propState{prop: &p, framework: evidenceFramework(&p)}
+		ps := &propState{prop: &p, framework: batch.EvidenceFramework(&p)}
 		if p.Prepare != nil {
 			ps.prepareSHA256 = prepareSHA256(p.Prepare, r.iso.env)
 		}
@@ -251,8 +252,8 @@ func (r *Replay) planSuite(ctx context.Context) error {
 func (r *Replay) useBatch(jobs []job, list *suites.List, label string) error {
 	rs := r.opts.Suite
 	s := rs.Suite
-	var shapes []*batchShape
-	var target *batchShape
+	var shapes []*batch.Shape
+	var target *batch.Shape
 	for i := range jobs {
 		sh := shapeOf(&jobs[i])
 		if sh == nil {
@@ -266,9 +267,9 @@ func (r *Replay) useBatch(jobs []job, list *suites.List, label string) error {
 	r.notes = append(r.notes, suiteOrderNote(s, list, jobs, rs.Seed, rs.Path))
 	// A suite's test alone is a batch of one too, as in a check
 	// (suiteMember): with its known answers, which runSuite plants.
-	r.opts.Argv = batchArgv(shapes[0], shapes)
+	r.opts.Argv = batch.Argv(shapes[0], shapes)
 	r.opts.WallBudget = time.Duration(len(jobs)) * s.WallBudget // a batch's budget is its members'
-	r.suite = &suiteReplay{framework: shapes[0].framework, label: label, shape: target, shapes: shapes, seed: rs.Seed,
+	r.suite = &suiteReplay{framework: shapes[0].Framework, label: label, shape: target, shapes: shapes, seed: rs.Seed,
 		goList: func(pkg string) []string { return list.PkgTests[pkg] }, members: len(jobs), own: s.WallBudget, baseLayer: r.suite.baseLayer}
 	return nil
 }
@@ -283,7 +284,7 @@ func suiteOrderNote(s *config.Suite, list *suites.List, jobs []job, seed flakega
 		pkg := jobs[0].ps.prop.Run[5]
 		names = list.PkgTests[pkg]
 		what = "package " + pkg + "'s list, which -shuffle=" + seed.String() + " permutes"
-	} else if isJSFramework(s.Framework) {
+	} else if batch.IsJS(s.Framework) {
 		for _, t := range list.Tests {
 			if t.File == file {
 				names = append(names, t.Name)
@@ -304,17 +305,17 @@ func suiteOrderNote(s *config.Suite, list *suites.List, jobs []job, seed flakega
 // framework's report as a check judges a batch's member.
 func (r *Replay) runSuite(ctx context.Context, cmd attempt.Command, output io.Writer) attempt.Outcome {
 	rs := r.suite
-	rep := newBatchReport(rs.framework, r.opts.Dir)
+	rep := batch.NewReport(rs.framework, r.opts.Dir)
 	cmd.NoTestMarkers = []string{}
 	failed := func(err error) attempt.Outcome {
 		return attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: err.Error()}
 	}
-	known, undo, err := armKnown(&cmd, knownPlan{framework: rs.framework, dir: r.opts.Dir, members: rs.shapes, seed: rs.seed, goList: rs.goList}, rs.shapes[0])
+	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: rs.framework, Dir: r.opts.Dir, Members: rs.shapes, Seed: rs.seed, GoList: rs.goList}, rs.shapes[0])
 	if err != nil {
 		return failed(err)
 	}
 	defer undo()
-	file, err := batchReportFile(&cmd, rs.framework) // batch.go
+	file, err := batch.AddReportFile(&cmd, rs.framework) // batch.go
 	if err != nil {
 		return failed(err)
 	}
@@ -326,11 +327,11 @@ func (r *Replay) runSuite(ctx context.Context, cmd attempt.Command, output io.Wr
 		cmd.Output = io.MultiWriter(output, rep)
 	}
 	out := attempt.Run(ctx, cmd)
-	readReportFile(rep, file, cmd)
-	tr := rep.report(rs.shape)
-	o, rerun := judgeMember(rs.framework, rs.label, rs.own, rep, tr, out, rs.members, cmd.WallBudget)
-	if why := known.judge(rep, out).wrong[knownScope(rs.shape)]; why != "" && !rerun && (o.Result == attempt.Pass || o.Result == attempt.Fail) {
-		o.Result, o.Reason = attempt.Errored, knownReason(why)
+	batch.ReadReportFile(rep, file, cmd)
+	tr := rep.Of(rs.shape)
+	o, rerun := batch.Judge(rs.framework, rs.label, rs.own, rep, tr, out, rs.members, cmd.WallBudget)
+	if why := known.Judge(rep, out).Wrong[batch.KnownScope(rs.shape)]; why != "" && !rerun && (o.Result == attempt.Pass || o.Result == attempt.Fail) {
+		o.Result, o.Reason = attempt.Errored, batch.KnownReason(why)
 	}
 	if rerun {
 		o.Result, o.Reason = attempt.Errored, rs.label+" did not start: the batch was killed before it"

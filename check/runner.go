@@ -118,7 +118,7 @@ func (b *batchRun) drive(ctx context.Context) error {
 	br := batchRunner{b: b, of: map[*batch.Member]*batchMember{}}
 	members := make([]*batch.Member, len(b.members))
 	for i, bm := range b.members {
-		bm.m = bm.r.member(b.shape.framework + " batch")
+		bm.m = bm.r.member(b.shape.Framework + " batch")
 		runs[bm.m], br.of[bm.m], members[i] = bm.r, bm, bm.m
 	}
 	return b.c.driver(br, runs).Drive(ctx, members)

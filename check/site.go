@@ -23,7 +23,6 @@ import (
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/gocache"
 	"github.com/flakegate/flakegate/internal/flock"
-	"github.com/flakegate/flakegate/template"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -235,9 +234,6 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 	res.Uncollected = c.collectLayers()
 	return res, done
 }
-
-// Vars are the template variables of p's run for seed.
-func Vars(p *config.Property, seed flakegate.Seed) template.Vars { return vars(p, seed) }
 
 // noteRecorder is the progress handler of a Site: it keeps the notes.
 type noteRecorder struct {

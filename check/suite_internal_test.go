@@ -1,31 +1,14 @@
 package check
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/suites"
 )
-
-// pyTree writes files into a new folder and returns it.
-func pyTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // TestJSSuiteRun: a js suite's run template batches (jsShape), and the
 // batch of two tests puts the seed's order flags before the files.
@@ -38,10 +21,10 @@ func TestJSSuiteRun(t *testing.T) {
 			jobs = append(jobs, job{ps: &propState{prop: p, framework: fw}, seed: flakegate.Seed("4")})
 		}
 		a, b := shapeOf(&jobs[0]), shapeOf(&jobs[1])
-		if a == nil || b == nil || a.key != b.key {
+		if a == nil || b == nil || a.Key != b.Key {
 			t.Fatalf("%s: shapes %+v %+v", fw, a, b)
 		}
-		argv := strings.Join(batchArgv(a, []*batchShape{a, b}), " ")
+		argv := strings.Join(batch.Argv(a, []*batch.Shape{a, b}), " ")
 		want := "node " + suites.JSRunner(fw) + " " + flags + ` a.test.js b.test.js -t ^(g one|two \(x\))$`
 		if !strings.HasPrefix(argv, want) {
 			t.Errorf("%s: %s\nwant %s...", fw, argv, want)

@@ -15,6 +15,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/suites"
 )
@@ -95,7 +96,7 @@ func (c *site) lister(s *config.Suite, t *tree, marks bool) *suites.Lister {
 }
 
 // listRunReport runs a listing argv in the sandbox on t with the report
-// file flag+F added (reportFile) and returns its outcome, its output,
+// file flag+F added (batch.ReportFile) and returns its outcome, its output,
 // the report file's content and the folder the framework ran in as it
 // saw it (the report names files by absolute paths there).
 func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
@@ -110,7 +111,7 @@ func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv
 	out := &attempt.Bounded{Max: suites.MaxListOutput}
 	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out}
-	file, err := reportFile(&cmd, "list.json", flag)
+	file, err := batch.ReportFile(&cmd, "list.json", flag)
 	if err != nil {
 		return attempt.Outcome{}, nil, nil, "", err
 	}
@@ -123,7 +124,7 @@ func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv
 	if rerr != nil {
 		report = nil
 	}
-	return o, out.Bytes(), report, jsRoot(cmd), nil
+	return o, out.Bytes(), report, batch.JSRoot(cmd), nil
 }
 
 // suiteMember reports whether j is a triple of a suite that batches:

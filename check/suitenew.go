@@ -23,6 +23,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/suites"
@@ -118,7 +119,7 @@ func (c *checker) tryNewTests(ctx context.Context, s *config.Suite, list *suites
 					return suites.Rank(seed, memberOf(fresh[idx[a]])) < suites.Rank(seed, memberOf(fresh[idx[b]]))
 				})
 			}
-			shapes := make([]*batchShape, len(idx))
+			shapes := make([]*batch.Shape, len(idx))
 			for n, k := range idx {
 				shapes[n] = newTestShape(s, list, fresh[k], seed)
 			}
@@ -141,23 +142,23 @@ func (c *checker) tryNewTests(ctx context.Context, s *config.Suite, list *suites
 }
 
 // newTestShape is the batch shape of one run of a new test.
-func newTestShape(s *config.Suite, list *suites.List, t suites.Test, seed flakegate.Seed) *batchShape {
+func newTestShape(s *config.Suite, list *suites.List, t suites.Test, seed flakegate.Seed) *batch.Shape {
 	if s.Framework == config.FrameworkGo {
 		lead := []string{"-shuffle=" + seed.String(), "-count=1", "-timeout=0"}
 		var trail []string
 		if list.Rapid[t.Pkg] {
 			trail = []string{"-rapid.seed=" + seed.String()}
 		}
-		return &batchShape{framework: evidence.FrameworkGo, lead: lead, trail: trail, pkg: t.Pkg, test: t.Name}
+		return &batch.Shape{Framework: evidence.FrameworkGo, Lead: lead, Trail: trail, Pkg: t.Pkg, Test: t.Name}
 	}
-	if isJSFramework(s.Framework) {
-		return &batchShape{framework: s.Framework, lead: suites.JSSuiteLead(s.Framework, seed.String()), trail: []string{"-t", jsNameSlot}, pkg: t.File, test: t.Name}
+	if batch.IsJS(s.Framework) {
+		return &batch.Shape{Framework: s.Framework, Lead: suites.JSSuiteLead(s.Framework, seed.String()), Trail: []string{"-t", batch.JSNameSlot}, Pkg: t.File, Test: t.Name}
 	}
 	var trail []string
 	if list.Hypothesis {
 		trail = []string{"--hypothesis-seed=" + seed.String()}
 	}
-	return &batchShape{framework: evidence.FrameworkPytest, lead: suites.PytestArgv(s, list.Python), trail: trail, test: t.File + "::" + t.Name}
+	return &batch.Shape{Framework: evidence.FrameworkPytest, Lead: suites.PytestArgv(s, list.Python), Trail: trail, Test: t.File + "::" + t.Name}
 }
 
 // memberOf is a suite test's "file::name".
@@ -165,7 +166,7 @@ func memberOf(t suites.Test) string { return t.File + "::" + t.Name }
 
 // runNewBatch runs one process of new tests and returns each one's
 // report, in the order of shapes.
-func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, shapes []*batchShape, seed flakegate.Seed) ([]evidence.TestReport, error) {
+func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, shapes []*batch.Shape, seed flakegate.Seed) ([]evidence.TestReport, error) {
 	sb, err := c.suiteSandbox(ctx, t, s)
 	if err != nil {
 		return nil, err
@@ -174,17 +175,17 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, sha
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree for a new test", Err: err}
 	}
 	defer t.release(c.resetClean)
-	rep := newBatchReport(shapes[0].framework, t.dir)
+	rep := batch.NewReport(shapes[0].Framework, t.dir)
 	cmd := attempt.Command{Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, NoTestMarkers: []string{},
 		Sandbox: sb, Output: rep}
 	// Known answers, as in every batch (known.go): a run whose report
 	// the test process wrote counts as passed by no new test.
-	known, undo, err := armKnown(&cmd, knownPlan{framework: shapes[0].framework, dir: t.dir, members: shapes, seed: seed}, shapes[0])
+	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: shapes[0].Framework, Dir: t.dir, Members: shapes, Seed: seed}, shapes[0])
 	if err != nil {
 		return nil, err
 	}
 	defer undo()
-	file, err := batchReportFile(&cmd, shapes[0].framework) // batch.go
+	file, err := batch.AddReportFile(&cmd, shapes[0].Framework) // batch.go
 	if err != nil {
 		return nil, err
 	}
@@ -195,14 +196,14 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, sha
 	if ctx.Err() != nil {
 		return nil, flakegate.Interrupted(ctx)
 	}
-	readReportFile(rep, file, cmd)
-	verdict := known.judge(rep, o)
+	batch.ReadReportFile(rep, file, cmd)
+	verdict := known.Judge(rep, o)
 	got := make([]evidence.TestReport, len(shapes))
 	for n, sh := range shapes {
-		tr := rep.report(sh)
+		tr := rep.Of(sh)
 		switch {
-		case verdict.wrong[knownScope(sh)] != "" && (tr.Result == attempt.Pass || tr.Result == attempt.Fail):
-			tr.Result, tr.Reason = attempt.Errored, knownReason(verdict.wrong[knownScope(sh)])
+		case verdict.Wrong[batch.KnownScope(sh)] != "" && (tr.Result == attempt.Pass || tr.Result == attempt.Fail):
+			tr.Result, tr.Reason = attempt.Errored, batch.KnownReason(verdict.Wrong[batch.KnownScope(sh)])
 		case tr.Result == "" && o.Result == attempt.Timeout:
 			tr.Result, tr.Reason = attempt.Timeout, "the run was killed: "+o.Reason
 		case tr.Result == "":

@@ -36,7 +36,7 @@ type job struct {
 	corpus bool // from the failure corpus (corpus.go)
 	// shape, when set, is how the triple takes part in a batch
 	// (batchplan.go); nil runs it alone.
-	shape *batchShape
+	shape *batch.Shape
 }
 
 // seedOrigin is the record's "seed_origin": "" for a listed seed, else
@@ -79,7 +79,7 @@ func (c *checker) jobs() []job {
 // argv is the command of one attempt of the triple: the run template
 // expanded, with the options that make the framework print its evidence.
 func (c *checker) argv(j *job) ([]string, error) {
-	argv, err := tripleArgv(j.ps.prop, j.seed)
+	argv, err := batch.TripleArgv(j.ps.prop, j.seed)
 	if err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath, Message: j.ps.key + ".run: " + err.Error()}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/suites"
@@ -344,7 +345,7 @@ func toolchains(cfg *config.Config) []tool {
 	for i := range cfg.Properties {
 		p := &cfg.Properties[i]
 		key := fmt.Sprintf("properties[%d]", i)
-		if argv, err := template.Expand(p.Run, check.Vars(p, flakegate.Seed("1"))); err == nil {
+		if argv, err := template.Expand(p.Run, batch.Vars(p, flakegate.Seed("1"))); err == nil {
 			walk(argv, key+".run")
 		}
 		if p.Prepare != nil && p.Prepare != cfg.Prepare {

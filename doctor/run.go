@@ -17,7 +17,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
-	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/template"
@@ -123,7 +123,7 @@ func (d *doctor) runs(ctx context.Context, sb *sandbox.Sandbox, env []string, ba
 	for i := range d.cfg.Properties {
 		p := &d.cfg.Properties[i]
 		key := fmt.Sprintf("properties[%d].run", i)
-		argv, err := template.Expand(p.Run, check.Vars(p, flakegate.Seed("1")))
+		argv, err := template.Expand(p.Run, batch.Vars(p, flakegate.Seed("1")))
 		if err != nil {
 			continue // the config line said so
 		}

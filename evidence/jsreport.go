@@ -14,7 +14,7 @@ import (
 
 // JSReport reads a jest or vitest batch: the JSON report the framework
 // wrote to a file outside the tree (jest --json --outputFile=F, vitest
-// --reporter=json --outputFile=F; check/batchjs.go builds that command),
+// --reporter=json --outputFile=F; batch/js.go builds that command),
 // and reports each member's result by test file and full name (its
 // describe titles and its title, joined by spaces, as the report's
 // fullName). Write it the batch's output, give it the file (SetFile),
@@ -136,7 +136,7 @@ func (j *JSReport) parse() *jsFileReport {
 // in the test file file (a path relative to the folder the framework ran
 // in). Without a report it is an error that never started: a killed
 // batch wrote none, and each member is a timeout of that batch
-// (check/batch.go, judgeMember).
+// (batch/report.go, Judge).
 func (j *JSReport) Report(file, name string) TestReport {
 	j.mu.Lock()
 	defer j.mu.Unlock()

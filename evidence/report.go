@@ -30,7 +30,7 @@ type TestReport struct {
 	// recorded properties (record_property, "name=value" lines),
 	// vitest's task meta (its JSON), jest's count of passing assertions
 	// ("asserts=N"). A known answer's nonce is looked for in Output and
-	// Evidence (check/known.go).
+	// Evidence (batch/known.go).
 	Evidence string
 	Reason   string
 	// Rerun is set when the test did not run because of another member

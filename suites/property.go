@@ -43,7 +43,7 @@ func Property(cfg *config.Config, s *config.Suite, t Test, list *List, fixture s
 }
 
 // suiteRun is the run template of one suite test: the batch shape of its
-// framework (check/batchplan.go), with the order seed where the framework
+// framework (batch/shape.go), with the order seed where the framework
 // takes it.
 func suiteRun(s *config.Suite, t Test, list *List) []string {
 	switch s.Framework {

@@ -1,7 +1,7 @@
 package sandbox
 
 // TreeFile is a file flakegate adds to one attempt's own tree (the
-// known answers of a batch, check/known.go): the attempt sees it as a
+// known answers of a batch, batch/known.go): the attempt sees it as a
 // file of its tree like the others, and it never reaches the worktree,
 // the repository or another attempt. Where the helper mounts the tree
 // (an overlay as root or in the helper's user namespace, or a fresh

@@ -1,7 +1,7 @@
 // The known answers of a go batch (known.go): two fuzz targets in a new
 // test file of each package.
 
-package check
+package batch
 
 import (
 	"fmt"
@@ -22,13 +22,13 @@ import (
 )
 
 // plantGo plants two fuzz targets in every package of the batch.
-func plantGo(p knownPlan, d *drawer) (*knownSet, error) {
-	k := &knownSet{framework: evidence.FrameworkGo}
+func plantGo(p KnownPlan, d *drawer) (*KnownSet, error) {
+	k := &KnownSet{framework: evidence.FrameworkGo}
 	words := p.words()
 	var pkgs []string
-	for _, m := range p.members {
-		if !slices.Contains(pkgs, m.pkg) {
-			pkgs = append(pkgs, m.pkg)
+	for _, m := range p.Members {
+		if !slices.Contains(pkgs, m.Pkg) {
+			pkgs = append(pkgs, m.Pkg)
 		}
 	}
 	for _, pkg := range pkgs {
@@ -36,7 +36,7 @@ func plantGo(p knownPlan, d *drawer) (*knownSet, error) {
 			return nil, err
 		}
 	}
-	k.more = func(rep batchReport) map[string]string { return goKnownMore(p, pkgs, k, rep) }
+	k.more = func(rep Report) map[string]string { return goKnownMore(p, pkgs, k, rep) }
 	return k, nil
 }
 
@@ -48,8 +48,8 @@ func goPackageDir(dir, pkg string) (string, string) {
 }
 
 // plantGoPackage adds the two fuzz targets of package pkg to k.
-func plantGoPackage(p knownPlan, d *drawer, words []string, pkg string, k *knownSet) error {
-	dir, rel := goPackageDir(p.dir, pkg)
+func plantGoPackage(p KnownPlan, d *drawer, words []string, pkg string, k *KnownSet) error {
+	dir, rel := goPackageDir(p.Dir, pkg)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("cannot read package %s: %w", pkg, err)
@@ -109,7 +109,7 @@ func plantGoPackage(p knownPlan, d *drawer, words []string, pkg string, k *known
 	k.files = append(k.files, knownFile(rel, file, like, src))
 	for i, want := range []string{attempt.Pass, attempt.Fail} {
 		nonce := []string{pass, fail}[i]
-		k.answers = append(k.answers, knownAnswer{shape: &batchShape{framework: evidence.FrameworkGo, test: names[i], pkg: pkg},
+		k.answers = append(k.answers, knownAnswer{shape: &Shape{Framework: evidence.FrameworkGo, Test: names[i], Pkg: pkg},
 			label: path.Join(rel, file) + "::" + names[i], want: want, nonce: nonce, scope: pkg})
 	}
 	return nil
@@ -171,13 +171,13 @@ func goKnownPackage(dir string, ents []os.DirEntry) (string, error) {
 // list of the package is known and -shuffle names a seed, its tests ran
 // in the order that seed gives, before the planted fuzz targets, with its
 // examples after them.
-func goKnownMore(p knownPlan, pkgs []string, k *knownSet, rep batchReport) map[string]string {
+func goKnownMore(p KnownPlan, pkgs []string, k *KnownSet, rep Report) map[string]string {
 	g, ok := rep.(*goReport)
 	if !ok || g.modErr != nil {
 		return nil
 	}
 	wrong := map[string]string{}
-	seed, shuffled := goShuffleSeed(p.members)
+	seed, shuffled := goShuffleSeed(p.Members)
 	for _, pkg := range pkgs {
 		result, ran := g.Package(g.importPath(pkg))
 		if result != "fail" {
@@ -187,10 +187,10 @@ func goKnownMore(p knownPlan, pkgs []string, k *knownSet, rep batchReport) map[s
 			wrong[pkg] = "its package's events end " + strconv.Quote(result) + ", but a known answer of it fails"
 			continue
 		}
-		if !shuffled || p.goList == nil || p.goList(pkg) == nil {
+		if !shuffled || p.GoList == nil || p.GoList(pkg) == nil {
 			continue
 		}
-		if why := goOrderWrong(p.goList(pkg), seed, pkg, p.members, k, ran); why != "" {
+		if why := goOrderWrong(p.GoList(pkg), seed, pkg, p.Members, k, ran); why != "" {
 			wrong[pkg] = why
 		}
 	}
@@ -198,8 +198,8 @@ func goKnownMore(p knownPlan, pkgs []string, k *knownSet, rep batchReport) map[s
 }
 
 // goShuffleSeed is the integer seed of the members' -shuffle flag.
-func goShuffleSeed(members []*batchShape) (int64, bool) {
-	for _, a := range append(append([]string(nil), members[0].lead...), members[0].trail...) {
+func goShuffleSeed(members []*Shape) (int64, bool) {
+	for _, a := range append(append([]string(nil), members[0].Lead...), members[0].Trail...) {
 		if v, ok := strings.CutPrefix(a, "-shuffle="); ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			return n, err == nil
@@ -225,11 +225,11 @@ func goShuffled(list []string, seed int64) []string {
 
 // goOrderWrong says how the run events of package pkg (ran) differ from
 // the order seed gives; "" when they agree.
-func goOrderWrong(list []string, seed int64, pkg string, members []*batchShape, k *knownSet, ran []string) string {
+func goOrderWrong(list []string, seed int64, pkg string, members []*Shape, k *KnownSet, ran []string) string {
 	inBatch := map[string]bool{}
 	for _, m := range members {
-		if m.pkg == pkg {
-			inBatch[m.test] = true
+		if m.Pkg == pkg {
+			inBatch[m.Test] = true
 		}
 	}
 	var want, got []string
@@ -256,8 +256,8 @@ func goOrderWrong(list []string, seed int64, pkg string, members []*batchShape, 
 		}
 		for n := range inBatch {
 			i, ok := at[n]
-			if ok && (suites.GoTestKind(n, "Test") && i > at[a.shape.test] || suites.GoTestKind(n, "Example") && i < at[a.shape.test]) {
-				return fmt.Sprintf("%s ran on the wrong side of the fuzz target %s (tests run before fuzz targets, examples after)", n, a.shape.test)
+			if ok && (suites.GoTestKind(n, "Test") && i > at[a.shape.Test] || suites.GoTestKind(n, "Example") && i < at[a.shape.Test]) {
+				return fmt.Sprintf("%s ran on the wrong side of the fuzz target %s (tests run before fuzz targets, examples after)", n, a.shape.Test)
 			}
 		}
 	}

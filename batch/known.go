@@ -30,7 +30,7 @@
 // The names are drawn from the members' own names and common words, so
 // that nothing about them tells them apart from the project's tests.
 
-package check
+package batch
 
 import (
 	cryptorand "crypto/rand"
@@ -51,18 +51,18 @@ import (
 
 // knownAnswer is one planted test.
 type knownAnswer struct {
-	shape *batchShape // how it joins the batch's command
-	label string      // path::name
-	want  string      // attempt.Pass or attempt.Fail
-	nonce string      // what its report must show: its output or evidence holds it
-	scope string      // go: the package argument it vouches for; "" for the one process
+	shape *Shape // how it joins the batch's command
+	label string // path::name
+	want  string // attempt.Pass or attempt.Fail
+	nonce string // what its report must show: its output or evidence holds it
+	scope string // go: the package argument it vouches for; "" for the one process
 	// optional: the framework's report may carry no evidence of a body
 	// (an older vitest or jest); evidence then decides nothing.
-	optional func(rep batchReport) bool
+	optional func(rep Report) bool
 }
 
-// knownSet is the known answers of one attempt of a batch.
-type knownSet struct {
+// KnownSet is the known answers of one attempt of a batch.
+type KnownSet struct {
 	framework string
 	answers   []knownAnswer
 	files     []sandbox.TreeFile
@@ -73,18 +73,18 @@ type knownSet struct {
 	// must show (go: each package ends "fail", and the tests ran
 	// in the order the seed gives where the list is known), by scope;
 	// nil: nothing more.
-	more func(rep batchReport) map[string]string
+	more func(rep Report) map[string]string
 }
 
-// knownPlan is what planting needs to know of a batch.
-type knownPlan struct {
-	framework string
-	dir       string        // the attempt's tree on the host
-	members   []*batchShape // in the batch's order
-	seed      flakegate.Seed
-	// goList is a Go package's test list as go test -list prints it
+// KnownPlan is what planting needs to know of a batch.
+type KnownPlan struct {
+	Framework string
+	Dir       string   // the attempt's tree on the host
+	Members   []*Shape // in the batch's order
+	Seed      flakegate.Seed
+	// GoList is a Go package's test list as go test -list prints it
 	// (suites), nil when not known.
-	goList func(pkg string) []string
+	GoList func(pkg string) []string
 }
 
 // drawer draws names and nonces for one attempt: from the system's
@@ -111,10 +111,10 @@ prefix suffix offset width height label name number string bytes slice copy rese
 
 // words is the pool names are drawn from: the common words and the
 // words of the members' names (camel case or snake case split).
-func (p *knownPlan) words() []string {
+func (p *KnownPlan) words() []string {
 	pool := append([]string(nil), knownWords...)
-	for _, m := range p.members {
-		name := m.test
+	for _, m := range p.Members {
+		name := m.Test
 		if i := strings.LastIndex(name, "::"); i >= 0 {
 			name = name[i+2:]
 		}
@@ -164,9 +164,9 @@ func title(w string) string {
 }
 
 // plantKnown draws the known answers of one attempt of a batch.
-func plantKnown(p knownPlan) (*knownSet, error) {
+func plantKnown(p KnownPlan) (*KnownSet, error) {
 	d := newDrawer()
-	switch p.framework {
+	switch p.Framework {
 	case evidence.FrameworkGo:
 		return plantGo(p, d) // knowngo.go
 	case evidence.FrameworkPytest:
@@ -179,11 +179,11 @@ func plantKnown(p knownPlan) (*knownSet, error) {
 
 // shapes is the batch's members with the known answers among them:
 // each before the member its position names, the rest after the last.
-func (k *knownSet) shapes(members []*batchShape) []*batchShape {
+func (k *KnownSet) shapes(members []*Shape) []*Shape {
 	if k == nil {
 		return members
 	}
-	var out []*batchShape
+	var out []*Shape
 	for i := 0; i <= len(members); i++ {
 		for n, a := range k.answers {
 			at := len(members)
@@ -201,30 +201,30 @@ func (k *knownSet) shapes(members []*batchShape) []*batchShape {
 	return out
 }
 
-// knownVerdict is what an attempt's report says of its known answers.
-type knownVerdict struct {
-	entries []transcript.KnownAnswer
-	// wrong says, by scope, why the report is not the framework's ("":
+// KnownVerdict is what an attempt's report says of its known answers.
+type KnownVerdict struct {
+	Entries []transcript.KnownAnswer
+	// Wrong says, by scope, why the report is not the framework's ("":
 	// every member of that scope may be judged).
-	wrong map[string]string
+	Wrong map[string]string
 }
 
-// judge reads the known answers from the attempt's report.
-func (k *knownSet) judge(rep batchReport, out attempt.Outcome) knownVerdict {
-	v := knownVerdict{wrong: map[string]string{}}
+// Judge reads the known answers from the attempt's report.
+func (k *KnownSet) Judge(rep Report, out attempt.Outcome) KnownVerdict {
+	v := KnownVerdict{Wrong: map[string]string{}}
 	if k == nil {
 		return v
 	}
 	add := func(scope, why string) {
-		switch w := v.wrong[scope]; {
+		switch w := v.Wrong[scope]; {
 		case w == "":
-			v.wrong[scope] = why
+			v.Wrong[scope] = why
 		case !strings.Contains(w, why):
-			v.wrong[scope] = w + "; " + why
+			v.Wrong[scope] = w + "; " + why
 		}
 	}
 	for _, a := range k.answers {
-		tr := rep.report(a.shape)
+		tr := rep.Of(a.shape)
 		e := transcript.KnownAnswer{Test: a.label, Want: a.want, Nonce: a.nonce, Result: tr.Result}
 		e.Shown = strings.Contains(tr.Output, a.nonce) || strings.Contains(tr.Evidence, a.nonce)
 		switch {
@@ -243,7 +243,7 @@ func (k *knownSet) judge(rep batchReport, out attempt.Outcome) knownVerdict {
 		if e.Why != "" {
 			add(a.scope, "known answer "+a.label+": "+e.Why)
 		}
-		v.entries = append(v.entries, e)
+		v.Entries = append(v.Entries, e)
 	}
 	if out.ExitCode == 0 {
 		// Every framework exits non-zero when a test fails, and one
@@ -261,7 +261,7 @@ func (k *knownSet) judge(rep batchReport, out attempt.Outcome) knownVerdict {
 }
 
 // failing is the label of the answer planted to fail.
-func (k *knownSet) failing() string {
+func (k *KnownSet) failing() string {
 	for _, a := range k.answers {
 		if a.want == attempt.Fail {
 			return a.label
@@ -270,9 +270,9 @@ func (k *knownSet) failing() string {
 	return ""
 }
 
-// knownReason is the reason of a member whose batch's report is not
+// KnownReason is the reason of a member whose batch's report is not
 // the framework's.
-func knownReason(why string) string {
+func KnownReason(why string) string {
 	return "the test process wrote its own report: " + why
 }
 
@@ -296,7 +296,7 @@ func knownFile(dir, name, like string, data string) sandbox.TreeFile {
 // (the attempt's own tree), or, without one, to the worktree, whence
 // the returned function removes them (the tree is reset after every
 // attempt there too).
-func (k *knownSet) addTo(cmd *attempt.Command) (func(), error) {
+func (k *KnownSet) addTo(cmd *attempt.Command) (func(), error) {
 	if k == nil || len(k.files) == 0 {
 		return func() {}, nil
 	}
@@ -311,27 +311,27 @@ func (k *knownSet) addTo(cmd *attempt.Command) (func(), error) {
 	return undo, nil
 }
 
-// knownScope is the scope of a member's known answers: its package for
+// KnownScope is the scope of a member's known answers: its package for
 // go (each package is a process of its own), "" for the one process of
 // the others.
-func knownScope(s *batchShape) string {
-	if s.framework == evidence.FrameworkGo {
-		return s.pkg
+func KnownScope(s *Shape) string {
+	if s.Framework == evidence.FrameworkGo {
+		return s.Pkg
 	}
 	return ""
 }
 
-// armKnown plants the known answers of one attempt of a batch (plan's
+// ArmKnown plants the known answers of one attempt of a batch (plan's
 // members, led by lead's shape), makes cmd's argv the batch's command
 // with them among the members, and adds their files to its tree. It
 // returns the set and what removes the files again; an error says why
 // they could not be planted (the attempt then runs nothing).
-func armKnown(cmd *attempt.Command, plan knownPlan, lead *batchShape) (*knownSet, func(), error) {
+func ArmKnown(cmd *attempt.Command, plan KnownPlan, lead *Shape) (*KnownSet, func(), error) {
 	k, err := plantKnown(plan)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot plant the batch's known answers: %w", err)
 	}
-	cmd.Argv = batchArgv(lead, k.shapes(plan.members))
+	cmd.Argv = Argv(lead, k.shapes(plan.Members))
 	undo, err := k.addTo(cmd)
 	if err != nil {
 		return nil, nil, err
@@ -339,14 +339,14 @@ func armKnown(cmd *attempt.Command, plan knownPlan, lead *batchShape) (*knownSet
 	return k, undo, nil
 }
 
-// planted reports whether test, as a batch's output stream names it
+// Planted reports whether test, as a batch's output stream names it
 // (go: "pkg.Name"; pytest: the node id), is one of the known answers.
-func (k *knownSet) planted(test string) bool {
+func (k *KnownSet) Planted(test string) bool {
 	if k == nil {
 		return false
 	}
 	for _, a := range k.answers {
-		if test == a.label || test == a.shape.test || strings.HasSuffix(test, "."+a.shape.test) {
+		if test == a.label || test == a.shape.Test || strings.HasSuffix(test, "."+a.shape.Test) {
 			return true
 		}
 	}

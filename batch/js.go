@@ -21,7 +21,7 @@
 // A template that already picks a reporter or an output file, watches,
 // bails out after a failure or shards runs each triple alone.
 
-package check
+package batch
 
 import (
 	"regexp"
@@ -33,13 +33,13 @@ import (
 	"github.com/flakegate/flakegate/evidence"
 )
 
-// jsNameSlot stands for the name pattern in a js shape's trail.
-const jsNameSlot = "\x00name"
+// JSNameSlot stands for the name pattern in a js shape's trail.
+const JSNameSlot = "\x00name"
 
 // jsShape is the batch shape of a jest or vitest template (nil when it
 // runs alone): lead is the argv before the test file, trail the argv
-// after it with jsNameSlot in the place of the name's value.
-func jsShape(framework string, tmpl, argv []string, file, name string) *batchShape {
+// after it with JSNameSlot in the place of the name's value.
+func jsShape(framework string, tmpl, argv []string, file, name string) *Shape {
 	if file == "" || strings.ContainsAny(file, "\n\x00") || strings.ContainsRune(name, '\x00') {
 		return nil
 	}
@@ -82,22 +82,22 @@ func jsShape(framework string, tmpl, argv []string, file, name string) *batchSha
 			return nil
 		}
 	}
-	s := &batchShape{test: name, pkg: file}
+	s := &Shape{Test: name, Pkg: file}
 	for i, a := range argv {
 		if i == at || framework == evidence.FrameworkJest && a == "--json" {
 			continue // the batch adds its own --json
 		}
 		if i == nameAt {
 			if flagAt < 0 {
-				a = a[:strings.IndexByte(a, '=')+1] + jsNameSlot // -t=VALUE
+				a = a[:strings.IndexByte(a, '=')+1] + JSNameSlot // -t=VALUE
 			} else {
-				a = jsNameSlot // VALUE: the name's own "=" is no flag's
+				a = JSNameSlot // VALUE: the name's own "=" is no flag's
 			}
 		}
 		if i > at {
-			s.trail = append(s.trail, a)
+			s.Trail = append(s.Trail, a)
 		} else {
-			s.lead = append(s.lead, a)
+			s.Lead = append(s.Lead, a)
 		}
 	}
 	return s
@@ -117,51 +117,51 @@ func jsBatchable(framework, a string) bool {
 }
 
 // jsBatchArgv is the command of a js batch of members (in order).
-func jsBatchArgv(s *batchShape, members []*batchShape) []string {
+func jsBatchArgv(s *Shape, members []*Shape) []string {
 	var files, names []string
 	for _, m := range members {
-		if !slices.Contains(files, m.pkg) {
-			files = append(files, m.pkg)
+		if !slices.Contains(files, m.Pkg) {
+			files = append(files, m.Pkg)
 		}
-		if q := regexp.QuoteMeta(m.test); !slices.Contains(names, q) {
+		if q := regexp.QuoteMeta(m.Test); !slices.Contains(names, q) {
 			names = append(names, q)
 		}
 	}
 	pattern := "^(" + strings.Join(names, "|") + ")$"
 	var argv []string
-	for _, a := range s.lead {
-		argv = append(argv, strings.Replace(a, jsNameSlot, pattern, 1))
+	for _, a := range s.Lead {
+		argv = append(argv, strings.Replace(a, JSNameSlot, pattern, 1))
 	}
 	argv = append(argv, files...)
-	for _, a := range s.trail {
-		argv = append(argv, strings.Replace(a, jsNameSlot, pattern, 1))
+	for _, a := range s.Trail {
+		argv = append(argv, strings.Replace(a, JSNameSlot, pattern, 1))
 	}
-	if s.framework == evidence.FrameworkJest {
+	if s.Framework == evidence.FrameworkJest {
 		return append(argv, "--json")
 	}
-	return append(argv, "--reporter=json") // and --outputFile (batch.go, attempt)
+	return append(argv, "--reporter=json") // and --outputFile (report.go, attempt)
 }
 
-// isJSFramework reports whether framework is jest or vitest.
-func isJSFramework(framework string) bool {
+// IsJS reports whether framework is jest or vitest.
+func IsJS(framework string) bool {
 	return framework == evidence.FrameworkJest || framework == evidence.FrameworkVitest
 }
 
 // jsReport is a js batch's report.
 type jsReport struct{ *evidence.JSReport }
 
-func (j jsReport) report(s *batchShape) evidence.TestReport { return j.Report(s.pkg, s.test) }
+func (j jsReport) Of(s *Shape) evidence.TestReport { return j.Report(s.Pkg, s.Test) }
 
-func (j jsReport) other() string {
+func (j jsReport) LastOther() string {
 	if l := j.Other(); l != "" {
 		return `"` + l + `"`
 	}
 	return ""
 }
 
-// jsRoot is the folder a js batch ran in, as its tests saw it: the
+// JSRoot is the folder a js batch ran in, as its tests saw it: the
 // report names each test file by its absolute path there.
-func jsRoot(cmd attempt.Command) string {
+func JSRoot(cmd attempt.Command) string {
 	if sb, _ := cmd.Sandbox.(*sandbox.Sandbox); sb != nil {
 		return sandbox.TreeMount
 	}
@@ -172,5 +172,5 @@ func jsRoot(cmd attempt.Command) string {
 // its own outside the tree, shared read-write with the sandbox for this
 // one attempt. It returns the file's path.
 func jsReportFile(cmd *attempt.Command) (string, error) {
-	return reportFile(cmd, "report.json", "--outputFile=") // batch.go
+	return ReportFile(cmd, "report.json", "--outputFile=") // report.go
 }

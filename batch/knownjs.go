@@ -1,7 +1,7 @@
 // The known answers of a jest or vitest batch (known.go): a new test
 // file beside a member's file.
 
-package check
+package batch
 
 import (
 	"fmt"
@@ -22,11 +22,11 @@ import (
 // failing one throws its nonce. A framework too old to write meta or
 // the count writes it for no test, and then the outcome alone decides
 // (JSReport.Carries).
-func plantJS(p knownPlan, d *drawer) (*knownSet, error) {
-	k := &knownSet{framework: p.framework}
+func plantJS(p KnownPlan, d *drawer) (*KnownSet, error) {
+	k := &KnownSet{framework: p.Framework}
 	words := p.words()
-	m := p.members[d.r.IntN(len(p.members))]
-	dir, base := path.Split(m.pkg)
+	m := p.Members[d.r.IntN(len(p.Members))]
+	dir, base := path.Split(m.Pkg)
 	dir = strings.TrimSuffix(dir, "/")
 	suffix := path.Ext(base)
 	for _, mark := range []string{".test.", ".spec."} {
@@ -44,18 +44,18 @@ func plantJS(p knownPlan, d *drawer) (*knownSet, error) {
 		}
 		return a + title(b)
 	}
-	file := freeName(func(f string) bool { return fileExists(filepath.Join(p.dir, filepath.FromSlash(path.Join(dir, f)))) }, func() string {
+	file := freeName(func(f string) bool { return fileExists(filepath.Join(p.Dir, filepath.FromSlash(path.Join(dir, f)))) }, func() string {
 		return join(d.pick(words), d.pick(words)) + suffix
 	})
 	phrase := func() string { return d.pick(words) + " " + d.pick(words) + " " + d.pick(words) }
 	titles := []string{phrase()}
 	titles = append(titles, freeName(func(s string) bool { return s == titles[0] }, phrase))
 	if file == "" {
-		return nil, fmt.Errorf("no free name for a known answer beside %s", m.pkg)
+		return nil, fmt.Errorf("no free name for a known answer beside %s", m.Pkg)
 	}
 	fail := d.nonce()
 	var pass, src string
-	if p.framework == evidence.FrameworkVitest {
+	if p.Framework == evidence.FrameworkVitest {
 		pass = d.nonce()
 		key := d.pick(words)
 		src = "import { test } from 'vitest'\n\n" + jsTests(d,
@@ -65,22 +65,22 @@ func plantJS(p knownPlan, d *drawer) (*knownSet, error) {
 	} else {
 		n := 3 + d.r.IntN(60)
 		pass = "asserts=" + strconv.Itoa(n) + ";"
-		src = jestImport(filepath.Join(p.dir, filepath.FromSlash(m.pkg))) + jsTests(d,
+		src = jestImport(filepath.Join(p.Dir, filepath.FromSlash(m.Pkg))) + jsTests(d,
 			fmt.Sprintf("test(%q, () => {\n  for (let i = 0; i < %d; i++) expect(i).toBe(i)\n})\n", titles[0], n),
 			fmt.Sprintf("test(%q, () => {\n  throw new Error(%q)\n})\n", titles[1], fail))
 	}
-	k.files = append(k.files, knownFile(dir, file, m.pkg, src))
+	k.files = append(k.files, knownFile(dir, file, m.Pkg, src))
 	rel := path.Join(dir, file)
-	carries := func(rep batchReport) bool {
+	carries := func(rep Report) bool {
 		jr, ok := rep.(jsReport)
 		if !ok {
 			return false
 		}
 		meta, asserts := jr.Carries()
-		return p.framework == evidence.FrameworkVitest && !meta || p.framework == evidence.FrameworkJest && !asserts
+		return p.Framework == evidence.FrameworkVitest && !meta || p.Framework == evidence.FrameworkJest && !asserts
 	}
 	for i, want := range []string{attempt.Pass, attempt.Fail} {
-		a := knownAnswer{shape: &batchShape{framework: p.framework, test: titles[i], pkg: rel},
+		a := knownAnswer{shape: &Shape{Framework: p.Framework, Test: titles[i], Pkg: rel},
 			label: rel + "::" + titles[i], want: want, nonce: []string{pass, fail}[i]}
 		if want == attempt.Pass {
 			a.optional = carries

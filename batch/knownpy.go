@@ -1,7 +1,7 @@
 // The known answers of a pytest batch (known.go): a new test module
 // beside a member's file.
 
-package check
+package batch
 
 import (
 	"fmt"
@@ -18,14 +18,14 @@ import (
 // the passing one records its nonce as a JUnit property, the failing
 // one asserts with its nonce. Their node ids go where the seed's order
 // (suites.Rank) puts them among the members.
-func plantPytest(p knownPlan, d *drawer) (*knownSet, error) {
-	k := &knownSet{framework: evidence.FrameworkPytest}
+func plantPytest(p KnownPlan, d *drawer) (*KnownSet, error) {
+	k := &KnownSet{framework: evidence.FrameworkPytest}
 	words := p.words()
-	m := p.members[d.r.IntN(len(p.members))]
-	memberFile, memberName, _ := strings.Cut(m.test, "::")
+	m := p.Members[d.r.IntN(len(p.Members))]
+	memberFile, memberName, _ := strings.Cut(m.Test, "::")
 	dir, base := path.Split(memberFile)
 	dir = strings.TrimSuffix(dir, "/")
-	file := freeName(func(f string) bool { return fileExists(filepath.Join(p.dir, filepath.FromSlash(path.Join(dir, f)))) }, func() string {
+	file := freeName(func(f string) bool { return fileExists(filepath.Join(p.Dir, filepath.FromSlash(path.Join(dir, f)))) }, func() string {
 		w := d.pick(words) + "_" + d.pick(words)
 		if strings.HasSuffix(base, "_test.py") && !strings.HasPrefix(base, "test_") {
 			return w + "_test.py"
@@ -59,11 +59,11 @@ func plantPytest(p knownPlan, d *drawer) (*knownSet, error) {
 	rel := path.Join(dir, file)
 	for i, want := range []string{attempt.Pass, attempt.Fail} {
 		node := rel + "::" + names[i]
-		k.answers = append(k.answers, knownAnswer{shape: &batchShape{framework: evidence.FrameworkPytest, test: node},
+		k.answers = append(k.answers, knownAnswer{shape: &Shape{Framework: evidence.FrameworkPytest, Test: node},
 			label: node, want: want, nonce: []string{pass, fail}[i]})
-		at := len(p.members)
-		for j, mm := range p.members {
-			if suites.Rank(p.seed, node) < suites.Rank(p.seed, mm.test) {
+		at := len(p.Members)
+		for j, mm := range p.Members {
+			if suites.Rank(p.Seed, node) < suites.Rank(p.Seed, mm.Test) {
 				at = j
 				break
 			}

@@ -1,4 +1,4 @@
-package check
+package batch
 
 import (
 	"fmt"
@@ -39,10 +39,10 @@ func knownModule(t *testing.T) string {
 }
 
 // goMembers are batch shapes of tests of ./p with the suite's -shuffle.
-func goMembers(seed string, names ...string) []*batchShape {
-	var out []*batchShape
+func goMembers(seed string, names ...string) []*Shape {
+	var out []*Shape
 	for _, n := range names {
-		out = append(out, &batchShape{framework: evidence.FrameworkGo, test: n, pkg: "./p", lead: []string{"-shuffle=" + seed, "-count=1", "-timeout=0"}})
+		out = append(out, &Shape{Framework: evidence.FrameworkGo, Test: n, Pkg: "./p", Lead: []string{"-shuffle=" + seed, "-count=1", "-timeout=0"}})
 	}
 	return out
 }
@@ -74,7 +74,7 @@ func TestKnownGoJudge(t *testing.T) {
 	dir := knownModule(t)
 	list := []string{"TestA", "TestB", "TestC", "TestD", "TestE", "TestF", "TestG", "TestH", "TestI", "TestJ"}
 	members := goMembers("7", "TestB", "TestE", "TestI")
-	k, err := plantKnown(knownPlan{framework: evidence.FrameworkGo, dir: dir, members: members, seed: "7", goList: func(string) []string { return list }})
+	k, err := plantKnown(KnownPlan{Framework: evidence.FrameworkGo, Dir: dir, Members: members, Seed: "7", GoList: func(string) []string { return list }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +93,14 @@ func TestKnownGoJudge(t *testing.T) {
 		for _, n := range order {
 			ev = append(ev, "run "+n, "pass "+n)
 		}
-		ev = append(ev, "run "+pass.shape.test, "out "+pass.shape.test+" corpus "+pass.nonce, "pass "+pass.shape.test,
-			"run "+fail.shape.test, "out "+fail.shape.test+" corpus "+fail.nonce, "fail "+fail.shape.test, "end fail")
+		ev = append(ev, "run "+pass.shape.Test, "out "+pass.shape.Test+" corpus "+pass.nonce, "pass "+pass.shape.Test,
+			"run "+fail.shape.Test, "out "+fail.shape.Test+" corpus "+fail.nonce, "fail "+fail.shape.Test, "end fail")
 		if mutate != nil {
 			ev = mutate(ev)
 		}
 		return ev
 	}
-	if v := k.judge(goEvents(honest(nil)...), attempt.Outcome{ExitCode: 1}); len(v.wrong) != 0 || len(v.entries) != 2 || !v.entries[0].Shown || !v.entries[1].Shown {
+	if v := k.Judge(goEvents(honest(nil)...), attempt.Outcome{ExitCode: 1}); len(v.Wrong) != 0 || len(v.Entries) != 2 || !v.Entries[0].Shown || !v.Entries[1].Shown {
 		t.Fatalf("the honest report: %+v", v)
 	}
 	for name, c := range map[string]struct {
@@ -108,10 +108,10 @@ func TestKnownGoJudge(t *testing.T) {
 		exit   int
 		why    string
 	}{
-		"forged passes, exit 0": {events: []string{"run TestB", "pass TestB", "run TestE", "pass TestE", "run TestI", "pass TestI", "run " + pass.shape.test, "pass " + pass.shape.test,
-			"run " + fail.shape.test, "pass " + fail.shape.test}, exit: 0, why: "planted to fail, the report says pass"},
+		"forged passes, exit 0": {events: []string{"run TestB", "pass TestB", "run TestE", "pass TestE", "run TestI", "pass TestI", "run " + pass.shape.Test, "pass " + pass.shape.Test,
+			"run " + fail.shape.Test, "pass " + fail.shape.Test}, exit: 0, why: "planted to fail, the report says pass"},
 		"no nonce": {events: honest(func(ev []string) []string {
-			return slices.DeleteFunc(ev, func(l string) bool { return strings.HasPrefix(l, "out "+pass.shape.test) })
+			return slices.DeleteFunc(ev, func(l string) bool { return strings.HasPrefix(l, "out "+pass.shape.Test) })
 		}), exit: 1, why: "does not show its nonce"},
 		"exit 0":         {events: honest(nil), exit: 0, why: "the batch exited 0"},
 		"package passed": {events: honest(func(ev []string) []string { ev[len(ev)-1] = "end pass"; return ev }), exit: 1, why: `end "pass"`},
@@ -122,9 +122,9 @@ func TestKnownGoJudge(t *testing.T) {
 			return append(append(slices.Delete(ev, 4, 6)[:len(ev)-3], last...), "end fail")
 		}), exit: 1, why: "wrong side"},
 	} {
-		v := k.judge(goEvents(c.events...), attempt.Outcome{ExitCode: c.exit})
-		if !strings.Contains(v.wrong["./p"], c.why) {
-			t.Errorf("%s: wrong %q, want it to say %q", name, v.wrong["./p"], c.why)
+		v := k.Judge(goEvents(c.events...), attempt.Outcome{ExitCode: c.exit})
+		if !strings.Contains(v.Wrong["./p"], c.why) {
+			t.Errorf("%s: wrong %q, want it to say %q", name, v.Wrong["./p"], c.why)
 		}
 	}
 }
@@ -170,12 +170,12 @@ func TestKnownGoRuns(t *testing.T) {
 	}
 	dir := knownModule(t)
 	members := goMembers("3", "TestA", "TestC")
-	run := func() (knownVerdict, string) {
-		k, err := plantKnown(knownPlan{framework: evidence.FrameworkGo, dir: dir, members: members, seed: "3"})
+	run := func() (KnownVerdict, string) {
+		k, err := plantKnown(KnownPlan{Framework: evidence.FrameworkGo, Dir: dir, Members: members, Seed: "3"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		argv := batchArgv(members[0], k.shapes(members))
+		argv := Argv(members[0], k.shapes(members))
 		cmd := attempt.Command{Argv: argv, Dir: dir, NoTestMarkers: []string{}}
 		undo, err := k.addTo(&cmd)
 		if err != nil {
@@ -190,9 +190,9 @@ func TestKnownGoRuns(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		}
-		return k.judge(rep, attempt.Outcome{ExitCode: code}), strings.Join(argv, " ")
+		return k.Judge(rep, attempt.Outcome{ExitCode: code}), strings.Join(argv, " ")
 	}
-	if v, argv := run(); len(v.wrong) != 0 {
+	if v, argv := run(); len(v.Wrong) != 0 {
 		t.Fatalf("%s: %+v", argv, v)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(dir, "p")); len(ents) != 2 {
@@ -203,7 +203,7 @@ func TestKnownGoRuns(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "p", "forge.go"), []byte(forge), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if v, argv := run(); !strings.Contains(v.wrong["./p"], "planted to fail, the report says pass") {
+	if v, argv := run(); !strings.Contains(v.Wrong["./p"], "planted to fail, the report says pass") {
 		t.Fatalf("%s: the forged report: %+v", argv, v)
 	}
 }
@@ -215,8 +215,8 @@ func TestKnownGoRuns(t *testing.T) {
 // a report that lacks the property, is the test process's own report.
 func TestKnownPytestJudge(t *testing.T) {
 	dir := pyTree(t, map[string]string{"tests/test_a.py": "def test_a():\n    pass\n"})
-	members := []*batchShape{{framework: evidence.FrameworkPytest, test: "tests/test_a.py::test_a"}}
-	k, err := plantKnown(knownPlan{framework: evidence.FrameworkPytest, dir: dir, members: members, seed: "3"})
+	members := []*Shape{{Framework: evidence.FrameworkPytest, Test: "tests/test_a.py::test_a"}}
+	k, err := plantKnown(KnownPlan{Framework: evidence.FrameworkPytest, Dir: dir, Members: members, Seed: "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestKnownPytestJudge(t *testing.T) {
 	report := func(failOutcome string, props bool) pytestReport {
 		r := pytestReport{evidence.NewPytestJUnit()}
 		var cases strings.Builder
-		for _, node := range []string{members[0].test, pass.label, fail.label} {
+		for _, node := range []string{members[0].Test, pass.label, fail.label} {
 			file, name, _ := strings.Cut(node, "::")
 			class := strings.ReplaceAll(strings.TrimSuffix(file, ".py"), "/", ".")
 			body := ""
@@ -247,7 +247,7 @@ func TestKnownPytestJudge(t *testing.T) {
 		r.SetJUnit([]byte(`<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite>`+cases.String()+`</testsuite></testsuites>`), nil)
 		return r
 	}
-	if v := k.judge(report("fail", true), attempt.Outcome{ExitCode: 1}); len(v.wrong) != 0 {
+	if v := k.Judge(report("fail", true), attempt.Outcome{ExitCode: 1}); len(v.Wrong) != 0 {
 		t.Fatalf("the honest report: %+v", v)
 	}
 	for name, c := range map[string]struct {
@@ -258,8 +258,8 @@ func TestKnownPytestJudge(t *testing.T) {
 		"failures turned into passes": {report("pass", true), 0, "planted to fail, the report says pass"},
 		"no property":                 {report("fail", false), 1, "does not show its nonce"},
 	} {
-		if v := k.judge(c.rep, attempt.Outcome{ExitCode: c.exit}); !strings.Contains(v.wrong[""], c.why) {
-			t.Errorf("%s: wrong %q, want %q", name, v.wrong[""], c.why)
+		if v := k.Judge(c.rep, attempt.Outcome{ExitCode: c.exit}); !strings.Contains(v.Wrong[""], c.why) {
+			t.Errorf("%s: wrong %q, want %q", name, v.Wrong[""], c.why)
 		}
 	}
 }
@@ -269,8 +269,8 @@ func TestKnownPytestJudge(t *testing.T) {
 // that carries none (an older vitest) is judged by the outcomes.
 func TestKnownJSJudge(t *testing.T) {
 	dir := pyTree(t, map[string]string{"tests/calc.test.ts": "test('a', () => {})\n"})
-	members := []*batchShape{{framework: evidence.FrameworkVitest, test: "adds", pkg: "tests/calc.test.ts"}}
-	k, err := plantKnown(knownPlan{framework: evidence.FrameworkVitest, dir: dir, members: members, seed: "3"})
+	members := []*Shape{{Framework: evidence.FrameworkVitest, Test: "adds", Pkg: "tests/calc.test.ts"}}
+	k, err := plantKnown(KnownPlan{Framework: evidence.FrameworkVitest, Dir: dir, Members: members, Seed: "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,19 +284,35 @@ func TestKnownJSJudge(t *testing.T) {
 			return fmt.Sprintf(`{"fullName":%q,"title":%q,"ancestorTitles":[],"status":%q,"failureMessages":[%s]%s}`, name, name, status, extra, "")
 		}
 		doc := fmt.Sprintf(`{"numTotalTests":3,"testResults":[{"name":"/t/tests/calc.test.ts","status":"passed","assertionResults":[%s]},{"name":"/t/%s","status":"failed","assertionResults":[%s,%s]}]}`,
-			res("adds", "passed", ""), pass.shape.pkg,
-			strings.Replace(res(pass.shape.test, "passed", ""), `"failureMessages":[]`, `"failureMessages":[]`+meta, 1),
-			res(fail.shape.test, "failed", strconv.Quote("Error: "+fail.nonce)))
+			res("adds", "passed", ""), pass.shape.Pkg,
+			strings.Replace(res(pass.shape.Test, "passed", ""), `"failureMessages":[]`, `"failureMessages":[]`+meta, 1),
+			res(fail.shape.Test, "failed", strconv.Quote("Error: "+fail.nonce)))
 		r.SetFile([]byte(doc), nil, "/t")
 		return r
 	}
-	if v := k.judge(report(`,"meta":{`+pass.nonce+`}`), attempt.Outcome{ExitCode: 1}); len(v.wrong) != 0 {
+	if v := k.Judge(report(`,"meta":{`+pass.nonce+`}`), attempt.Outcome{ExitCode: 1}); len(v.Wrong) != 0 {
 		t.Fatalf("the honest report: %+v", v)
 	}
-	if v := k.judge(report(`,"meta":{}`), attempt.Outcome{ExitCode: 1}); !strings.Contains(v.wrong[""], "does not show its nonce") {
+	if v := k.Judge(report(`,"meta":{}`), attempt.Outcome{ExitCode: 1}); !strings.Contains(v.Wrong[""], "does not show its nonce") {
 		t.Errorf("meta without the nonce: %+v", v)
 	}
-	if v := k.judge(report(""), attempt.Outcome{ExitCode: 1}); len(v.wrong) != 0 {
+	if v := k.Judge(report(""), attempt.Outcome{ExitCode: 1}); len(v.Wrong) != 0 {
 		t.Errorf("a report that carries no meta at all: %+v", v)
 	}
+}
+
+// pyTree writes files into a new folder and returns it.
+func pyTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
