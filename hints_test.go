@@ -30,6 +30,10 @@ var hintsNamingFlags = map[string]string{
 	// (--check-id, --max-lease-expiries) and the merge of the shards'
 	// summaries (verdict), over the check's Options.
 	"fleet": "the check's --shard and --join, and verdict's merge",
+	// Where check's attempts and replay's command run: the sandbox's
+	// hint names bwrap's own flags (the command that shows why a user
+	// namespace is refused), no flag of flakegate's.
+	"site": "names bwrap's flags (bwrap --unshare-user), not flakegate's",
 	// The stores are opened from --ledger (or FLAKEGATE_LEDGER) and wait
 	// --lock-timeout, and their errors say so.
 	"filestore":                    "opened from --ledger",

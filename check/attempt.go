@@ -42,7 +42,7 @@ func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *tre
 	if why != "" {
 		out = attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 	} else {
-		cmd := attempt.Command{Argv: r.argv, Dir: at.dir, Env: c.iso.env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(at, ps),
+		cmd := attempt.Command{Argv: r.argv, Dir: at.dir, Env: c.iso.Env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(at, ps),
 			KeepCacheOnPass: side == transcript.SideCandidate, NoTestMarkers: evidence.NoTestMarkers}
 		ev := evidence.New(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
 		if ev != nil {

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
@@ -123,7 +125,7 @@ func (b *Base) LoadConfig(ctx context.Context, path string) error {
 		}
 		return err
 	}
-	cfg, err := config.LoadWith(raw, clean, showAt(ctx, b.Git, b.SHA))
+	cfg, err := config.LoadWith(raw, clean, sitepkg.ShowAt(ctx, b.Git, b.SHA))
 	if err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func (b *Base) Holds(path string) bool {
 		return false
 	}
 	for _, dir := range []string{b.Top, b.Common} {
-		if dir != "" && within(path, dir) {
+		if dir != "" && sitepkg.Within(path, dir) {
 			return true
 		}
 	}

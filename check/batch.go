@@ -142,7 +142,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	}
 	rep := batch.NewReport(b.shape.Framework, at.dir)
 	sum := sha256.New()
-	cmd := attempt.Command{Dir: at.dir, Env: c.iso.env, WallBudget: budget, NoTestMarkers: []string{},
+	cmd := attempt.Command{Dir: at.dir, Env: c.iso.Env, WallBudget: budget, NoTestMarkers: []string{},
 		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
 	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: b.shape.Framework, Dir: at.dir, Members: shapes, Seed: run[0].r.j.seed, GoList: b.goList}, b.shape)
 	if err != nil {

@@ -77,6 +77,8 @@ import (
 	"sync"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/fleet"
@@ -257,7 +259,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 }
 
 func (c *checker) close() {
-	c.iso.close() // first: no standby holds a tree or a cache past here
+	c.iso.Close() // first: no standby holds a tree or a cache past here
 	if c.trees != nil {
 		c.trees.unlock()
 	}
@@ -294,7 +296,7 @@ func ledgerWatch(top, ledgerPath string) ([]string, error) {
 	if r, err := filepath.EvalSymlinks(top); err == nil {
 		top = r
 	}
-	if r, err := evalExisting(abs); err == nil {
+	if r, err := sitepkg.EvalExisting(abs); err == nil {
 		abs = r
 	}
 	rel, err := filepath.Rel(top, abs)
@@ -307,22 +309,6 @@ func ledgerWatch(top, ledgerPath string) ([]string, error) {
 			Message: "the ledger cannot be the repository root", Hint: "keep the ledger in its own folder"}
 	}
 	return []string{rel, rel + "/"}, nil
-}
-
-// evalExisting resolves symlinks of the longest existing prefix of p.
-func evalExisting(p string) (string, error) {
-	rest := ""
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest), nil
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return "", os.ErrNotExist
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
 }
 
 func (c *checker) makeOutDir() error {
@@ -430,7 +416,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err := c.runNewTests(ctx, root); err != nil {
 		return nil, err
 	}
-	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.label(), Prepares: c.prepareRuns, Results: make([]flakegate.Result, len(mine))}
+	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.Label(), Prepares: c.prepareRuns, Results: make([]flakegate.Result, len(mine))}
 	for i, pos := range mine {
 		sum.Results[i] = results[pos].Result
 	}
@@ -440,7 +426,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 		if sum, err = c.joinedSummary(ctx); err != nil {
 			return nil, err
 		}
-		sum.Isolation = c.iso.label()
+		sum.Isolation = c.iso.Label()
 		sum.Prepares = c.prepareRuns
 	}
 	sum.RejectNewFlakes = c.cfg.RejectNewFlakes

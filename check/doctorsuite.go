@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/internal/flock"
@@ -65,7 +67,7 @@ func (s *Site) RunOnBase(ctx context.Context, op string, argvs [][]string, budge
 			if err := t.acquire(); err != nil {
 				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: t.dir, Message: "cannot reset the base worktree", Err: err}
 			}
-			o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: budget, Sandbox: c.sandboxFor(t.dir), NoTestMarkers: []string{}})
+			o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.Env, WallBudget: budget, Sandbox: c.sandboxFor(t.dir), NoTestMarkers: []string{}})
 			t.release(c.resetClean)
 			if ctx.Err() != nil {
 				return flakegate.Interrupted(ctx)
@@ -85,7 +87,7 @@ func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy st
 	if c.iso == nil {
 		return "not listed: the sandbox is not set up here", nil
 	}
-	if c.iso.mode != IsolationBwrap {
+	if c.iso.Mode != sitepkg.IsolationBwrap {
 		// A listing runs the project's code (pytest imports conftest.py,
 		// go test compiles it); outside a check it runs only in the
 		// sandbox, whatever the config of the checkout says.
@@ -100,7 +102,7 @@ func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy st
 		if err != nil {
 			return "not listed (a check of this repository may hold its worktrees): " + err.Error(), nil
 		}
-		overlay := c.iso.sandbox.Overlay || c.iso.sandbox.Level.Copy
+		overlay := c.iso.Sandbox.Overlay || c.iso.Sandbox.Level.Copy
 		t := &tree{dir: filepath.Join(root.dir, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: overlay}
 		c.trees = &worktrees{workers: []*workerTrees{{base: t}}, lock: lock, git: c.git, overlay: overlay}
 		defer func() { c.trees.unlock(); c.trees = nil }()

@@ -9,30 +9,13 @@ import (
 	"context"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/gocache"
 )
-
-// setupGoCaches gives iso's sandbox the repository's Go caches for the
-// base commit (gocache.Open): none (nil) unless the attempts are
-// sandboxed. get is flakegate's own environment (the runner's module
-// cache, the user's cache folder, GOPROXY).
-func setupGoCaches(ctx context.Context, g *git.Client, common, base string, iso *isolation, get func(string) (string, bool)) (*gocache.Caches, error) {
-	if iso.mode != IsolationBwrap {
-		return nil, nil
-	}
-	gc, err := gocache.Open(ctx, gocache.Options{Git: g, Common: common, Base: base, Env: iso.env, Get: get, Op: iso.spec.op})
-	if gc == nil || err != nil {
-		return nil, err
-	}
-	iso.sandbox.GoCache, iso.sandbox.GoModCache = gc.BuildDir(), gc.ModDir()
-	return gc, nil
-}
 
 // fillGoCache fills the repository's Go build cache from the base tree
 // (proven pristine), once per base commit, before any prepare or attempt.
 func (c *site) fillGoCache(ctx context.Context) error {
-	if c.goc == nil || c.iso.sandbox.GoCache == "" {
+	if c.goc == nil || c.iso.Sandbox.GoCache == "" {
 		return nil
 	}
 	if err := c.fetchGoModules(ctx, ""); err != nil {
@@ -52,7 +35,7 @@ func (c *site) fillGoCache(ctx context.Context) error {
 	if err := c.trees.prove(ctx, t); err != nil {
 		return err
 	}
-	line, err := c.goc.Fill(ctx, *c.sandboxFor(t.dir), c.iso.env, t.dir, "check")
+	line, err := c.goc.Fill(ctx, *c.sandboxFor(t.dir), c.iso.Env, t.dir, "check")
 	if ctx.Err() != nil {
 		return flakegate.Interrupted(ctx)
 	}
@@ -70,7 +53,7 @@ func (c *site) fillGoCache(ctx context.Context) error {
 // every module the candidate's go.sum adds (gocache's Fetch), and says
 // what it did.
 func (c *site) fetchGoModules(ctx context.Context, cand string) error {
-	line, err := c.goc.Fetch(ctx, c.git, &c.iso.sandbox, c.iso.env, cand, "check")
+	line, err := c.goc.Fetch(ctx, c.git, &c.iso.Sandbox, c.iso.Env, cand, "check")
 	if line != "" {
 		c.say(c.redact(line))
 	}
@@ -81,7 +64,7 @@ func (c *site) fetchGoModules(ctx context.Context, cand string) error {
 // (gocache.Mirror) when they fit in a quarter of the tmpfs's free space;
 // it returns what it did for the progress, "" when nothing.
 func (c *site) mirrorGoCaches(shm string) string {
-	sb := &c.iso.sandbox
+	sb := &c.iso.Sandbox
 	if shm == "" || c.goc == nil || sb.GoCache == "" {
 		return ""
 	}

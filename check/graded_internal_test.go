@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/batch"
@@ -39,7 +41,7 @@ func TestGraderRecord(t *testing.T) {
 			watch: []string{"flakegate.yaml"}, graderEdits: tc.edits}
 		c := &checker{candSHA: "c", diff: []string{"calc.py"}}
 		c.cfg = &config.Config{RetryCap: 2}
-		c.baseSHA, c.iso = "b", &isolation{mode: IsolationNone}
+		c.baseSHA, c.iso = "b", &sitepkg.Isolation{Mode: sitepkg.IsolationNone}
 		c.suite.changed = map[string]bool{}
 		if tc.changed {
 			c.suite.changed[changedKey(p.Framework, p.Path, p.Name)] = true

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 )
@@ -27,7 +29,7 @@ func TestBwrapInsideTheRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range []string{bwrap, link} {
-		_, err := buildIsolation(sandboxSpec{op: "check", block: &config.Sandbox{Limits: config.DefaultLimits()}, bwrap: b, guarded: []string{repo}})
+		_, err := sitepkg.BuildIsolation(sitepkg.Spec{Op: "check", Block: &config.Sandbox{Limits: config.DefaultLimits()}, Bwrap: b, Guarded: []string{repo}})
 		if flakegate.ErrorCode(err) != flakegate.EINVALID || !strings.Contains(err.Error(), "inside "+repo) {
 			t.Errorf("bwrap %s: %v, want it refused", b, err)
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/fleet"
@@ -124,7 +126,7 @@ func (c *checker) grantFreezes(ctx context.Context, jobs []job, results []fleet.
 		if r.Result.Skipped || r.Result.Label != flakegate.Scheduler || r.Raw == nil {
 			continue
 		}
-		if c.iso.mode != IsolationBwrap {
+		if c.iso.Mode != sitepkg.IsolationBwrap {
 			// The code under test could reach the gate: its SCHEDULER may
 			// be forged (attack 1, 2, 3), so it earns no freeze.
 			why := "no freeze granted: the check ran without the sandbox (isolation none); a freeze needs a sandboxed run"

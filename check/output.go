@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/atomicfile"
@@ -66,7 +68,7 @@ func (c *checker) reproduce(ps *propState, seed flakegate.Seed) string {
 		args = append(args, "--name", ps.prop.Name)
 	}
 	args = append(args, "--seed", seed.String())
-	if c.iso != nil && c.iso.mode == IsolationNone {
+	if c.iso != nil && c.iso.Mode == sitepkg.IsolationNone {
 		// The base config turned the sandbox off; replay follows a
 		// config's mode: none only when its user says so.
 		args = append(args, "--sandbox", "none")

@@ -10,6 +10,8 @@ import (
 	"math"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
@@ -46,7 +48,7 @@ func batchGroups(cfg *config.Config, triples []PlanTriple) [][]PlanTriple {
 			p := &cfg.Properties[t.Property]
 			ps = &propState{index: t.Property, prop: p, framework: batch.EvidenceFramework(p)}
 			if p.Prepare != nil {
-				ps.prepareSHA256 = prepareSHA256(p.Prepare, nil)
+				ps.prepareSHA256 = sitepkg.PrepareSHA256(p.Prepare, nil)
 			}
 			states[t.Property] = ps
 		}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
@@ -40,29 +42,6 @@ type preparedTree struct {
 	wrote []layerEntry
 }
 
-// prepareMeta is what a cached layer says about the prepare that built it.
-type prepareMeta struct {
-	Command  []string  `json:"command"`
-	Seconds  float64   `json:"seconds"`
-	ExitCode int       `json:"exit_code"`
-	At       time.Time `json:"at"`
-	Tail     string    `json:"tail"`
-	Side     string    `json:"side,omitempty"`
-	Tree     string    `json:"tree,omitempty"` // the commit of the tree it prepared
-}
-
-// prepareSHA256 is the digest of a prepare's command and environment
-// (the records' extra key "prepare_sha256").
-func prepareSHA256(p *config.Prepare, env []string) string {
-	b, _ := json.Marshal(struct {
-		Run     []string `json:"run"`
-		Network bool     `json:"network"`
-		Env     []string `json:"env"`
-		Allow   []string `json:"allow,omitempty"`
-	}{p.Run, p.Network, env, p.Allow})
-	return flakegate.SHA256Hex(b)
-}
-
 func preparedKey(side, sha string) string { return side + "\x00" + sha }
 
 // initPrepares names the prepare of every property; nothing runs yet.
@@ -77,7 +56,7 @@ func (c *checker) initPrepares() {
 	c.prepWatch = map[int]*prepWatch{}
 	for _, ps := range c.props {
 		if p := ps.prop.Prepare; p != nil {
-			ps.prepareSHA256 = prepareSHA256(p, c.iso.env)
+			ps.prepareSHA256 = sitepkg.PrepareSHA256(p, c.iso.Env)
 		}
 	}
 }
@@ -153,12 +132,12 @@ func (c *site) keepPrepared(k string, p *config.Prepare, pt *preparedTree, what 
 // it failed ("" when it did not).
 func (c *site) suiteLayer(ctx context.Context, t *tree) (dir, why string, err error) {
 	p := c.cfg.Prepare
-	if p == nil || c.iso.mode != IsolationBwrap {
+	if p == nil || c.iso.Mode != sitepkg.IsolationBwrap {
 		return "", "", nil
 	}
 	c.prepareMu.Lock()
 	defer c.prepareMu.Unlock()
-	sha := prepareSHA256(p, c.iso.env)
+	sha := sitepkg.PrepareSHA256(p, c.iso.Env)
 	k, what := preparedKey(t.side, sha), t.side
 	if t.side == transcript.SideCandidate && t.sha != c.suite.graded {
 		// The candidate's own tree, whose new tests run: not the
@@ -203,19 +182,19 @@ func (c *site) releasePrepares() {
 func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t *tree) (*preparedTree, error) {
 	side := t.side
 	pt := &preparedTree{side: side, sha256: sha, exit: -1}
-	if c.iso.mode != IsolationBwrap || !c.iso.sandbox.Overlay || !c.iso.sandbox.Level.Root {
+	if c.iso.Mode != sitepkg.IsolationBwrap || !c.iso.Sandbox.Overlay || !c.iso.Sandbox.Level.Root {
 		pt.reason = "prepare failed: a prepare needs attempts on overlays (flakegate as root, with overlayfs), so that its layer can lie under them"
 		return pt, nil
 	}
 	sb := c.sandboxFor(t.dir)
-	key := preparedLayerKey(t.sha, sha, c.iso.label(), sb.GoCache, sb.Level.UID, p.Budget)
+	key := sitepkg.LayerKey(t.sha, sha, c.iso.Label(), sb.GoCache, sb.Level.UID, p.Budget)
 	root := c.preparedRoot()
 	final := filepath.Join(root, key)
 	if err := os.MkdirAll(root, 0o700); err != nil { // root only: no attempt walks into it
 		return nil, diskfull.Error(err, root, "cannot create the prepared layers' folder")
 	}
 	if lock, err := flock.Share(ctx, final); err == nil {
-		if m, ok := readPrepareMeta(final); ok {
+		if m, ok := sitepkg.ReadLayerMeta(final); ok {
 			pt.dir, pt.ok, pt.cached, pt.seconds, pt.exit, pt.lock = final, true, true, m.Seconds, m.ExitCode, lock
 			touchLayer(final)
 			return pt, c.layerWrites(pt)
@@ -271,7 +250,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	if p.Disk > 0 {
 		sb.Limits.Disk = p.Disk
 	}
-	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: t.dir, Env: c.iso.env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
+	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: t.dir, Env: c.iso.Env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
 	if ctx.Err() != nil {
 		return nil, flakegate.Interrupted(ctx)
 	}
@@ -283,7 +262,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	if out.KeepErr != nil {
 		return nil, diskfull.Error(out.KeepErr, root, "cannot keep the prepared layer")
 	}
-	m := prepareMeta{Command: p.Run, Seconds: pt.seconds, ExitCode: out.ExitCode, At: time.Now().UTC(), Tail: tail, Side: side, Tree: t.sha}
+	m := sitepkg.LayerMeta{Command: p.Run, Seconds: pt.seconds, ExitCode: out.ExitCode, At: time.Now().UTC(), Tail: tail, Side: side, Tree: t.sha}
 	b, _ := json.Marshal(m)
 	if err := atomicfile.WriteFile(filepath.Join(final, "meta.json"), b, 0o644); err != nil {
 		return nil, diskfull.Error(err, final, "cannot keep the prepared layer")
@@ -313,28 +292,8 @@ func (c *site) prepareFailed(out attempt.Outcome, p *config.Prepare, tail string
 	}
 }
 
-// preparedLayerKey names the prepared layer of a tree's commit for one
-// prepare (check and replay alike: the replay finds the check's layer).
-func preparedLayerKey(treeSHA, prepareSHA, isolation, goCache string, uid int, budget time.Duration) string {
-	kb, _ := json.Marshal(struct {
-		Tree, Prepare, Isolation, GoCache, Version string
-		UID                                        int
-		Budget                                     float64
-	}{treeSHA, prepareSHA, isolation, goCache, flakegate.Version, uid, budget.Seconds()})
-	return flakegate.SHA256Hex(kb)
-}
-
 // preparedRoot is the folder of the repository's prepared layers.
 func (c *site) preparedRoot() string { return filepath.Join(c.common, "flakegate", "prepared") }
-
-func readPrepareMeta(dir string) (prepareMeta, bool) {
-	var m prepareMeta
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	if err != nil || json.Unmarshal(b, &m) != nil {
-		return m, false
-	}
-	return m, true
-}
 
 // preparedFor returns the side's prepared layer of ps, nil without
 // prepare or before it ran.

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -116,25 +115,4 @@ func diskUsage(dir string) int64 {
 		return nil
 	})
 	return n
-}
-
-// fullDisk is the error of a probe that failed for want of space (its
-// error wraps ENOSPC, or the attempt's output says so), nil for any other
-// failure: it names the first of the folders it used that is full.
-func fullDisk(err error, root string) error {
-	if !errors.Is(err, unix.ENOSPC) && !strings.Contains(err.Error(), "no space left on device") {
-		return nil
-	}
-	where := root
-	if where == "" {
-		where = os.TempDir()
-	}
-	for _, p := range []string{root, os.TempDir()} {
-		var st unix.Statfs_t
-		if p != "" && unix.Statfs(p, &st) == nil && st.Bavail == 0 {
-			where = p
-			break
-		}
-	}
-	return diskfull.NoSpace(err, where, "the sandbox probe cannot write its files")
 }

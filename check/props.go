@@ -18,7 +18,6 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
-	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/grade"
 	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/template"
@@ -203,7 +202,7 @@ func (c *checker) checkCommand(base, key string, p *config.Property) error {
 			_, err = os.Stat(filepath.Join(base, prog))
 		}
 	} else {
-		_, err = attempt.LookPath(prog, c.iso.env)
+		_, err = attempt.LookPath(prog, c.iso.Env)
 	}
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINVALID, Op: "config", Path: c.cfgPath,
@@ -243,14 +242,6 @@ func (c *checker) digestIn(ctx context.Context, root, rel string) (string, error
 type digested struct {
 	sum string
 	err error
-}
-
-// showAt reads repository files at rev for config.LoadWith.
-func showAt(ctx context.Context, g *git.Client, rev string) func(string) ([]byte, bool) {
-	return func(rel string) ([]byte, bool) {
-		b, err := g.Show(ctx, rev, rel)
-		return b, err == nil
-	}
 }
 
 // RunSHA256 is the digest of p's argv template (the record's extra key

@@ -3,6 +3,8 @@ package check
 import (
 	"slices"
 	"testing"
+
+	sitepkg "github.com/flakegate/flakegate/site"
 )
 
 // TestSecretValuesWeak: a value under 8 bytes or a word is no secret to
@@ -17,15 +19,15 @@ func TestSecretValuesWeak(t *testing.T) {
 		wantNone []string
 	}
 	run := func(t *testing.T, tc testCase) {
-		got := SecretValues(tc.env, tc.extra)
+		got := sitepkg.SecretValues(tc.env, tc.extra)
 		for _, w := range tc.want {
 			if !slices.Contains(got, w) {
-				t.Errorf("SecretValues = %q, want %q among them", got, w)
+				t.Errorf("sitepkg.SecretValues = %q, want %q among them", got, w)
 			}
 		}
 		for _, w := range tc.wantNone {
 			if slices.Contains(got, w) {
-				t.Errorf("SecretValues = %q, want no %q", got, w)
+				t.Errorf("sitepkg.SecretValues = %q, want no %q", got, w)
 			}
 		}
 	}

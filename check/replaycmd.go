@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/batch"
@@ -86,7 +88,7 @@ type ReplayOptions struct {
 // command once.
 type Replay struct {
 	opts    ReplayOptions
-	iso     *isolation
+	iso     *sitepkg.Isolation
 	fixture string          // the fixture's digest, "" without a fixture
 	common  string          // the repository's git common dir, "" outside one
 	goc     *gocache.Caches // the repository's Go caches, nil for none
@@ -149,19 +151,19 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 			guarded = append(guarded, abs)
 		}
 	}
-	spec := sandboxSpec{op: "replay", cfgPath: opts.ConfigPath, block: &opts.Sandbox, env: opts.Env,
-		noOverlay: opts.NoOverlay, bwrap: opts.Bwrap, guarded: guarded, optOut: "pass --sandbox none"}
+	spec := sitepkg.Spec{Op: "replay", CfgPath: opts.ConfigPath, Block: &opts.Sandbox, Env: opts.Env,
+		NoOverlay: opts.NoOverlay, Bwrap: opts.Bwrap, Guarded: guarded, OptOut: "pass --sandbox none"}
 	for _, g := range guarded {
 		if g != dir { // the tree itself is what the command runs in
-			spec.hide = append(spec.hide, g)
+			spec.Hide = append(spec.Hide, g)
 		}
 	}
-	iso, err := buildIsolation(spec)
+	iso, err := sitepkg.BuildIsolation(spec)
 	if err != nil {
 		return nil, err
 	}
 	r := &Replay{opts: opts, iso: iso, fixture: fixture, common: common}
-	if iso.mode == IsolationBwrap {
+	if iso.Mode == sitepkg.IsolationBwrap {
 		// The check's Go caches: the repository's, built from the base.
 		if common != "" {
 			base := opts.GoBase
@@ -169,7 +171,7 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 				base = "HEAD"
 			}
 			if sha, err := repo.RevParse(ctx, base); err == nil {
-				if r.goc, err = setupGoCaches(ctx, repo, common, sha, iso, envGetter(opts.Env)); err != nil {
+				if r.goc, err = sitepkg.SetupGoCaches(ctx, repo, common, sha, iso, sitepkg.EnvGetter(opts.Env)); err != nil {
 					return nil, err
 				}
 			}
@@ -177,20 +179,20 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 		// The same hardening as check: no privilege, as nobody when run
 		// as root, on a throwaway overlay where the kernel allows it, so
 		// the command never writes the tree it replays in.
-		if err := iso.probe(ctx, ""); err != nil {
+		if err := iso.Probe(ctx, ""); err != nil {
 			r.Close()
 			return nil, err
 		}
 		// What the module cache lacks (a fresh runner's is empty, and the
 		// commit replayed may add a module), downloaded as a check does.
 		if r.goc != nil {
-			line, err := r.goc.Fetch(ctx, repo, &iso.sandbox, iso.env, opts.PrepareTree, "replay")
+			line, err := r.goc.Fetch(ctx, repo, &iso.Sandbox, iso.Env, opts.PrepareTree, "replay")
 			if err != nil {
 				r.Close()
 				return nil, err
 			}
 			if line != "" {
-				r.notes = append(r.notes, iso.redact(line))
+				r.notes = append(r.notes, iso.Redact(line))
 			}
 		}
 		if err := r.fillGoCache(ctx, repo); err != nil {
@@ -209,7 +211,7 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 
 // Close lets go of the replay's hold on the repository's Go caches.
 func (r *Replay) Close() {
-	r.iso.close()
+	r.iso.Close()
 	r.goc.Release()
 }
 
@@ -222,7 +224,7 @@ func (r *Replay) Notes() []string { return r.notes }
 // checkout of the base of its own, removed after.
 func (r *Replay) fillGoCache(ctx context.Context, repo *git.Client) error {
 	gc := r.goc
-	if gc == nil || r.iso.sandbox.GoCache == "" || gc.Filled(gc.BaseKey()) {
+	if gc == nil || r.iso.Sandbox.GoCache == "" || gc.Filled(gc.BaseKey()) {
 		return nil
 	}
 	tmp, err := os.MkdirTemp("", "flakegate-replay-base-")
@@ -235,14 +237,14 @@ func (r *Replay) fillGoCache(ctx context.Context, repo *git.Client) error {
 		return err
 	}
 	defer repo.RemoveWorktree(context.WithoutCancel(ctx), dir) //nolint:errcheck // the folder goes with tmp
-	sb := r.iso.sandbox
+	sb := r.iso.Sandbox
 	sb.Tree = dir
-	line, err := gc.Fill(ctx, sb, r.iso.env, dir, "replay")
+	line, err := gc.Fill(ctx, sb, r.iso.Env, dir, "replay")
 	if err != nil {
 		return err
 	}
 	if line != "" {
-		r.notes = append(r.notes, r.iso.redact(line))
+		r.notes = append(r.notes, r.iso.Redact(line))
 	}
 	return nil
 }
@@ -253,11 +255,11 @@ func (r *Replay) FixtureSHA256() string { return r.fixture }
 // Shortfall says what the host withholds from the full sandbox (a limit
 // it cannot enforce, no overlay...), "" when it gives all of it.
 func (r *Replay) Shortfall() string {
-	sb := &r.iso.sandbox
-	if r.iso.mode != IsolationBwrap || len(sb.Level.Missing) == 0 {
+	sb := &r.iso.Sandbox
+	if r.iso.Mode != sitepkg.IsolationBwrap || len(sb.Level.Missing) == 0 {
 		return ""
 	}
-	return r.iso.redact(sb.Level.Describe(sb.Limits, sb.Overlay))
+	return r.iso.Redact(sb.Level.Describe(sb.Limits, sb.Overlay))
 }
 
 // Run runs the command once in its sandbox, its output (stdout and
@@ -265,10 +267,10 @@ func (r *Replay) Shortfall() string {
 // by the evidence the options ask for. It never returns an error: a
 // command that cannot start is an Errored outcome.
 func (r *Replay) Run(ctx context.Context, output io.Writer) attempt.Outcome {
-	cmd := attempt.Command{Argv: r.opts.Argv, Dir: r.opts.Dir, Env: r.iso.env, WallBudget: r.opts.WallBudget, Output: output,
+	cmd := attempt.Command{Argv: r.opts.Argv, Dir: r.opts.Dir, Env: r.iso.Env, WallBudget: r.opts.WallBudget, Output: output,
 		NoTestMarkers: evidence.NoTestMarkers}
-	if r.iso.mode == IsolationBwrap {
-		sb := r.iso.sandbox
+	if r.iso.Mode == sitepkg.IsolationBwrap {
+		sb := r.iso.Sandbox
 		sb.Tree = r.opts.Dir
 		cmd.Sandbox = &sb
 		done, why := r.prepare(ctx, &sb)
@@ -375,7 +377,7 @@ func CheckoutReplay(ctx context.Context, o ReplayAtOptions) (*ReplayAt, error) {
 		}
 		return nil, err
 	}
-	cfg, err := config.LoadWith(raw, cfgPath, showAt(ctx, g, cfgSHA))
+	cfg, err := config.LoadWith(raw, cfgPath, sitepkg.ShowAt(ctx, g, cfgSHA))
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/batch"
@@ -59,7 +61,7 @@ func TestBatchBasesInterruptedAtTheLock(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := &checker{site: site{progress: discardProgress{}, baseSHA: "b"}, candSHA: "c", now: time.Now}
-	c.cfg, c.iso = &config.Config{RetryCap: 2}, &isolation{mode: IsolationBwrap}
+	c.cfg, c.iso = &config.Config{RetryCap: 2}, &sitepkg.Isolation{Mode: sitepkg.IsolationBwrap}
 	var members []*batchMember
 	for _, name := range []string{"TestA", "TestB"} {
 		ps := &propState{prop: &config.Property{Path: "p_test.go", Name: name, WallBudget: time.Minute}}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
@@ -36,11 +38,11 @@ func (r *Replay) prepareIn(ctx context.Context, sb *sandbox.Sandbox, dir, tree s
 	if !sb.Overlay {
 		return done, "prepare failed: a prepare needs attempts on overlays (flakegate as root, with overlayfs), so that its layer can lie under them"
 	}
-	sha := prepareSHA256(p, r.iso.env)
+	sha := sitepkg.PrepareSHA256(p, r.iso.Env)
 	if r.common != "" && tree != "" {
-		key := preparedLayerKey(tree, sha, r.iso.label(), sb.GoCache, sb.Level.UID, p.Budget)
+		key := sitepkg.LayerKey(tree, sha, r.iso.Label(), sb.GoCache, sb.Level.UID, p.Budget)
 		layer := filepath.Join(r.common, "flakegate", "prepared", key)
-		if m, ok := readPrepareMeta(layer); ok {
+		if m, ok := sitepkg.ReadLayerMeta(layer); ok {
 			sb.Prepared = layer
 			r.notes = append(r.notes, fmt.Sprintf("prepare: the check's prepared layer of %s (%.1f s when it ran)", flakegate.ShortSHA(tree), m.Seconds))
 			return done, ""
@@ -63,8 +65,8 @@ func (r *Replay) prepareIn(ctx context.Context, sb *sandbox.Sandbox, dir, tree s
 	if p.Network {
 		psb.Outbound = &sandbox.Outbound{Allow: p.Allow}
 	}
-	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: dir, Env: r.iso.env, WallBudget: p.Budget, Sandbox: &psb, NoTestMarkers: []string{}})
-	tail := r.iso.redact(out.Tail)
+	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: dir, Env: r.iso.Env, WallBudget: p.Budget, Sandbox: &psb, NoTestMarkers: []string{}})
+	tail := r.iso.Redact(out.Tail)
 	switch out.Result {
 	case attempt.Pass:
 	case attempt.Timeout:
@@ -72,7 +74,7 @@ func (r *Replay) prepareIn(ctx context.Context, sb *sandbox.Sandbox, dir, tree s
 	default:
 		what := fmt.Sprintf("exit %d", out.ExitCode)
 		if out.ExitCode < 0 {
-			what = r.iso.redact(out.Reason)
+			what = r.iso.Redact(out.Reason)
 		}
 		return done, "prepare failed: " + what + ": " + attempt.ShortTail(tail)
 	}

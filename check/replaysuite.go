@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/batch"
@@ -136,9 +138,9 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 // saw it, are returned too.
 func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Duration, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
 	out := &attempt.Bounded{Max: suites.MaxListOutput}
-	cmd := attempt.Command{Argv: argv, Dir: dir, Env: r.iso.env, WallBudget: budget, NoTestMarkers: []string{}, Output: out}
-	if r.iso.mode == IsolationBwrap {
-		sb := r.iso.sandbox
+	cmd := attempt.Command{Argv: argv, Dir: dir, Env: r.iso.Env, WallBudget: budget, NoTestMarkers: []string{}, Output: out}
+	if r.iso.Mode == sitepkg.IsolationBwrap {
+		sb := r.iso.Sandbox
 		sb.Tree = dir
 		sb.Prepared = r.suite.baseLayer // the top-level prepare's, as in the check's listing
 		cmd.Sandbox = &sb
@@ -177,10 +179,10 @@ func (r *Replay) planSuite(ctx context.Context) error {
 	s := rs.Suite
 	where := fmt.Sprintf("suites[%d] (%s %s)", s.Index, s.Framework, s.Path)
 	r.suite = &suiteReplay{}
-	if r.opts.Prepare != nil && r.iso.mode == IsolationBwrap {
+	if r.opts.Prepare != nil && r.iso.Mode == sitepkg.IsolationBwrap {
 		// The check lists the suite over the top-level prepare's layer
 		// of the base: so does the replay.
-		sb := r.iso.sandbox
+		sb := r.iso.Sandbox
 		sb.Tree = rs.BaseDir
 		done, why := r.prepareIn(ctx, &sb, rs.BaseDir, r.opts.GoBase)
 		defer done()
@@ -240,7 +242,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 		p := suites.Property(cfg, s, t, list, "")
 		ps := &propState{prop: &p, framework: batch.EvidenceFramework(&p)}
 		if p.Prepare != nil {
-			ps.prepareSHA256 = prepareSHA256(p.Prepare, r.iso.env)
+			ps.prepareSHA256 = sitepkg.PrepareSHA256(p.Prepare, r.iso.Env)
 		}
 		jobs = append(jobs, job{ps: ps, seed: rs.Seed})
 	}

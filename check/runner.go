@@ -8,6 +8,8 @@ import (
 	"context"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/batch"
@@ -17,7 +19,7 @@ import (
 // driver is the Driver of the members of runs (each member's triple run)
 // with runner making their attempts.
 func (c *checker) driver(runner batch.Runner, runs map[*batch.Member]*tripleRun) *batch.Driver {
-	d := &batch.Driver{RetryCap: c.cfg.RetryCap, Runner: runner, Keep: c.iso.mode == IsolationBwrap,
+	d := &batch.Driver{RetryCap: c.cfg.RetryCap, Runner: runner, Keep: c.iso.Mode == sitepkg.IsolationBwrap,
 		History: func(ctx context.Context, m *batch.Member) (batch.History, error) {
 			return c.baseHistory(ctx, runs[m].j)
 		},

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
@@ -43,7 +45,7 @@ type site struct {
 	cfg         *config.Config
 	outDir      string
 	trees       *worktrees
-	iso         *isolation
+	iso         *sitepkg.Isolation
 	progress    ProgressHandler
 	preparedMu  sync.Mutex               // guards prepared
 	prepared    map[string]*preparedTree // by side and prepare (prepare.go)
@@ -101,11 +103,11 @@ func (s *Site) Trees(ctx context.Context) (string, error) {
 }
 
 // Close ends the sandbox's standbys (nothing before Setup).
-func (s *Site) Close() { s.c.iso.close() }
+func (s *Site) Close() { s.c.iso.Close() }
 
 // Sandbox is the attempts' sandbox without its tree (after Setup, and
 // Probe for its level).
-func (s *Site) Sandbox() sandbox.Sandbox { return s.c.iso.sandbox }
+func (s *Site) Sandbox() sandbox.Sandbox { return s.c.iso.Sandbox }
 
 // SandboxFor is the sandbox of one attempt in tree, nil without bwrap.
 func (s *Site) SandboxFor(tree string) *sandbox.Sandbox { return s.c.sandboxFor(tree) }
@@ -115,7 +117,7 @@ func (s *Site) Env() []string {
 	if s.c.iso == nil {
 		return nil
 	}
-	return s.c.iso.env
+	return s.c.iso.Env
 }
 
 // Redact replaces every secret value in text.
@@ -167,7 +169,7 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 		if p == nil {
 			continue
 		}
-		sha := prepareSHA256(p, c.iso.env)
+		sha := sitepkg.PrepareSHA256(p, c.iso.Env)
 		if bp, ok := bySHA[sha]; ok {
 			bp.Shared = append(bp.Shared, p)
 			continue
@@ -182,7 +184,7 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 	// The suites' listing runs over the top-level prepare (suiteLayer),
 	// whether or not a property uses it.
 	if p := c.cfg.Prepare; p != nil && len(c.cfg.Suites) > 0 {
-		if _, ok := bySHA[prepareSHA256(p, c.iso.env)]; !ok {
+		if _, ok := bySHA[sitepkg.PrepareSHA256(p, c.iso.Env)]; !ok {
 			res.Runs = append(res.Runs, &BasePrepare{Where: "prepare", Prepare: p, Shared: []*config.Prepare{p}})
 		}
 	}
@@ -199,7 +201,7 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 		res.Busy, res.Runs = err, nil
 		return res, done
 	}
-	sb := c.iso.sandbox
+	sb := c.iso.Sandbox
 	t := &tree{dir: filepath.Join(root.dir, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: sb.Overlay || sb.Level.Copy}
 	c.trees = &worktrees{workers: []*workerTrees{{base: t}}, lock: lock, git: c.git, overlay: t.overlay}
 	c.prepared = map[string]*preparedTree{}
@@ -216,7 +218,7 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 		return res, done
 	}
 	for _, bp := range res.Runs {
-		sha := prepareSHA256(bp.Prepare, c.iso.env)
+		sha := sitepkg.PrepareSHA256(bp.Prepare, c.iso.Env)
 		pt, err := c.prepareTree(ctx, bp.Prepare, sha, c.trees.workers[0].base)
 		if err != nil {
 			bp.Err = err

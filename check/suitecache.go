@@ -16,7 +16,7 @@ func (c *site) suiteListKey(s *config.Suite) string {
 	if c.iso == nil {
 		return ""
 	}
-	return suites.GoListKey(s, c.baseSHA, c.iso.env)
+	return suites.GoListKey(s, c.baseSHA, c.iso.Env)
 }
 
 // baseSuiteList is listSuite on the base tree t, read from the kept
@@ -83,5 +83,5 @@ func (c *site) pytestListKey(ctx context.Context, l *suites.Lister, s *config.Su
 	if err != nil {
 		return "", nil
 	}
-	return suites.PytestListKey(ctx, l, s, tree, python, hypothesis, c.iso.env)
+	return suites.PytestListKey(ctx, l, s, tree, python, hypothesis, c.iso.Env)
 }

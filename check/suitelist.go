@@ -32,7 +32,7 @@ func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []str
 	}
 	defer t.release(c.resetClean)
 	out := &attempt.Bounded{Max: suites.MaxListOutput}
-	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
+	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.Env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out})
 	if ctx.Err() != nil {
 		return o, nil, flakegate.Interrupted(ctx)
@@ -109,7 +109,7 @@ func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv
 	}
 	defer t.release(c.resetClean)
 	out := &attempt.Bounded{Max: suites.MaxListOutput}
-	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, Sandbox: sb,
+	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.Env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out}
 	file, err := batch.ReportFile(&cmd, "list.json", flag)
 	if err != nil {

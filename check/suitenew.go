@@ -176,7 +176,7 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, sha
 	}
 	defer t.release(c.resetClean)
 	rep := batch.NewReport(shapes[0].Framework, t.dir)
-	cmd := attempt.Command{Dir: t.dir, Env: c.iso.env, WallBudget: s.WallBudget, NoTestMarkers: []string{},
+	cmd := attempt.Command{Dir: t.dir, Env: c.iso.Env, WallBudget: s.WallBudget, NoTestMarkers: []string{},
 		Sandbox: sb, Output: rep}
 	// Known answers, as in every batch (known.go): a run whose report
 	// the test process wrote counts as passed by no new test.

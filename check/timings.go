@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
@@ -220,7 +222,7 @@ func (c *checker) keepTimings(setup, fill, wall time.Duration) {
 	c.times.mu.Unlock()
 	now := c.now().UTC()
 	ct := &CheckTimes{Base: c.baseSHA, At: now.Format(time.RFC3339), Setup: attempt.Seconds(setup), Wall: attempt.Seconds(wall), Workers: c.cfg.Workers,
-		Replays: !c.opts.NoReplayCache && c.iso.mode == IsolationBwrap}
+		Replays: !c.opts.NoReplayCache && c.iso.Mode == sitepkg.IsolationBwrap}
 	if fill >= fillRan {
 		ct.Fill, ct.FillBase = attempt.Seconds(fill), c.baseSHA
 	}

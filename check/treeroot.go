@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/internal/atomicfile"
@@ -60,7 +62,7 @@ func (c *site) treeRoot(ctx context.Context, workers int) (treeRoot, error) {
 		return treeRoot{}, err
 	}
 	r := treeRoot{dir: disk, lock: filepath.Join(disk, ".lock")}
-	if c.iso == nil || c.iso.mode != IsolationBwrap || c.iso.sandbox.Reclaimed() || c.iso.sandbox.Level.Copy {
+	if c.iso == nil || c.iso.Mode != sitepkg.IsolationBwrap || c.iso.Sandbox.Reclaimed() || c.iso.Sandbox.Level.Copy {
 		return r, nil // nothing sweeps the trees
 	}
 	shm, why := c.residentRoot(ctx, 2*max(workers, 1))

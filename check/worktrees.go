@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/git"
@@ -309,7 +311,7 @@ func (w *worktrees) unlock() {
 // attempts are sandboxed and the sandbox probe (probeSandbox) ran an
 // attempt on an overlay of a folder in root, the worktree folder.
 func (c *checker) chooseTrees(ctx context.Context, root string) (overlay bool, why string, err error) {
-	if c.iso.mode != IsolationBwrap {
+	if c.iso.Mode != sitepkg.IsolationBwrap {
 		return false, "the attempts are not sandboxed", nil
 	}
 	return c.probeSandbox(ctx, root)
@@ -332,12 +334,12 @@ func (c *checker) sayTrees(why string, root treeRoot) {
 			hows = append(hows, filepath.Base(t.dir)+" "+t.how.String())
 		}
 	}
-	lv := c.iso.sandbox.Level
+	lv := c.iso.Sandbox.Level
 	where := ""
 	if !lv.Root {
 		where = " in the helper's user namespace (flakegate is not root)"
 	}
-	if !c.iso.sandbox.Overlay {
+	if !c.iso.Sandbox.Overlay {
 		c.say("attempt trees: a fresh copy per attempt" + where + ", removed after it (" + c.redact(why) + "; the worktrees are never written; " + strings.Join(hows, ", ") + ")")
 		return
 	}

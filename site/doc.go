@@ -1,0 +1,16 @@
+// Package site is where a check's attempts and a replay's command run:
+// the sandbox and environment built from the config's sandbox block, the
+// repository's Go caches given to it, and what both share of a prepare's
+// layer. (Issue 45 moves the rest of check's site here: the base, the
+// worktrees, the prepared layers and the one process starter.)
+//
+// The files:
+//
+//	isolation.go  Isolation and BuildIsolation: the sandbox, its shared
+//	              and hidden paths, the attempts' environment and the
+//	              secrets (SecretValues); Probe refuses what the host
+//	              cannot enforce
+//	gocache.go    SetupGoCaches: the repository's Go caches in the sandbox
+//	layer.go      PrepareSHA256, LayerKey, LayerMeta and ReadLayerMeta: a
+//	              prepare's layer, found by check and replay alike; ShowAt
+package site
