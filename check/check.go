@@ -77,6 +77,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flakegate/flakegate/grade"
 	sitepkg "github.com/flakegate/flakegate/site"
 
 	"github.com/flakegate/flakegate"
@@ -172,9 +173,9 @@ type checker struct {
 	site
 	opts          Options
 	candSHA       string
-	diff          []string    // where the graded tree differs from the base (the candidate's tree, without suites or properties that take files back)
-	graded        *gradedTree // the graded candidate (graded.go)
-	watch         []string    // config and in-repo ledger: every triple's watch_paths
+	diff          []string      // where the graded tree differs from the base (the candidate's tree, without suites or properties that take files back)
+	graded        *grade.Graded // the graded candidate (graded.go)
+	watch         []string      // config and in-repo ledger: every triple's watch_paths
 	store         flakegate.Store
 	props         []*propState
 	now           func() time.Time

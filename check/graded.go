@@ -16,128 +16,9 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
-	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
-	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/grade"
-	"github.com/flakegate/flakegate/grade/infra"
 )
-
-// gradedTree is a check's graded candidate.
-type gradedTree struct {
-	plan *grade.Plan
-	sha  string // the commit the candidate's trees check out
-	// patch are the paths the patch changes (base to candidate); taken
-	// those of its edits the graded tree takes back.
-	patch []string
-	taken []grade.Edit
-}
-
-// makeGraded builds the graded candidate of cand over base for cfg:
-// keep are paths that stay the candidate's besides the config's fixtures
-// and generators (the config, an in-repository ledger).
-func makeGraded(ctx context.Context, g *git.Client, cfg *config.Config, base, cand string, keep []string) (*gradedTree, error) {
-	fail := func(err error) (*gradedTree, error) {
-		if flakegate.ErrorCode(err) == flakegate.EINVALID || ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Message: "cannot lay the base's tests over the candidate", Err: err}
-	}
-	patch, err := g.DiffNames(ctx, base, cand)
-	if err != nil {
-		return fail(err)
-	}
-	in := grade.Input{Keep: keep, Diff: patch}
-	for side, rev := range map[*grade.Tree]string{&in.Base: base, &in.Cand: cand} {
-		files, err := g.ListFiles(ctx, rev)
-		if err != nil {
-			return fail(err)
-		}
-		side.Files = map[string]bool{}
-		for _, f := range files {
-			side.Files[f] = true
-		}
-		side.Read = func(ctx context.Context, paths []string) (map[string][]byte, error) {
-			return g.ShowFiles(ctx, rev, paths)
-		}
-	}
-	finder := infra.New(g, base)
-	for i := range cfg.Suites {
-		s := &cfg.Suites[i]
-		in.Scopes = append(in.Scopes, grade.Scope{Framework: s.Framework, Path: s.Path})
-		if s.FixtureRoot != "" {
-			in.Keep = append(in.Keep, s.FixtureRoot)
-		}
-		if batch.IsJS(s.Framework) {
-			probe := path.Join(s.Path, "flakegate.test.js")
-			if in.Base.Files[s.Path] {
-				probe = s.Path
-			}
-			setup, err := jsSetupFiles(ctx, finder, &config.Property{Path: probe, Framework: s.Framework}, in.Base.Files)
-			if err != nil {
-				return fail(err)
-			}
-			in.Setup = append(in.Setup, setup...)
-		}
-	}
-	for i := range cfg.Properties {
-		p := &cfg.Properties[i]
-		in.Scopes = append(in.Scopes, grade.Scope{Framework: p.Framework, Path: p.Path, Property: true})
-		for _, k := range []string{p.Fixture, p.Generator} {
-			if k != "" {
-				in.Keep = append(in.Keep, k)
-			}
-		}
-		if batch.IsJS(p.Framework) {
-			setup, err := jsSetupFiles(ctx, finder, p, in.Base.Files)
-			if err != nil {
-				return fail(err)
-			}
-			in.Setup = append(in.Setup, setup...)
-		}
-	}
-	plan, err := grade.Build(ctx, in)
-	if err != nil {
-		return fail(err)
-	}
-	writes := make([]git.OverlayFile, len(plan.Write))
-	for i, w := range plan.Write {
-		writes[i] = git.OverlayFile{Path: w.Path, Data: w.Data}
-	}
-	sha, err := g.Overlay(ctx, base, cand, plan.Pick, writes)
-	if err != nil {
-		return fail(err)
-	}
-	taken := plan.TakenBack(patch, func(f string) bool { return in.Base.Files[f] })
-	return &gradedTree{plan: plan, sha: sha, patch: patch, taken: taken}, nil
-}
-
-// jsSetupFiles are the setup files the base's vitest or jest config
-// names for p (grade/infra reads the config): files of the base.
-func jsSetupFiles(ctx context.Context, finder *infra.Finder, p *config.Property, base map[string]bool) ([]string, error) {
-	found, err := finder.Find(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, w := range found {
-		for _, key := range []string{"setupFiles ", "setupFilesAfterEnv ", "globalSetup ", "globalTeardown "} {
-			if strings.HasPrefix(w.Why, key) && base[w.Glob] {
-				out = append(out, w.Glob)
-			}
-		}
-	}
-	return out, nil
-}
-
-// editsFor are the patch's edits, taken back by the graded tree, that
-// grade the test of p: its file's, and its world's (grade.Plan.EditsFor).
-func (gt *gradedTree) editsFor(p *config.Property) []grade.Edit {
-	if gt == nil {
-		return nil
-	}
-	return gt.plan.EditsFor(p.Framework, p.Path, gt.taken)
-}
 
 // jestKeyWhy is why grade/infra watches package.json for a jest test
 // (its "jest" key is the config).
@@ -294,7 +175,7 @@ func (c *checker) noteChangedTests(ctx context.Context) error {
 		return nil
 	}
 	edited := map[string]bool{} // files, and go package folders
-	for _, e := range c.graded.taken {
+	for _, e := range c.graded.Taken {
 		if e.Kind == grade.TestFile {
 			edited[e.Path] = true
 			if strings.HasSuffix(e.Path, "_test.go") {

@@ -142,7 +142,7 @@ func (c *checker) preflight(ctx context.Context) error {
 				}
 			}
 		}
-		ps.graderEdits = c.graded.editsFor(p)
+		ps.graderEdits = c.graded.EditsFor(p)
 		c.props = append(c.props, ps)
 	}
 	return nil
@@ -312,7 +312,7 @@ func (c *checker) propGlobsGraded(ctx context.Context, p *config.Property) ([]wa
 		return globs, err
 	}
 	globs = c.dropGatedHelpers(p, globs)
-	watched := c.graded.plan.WatchedFor(p.Framework)
+	watched := c.graded.Plan.WatchedFor(p.Framework)
 	for _, f := range slices.Sorted(maps.Keys(watched)) {
 		globs = append(globs, watchGlob{Glob: f, Why: watched[f]})
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flakegate/flakegate/grade"
 	sitepkg "github.com/flakegate/flakegate/site"
 
 	"github.com/flakegate/flakegate"
@@ -409,7 +410,7 @@ func checkoutPropertyReplay(ctx context.Context, o ReplayAtOptions, g *git.Clien
 	}
 	// The check runs the graded tree (graded.go): the base's property
 	// file and its world over Rev's code.
-	gt, err := makeGraded(ctx, g, cfg, cfgSHA, sha, []string{cfgPath})
+	gt, err := grade.MakeGraded(ctx, g, cfg, cfgSHA, sha, []string{cfgPath})
 	if err != nil {
 		return nil, err
 	}
@@ -421,8 +422,8 @@ func checkoutPropertyReplay(ctx context.Context, o ReplayAtOptions, g *git.Clien
 		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), Argv: argv, WallBudget: p.WallBudget,
 			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Fixture: p.Fixture,
 			Framework: batch.EvidenceFramework(p), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker,
-			GoBase: cfgSHA, Prepare: p.Prepare, PrepareTree: gt.sha}}
-	if err := g.PrepareWorktree(ctx, r.Options.Dir, gt.sha); err != nil {
+			GoBase: cfgSHA, Prepare: p.Prepare, PrepareTree: gt.SHA}}
+	if err := g.PrepareWorktree(ctx, r.Options.Dir, gt.SHA); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}

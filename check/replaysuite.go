@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flakegate/flakegate/grade"
 	sitepkg "github.com/flakegate/flakegate/site"
 
 	"github.com/flakegate/flakegate"
@@ -98,11 +99,11 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 	if o.Name == "" {
 		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Message: "--suite needs --name: the test's name, as its record has it"}
 	}
-	gt, err := makeGraded(ctx, g, cfg, cfgSHA, sha, []string{cfgPath})
+	gt, err := grade.MakeGraded(ctx, g, cfg, cfgSHA, sha, []string{cfgPath})
 	if err != nil {
 		return nil, err
 	}
-	graded := gt.sha
+	graded := gt.SHA
 	tmp, err := os.MkdirTemp("", "flakegate-replay-")
 	if err != nil {
 		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot create a temporary folder", Err: err}

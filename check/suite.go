@@ -12,6 +12,7 @@ import (
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/grade"
 	"github.com/flakegate/flakegate/suites"
 )
 
@@ -48,17 +49,17 @@ type suiteOrders map[*config.Property]map[flakegate.Seed]*flakegate.SuiteOrder
 // changes none of that. The diff the records carry becomes the graded
 // tree's (what ran).
 func (c *checker) gradedCandidate(ctx context.Context) (string, error) {
-	gt, err := makeGraded(ctx, c.git, c.cfg, c.baseSHA, c.candSHA, c.watch)
+	gt, err := grade.MakeGraded(ctx, c.git, c.cfg, c.baseSHA, c.candSHA, c.watch)
 	if err != nil {
 		return "", err
 	}
 	c.graded = gt
-	if gt.sha != c.candSHA {
-		if c.diff, err = c.git.DiffNames(ctx, c.baseSHA, gt.sha); err != nil {
+	if gt.SHA != c.candSHA {
+		if c.diff, err = c.git.DiffNames(ctx, c.baseSHA, gt.SHA); err != nil {
 			return "", err
 		}
 	}
-	return gt.sha, nil
+	return gt.SHA, nil
 }
 
 // expandSuites lists every suite's tests in the base tree and adds one

@@ -25,6 +25,9 @@
 //
 // A declared fixture, a generator, the gate's config and a ledger inside
 // the repository stay the candidate's: the table's own rows judge them.
+//
+// MakeGraded (graded.go) builds the graded tree of a check or a replay
+// from a git repository: Build's Plan made a commit.
 package grade
 
 import (
