@@ -31,7 +31,7 @@ var envAllowed = map[string]string{
 }
 
 // TestOnlyTheCLIReadsTheEnvironment: the libraries are given what they
-// need (check.Options.Env and NoOverlay, check.ReplayOptions); only the
+// need (check.Options.Env and NoOverlay, replay.Options); only the
 // CLI, cmd/flakegate/internal/cli, reads flakegate's environment, so that
 // a library never acts on a variable its caller did not pass (the CLI's
 // own store and init helpers beside it included). Tests are not held to

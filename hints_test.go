@@ -34,6 +34,10 @@ var hintsNamingFlags = map[string]string{
 	// hint names bwrap's own flags (the command that shows why a user
 	// namespace is refused), no flag of flakegate's.
 	"site": "names bwrap's flags (bwrap --unshare-user), not flakegate's",
+	// The library half of `flakegate replay`: its Options are the
+	// command's flags, and its errors say which one to change
+	// (--config-rev, --property, --name, --suite).
+	"replay": "the replay command's library",
 	// The stores are opened from --ledger (or FLAKEGATE_LEDGER) and wait
 	// --lock-timeout, and their errors say so.
 	"filestore":                    "opened from --ledger",

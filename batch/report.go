@@ -80,6 +80,10 @@ func batchWhy(out attempt.Outcome, budget time.Duration) string {
 	return "the sum of its members' wall budgets is " + budget.String()
 }
 
+// Label names the triple of the test name in file path among a batch's
+// members (path::name; pytest: the node id).
+func Label(path, name string) string { return path + "::" + name }
+
 // Report reads a batch's output and reports each member's result.
 type Report interface {
 	io.Writer

@@ -291,6 +291,4 @@ func (b *batchRun) noteOne(m *batchMember, side string, index int, out *attempt.
 }
 
 // memberLabel names a triple among a batch's members.
-func memberLabel(j *job) string {
-	return j.ps.prop.Path + "::" + j.ps.prop.Name
-}
+func memberLabel(j *job) string { return batch.Label(j.ps.prop.Path, j.ps.prop.Name) }

@@ -25,8 +25,8 @@
 //	worktrees.go  the clean worktrees each worker runs in, and their lock;
 //	              clean.go resets one, normalize_linux.go undoes what git leaves
 //	              in a tree reset in full (modes, user.* xattrs)
-//	sandbox.go    isolation: bwrap or none, and the attempts' environment (one
-//	              builder, for check and replay alike)
+//	sandbox.go    the site's isolation (package site builds it: one builder,
+//	              for check and replay alike), its probe and each attempt's sandbox
 //	pool.go       the check's side of the worker pool (package fleet runs it):
 //	              the runs of a triple alone and of a batch by position, and
 //	              each labelled triple's result and progress line
@@ -38,11 +38,11 @@
 //	              for the Driver (package batch: the order of the attempts)
 //	runner.go     the Driver's runners (a triple alone, a batch) and the replay cache it uses
 //	attempt.go    one attempt: a clean tree, the command in its sandbox, the transcript
-//	batchplan.go  which triples run as one process (a batch), and its command
-//	batchframework.go  the framework a property is batched under
-//	batch.go      a batch's processes (the Driver asks, runner.go), each member judged from its report
-//	known.go      a batch's known answers: planted per attempt, read from its report
-//	              (knowngo.go, knownpy.go, knownjs.go per framework)
+//	batchplan.go  which triples run as one process (a batch; package batch
+//	              has each triple's shape, the command and its known answers)
+//	batch.go      a batch's processes (the Driver asks, runner.go), each member
+//	              judged from its report (batch.Judge)
+//	graded.go     the graded candidate's use in a check (grade.MakeGraded builds it)
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
 //	              set up beside the sandbox, modules fetched, the fill from the
@@ -55,8 +55,6 @@
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the records' history of a triple's base seed (the flake origin's)
 //	replay.go     the replay key of a base seed, the base tree's check and the replay lock
-//	replaycmd.go  flakegate replay: one command once, in the sandbox sandbox.go builds
-//	replayprepare.go  the replay's prepared layer: the check's own, or built the same way
 //	record.go     the run record, its label from the table, the summary line
 //	seeds.go      seeds drawn for the candidate with the store's secret
 //	output.go     files written and the reproduce command line

@@ -158,13 +158,7 @@ func (c *checker) orderSuites(jobs []job) []job {
 }
 
 // orderSlot is what suites' order needs of j.
-func orderSlot(j *job) suites.Slot {
-	sl := suites.Slot{Seed: j.seed, Path: j.ps.prop.Path, Name: j.ps.prop.Name, Label: memberLabel(j)}
-	if j.ps.prop.Suite.Framework == config.FrameworkGo {
-		sl.Pkg = j.ps.prop.Run[5]
-	}
-	return sl
-}
+func orderSlot(j *job) suites.Slot { return suites.SlotOf(j.ps.prop, j.seed) }
 
 // noteOrders records the order of each job of suite s (at the places
 // slots of jobs, in run order; sls are their slots).

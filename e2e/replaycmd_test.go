@@ -12,6 +12,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/check"
 	fgconfig "github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/replay"
 )
 
 // TestReplayRefusesWhatCheckRefuses: a replay builds its sandbox with
@@ -74,7 +75,7 @@ func TestReplayRefusesWhatCheckRefuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The replay's checkout is a folder of its own, as --repo makes it.
-		_, replayErr := check.NewReplay(t.Context(), check.ReplayOptions{Dir: t.TempDir(), Argv: []string{"true"},
+		_, replayErr := replay.New(t.Context(), replay.Options{Dir: t.TempDir(), Argv: []string{"true"},
 			Sandbox: cfg.Sandbox, ConfigPath: "flakegate.yaml", Repo: repo, LedgerPath: ledger, Env: cleanEnv(), Bwrap: "/bin/false"})
 
 		if tc.refuse == "" {

@@ -145,7 +145,7 @@ const MaxListOutput = 64 << 20
 
 // Lister runs the listing commands of a suite in one tree: a
 // check's base worktree (check's listSuite), or a replay's checkout of
-// the base (check/replaysuite.go). Its processes are run by the
+// the base (replay/suite.go). Its processes are run by the
 // functions it is given: it starts none itself.
 type Lister struct {
 	Dir string

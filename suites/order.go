@@ -19,6 +19,16 @@ type Slot struct {
 	Label string // the batch member's label (pytest: the node id)
 }
 
+// SlotOf is the slot of the triple of p (a suite's test, as Property
+// makes it) for seed.
+func SlotOf(p *config.Property, seed flakegate.Seed) Slot {
+	sl := Slot{Seed: seed, Path: p.Path, Name: p.Name, Label: p.Path + "::" + p.Name}
+	if p.Suite.Framework == config.FrameworkGo {
+		sl.Pkg = p.Run[5]
+	}
+	return sl
+}
+
 // Less orders two triples of suite s as their batches run (go: by
 // package, then name; pytest: by each seed's shuffle, Rank; vitest and
 // jest: as listed, the framework shuffles them), each seed's apart:

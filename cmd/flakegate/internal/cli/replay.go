@@ -14,10 +14,10 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
-	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
+	"github.com/flakegate/flakegate/replay"
 	"github.com/flakegate/flakegate/template"
 	"github.com/spf13/cobra"
 )
@@ -139,30 +139,30 @@ func runReplay(opts *ReplayOptions) error {
 		return err
 	}
 
-	// The fixture pin comes first (check.NewReplay): a replay on a fixture
+	// The fixture pin comes first (replay.New): a replay on a fixture
 	// the base does not own is no evidence about the base, so the command
 	// does not run.
 	if opts.Fixture == "" {
 		return replayIncomplete(opts, "no --fixture given, so the expected fixture digest cannot be checked")
 	}
-	return replayRun(ctx, opts, check.ReplayOptions{Dir: opts.Workdir, Argv: argv, WallBudget: opts.Timeout, Sandbox: opts.sandbox(nil),
+	return replayRun(ctx, opts, replay.Options{Dir: opts.Workdir, Argv: argv, WallBudget: opts.Timeout, Sandbox: opts.sandbox(nil),
 		Fixture: filepath.ToSlash(opts.Fixture), FixtureSHA256: opts.ExpectFixtureSHA256}, nil)
 }
 
 // replayRun checks the fixture and builds the replay's sandbox
-// (check.NewReplay: a fixture that is not the expected one makes the
+// (replay.New: a fixture that is not the expected one makes the
 // replay incomplete, exit 3; a sandbox it cannot build is an error, exit
 // 2), runs the command once between the output's opening and closing
 // lines and says what it did. before, if set, runs after the command and
 // before the outcome line.
-func replayRun(ctx context.Context, opts *ReplayOptions, ro check.ReplayOptions, before func()) error {
+func replayRun(ctx context.Context, opts *ReplayOptions, ro replay.Options, before func()) error {
 	ro.Env = opts.IO.environ()
 	ro.NoOverlay = opts.IO.Getenv(sandbox.NoOverlayEnv) == "1"
 	if spec := opts.IO.Getenv("FLAKEGATE_LEDGER"); spec != "" && !postgres.IsDSN(spec) {
 		ro.LedgerPath = spec
 	}
-	r, err := check.NewReplay(ctx, ro)
-	var inc *check.ReplayIncomplete
+	r, err := replay.New(ctx, ro)
+	var inc *replay.Incomplete
 	if errors.As(err, &inc) {
 		return replayIncomplete(opts, inc.Reason)
 	}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/termsafe"
+	"github.com/flakegate/flakegate/replay"
 )
 
 // repoMode is true for the --repo form of replay.
@@ -29,7 +29,7 @@ func (opts *ReplayOptions) checkRepoFlags() error {
 }
 
 // runReplayRepo is `flakegate replay --repo DIR --rev SHA ...`: one seed,
-// once, in a temporary checkout of its own (check.CheckoutReplay).
+// once, in a temporary checkout of its own (replay.Checkout).
 func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 	usage := replayUsage
 	if err := opts.checkRepoFlags(); err != nil {
@@ -50,7 +50,7 @@ func runReplayRepo(ctx context.Context, opts *ReplayOptions) error {
 	if cfgPath, err = config.CleanRepoPath(cfgPath); err != nil {
 		return usage("--config: %v", err)
 	}
-	ra, err := check.CheckoutReplay(ctx, check.ReplayAtOptions{Repo: opts.Repo, Rev: opts.Rev, ConfigRev: opts.ConfigRev,
+	ra, err := replay.Checkout(ctx, replay.AtOptions{Repo: opts.Repo, Rev: opts.Rev, ConfigRev: opts.ConfigRev,
 		ConfigPath: cfgPath, Property: prop, Name: opts.Name, Seed: seed, Suite: opts.Suite})
 	if err != nil {
 		return err

@@ -1,7 +1,7 @@
 // The prepared layer of a replay: the check's own, found by the key the
 // check gave it, or one built the same way in the replay's sandbox.
 
-package check
+package replay
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	sitepkg "github.com/flakegate/flakegate/site"
+	"github.com/flakegate/flakegate/site"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
@@ -38,11 +38,11 @@ func (r *Replay) prepareIn(ctx context.Context, sb *sandbox.Sandbox, dir, tree s
 	if !sb.Overlay {
 		return done, "prepare failed: a prepare needs attempts on overlays (flakegate as root, with overlayfs), so that its layer can lie under them"
 	}
-	sha := sitepkg.PrepareSHA256(p, r.iso.Env)
+	sha := site.PrepareSHA256(p, r.iso.Env)
 	if r.common != "" && tree != "" {
-		key := sitepkg.LayerKey(tree, sha, r.iso.Label(), sb.GoCache, sb.Level.UID, p.Budget)
+		key := site.LayerKey(tree, sha, r.iso.Label(), sb.GoCache, sb.Level.UID, p.Budget)
 		layer := filepath.Join(r.common, "flakegate", "prepared", key)
-		if m, ok := sitepkg.ReadLayerMeta(layer); ok {
+		if m, ok := site.ReadLayerMeta(layer); ok {
 			sb.Prepared = layer
 			r.notes = append(r.notes, fmt.Sprintf("prepare: the check's prepared layer of %s (%.1f s when it ran)", flakegate.ShortSHA(tree), m.Seconds))
 			return done, ""

@@ -4,7 +4,7 @@
 // with the order seed), made from the base's own listing, in the sandbox, on the graded
 // candidate, and judges the named test from the framework's report.
 
-package check
+package replay
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/grade"
-	sitepkg "github.com/flakegate/flakegate/site"
+	"github.com/flakegate/flakegate/site"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
@@ -29,10 +29,10 @@ import (
 	"github.com/flakegate/flakegate/suites"
 )
 
-// ReplaySuite makes a replay the replay of one triple of a suite: its
+// Suite makes a replay the replay of one triple of a suite: its
 // command is the batch the check ran the triple in, listed in BaseDir
-// (NewReplay), and its result the named test's in that batch's report.
-type ReplaySuite struct {
+// (New), and its result the named test's in that batch's report.
+type Suite struct {
 	// Suite is the config's suites: entry.
 	Suite *config.Suite
 	// Properties are the config's own properties: a test they name is
@@ -47,7 +47,7 @@ type ReplaySuite struct {
 	Seed       flakegate.Seed
 }
 
-// suiteReplay is what planSuite made of a ReplaySuite.
+// suiteReplay is what planSuite made of a Suite.
 type suiteReplay struct {
 	framework, label string
 	shape            *batch.Shape   // the named test's, in the batch
@@ -78,11 +78,11 @@ func findSuite(cfg *config.Config, path, file string) *config.Suite {
 	return found
 }
 
-// checkoutSuiteReplay is CheckoutReplay for a suite's triple: two
+// checkoutSuiteReplay is Checkout for a suite's triple: two
 // checkouts of their own, the graded candidate (the base's tests and
-// their world over Rev, as the check grades it: graded.go) where the
+// their world over Rev, as the check grades it: grade/graded.go) where the
 // batch runs and the base (ConfigRev) where the suite is listed.
-func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, sha, cfgSHA, cfgPath string, cfg *config.Config) (*ReplayAt, error) {
+func checkoutSuiteReplay(ctx context.Context, o AtOptions, g *git.Client, sha, cfgSHA, cfgPath string, cfg *config.Config) (*At, error) {
 	s := findSuite(cfg, o.Suite, o.Property)
 	if s == nil {
 		var paths []string
@@ -110,11 +110,11 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 	}
 	base := filepath.Join(tmp, "base")
 	p := &config.Property{Path: o.Property, Name: o.Name, Suite: s, Framework: s.Framework, FrameworkSet: true, WallBudget: s.WallBudget}
-	r := &ReplayAt{SHA: sha, ConfigSHA: cfgSHA, ConfigPath: cfgPath, Property: p, git: g, tmp: tmp, base: base,
-		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), WallBudget: s.WallBudget,
+	r := &At{SHA: sha, ConfigSHA: cfgSHA, ConfigPath: cfgPath, Property: p, git: g, tmp: tmp, base: base,
+		Options: Options{Dir: filepath.Join(tmp, "checkout"), WallBudget: s.WallBudget,
 			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Framework: batch.EvidenceFramework(p), Name: o.Name,
 			GoBase: cfgSHA, Prepare: cfg.Prepare, PrepareTree: graded,
-			Suite: &ReplaySuite{Suite: s, Properties: cfg.Properties, BaseDir: base, Path: o.Property, Name: o.Name, Seed: o.Seed}}}
+			Suite: &Suite{Suite: s, Properties: cfg.Properties, BaseDir: base, Path: o.Property, Name: o.Name, Seed: o.Seed}}}
 	if err := g.PrepareWorktree(ctx, r.Options.Dir, graded); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
@@ -140,7 +140,7 @@ func checkoutSuiteReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, 
 func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Duration, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
 	out := &attempt.Bounded{Max: suites.MaxListOutput}
 	cmd := attempt.Command{Argv: argv, Dir: dir, Env: r.iso.Env, WallBudget: budget, NoTestMarkers: []string{}, Output: out}
-	if r.iso.Mode == sitepkg.IsolationBwrap {
+	if r.iso.Mode == site.IsolationBwrap {
 		sb := r.iso.Sandbox
 		sb.Tree = dir
 		sb.Prepared = r.suite.baseLayer // the top-level prepare's, as in the check's listing
@@ -148,7 +148,7 @@ func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Dura
 	}
 	file := ""
 	if flag != "" {
-		f, err := batch.ReportFile(&cmd, "list.json", flag) // batch.go
+		f, err := batch.ReportFile(&cmd, "list.json", flag) // batch/report.go
 		if err != nil {
 			return attempt.Outcome{}, nil, nil, "", err
 		}
@@ -157,10 +157,10 @@ func (r *Replay) listRunReport(ctx context.Context, dir string, budget time.Dura
 	}
 	o := attempt.Run(ctx, cmd)
 	if ctx.Err() != nil {
-		return o, nil, nil, "", &ReplayIncomplete{"interrupted while listing the suite on the base"}
+		return o, nil, nil, "", &Incomplete{"interrupted while listing the suite on the base"}
 	}
 	if out.Over {
-		return o, nil, nil, "", &ReplayIncomplete{fmt.Sprintf("%s printed more than %d MiB", strings.Join(argv, " "), suites.MaxListOutput>>20)}
+		return o, nil, nil, "", &Incomplete{fmt.Sprintf("%s printed more than %d MiB", strings.Join(argv, " "), suites.MaxListOutput>>20)}
 	}
 	var report []byte
 	if file != "" {
@@ -180,7 +180,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 	s := rs.Suite
 	where := fmt.Sprintf("suites[%d] (%s %s)", s.Index, s.Framework, s.Path)
 	r.suite = &suiteReplay{}
-	if r.opts.Prepare != nil && r.iso.Mode == sitepkg.IsolationBwrap {
+	if r.opts.Prepare != nil && r.iso.Mode == site.IsolationBwrap {
 		// The check lists the suite over the top-level prepare's layer
 		// of the base: so does the replay.
 		sb := r.iso.Sandbox
@@ -188,7 +188,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 		done, why := r.prepareIn(ctx, &sb, rs.BaseDir, r.opts.GoBase)
 		defer done()
 		if why != "" {
-			return &ReplayIncomplete{"cannot list " + where + " on the base: its commands run over the top-level prepare, which failed: " + why}
+			return &Incomplete{"cannot list " + where + " on the base: its commands run over the top-level prepare, which failed: " + why}
 		}
 		r.suite.baseLayer = sb.Prepared
 	}
@@ -202,7 +202,7 @@ func (r *Replay) planSuite(ctx context.Context) error {
 			return r.listRunReport(ctx, rs.BaseDir, s.WallBudget, argv, flag)
 		},
 		Fail: func(format string, args ...any) error {
-			return &ReplayIncomplete{"cannot list " + where + " on the base: " + fmt.Sprintf(format, args...)}
+			return &Incomplete{"cannot list " + where + " on the base: " + fmt.Sprintf(format, args...)}
 		}}
 	list, err := l.List(ctx, s)
 	if err != nil {
@@ -235,56 +235,59 @@ func (r *Replay) planSuite(ctx context.Context) error {
 			Hint: "replay it without --suite"}
 	}
 	cfg := &config.Config{Prepare: r.opts.Prepare}
-	var jobs []job
+	var members []*config.Property
 	for _, t := range list.Tests {
 		if !list.Gated(s, t) || named[t.File+"\x00"+t.Name] || s.Framework == config.FrameworkGo && t.Pkg != list.Tests[target].Pkg {
 			continue
 		}
 		p := suites.Property(cfg, s, t, list, "")
-		ps := &propState{prop: &p, framework: batch.EvidenceFramework(&p)}
-		if p.Prepare != nil {
-			ps.prepareSHA256 = sitepkg.PrepareSHA256(p.Prepare, r.iso.Env)
-		}
-		jobs = append(jobs, job{ps: ps, seed: rs.Seed})
+		members = append(members, &p)
 	}
-	sort.SliceStable(jobs, func(a, b int) bool { return suites.Less(s, orderSlot(&jobs[a]), orderSlot(&jobs[b])) }) // orderSuites' order
-	return r.useBatch(jobs, list, label)
+	sort.SliceStable(members, func(a, b int) bool {
+		return suites.Less(s, suites.SlotOf(members[a], rs.Seed), suites.SlotOf(members[b], rs.Seed))
+	}) // the check's order (check/suite.go, orderSuites)
+	return r.useBatch(members, list, label)
 }
 
-// useBatch makes the batch of jobs (in order) the replay's command.
-func (r *Replay) useBatch(jobs []job, list *suites.List, label string) error {
+// useBatch makes the batch of the suite's tests members (in order) the
+// replay's command.
+func (r *Replay) useBatch(members []*config.Property, list *suites.List, label string) error {
 	rs := r.opts.Suite
 	s := rs.Suite
 	var shapes []*batch.Shape
 	var target *batch.Shape
-	for i := range jobs {
-		sh := shapeOf(&jobs[i])
-		if sh == nil {
-			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: memberLabel(&jobs[i]) + ": a suite's test that does not batch"}
+	for _, p := range members {
+		prepare := ""
+		if p.Prepare != nil {
+			prepare = site.PrepareSHA256(p.Prepare, r.iso.Env)
 		}
-		if memberLabel(&jobs[i]) == label {
+		sh := batch.ShapeOf(p, batch.EvidenceFramework(p), prepare, rs.Seed)
+		if sh == nil {
+			return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: batch.Label(p.Path, p.Name) + ": a suite's test that does not batch"}
+		}
+		if batch.Label(p.Path, p.Name) == label {
 			target = sh
 		}
 		shapes = append(shapes, sh)
 	}
-	r.notes = append(r.notes, suiteOrderNote(s, list, jobs, rs.Seed, rs.Path))
+	r.notes = append(r.notes, suiteOrderNote(s, list, members, rs.Seed, rs.Path))
 	// A suite's test alone is a batch of one too, as in a check
 	// (suiteMember): with its known answers, which runSuite plants.
 	r.opts.Argv = batch.Argv(shapes[0], shapes)
-	r.opts.WallBudget = time.Duration(len(jobs)) * s.WallBudget // a batch's budget is its members'
+	r.opts.WallBudget = time.Duration(len(members)) * s.WallBudget // a batch's budget is its members'
 	r.suite = &suiteReplay{framework: shapes[0].Framework, label: label, shape: target, shapes: shapes, seed: rs.Seed,
-		goList: func(pkg string) []string { return list.PkgTests[pkg] }, members: len(jobs), own: s.WallBudget, baseLayer: r.suite.baseLayer}
+		goList: func(pkg string) []string { return list.PkgTests[pkg] }, members: len(members), own: s.WallBudget, baseLayer: r.suite.baseLayer}
 	return nil
 }
 
 // suiteOrderNote says which order the batch runs, in the terms of the
 // record's order key (tests and tests_sha256), so that the two compare
 // (file is the replayed test's: a vitest or jest order is its file's).
-func suiteOrderNote(s *config.Suite, list *suites.List, jobs []job, seed flakegate.Seed, file string) string {
+func suiteOrderNote(s *config.Suite, list *suites.List, members []*config.Property, seed flakegate.Seed, file string) string {
 	var names []string
 	what := "the node ids in their order"
 	if s.Framework == config.FrameworkGo {
-		pkg := jobs[0].ps.prop.Run[5]
+		pkg := members[0].Run[5]
 		names = list.PkgTests[pkg]
 		what = "package " + pkg + "'s list, which -shuffle=" + seed.String() + " permutes"
 	} else if batch.IsJS(s.Framework) {
@@ -295,13 +298,13 @@ func suiteOrderNote(s *config.Suite, list *suites.List, jobs []job, seed flakega
 		}
 		what = file + "'s list, which " + strings.Join(suites.JSOrderFlags(s.Framework, seed), " ") + " permutes"
 	} else {
-		for i := range jobs {
-			names = append(names, memberLabel(&jobs[i]))
+		for _, p := range members {
+			names = append(names, batch.Label(p.Path, p.Name))
 		}
 	}
 	h := sha256.Sum256([]byte(strings.Join(names, "\n")))
 	return fmt.Sprintf("suite %s %s, order seed %s: %s in the batch; order: %d tests, tests_sha256 %s (%s, listed on the base)",
-		s.Framework, s.Path, seed, count(len(jobs), "test", "tests"), len(names), hex.EncodeToString(h[:]), what)
+		s.Framework, s.Path, seed, tests(len(members)), len(names), hex.EncodeToString(h[:]), what)
 }
 
 // runSuite runs cmd, the batch, and judges the named test from the
@@ -318,7 +321,7 @@ func (r *Replay) runSuite(ctx context.Context, cmd attempt.Command, output io.Wr
 		return failed(err)
 	}
 	defer undo()
-	file, err := batch.AddReportFile(&cmd, rs.framework) // batch.go
+	file, err := batch.AddReportFile(&cmd, rs.framework) // batch/report.go
 	if err != nil {
 		return failed(err)
 	}
@@ -366,5 +369,13 @@ func (r *Replay) Judged() string {
 }
 
 // Argv is the command the replay runs: for a suite's triple, the batch
-// NewReplay made.
+// New made.
 func (r *Replay) Argv() []string { return r.opts.Argv }
+
+// tests says n tests ("1 test").
+func tests(n int) string {
+	if n == 1 {
+		return "1 test"
+	}
+	return fmt.Sprintf("%d tests", n)
+}

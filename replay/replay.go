@@ -1,4 +1,4 @@
-package check
+package replay
 
 import (
 	"context"
@@ -7,15 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
 
-	"github.com/flakegate/flakegate/grade"
-	sitepkg "github.com/flakegate/flakegate/site"
+	"github.com/flakegate/flakegate/site"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
-	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
@@ -23,11 +20,11 @@ import (
 	"github.com/flakegate/flakegate/gocache"
 )
 
-// ReplayOptions are the inputs of one replay (flakegate replay): one
+// Options are the inputs of one replay (flakegate replay): one
 // command, once, in a tree, in the sandbox a check builds from the same
-// sandbox block. Like Options, they are all it reads: no flag, no
+// sandbox block. Like check.Options, they are all it reads: no flag, no
 // environment variable.
-type ReplayOptions struct {
+type Options struct {
 	// Dir is the tree the command runs in: a clean checkout.
 	Dir string
 	// Argv is the command, its placeholders filled in.
@@ -69,7 +66,7 @@ type ReplayOptions struct {
 	Framework, Name        string
 	PassMarker, FailMarker *regexp.Regexp
 	// GoBase is the commit whose Go caches the command gets (gocache/):
-	// the base the check ran against, as CheckoutReplay sets it; "" is
+	// the base the check ran against, as Checkout sets it; "" is
 	// the HEAD of the repository of Repo (or Dir). Outside a repository
 	// there are none, as in a check of a base without a Go module.
 	GoBase string
@@ -79,17 +76,17 @@ type ReplayOptions struct {
 	// the same way, in the same sandbox.
 	Prepare     *config.Prepare
 	PrepareTree string
-	// Suite, when set, replays one triple of a suite: NewReplay lists
+	// Suite, when set, replays one triple of a suite: New lists
 	// the suite and makes Argv the batch the check ran it in
-	// (replaysuite.go).
-	Suite *ReplaySuite
+	// (suite.go).
+	Suite *Suite
 }
 
 // Replay is a replay whose sandbox is built and probed: Run runs its
 // command once.
 type Replay struct {
-	opts    ReplayOptions
-	iso     *sitepkg.Isolation
+	opts    Options
+	iso     *site.Isolation
 	fixture string          // the fixture's digest, "" without a fixture
 	common  string          // the repository's git common dir, "" outside one
 	goc     *gocache.Caches // the repository's Go caches, nil for none
@@ -97,29 +94,29 @@ type Replay struct {
 	suite   *suiteReplay
 }
 
-// ReplayIncomplete is a replay that can be no result: its fixture is
+// Incomplete is a replay that can be no result: its fixture is
 // missing, unreadable or not the one expected. The command did not run.
-type ReplayIncomplete struct{ Reason string }
+type Incomplete struct{ Reason string }
 
-func (e *ReplayIncomplete) Error() string { return "the replay is incomplete: " + e.Reason }
+func (e *Incomplete) Error() string { return "the replay is incomplete: " + e.Reason }
 
-// NewReplay checks the fixture, then builds the replay's sandbox with
+// New checks the fixture, then builds the replay's sandbox with
 // check's own builder: the same shared-path checks, hidden paths,
 // environment allow-list and limits the host must enforce. Errors are a
-// *ReplayIncomplete for the fixture, else EINVALID (bwrap missing, a
+// *Incomplete for the fixture, else EINVALID (bwrap missing, a
 // shared path that reaches the gate's state, a sandbox the host cannot
 // run); a command that fails is Run's outcome, not an error.
-func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
+func New(ctx context.Context, opts Options) (*Replay, error) {
 	var fixture string
 	if opts.Fixture != "" {
 		sum, err := digest.Path(ctx, filepath.Join(opts.Dir, filepath.FromSlash(opts.Fixture)))
 		switch {
 		case flakegate.ErrorCode(err) == flakegate.ENOTFOUND:
-			return nil, &ReplayIncomplete{fmt.Sprintf("fixture %s not found in %s", opts.Fixture, opts.Dir)}
+			return nil, &Incomplete{fmt.Sprintf("fixture %s not found in %s", opts.Fixture, opts.Dir)}
 		case err != nil:
-			return nil, &ReplayIncomplete{fmt.Sprintf("cannot digest fixture %s: %v", opts.Fixture, err)}
+			return nil, &Incomplete{fmt.Sprintf("cannot digest fixture %s: %v", opts.Fixture, err)}
 		case opts.FixtureSHA256 != "" && sum != opts.FixtureSHA256:
-			return nil, &ReplayIncomplete{fmt.Sprintf("fixture %s has digest %s, expected %s", opts.Fixture, sum, opts.FixtureSHA256)}
+			return nil, &Incomplete{fmt.Sprintf("fixture %s has digest %s, expected %s", opts.Fixture, sum, opts.FixtureSHA256)}
 		}
 		fixture = sum
 	}
@@ -152,19 +149,19 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 			guarded = append(guarded, abs)
 		}
 	}
-	spec := sitepkg.Spec{Op: "replay", CfgPath: opts.ConfigPath, Block: &opts.Sandbox, Env: opts.Env,
+	spec := site.Spec{Op: "replay", CfgPath: opts.ConfigPath, Block: &opts.Sandbox, Env: opts.Env,
 		NoOverlay: opts.NoOverlay, Bwrap: opts.Bwrap, Guarded: guarded, OptOut: "pass --sandbox none"}
 	for _, g := range guarded {
 		if g != dir { // the tree itself is what the command runs in
 			spec.Hide = append(spec.Hide, g)
 		}
 	}
-	iso, err := sitepkg.BuildIsolation(spec)
+	iso, err := site.BuildIsolation(spec)
 	if err != nil {
 		return nil, err
 	}
 	r := &Replay{opts: opts, iso: iso, fixture: fixture, common: common}
-	if iso.Mode == sitepkg.IsolationBwrap {
+	if iso.Mode == site.IsolationBwrap {
 		// The check's Go caches: the repository's, built from the base.
 		if common != "" {
 			base := opts.GoBase
@@ -172,7 +169,7 @@ func NewReplay(ctx context.Context, opts ReplayOptions) (*Replay, error) {
 				base = "HEAD"
 			}
 			if sha, err := repo.RevParse(ctx, base); err == nil {
-				if r.goc, err = sitepkg.SetupGoCaches(ctx, repo, common, sha, iso, sitepkg.EnvGetter(opts.Env)); err != nil {
+				if r.goc, err = site.SetupGoCaches(ctx, repo, common, sha, iso, site.EnvGetter(opts.Env)); err != nil {
 					return nil, err
 				}
 			}
@@ -257,7 +254,7 @@ func (r *Replay) FixtureSHA256() string { return r.fixture }
 // it cannot enforce, no overlay...), "" when it gives all of it.
 func (r *Replay) Shortfall() string {
 	sb := &r.iso.Sandbox
-	if r.iso.Mode != sitepkg.IsolationBwrap || len(sb.Level.Missing) == 0 {
+	if r.iso.Mode != site.IsolationBwrap || len(sb.Level.Missing) == 0 {
 		return ""
 	}
 	return r.iso.Redact(sb.Level.Describe(sb.Limits, sb.Overlay))
@@ -270,7 +267,7 @@ func (r *Replay) Shortfall() string {
 func (r *Replay) Run(ctx context.Context, output io.Writer) attempt.Outcome {
 	cmd := attempt.Command{Argv: r.opts.Argv, Dir: r.opts.Dir, Env: r.iso.Env, WallBudget: r.opts.WallBudget, Output: output,
 		NoTestMarkers: evidence.NoTestMarkers}
-	if r.iso.Mode == sitepkg.IsolationBwrap {
+	if r.iso.Mode == site.IsolationBwrap {
 		sb := r.iso.Sandbox
 		sb.Tree = r.opts.Dir
 		cmd.Sandbox = &sb
@@ -307,138 +304,4 @@ func (t teeWriter) Write(p []byte) (int, error) {
 		t.a.Write(p) //nolint:errcheck // the console's error must not end the attempt
 	}
 	return t.b.Write(p)
-}
-
-// ReplayAtOptions name one seed of a config's property at a commit
-// (flakegate replay --repo).
-type ReplayAtOptions struct {
-	// Repo is a folder of the repository.
-	Repo string
-	// Rev is the commit the checkout holds; the command comes from the
-	// config at ConfigRev ("" is Rev): check writes its reproduce lines
-	// with the base there, so the replay runs the command the gate ran.
-	Rev, ConfigRev string
-	// ConfigPath is the config's clean repo-relative path; "" is
-	// flakegate.yaml.
-	ConfigPath string
-	// Property (clean, repo-relative) and Name pick the config entry.
-	Property, Name string
-	Seed           flakegate.Seed
-	// Suite is the path of a suites: entry (as the config writes it):
-	// Property and Name are then one of its tests (the file and name its
-	// triple's record has), and the replay runs that test's batch.
-	Suite string
-}
-
-// ReplayAt is a temporary checkout of a commit and the replay of one
-// seed in it, with the command check would run for that triple.
-type ReplayAt struct {
-	SHA, ConfigSHA, ConfigPath string
-	Property                   *config.Property
-	// Options replay the seed in the checkout under the config's sandbox
-	// block, with the evidence check asks for; NewReplay takes them.
-	Options ReplayOptions
-
-	git  *git.Client
-	tmp  string
-	base string // a suite's: the checkout of the base it is listed in
-}
-
-// CheckoutReplay resolves the revisions, reads the config at ConfigRev,
-// finds the property, expands its command and makes a checkout of Rev of
-// its own (git worktree add --detach, in a temporary folder), which
-// Remove deletes. Errors are EINVALID for a revision, config or property
-// that does not resolve.
-func CheckoutReplay(ctx context.Context, o ReplayAtOptions) (*ReplayAt, error) {
-	cfgPath := o.ConfigPath
-	if cfgPath == "" {
-		cfgPath = config.DefaultPath
-	}
-	g := &git.Client{Dir: o.Repo}
-	if _, err := g.TopLevel(ctx); err != nil {
-		return nil, err
-	}
-	sha, err := g.RevParse(ctx, o.Rev)
-	if err != nil {
-		return nil, err
-	}
-	cfgRev := o.ConfigRev
-	if cfgRev == "" {
-		cfgRev = sha
-	}
-	cfgSHA, err := g.RevParse(ctx, cfgRev)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := g.Show(ctx, cfgSHA, cfgPath)
-	if err != nil {
-		if flakegate.ErrorCode(err) == flakegate.ENOTFOUND {
-			return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Path: cfgPath,
-				Message: "no such file at " + flakegate.ShortSHA(cfgSHA), Hint: "pass --config-rev with the revision that holds the config (check uses the base)"}
-		}
-		return nil, err
-	}
-	cfg, err := config.LoadWith(raw, cfgPath, sitepkg.ShowAt(ctx, g, cfgSHA))
-	if err != nil {
-		return nil, err
-	}
-	if o.Suite != "" {
-		return checkoutSuiteReplay(ctx, o, g, sha, cfgSHA, cfgPath, cfg)
-	}
-	return checkoutPropertyReplay(ctx, o, g, sha, cfgSHA, cfgPath, cfg)
-}
-
-// checkoutPropertyReplay is CheckoutReplay for a property's triple.
-func checkoutPropertyReplay(ctx context.Context, o ReplayAtOptions, g *git.Client, sha, cfgSHA, cfgPath string, cfg *config.Config) (*ReplayAt, error) {
-	var p *config.Property
-	var ids []string
-	for i := range cfg.Properties {
-		q := &cfg.Properties[i]
-		ids = append(ids, q.ID())
-		if q.Path == o.Property && q.Name == o.Name {
-			p = q
-		}
-	}
-	if p == nil {
-		return nil, &flakegate.Error{Code: flakegate.EINVALID, Op: "replay", Path: cfgPath,
-			Message: fmt.Sprintf("no property %s at %s", (&config.Property{Path: o.Property, Name: o.Name}).ID(), flakegate.ShortSHA(cfgSHA)),
-			Hint:    "the config names: " + strings.Join(ids, ", ")}
-	}
-	argv, err := batch.TripleArgv(p, o.Seed)
-	if err != nil {
-		return nil, err
-	}
-	// The check runs the graded tree (graded.go): the base's property
-	// file and its world over Rev's code.
-	gt, err := grade.MakeGraded(ctx, g, cfg, cfgSHA, sha, []string{cfgPath})
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "flakegate-replay-")
-	if err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "replay", Message: "cannot create a temporary folder", Err: err}
-	}
-	r := &ReplayAt{SHA: sha, ConfigSHA: cfgSHA, ConfigPath: cfgPath, Property: p, git: g, tmp: tmp,
-		Options: ReplayOptions{Dir: filepath.Join(tmp, "checkout"), Argv: argv, WallBudget: p.WallBudget,
-			Sandbox: cfg.Sandbox, ConfigPath: cfgPath, Repo: o.Repo, Fixture: p.Fixture,
-			Framework: batch.EvidenceFramework(p), Name: p.Name, PassMarker: p.PassMarker, FailMarker: p.FailMarker,
-			GoBase: cfgSHA, Prepare: p.Prepare, PrepareTree: gt.SHA}}
-	if err := g.PrepareWorktree(ctx, r.Options.Dir, gt.SHA); err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	return r, nil
-}
-
-// Remove unregisters the checkout and deletes it (the checkout is the
-// replay's alone). It runs even when ctx has ended.
-func (r *ReplayAt) Remove(ctx context.Context) error {
-	err := r.git.RemoveWorktree(context.WithoutCancel(ctx), r.Options.Dir)
-	if r.base != "" {
-		if berr := r.git.RemoveWorktree(context.WithoutCancel(ctx), r.base); err == nil {
-			err = berr
-		}
-	}
-	os.RemoveAll(r.tmp)
-	return err
 }
