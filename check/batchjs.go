@@ -123,7 +123,15 @@ func jsBatchArgv(s *batchShape, members []*batchShape) []string {
 		if !slices.Contains(files, m.pkg) {
 			files = append(files, m.pkg)
 		}
-		if q := regexp.QuoteMeta(m.test); !slices.Contains(names, q) {
+		q := regexp.QuoteMeta(m.test)
+		if s.framework == evidence.FrameworkVitest {
+			// vitest's list joins the titles by " > " and flakegate's name
+			// by spaces (parseVitestList), so a title that holds " > " lost
+			// it in the name: -t, which sees the titles joined by spaces,
+			// takes either at each space.
+			q = strings.ReplaceAll(q, " ", "(?: > | )")
+		}
+		if !slices.Contains(names, q) {
 			names = append(names, q)
 		}
 	}
