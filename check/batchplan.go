@@ -39,6 +39,7 @@ type batchShape struct {
 	lead      []string // go: the flags before -run and the packages; pytest: the argv before the node ids
 	trail     []string // the arguments after them
 	pkg       string   // go: the member's package argument ("./p")
+	prog      string   // go: the go the template names ("go", or a path to one)
 	test      string   // go: the test's name; pytest: the node id
 }
 
@@ -73,8 +74,13 @@ func shapeOf(j *job) *batchShape {
 	}
 	s.framework = fw
 	k, _ := json.Marshal([]any{fw, s.lead, s.trail, ps.prepareSHA256})
-	if ps.prop.Suite != nil && fw == evidence.FrameworkGo {
-		k, _ = json.Marshal([]any{fw, s.lead, s.trail, ps.prepareSHA256, "suite", s.pkg}) // one process per package and seed
+	switch {
+	case ps.prop.Suite != nil && fw == evidence.FrameworkGo:
+		k, _ = json.Marshal([]any{fw, s.lead, s.trail, ps.prepareSHA256, "suite", s.pkg, s.prog}) // one process per package and seed
+	case s.prog != "" && s.prog != "go":
+		// A template that names its go by path batches only with
+		// templates of that go, and the batch runs it (batchArgv).
+		k, _ = json.Marshal([]any{fw, s.lead, s.trail, ps.prepareSHA256, "go", s.prog})
 	}
 	s.key = string(k)
 	return s
@@ -112,7 +118,7 @@ func goShape(tmpl, argv []string, name string) *batchShape {
 	if runFlag && (sel == 0 || argv[sel-1] != "-run") {
 		return nil
 	}
-	s := &batchShape{test: name}
+	s := &batchShape{test: name, prog: argv[0]}
 	timeout, count := false, false
 	i := 2
 	for ; i < len(argv) && strings.HasPrefix(argv[i], "-"); i++ {
@@ -229,7 +235,11 @@ func batchArgv(s *batchShape, members []*batchShape) []string {
 				pkgs = append(pkgs, m.pkg)
 			}
 		}
-		argv := []string{"go", "test", "-json"}
+		prog := s.prog
+		if prog == "" {
+			prog = "go" // a suite's new test, a known answer: the go on PATH
+		}
+		argv := []string{prog, "test", "-json"}
 		argv = append(argv, s.lead...)
 		argv = append(argv, "-run", "^("+strings.Join(names, "|")+")$")
 		argv = append(argv, pkgs...)
