@@ -1,0 +1,521 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/filestore"
+)
+
+// These tests run the whole check (Run, the CLI's entry point) in
+// process on a temporary git repository, with sandbox mode none: every
+// attempt is a real, tiny sh process. They are the fast twins of the
+// e2e label tests (e2e/labels_test.go, e2e/isolation_test.go): what the
+// pipeline decides, records and writes to the ledger, not the sandbox.
+
+// The scripted repository, as e2e's: props/prop.sh is the property,
+// src/lib.sh the code under test, fixtures/data.txt the fixture and
+// tools/gen.sh its generator.
+const (
+	rtProp = `#!/bin/sh
+. ./src/lib.sh
+grep -q alpha fixtures/data.txt || exit 1
+ok "$1"
+`
+	rtLibOK  = "ok() { echo ok; return 0; }\n"
+	rtLibRed = "ok() { echo '--- FAIL'; return 1; }\n"
+	// rtLibFlaky fails the first attempt of each seed and passes
+	// afterwards: the counter lives outside the worktree.
+	rtLibFlaky = `ok() {
+	n=$(cat "$FG_STATE/flaky-$1" 2>/dev/null || echo 0)
+	echo $((n + 1)) > "$FG_STATE/flaky-$1"
+	[ "$n" -ge 1 ]
+}
+`
+	rtLibSlow  = "ok() { sleep 5; }\n"
+	rtLibCrash = "ok() { exit 3; }\n"
+	rtGen      = "#!/bin/sh\necho alpha > fixtures/data.txt\n"
+)
+
+// rtConfig is the config of the scripted repository: sandbox mode none,
+// no flake probe (the tests count attempts), seeds 11 and 12.
+func rtConfig(extra string) string {
+	return `version: 1
+retry_cap: 2
+workers: 1
+flake_probe_runs: 0
+freeze:
+  expires_after_runs: 3
+sandbox:
+  mode: none
+  env: [FG_STATE]
+properties:
+  - path: props/prop.sh
+    fixture: fixtures/data.txt
+    generator: tools/gen.sh
+    seeds: [11, 12]
+    run: [sh, "{path}", "{seed}"]
+    wall_budget: 2s
+` + extra
+}
+
+func rtFiles(lib string) map[string]string {
+	return map[string]string{
+		"flakegate.yaml":    rtConfig(""),
+		"props/prop.sh":     rtProp,
+		"src/lib.sh":        lib,
+		"fixtures/data.txt": "alpha\n",
+		"tools/gen.sh":      rtGen,
+		"README.md":         "scripted repository\n",
+	}
+}
+
+// rtRepo is a temporary git repository the tests commit into, with a
+// ledger folder and a state folder ($FG_STATE) outside it.
+type rtRepo struct {
+	t      *testing.T
+	dir    string
+	state  string
+	ledger string
+}
+
+func newRTRepo(t *testing.T, files map[string]string) *rtRepo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	tmp := t.TempDir()
+	r := &rtRepo{t: t, dir: filepath.Join(tmp, "repo"), state: filepath.Join(tmp, "state"), ledger: filepath.Join(tmp, "ledger")}
+	for _, d := range []string{r.dir, r.state} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.git("init", "-q", "-b", "main")
+	r.commit("base", files)
+	r.git("tag", "base")
+	return r
+}
+
+func (r *rtRepo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.dir
+	cmd.Env = append(os.Environ(),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+		"GIT_CONFIG_NOSYSTEM=1", "HOME="+r.dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes files ("" deletes one) and commits them.
+func (r *rtRepo) commit(msg string, files map[string]string) string {
+	r.t.Helper()
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := filepath.Join(r.dir, filepath.FromSlash(name))
+		if files[name] == "" {
+			if err := os.RemoveAll(p); err != nil {
+				r.t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(files[name]), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	r.git("add", "-A")
+	r.git("commit", "-q", "--allow-empty", "-m", msg)
+	return r.git("rev-parse", "HEAD")
+}
+
+// candidate commits files on a detached head off base and tags it.
+func (r *rtRepo) candidate(tag string, files map[string]string) string {
+	r.t.Helper()
+	r.git("checkout", "-q", "--detach", "base")
+	sha := r.commit(tag, files)
+	r.git("tag", tag)
+	return sha
+}
+
+// rtProgress keeps the progress lines the check sends.
+type rtProgress struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (p *rtProgress) add(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lines = append(p.lines, line)
+}
+
+func (p *rtProgress) Start(total int) { p.add("start " + strconv.Itoa(total)) }
+func (p *rtProgress) Done(res flakegate.Result) {
+	p.add("done " + string(res.Label) + " " + res.ID() + " " + res.Seed.String())
+}
+func (p *rtProgress) Note(topic, msg string) { p.add("note " + topic + ": " + msg) }
+func (p *rtProgress) Finish()                { p.add("finish") }
+
+func (p *rtProgress) text() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.lines, "\n")
+}
+
+// rtRun is one in-process check.
+type rtRun struct {
+	sum      *flakegate.Summary
+	err      error
+	out      string
+	progress *rtProgress
+}
+
+// options is the Options of a check of candidate against base, as the
+// CLI builds them, with the ledger in r.ledger.
+func (r *rtRepo) options(base, candidate string) Options {
+	return Options{
+		Dir:        r.dir,
+		Base:       base,
+		Candidate:  candidate,
+		OutDir:     filepath.Join(r.t.TempDir(), "out"),
+		LedgerPath: r.ledger,
+		By:         "flakegate check",
+		Env:        []string{"PATH=" + os.Getenv("PATH"), "FG_STATE=" + r.state},
+		OpenStore: func(ctx context.Context, commonDir string) (flakegate.Store, error) {
+			s, err := filestore.Open(r.ledger)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+	}
+}
+
+func (r *rtRepo) check(base, candidate string, edit ...func(*Options)) *rtRun {
+	r.t.Helper()
+	opts := r.options(base, candidate)
+	for _, e := range edit {
+		e(&opts)
+	}
+	p := &rtProgress{}
+	opts.Progress = p
+	sum, err := Run(context.Background(), opts)
+	return &rtRun{sum: sum, err: err, out: opts.OutDir, progress: p}
+}
+
+func (cr *rtRun) String() string {
+	b, _ := json.MarshalIndent(cr.sum, "", "  ")
+	return "err: " + errString(cr.err) + "\nsummary: " + string(b) + "\nprogress:\n" + cr.progress.text()
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+func (cr *rtRun) labels() string {
+	if cr.sum == nil {
+		return ""
+	}
+	var ls []string
+	for _, res := range cr.sum.Results {
+		ls = append(ls, string(res.Label))
+	}
+	return strings.Join(ls, ",")
+}
+
+// record reads result i's record file.
+func (cr *rtRun) record(t *testing.T, i int) (*flakegate.RunRecord, []byte) {
+	t.Helper()
+	raw, err := os.ReadFile(cr.sum.Results[i].Record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := new(flakegate.RunRecord)
+	if err := json.Unmarshal(raw, rec); err != nil {
+		t.Fatalf("record %d: %v", i, err)
+	}
+	if d := flakegate.ClassifyBytes(raw); d.Label != cr.sum.Results[i].Label || d.Row != cr.sum.Results[i].Row {
+		t.Errorf("result %d says %s row %d, its record classifies %s row %d", i, cr.sum.Results[i].Label, cr.sum.Results[i].Row, d.Label, d.Row)
+	}
+	return rec, raw
+}
+
+// mustRun fails the test unless the check ran to a summary with labels.
+func (cr *rtRun) mustLabels(t *testing.T, want, verdict string) {
+	t.Helper()
+	if cr.err != nil || cr.sum == nil {
+		t.Fatalf("check failed:\n%s", cr)
+	}
+	if got := cr.labels(); got != want || cr.sum.Verdict != verdict {
+		t.Fatalf("labels %s verdict %s, want %s verdict %s\n%s", got, cr.sum.Verdict, want, verdict, cr)
+	}
+}
+
+// storedRecords is how many records the ledger folder's record store
+// holds.
+func (r *rtRepo) storedRecords(t *testing.T) map[string][]byte {
+	t.Helper()
+	s, err := filestore.Open(r.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := map[string][]byte{}
+	if err := s.EachRecord(context.Background(), func(sha string, raw []byte) error {
+		got[sha] = raw
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func (r *rtRepo) freezes(t *testing.T) []flakegate.Freeze {
+	t.Helper()
+	s, err := filestore.Open(r.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fs, err := s.ListFreezes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func TestRunLabels(t *testing.T) {
+	t.Parallel()
+	type testCase struct {
+		name      string
+		baseLib   string
+		config    string // "" is rtConfig("")
+		candidate map[string]string
+		label     flakegate.Label
+		verdict   string
+		freezeBy  string
+		check     func(t *testing.T, cr *rtRun, rec *flakegate.RunRecord, res flakegate.Result)
+	}
+	tests := []testCase{
+		{
+			name: "PASS", baseLib: rtLibOK, label: flakegate.Pass, verdict: flakegate.VerdictPass,
+			candidate: map[string]string{"README.md": "changed\n"},
+			check: func(t *testing.T, cr *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				if rec.CandidateResult != "pass" || rec.BaseSeedResult != "pass" || len(rec.RetryResults) != 0 || !rec.TranscriptComplete || !rec.BudgetOK {
+					t.Errorf("record %+v", rec)
+				}
+				if !slices.Equal(rec.DiffPaths, []string{"README.md"}) {
+					t.Errorf("diff_paths %v", rec.DiffPaths)
+				}
+				if res.Isolation != IsolationNone || rec.Isolation != IsolationNone || cr.sum.Isolation != IsolationNone {
+					t.Errorf("isolation: result %q record %q summary %q", res.Isolation, rec.Isolation, cr.sum.Isolation)
+				}
+				if !strings.HasSuffix(res.Reproduce, " --sandbox none") || !strings.HasPrefix(res.Reproduce, "flakegate replay ") {
+					t.Errorf("reproduce %q", res.Reproduce)
+				}
+				if res.CandidateAttempts != 1 || res.BaseAttempts != 1 || res.BaseCached {
+					t.Errorf("attempt counts %d/%d cached %t", res.CandidateAttempts, res.BaseAttempts, res.BaseCached)
+				}
+				// An unsandboxed base result is never cached.
+				if rec.BaseFromCache || rec.Attempts[0].OutputTail != "ok\n" {
+					t.Errorf("base from cache %t, output %q", rec.BaseFromCache, rec.Attempts[0].OutputTail)
+				}
+			},
+		},
+		{
+			name: "PROPERTY base green", baseLib: rtLibOK, label: flakegate.Property, verdict: flakegate.VerdictReject,
+			candidate: map[string]string{"src/lib.sh": rtLibRed},
+			check: func(t *testing.T, _ *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				// Row 10: every retry inside the cap failed, base passed.
+				if rec.CandidateResult != "fail" || !slices.Equal(rec.RetryResults, []string{"fail", "fail"}) || rec.BaseSeedResult != "pass" {
+					t.Errorf("record results %s %v %s", rec.CandidateResult, rec.RetryResults, rec.BaseSeedResult)
+				}
+				if res.Row != 10 || res.CandidateAttempts != 3 || !strings.Contains(res.Reason, "candidate failed 3 of 3 attempts; no retry inside the cap passed; base passed") {
+					t.Errorf("row %d, %d candidate attempts, reason %q", res.Row, res.CandidateAttempts, res.Reason)
+				}
+			},
+		},
+		{
+			name: "PROPERTY base red", baseLib: rtLibRed, label: flakegate.Property, verdict: flakegate.VerdictReject,
+			candidate: map[string]string{"README.md": "changed\n"},
+			check: func(t *testing.T, _ *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				// The seed fails on base too: no retry is spent.
+				if rec.BaseSeedResult != "fail" || len(rec.RetryResults) != 0 || len(rec.Attempts) != 2 || rec.Attempts[1].Side != "base" {
+					t.Errorf("base %s, retries %v, attempts %+v", rec.BaseSeedResult, rec.RetryResults, rec.Attempts)
+				}
+				if res.CandidateAttempts != 1 || res.BaseAttempts != 1 || !strings.Contains(res.Reason, "fails on base") {
+					t.Errorf("counts %d/%d, reason %q", res.CandidateAttempts, res.BaseAttempts, res.Reason)
+				}
+			},
+		},
+		{
+			// Fails once, passes on the retry, passes on base: SCHEDULER. With
+			// mode none no freeze is granted even with --freeze-owner: the
+			// code under test could have forged its SCHEDULER.
+			name: "SCHEDULER", baseLib: rtLibOK, label: flakegate.Scheduler, verdict: flakegate.VerdictPass, freezeBy: "alice",
+			candidate: map[string]string{"src/lib.sh": rtLibFlaky},
+			check: func(t *testing.T, cr *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				if rec.CandidateResult != "fail" || !slices.Equal(rec.RetryResults, []string{"pass"}) || rec.BaseSeedResult != "pass" {
+					t.Errorf("record results %s %v %s", rec.CandidateResult, rec.RetryResults, rec.BaseSeedResult)
+				}
+				if res.Row != 9 || !res.Freeze || len(res.Attempts) != 3 || res.Owner != "" || res.RunsLeft != nil {
+					t.Errorf("row %d freeze %t, attempts %d, owner %q runs_left %v", res.Row, res.Freeze, len(res.Attempts), res.Owner, res.RunsLeft)
+				}
+				if !strings.Contains(res.Reason, "no freeze granted: the check ran without the sandbox (isolation none)") {
+					t.Errorf("reason %q", res.Reason)
+				}
+				// flake_probe_runs 0: the base seed was not probed.
+				if res.FlakeOrigin != flakegate.FlakeOriginUnknown {
+					t.Errorf("flake origin %q", res.FlakeOrigin)
+				}
+				if !strings.Contains(cr.progress.text(), "isolation none") {
+					t.Errorf("no note says why no freeze:\n%s", cr.progress.text())
+				}
+			},
+		},
+		{
+			name: "BUDGET", baseLib: rtLibOK, label: flakegate.Budget, verdict: flakegate.VerdictReject,
+			config:    strings.Replace(rtConfig(""), "wall_budget: 2s", "wall_budget: 300ms", 1),
+			candidate: map[string]string{"src/lib.sh": rtLibSlow},
+			check: func(t *testing.T, _ *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				if rec.BudgetOK || rec.Attempts[0].Result != "timeout" || rec.Attempts[0].WallSeconds > 3 {
+					t.Errorf("budget_ok %t, attempt %+v", rec.BudgetOK, rec.Attempts[0])
+				}
+				if res.Row != 4 || !strings.Contains(res.Reason, "wall budget 300ms exceeded at ") {
+					t.Errorf("row %d, reason %q", res.Row, res.Reason)
+				}
+			},
+		},
+		{
+			name: "INCOMPLETE", baseLib: rtLibOK, label: flakegate.Incomplete, verdict: flakegate.VerdictReject,
+			candidate: map[string]string{"src/lib.sh": rtLibCrash},
+			check: func(t *testing.T, _ *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				if rec.CandidateResult != "error" || rec.Attempts[0].ExitCode != 3 || len(rec.RetryResults) != 0 {
+					t.Errorf("candidate %s, attempt %+v, retries %v", rec.CandidateResult, rec.Attempts[0], rec.RetryResults)
+				}
+				if !strings.HasPrefix(res.Reason, "the test never ran: candidate attempt 0: ") || !strings.Contains(res.Reason, " exited 3") {
+					t.Errorf("reason %q", res.Reason)
+				}
+			},
+		},
+		{
+			name: "FIXTURE", baseLib: rtLibOK, label: flakegate.Fixture, verdict: flakegate.VerdictReject,
+			candidate: map[string]string{"fixtures/data.txt": "alpha beta\n"},
+			check: func(t *testing.T, _ *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				if rec.FixtureSHA256 == rec.BaseFixtureSHA256 || len(rec.FixtureSHA256) != 64 {
+					t.Errorf("digests %s %s", rec.FixtureSHA256, rec.BaseFixtureSHA256)
+				}
+				if rec.BaseSeedResult != "not_run" || len(rec.Attempts) != 0 ||
+					!strings.HasPrefix(rec.AttemptsSkipped, "fixture differs from base: fixtures/data.txt is ") || res.AttemptsSkipped != rec.AttemptsSkipped {
+					t.Errorf("base %q, attempts %d, attempts_skipped %q / %q", rec.BaseSeedResult, len(rec.Attempts), rec.AttemptsSkipped, res.AttemptsSkipped)
+				}
+			},
+		},
+		{
+			name: "CONTAMINATED by config", baseLib: rtLibOK, label: flakegate.Contaminated, verdict: flakegate.VerdictReject,
+			candidate: map[string]string{"flakegate.yaml": strings.Replace(rtConfig(""), "retry_cap: 2", "retry_cap: 9", 1)},
+			check: func(t *testing.T, _ *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				if rec.RetryCap != 2 || len(rec.WatchPaths) == 0 || rec.WatchPaths[0] != "flakegate.yaml" {
+					t.Errorf("retry_cap %d (want the base's 2), watch_paths %v", rec.RetryCap, rec.WatchPaths)
+				}
+				if rec.BaseSeedResult != "not_run" || rec.CandidateResult != "fail" || len(rec.Attempts) != 0 ||
+					!strings.HasPrefix(rec.AttemptsSkipped, "contaminated by diff: flakegate.yaml") {
+					t.Errorf("attempts ran: base %q, attempts %d, attempts_skipped %q", rec.BaseSeedResult, len(rec.Attempts), rec.AttemptsSkipped)
+				}
+				if res.Row != 2 || res.CandidateAttempts != 0 || res.BaseAttempts != 0 {
+					t.Errorf("row %d, attempts %d/%d", res.Row, res.CandidateAttempts, res.BaseAttempts)
+				}
+			},
+		},
+		{
+			name: "CONTAMINATED by generator", baseLib: rtLibOK, label: flakegate.Contaminated, verdict: flakegate.VerdictReject,
+			candidate: map[string]string{"tools/gen.sh": rtGen + "# edited\n"},
+			check: func(t *testing.T, _ *rtRun, rec *flakegate.RunRecord, _ flakegate.Result) {
+				if !strings.HasPrefix(rec.AttemptsSkipped, "contaminated by diff: tools/gen.sh") || len(rec.Attempts) != 0 {
+					t.Errorf("attempts %d, attempts_skipped %q", len(rec.Attempts), rec.AttemptsSkipped)
+				}
+			},
+		},
+		{
+			// The graded tree runs the base's property on the candidate's
+			// code: it fails there, and the patch edited it.
+			name: "CONTAMINATED by property", baseLib: rtLibOK, label: flakegate.Contaminated, verdict: flakegate.VerdictReject,
+			candidate: map[string]string{"props/prop.sh": rtProp + "# weakened\n", "src/lib.sh": rtLibRed},
+			check: func(t *testing.T, _ *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				if !slices.Equal(rec.GraderEdits, []string{"props/prop.sh"}) || rec.BaseSeedResult != "pass" || rec.AttemptsSkipped != "" {
+					t.Errorf("grader_edits %v base %q attempts_skipped %q", rec.GraderEdits, rec.BaseSeedResult, rec.AttemptsSkipped)
+				}
+				if want := "the patch changes props/prop.sh, and the base's version of props/prop.sh fails on the patch's code: split that edit into another review"; res.Reason != want {
+					t.Errorf("reason %q, want %q", res.Reason, want)
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			files := rtFiles(tc.baseLib)
+			if tc.config != "" {
+				files["flakegate.yaml"] = tc.config
+			}
+			r := newRTRepo(t, files)
+			sha := r.candidate("cand", tc.candidate)
+			cr := r.check("base", "cand", func(o *Options) { o.FreezeOwner = tc.freezeBy })
+			cr.mustLabels(t, string(tc.label)+","+string(tc.label), tc.verdict)
+			if cr.sum.Candidate != sha || len(cr.sum.Base) != 40 {
+				t.Errorf("summary pins %s..%s, want candidate %s", cr.sum.Base, cr.sum.Candidate, sha)
+			}
+			stored := r.storedRecords(t)
+			if len(stored) != 2 {
+				t.Errorf("the record store holds %d records, want 2", len(stored))
+			}
+			for i, res := range cr.sum.Results {
+				rec, raw := cr.record(t, i)
+				if rec.BaseSHA != cr.sum.Base || rec.CandidateSHA != sha || rec.RetryCap != 2 {
+					t.Errorf("record %d pins %s..%s cap %d", i, rec.BaseSHA, rec.CandidateSHA, rec.RetryCap)
+				}
+				if want := []string{"11", "12"}[i]; res.Seed.String() != want || rec.Seed.String() != want {
+					t.Errorf("result %d seed %s, record seed %s, want %s", i, res.Seed, rec.Seed, want)
+				}
+				if !bytes.Equal(stored[res.RecordSHA256], raw) {
+					t.Errorf("result %d: the store does not hold the record file under %s", i, res.RecordSHA256)
+				}
+				if tc.check != nil {
+					tc.check(t, cr, rec, res)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(cr.out, "summary.json")); err != nil {
+				t.Errorf("summary.json: %v", err)
+			}
+			if fs := r.freezes(t); len(fs) != 0 {
+				t.Errorf("the ledger holds %d freezes, want none: %+v", len(fs), fs)
+			}
+		})
+	}
+}
