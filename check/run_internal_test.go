@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +14,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/filestore"
+	"github.com/flakegate/flakegate/fleet"
 )
 
 // These tests run the whole check (Run, the CLI's entry point) in
@@ -154,7 +157,13 @@ func (r *rtRepo) commit(msg string, files map[string]string) string {
 // candidate commits files on a detached head off base and tags it.
 func (r *rtRepo) candidate(tag string, files map[string]string) string {
 	r.t.Helper()
-	r.git("checkout", "-q", "--detach", "base")
+	return r.rebase("base", tag, files)
+}
+
+// rebase commits files on a detached head off from and tags it.
+func (r *rtRepo) rebase(from, tag string, files map[string]string) string {
+	r.t.Helper()
+	r.git("checkout", "-q", "--detach", from)
 	sha := r.commit(tag, files)
 	r.git("tag", tag)
 	return sha
@@ -517,5 +526,185 @@ func TestRunLabels(t *testing.T) {
 				t.Errorf("the ledger holds %d freezes, want none: %+v", len(fs), fs)
 			}
 		})
+	}
+}
+
+// TestRunFreezeSkipAndVoid: mode none grants no freeze itself, but a
+// freeze granted by hand (flakegate freeze grant --allow-new-flake) lets
+// the next check of the triple skip it, counting a run down; a base whose
+// run command changed voids the freeze, and the triple runs.
+func TestRunFreezeSkipAndVoid(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRTRepo(t, rtFiles(rtLibOK))
+	r.candidate("flaky", map[string]string{"src/lib.sh": rtLibFlaky})
+	first := r.check("base", "flaky", func(o *Options) { o.FreezeOwner = "alice" })
+	first.mustLabels(t, "SCHEDULER,SCHEDULER", flakegate.VerdictPass)
+	if fs := r.freezes(t); len(fs) != 0 {
+		t.Fatalf("mode none granted %d freezes", len(fs))
+	}
+	s, err := filestore.Open(r.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range first.sum.Results {
+		_, raw := first.record(t, i)
+		if _, err := flakegate.GrantRecord(ctx, s, raw, "bob", 2, false, "bob", time.Now()); err != nil {
+			t.Fatalf("grant %d: %v", i, err)
+		}
+	}
+	s.Close()
+
+	second := r.check("base", "flaky")
+	stored := r.storedRecords(t)
+	second.mustLabels(t, "SCHEDULER,SCHEDULER", flakegate.VerdictPass)
+	for i, res := range second.sum.Results {
+		if !res.Skipped || res.RunsLeft == nil || *res.RunsLeft != 1 || res.Owner != "bob" || res.RecordSHA256 != first.sum.Results[i].RecordSHA256 {
+			t.Errorf("result %d: skipped %t runs_left %v owner %q record %s", i, res.Skipped, res.RunsLeft, res.Owner, res.RecordSHA256)
+		}
+		if len(res.Attempts) != 0 || res.FrozenCandidate != first.sum.Candidate {
+			t.Errorf("result %d: %d attempts, frozen candidate %q", i, len(res.Attempts), res.FrozenCandidate)
+		}
+		if raw, err := os.ReadFile(res.Record); err != nil || !strings.HasSuffix(res.Record, ".frozen.json") || !bytes.Equal(raw, stored[res.RecordSHA256]) {
+			t.Errorf("result %d: frozen record copy %q: %v", i, res.Record, err)
+		}
+	}
+	fs := r.freezes(t)
+	if len(fs) != 2 {
+		t.Fatalf("%d freezes left, want 2", len(fs))
+	}
+	for _, f := range fs {
+		if f.Owner != "bob" || f.ExpiresAfterRuns != 1 {
+			t.Errorf("freeze %+v: want owner bob, 1 run left", f)
+		}
+	}
+
+	// Same code, same property; only the base's run command changes.
+	r.rebase("base", "base2", map[string]string{"flakegate.yaml": strings.Replace(rtConfig(""), `run: [sh, "{path}", "{seed}"]`, `run: [sh, "-e", "{path}", "{seed}"]`, 1)})
+	r.rebase("base2", "flaky2", map[string]string{"src/lib.sh": rtLibFlaky})
+	third := r.check("base2", "flaky2")
+	// The flaky counters are past their first failure: the runs pass.
+	third.mustLabels(t, "PASS,PASS", flakegate.VerdictPass)
+	for i, res := range third.sum.Results {
+		if res.Skipped || res.CandidateAttempts != 1 || !strings.Contains(res.Reason, "freeze voided: the run command changed") {
+			t.Errorf("result %d: skipped %t, %d attempts, reason %q", i, res.Skipped, res.CandidateAttempts, res.Reason)
+		}
+	}
+	if fs := r.freezes(t); len(fs) != 0 {
+		t.Errorf("%d freezes survive the void", len(fs))
+	}
+	audit := r.audit(t)
+	if n := strings.Count(audit, `"action":"void"`); n != 2 || !strings.Contains(audit, "the run command changed") {
+		t.Errorf("audit log has %d void events:\n%s", n, audit)
+	}
+	if n := strings.Count(audit, `"action":"skip"`); n != 2 {
+		t.Errorf("audit log has %d skip events, want 2:\n%s", n, audit)
+	}
+}
+
+func (r *rtRepo) audit(t *testing.T) string {
+	t.Helper()
+	s, err := filestore.Open(r.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lines, err := s.AuditLines(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// TestRunShards: --shard 1/2 and 2/2 each label their part of the
+// triples; fleet.MergeShards puts them back into the unsharded summary.
+func TestRunShards(t *testing.T) {
+	t.Parallel()
+	r := newRTRepo(t, rtFiles(rtLibOK))
+	r.candidate("cand", map[string]string{"src/lib.sh": rtLibRed})
+	var sums []*flakegate.Summary
+	seen := map[string]int{}
+	for i := 1; i <= 2; i++ {
+		cr := r.check("base", "cand", func(o *Options) { o.Shard = &fleet.ShardSpec{Index: i, Count: 2} })
+		if cr.err != nil || cr.sum == nil {
+			t.Fatalf("shard %d/2:\n%s", i, cr)
+		}
+		sh := cr.sum.Shard
+		if sh == nil || sh.Index != i || sh.Count != 2 || sh.Triples != 2 {
+			t.Fatalf("shard %d/2: shard %+v", i, sh)
+		}
+		for j, res := range cr.sum.Results {
+			if res.Label != flakegate.Property {
+				t.Errorf("shard %d result %d: %s", i, j, res.Label)
+			}
+			cr.record(t, j)
+			seen[res.Seed.String()]++
+		}
+		sums = append(sums, cr.sum)
+	}
+	if seen["11"] != 1 || seen["12"] != 1 || len(seen) != 2 {
+		t.Errorf("the shards ran seeds %v, want 11 and 12 once each", seen)
+	}
+	merged, err := fleet.MergeShards(sums, []string{"1.json", "2.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Verdict != flakegate.VerdictReject || len(merged.Results) != 2 || merged.Results[0].Seed.String() != "11" || merged.Results[1].Seed.String() != "12" {
+		t.Errorf("merged: verdict %s, results %+v", merged.Verdict, merged.Results)
+	}
+	if _, err := fleet.MergeShards(sums[:1], []string{"1.json"}); err == nil {
+		t.Error("a merge missing shard 2 was accepted")
+	}
+}
+
+// rtLibRegress breaks every seed but the listed 11.
+const rtLibRegress = "ok() { [ \"$1\" = 11 ]; }\n"
+
+// TestRunDrawnSeedsAndCorpus: random_seeds draws seeds beside the listed
+// one; a drawn seed that fails enters the failure corpus, and the next
+// check of the property on another base runs it again (seed_origin
+// "corpus") besides its own drawn seeds.
+func TestRunDrawnSeedsAndCorpus(t *testing.T) {
+	t.Parallel()
+	files := rtFiles(rtLibOK)
+	files["flakegate.yaml"] = strings.Replace(rtConfig("random_seeds: 1\n"), "seeds: [11, 12]", "seeds: [11]", 1)
+	r := newRTRepo(t, files)
+	r.candidate("c1", map[string]string{"src/lib.sh": rtLibRegress})
+	first := r.check("base", "c1")
+	first.mustLabels(t, "PASS,PROPERTY", flakegate.VerdictReject)
+	drawn := map[string]bool{}
+	for i, res := range first.sum.Results {
+		rec, _ := first.record(t, i)
+		want := map[bool]string{true: "", false: "drawn"}[i == 0]
+		if res.SeedOrigin != want || rec.SeedOrigin != want {
+			t.Errorf("result %d seed %s: origin %q, record %q, want %q", i, res.Seed, res.SeedOrigin, rec.SeedOrigin, want)
+		}
+		if i > 0 {
+			drawn[res.Seed.String()] = true
+		}
+	}
+	if len(drawn) != 1 || drawn["11"] {
+		t.Fatalf("drawn seeds %v", drawn)
+	}
+	// The base moves on; the regression comes back on top of it.
+	r.rebase("base", "base2", map[string]string{"README.md": "base two\n"})
+	r.rebase("base2", "c2", map[string]string{"src/lib.sh": rtLibRegress})
+	second := r.check("base2", "c2")
+	if second.err != nil || second.sum == nil || second.sum.Verdict != flakegate.VerdictReject {
+		t.Fatalf("second check:\n%s", second)
+	}
+	corpus := map[string]bool{}
+	for i, res := range second.sum.Results {
+		if res.SeedOrigin != "corpus" {
+			continue
+		}
+		rec, _ := second.record(t, i)
+		if rec.SeedOrigin != "corpus" || res.Label != flakegate.Property || rec.BaseSeedResult != "pass" {
+			t.Errorf("corpus seed %s: record origin %q, label %s, base %s", res.Seed, rec.SeedOrigin, res.Label, rec.BaseSeedResult)
+		}
+		corpus[res.Seed.String()] = true
+	}
+	if !maps.Equal(corpus, drawn) {
+		t.Errorf("the second base ran corpus seeds %v, want the first base's failed drawn seeds %v\n%s", corpus, drawn, second)
 	}
 }
