@@ -389,20 +389,26 @@ func TestRunLabels(t *testing.T) {
 			// mode none no freeze is granted even with --freeze-owner: the
 			// code under test could have forged its SCHEDULER.
 			name: "SCHEDULER", baseLib: rtLibOK, label: flakegate.Scheduler, verdict: flakegate.VerdictPass, freezeBy: "alice",
+			// The probe runs the base seed three more times: with the base
+			// replay, 4 base passes against a 1-in-2 candidate flake.
+			config:    strings.Replace(rtConfig(""), "flake_probe_runs: 0", "flake_probe_runs: 3", 1),
 			candidate: map[string]string{"src/lib.sh": rtLibFlaky},
 			check: func(t *testing.T, cr *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
 				if rec.CandidateResult != "fail" || !slices.Equal(rec.RetryResults, []string{"pass"}) || rec.BaseSeedResult != "pass" {
 					t.Errorf("record results %s %v %s", rec.CandidateResult, rec.RetryResults, rec.BaseSeedResult)
 				}
-				if res.Row != 9 || !res.Freeze || len(res.Attempts) != 3 || res.Owner != "" || res.RunsLeft != nil {
+				if res.Row != 9 || !res.Freeze || len(res.Attempts) != 6 || res.Owner != "" || res.RunsLeft != nil {
 					t.Errorf("row %d freeze %t, attempts %d, owner %q runs_left %v", res.Row, res.Freeze, len(res.Attempts), res.Owner, res.RunsLeft)
 				}
 				if !strings.Contains(res.Reason, "no freeze granted: the check ran without the sandbox (isolation none)") {
 					t.Errorf("reason %q", res.Reason)
 				}
-				// flake_probe_runs 0: the base seed was not probed.
-				if res.FlakeOrigin != flakegate.FlakeOriginUnknown {
-					t.Errorf("flake origin %q", res.FlakeOrigin)
+				if res.FlakeOrigin != flakegate.FlakeOriginNew || !slices.Equal(res.BaseProbeResults, []string{"pass", "pass", "pass"}) ||
+					!strings.Contains(res.Reason, "new flake: base passed 4 of 4") {
+					t.Errorf("flake origin %q, probe %v, reason %q", res.FlakeOrigin, res.BaseProbeResults, res.Reason)
+				}
+				if n := strings.Count(res.Reason, "no freeze granted"); n != 1 {
+					t.Errorf("reason says %d times why no freeze: %q", n, res.Reason)
 				}
 				if !strings.Contains(cr.progress.text(), "isolation none") {
 					t.Errorf("no note says why no freeze:\n%s", cr.progress.text())
@@ -431,6 +437,21 @@ func TestRunLabels(t *testing.T) {
 				}
 				if !strings.HasPrefix(res.Reason, "the test never ran: candidate attempt 0: ") || !strings.Contains(res.Reason, " exited 3") {
 					t.Errorf("reason %q", res.Reason)
+				}
+			},
+		},
+		{
+			// A prepare needs overlays; with mode none it fails, and every
+			// triple of its property is INCOMPLETE without an attempt.
+			name: "INCOMPLETE by a prepare under mode none", baseLib: rtLibOK, label: flakegate.Incomplete, verdict: flakegate.VerdictReject,
+			config:    rtConfig("prepare:\n  run: [sh, -c, \"echo prepared > ready\"]\n"),
+			candidate: map[string]string{"README.md": "changed\n"},
+			check: func(t *testing.T, _ *rtRun, rec *flakegate.RunRecord, res flakegate.Result) {
+				if !strings.Contains(res.Reason, "prepare failed: a prepare needs attempts on overlays") {
+					t.Errorf("reason %q", res.Reason)
+				}
+				if len(rec.Attempts) != 0 || res.CandidateAttempts != 0 {
+					t.Errorf("%d attempts ran: %+v", len(rec.Attempts), rec.Attempts)
 				}
 			},
 		},
@@ -785,5 +806,86 @@ func TestRunGoBatch(t *testing.T) {
 		if rec.CandidateResult != "pass" || len(rec.RetryResults) != 0 {
 			t.Errorf("result %d: candidate %s retries %v", i, rec.CandidateResult, rec.RetryResults)
 		}
+	}
+}
+
+// TestExplainWatchAndSite: what check --explain-watch and doctor read
+// of a base, in process: the watched paths of each property (with a
+// ledger inside the work tree), and the site a check would set up, whose
+// prepare fails under mode none.
+func TestExplainWatchAndSite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRTRepo(t, map[string]string{
+		"flakegate.yaml":    rtConfig("watch: [\"tools/ci/**\"]\nprepare:\n  run: [sh, -c, \"true\"]\n"),
+		"props/prop.sh":     rtProp,
+		"src/lib.sh":        rtLibOK,
+		"fixtures/data.txt": "alpha\n",
+		"tools/gen.sh":      rtGen,
+	})
+	b, err := OpenBase(ctx, BaseOptions{Dir: r.dir, Base: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.SHA != r.git("rev-parse", "base") || b.ConfigPath != "flakegate.yaml" || b.Config.Sandbox.Mode != "none" {
+		t.Fatalf("base %s config %s mode %q", b.SHA, b.ConfigPath, b.Config.Sandbox.Mode)
+	}
+	if _, err := OpenBase(ctx, BaseOptions{Dir: r.dir, Base: " "}); flakegate.ErrorCode(err) != flakegate.EINVALID {
+		t.Errorf("a blank base: %v", err)
+	}
+	lists, err := ExplainWatch(ctx, b, filepath.Join(r.dir, "ledger"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lists) != 1 || lists[0].Property != "props/prop.sh" || !slices.Equal(lists[0].Prepare, []string{"sh", "-c", "true"}) {
+		t.Fatalf("lists %+v", lists)
+	}
+	why := map[string]string{}
+	for _, w := range lists[0].Watch {
+		why[w.Glob] = w.Why
+	}
+	for glob, want := range map[string]string{
+		"props/prop.sh":  "the property file",
+		"tools/gen.sh":   "the fixture generator",
+		"flakegate.yaml": "the config",
+		"tools/ci/**":    "",
+	} {
+		got, ok := why[glob]
+		if !ok || want != "" && got != want {
+			t.Errorf("watch %s: %q (listed %t), want %q; all %v", glob, got, ok, want, why)
+		}
+	}
+	if !slices.ContainsFunc(lists[0].Watch, func(w WatchItem) bool { return strings.Contains(w.Why, "the ledger") }) {
+		t.Errorf("a ledger inside the work tree is not watched: %v", why)
+	}
+
+	s := NewSite(b, SiteOptions{Env: []string{"PATH=" + os.Getenv("PATH"), "FG_STATE=/x", "SECRET_TOKEN=hunter2-token-abcdef123456"}, Secrets: []string{"s3cret-value-0123456789"}})
+	defer s.Close()
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if env := s.Env(); !slices.Contains(env, "FG_STATE=/x") || slices.ContainsFunc(env, func(e string) bool { return strings.Contains(e, "hunter2") }) {
+		t.Errorf("attempts' environment %v", env)
+	}
+	if got := s.Redact("a s3cret-value-0123456789 and hunter2-token-abcdef123456"); got != "a [redacted] and [redacted]" {
+		t.Errorf("redact: %q", got)
+	}
+	if s.SandboxFor(r.dir) != nil {
+		t.Error("mode none has a sandbox")
+	}
+	// No caller probes the sandbox of mode none (doctor and check --plan
+	// stop before; the check itself skips it): Trees and the prepare
+	// follow Setup directly.
+	if _, err := s.Trees(ctx); err != nil {
+		t.Error(err)
+	}
+	res, done := s.PrepareBase(ctx)
+	defer done()
+	if res.Err != nil || res.Busy != nil || len(res.Runs) != 1 || res.Runs[0].Where != "prepare" ||
+		!strings.Contains(res.Runs[0].Failed, "a prepare needs attempts on overlays") {
+		t.Errorf("prepare base: err %v busy %v runs %+v", res.Err, res.Busy, res.Runs)
+	}
+	if v := Vars(&b.Config.Properties[0], "11"); v.Seed != "11" || v.Path != "props/prop.sh" || v.Fixture != "fixtures/data.txt" {
+		t.Errorf("template variables %+v", v)
 	}
 }
