@@ -733,16 +733,65 @@ func TestRunDrawnSeedsAndCorpus(t *testing.T) {
 	}
 }
 
+// rtFakeGo is a stand-in for `go test -json` (the check's go batches run
+// the go on PATH): it runs nothing and writes the events go test would
+// for the tests its -run regexp names, in package ./p of module
+// example.com/fast. A test passes, unless p/p.go says LEAK: then, as
+// with a per-process counter, every test from the third on in one
+// process fails. Fuzz targets (the planted known answers, known.go) come
+// after the tests, log or fail with the nonce their source holds, and
+// the package ends "fail", as go test's would. Each call is logged to
+// $FG_STATE/go-calls.
+const rtFakeGo = `#!/bin/sh
+[ "$1" = test ] || { echo "fake go: not a test: $*" >&2; exit 2; }
+echo "$*" >> "$FG_STATE/go-calls"
+run= pkg= prev=
+for a in "$@"; do
+	[ "$prev" = -run ] && run=$a
+	case $a in ./*) pkg=$a ;; esac
+	prev=$a
+done
+dir=${pkg#./}
+imp=example.com/fast/$dir
+ev() { printf '{"Action":"%s","Package":"%s","Test":"%s"}\n' "$1" "$imp" "$2"; }
+out() { printf '{"Action":"output","Package":"%s","Test":"%s","Output":"%s\\n"}\n' "$imp" "$1" "$2"; }
+names=$(echo "$run" | sed 's/^^(//; s/)\$$//; s/^^//; s/\$$//' | tr '|' ' ')
+leak=0
+grep -q LEAK "$dir/p.go" && leak=1
+n=0
+for name in $names; do
+	case $name in Test*) ;; *) continue ;; esac
+	n=$((n + 1))
+	ev run "$name"
+	if [ $leak = 1 ] && [ $n -ge 3 ]; then
+		out "$name" "    p_test.go:9: Take refused"
+		ev fail "$name"
+	else
+		ev pass "$name"
+	fi
+done
+for name in $names; do
+	case $name in Fuzz*) ;; *) continue ;; esac
+	line=$(grep -h -A1 "^func $name(f \*testing.F)" "$dir"/*_test.go | tail -n 1)
+	nonce=$(echo "$line" | sed 's/.*, *\([^)]*\))$/\1/')
+	ev run "$name"
+	out "$name" "    known_test.go:4: corpus $nonce"
+	case $line in *Logf*) ev pass "$name" ;; *) ev fail "$name" ;; esac
+done
+printf '{"Action":"fail","Package":"%s"}\n' "$imp"
+exit 1
+`
+
 // rtGoBatchConfig is a config of three go test properties of package p
 // that share a seed and a command: one batch per attempt.
 func rtGoBatchConfig() string {
 	cfg := `version: 1
-retry_cap: 1
+retry_cap: 2
 workers: 1
 flake_probe_runs: 0
 sandbox:
   mode: none
-  env: [GOCACHE, GOPATH, GOTOOLCHAIN, GOPROXY, GOFLAGS]
+  env: [FG_STATE]
 properties:
 `
 	for _, name := range []string{"TestA", "TestB", "TestC"} {
@@ -750,22 +799,25 @@ properties:
     name: ` + name + `
     seeds: [7]
     run: [go, test, -count=1, -run, "^{name}$", ./p, "-seed={seed}"]
-    wall_budget: 60s
+    wall_budget: 10s
 `
 	}
 	return cfg
 }
 
 // TestRunGoBatch: three go tests batched in one go test process per
-// attempt. The candidate's Take fails from its third call in a process:
-// each test alone passes, but in the batch TestC fails, and its retry is
-// the batch again, so it fails again: PROPERTY, not SCHEDULER. The
-// planted known answers (known.go) are judged in every batch.
+// attempt (a fake go on PATH answers for go: no compiler runs). The
+// candidate's Take fails from its third call in a process: each test
+// alone passes, but in the batch TestC fails, and its retry is the batch
+// again, so it fails again: PROPERTY, not SCHEDULER. The planted known
+// answers (known.go) are judged in every batch. Not parallel: the batch
+// runs the go on flakegate's own PATH, which the test sets.
 func TestRunGoBatch(t *testing.T) {
-	t.Parallel()
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go")
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(rtFakeGo), 0o755); err != nil {
+		t.Fatal(err)
 	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	test := "package p\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\nvar _ = flag.Int(\"seed\", 0, \"the seed\")\n\n"
 	for _, name := range []string{"TestA", "TestB", "TestC"} {
 		test += "func " + name + "(t *testing.T) {\n\tif !Take() {\n\t\tt.Fatal(\"Take refused\")\n\t}\n}\n\n"
@@ -776,17 +828,8 @@ func TestRunGoBatch(t *testing.T) {
 		"p/p.go":         "package p\n\n// Take takes one.\nfunc Take() bool { return true }\n",
 		"p/p_test.go":    test,
 	})
-	r.candidate("leak", map[string]string{"p/p.go": "package p\n\nvar n int\n\n// Take takes one; from the third on it refuses.\nfunc Take() bool { n++; return n < 3 }\n"})
-	cr := r.check("base", "leak", func(o *Options) {
-		for _, k := range []string{"GOCACHE", "GOPATH"} {
-			out, err := exec.Command("go", "env", k).Output()
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.Env = append(o.Env, k+"="+strings.TrimSpace(string(out)))
-		}
-		o.Env = append(o.Env, "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
-	})
+	r.candidate("leak", map[string]string{"p/p.go": "package p\n\nvar n int\n\n// Take takes one; from the third on it refuses (LEAK).\nfunc Take() bool { n++; return n < 3 }\n"})
+	cr := r.check("base", "leak", func(o *Options) { o.Env[0] = "PATH=" + os.Getenv("PATH") })
 	cr.mustLabels(t, "PASS,PASS,PROPERTY", flakegate.VerdictReject)
 	for i, res := range cr.sum.Results {
 		rec, raw := cr.record(t, i)
@@ -798,13 +841,29 @@ func TestRunGoBatch(t *testing.T) {
 			t.Errorf("result %d: the transcript names no batch (%v):\n%s", i, err, tr)
 		}
 		if i == 2 {
-			if rec.CandidateResult != "fail" || !slices.Equal(rec.RetryResults, []string{"fail"}) || res.CandidateAttempts != 2 {
+			if rec.CandidateResult != "fail" || !slices.Equal(rec.RetryResults, []string{"fail", "fail"}) || res.CandidateAttempts != 3 ||
+				!strings.Contains(rec.Attempts[0].OutputTail, "Take refused") {
 				t.Errorf("TestC: candidate %s retries %v attempts %d\n%s", rec.CandidateResult, rec.RetryResults, res.CandidateAttempts, raw)
 			}
 			continue
 		}
 		if rec.CandidateResult != "pass" || len(rec.RetryResults) != 0 {
 			t.Errorf("result %d: candidate %s retries %v", i, rec.CandidateResult, rec.RetryResults)
+		}
+	}
+	// One process per attempt: the candidate batch, the base batch and
+	// two retries, each of all three tests and the planted fuzz targets.
+	calls, err := os.ReadFile(filepath.Join(r.state, "go-calls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("go ran %d times, want 4:\n%s", len(lines), calls)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "test -json -count=1 -timeout=0 -run ^(TestA|TestB|TestC|Fuzz") || !strings.Contains(l, " ./p -seed=7") {
+			t.Errorf("go %s", l)
 		}
 	}
 }
