@@ -948,3 +948,47 @@ func TestExplainWatchAndSite(t *testing.T) {
 		t.Errorf("template variables %+v", v)
 	}
 }
+
+// TestRunRefuses: what stops a check before any attempt, with the code
+// the CLI turns into its exit status (EINVALID: 2; EINTERNAL: 3).
+func TestRunRefuses(t *testing.T) {
+	t.Parallel()
+	r := newRTRepo(t, rtFiles(rtLibOK))
+	r.candidate("cand", map[string]string{"README.md": "changed\n"})
+	r.rebase("base", "nocfg", map[string]string{"flakegate.yaml": ""})
+	r.rebase("base", "badcfg", map[string]string{"flakegate.yaml": "version: 1\nretry_cap: many\n"})
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		code string
+		say  string
+	}{
+		{"no store opener", func(o *Options) { o.OpenStore = nil }, flakegate.EINTERNAL, "no store opener"},
+		{"blank base", func(o *Options) { o.Base = "  " }, flakegate.EINVALID, "no base revision"},
+		{"unknown base", func(o *Options) { o.Base = "no-such-rev" }, flakegate.EINVALID, "no-such-rev"},
+		{"unknown candidate", func(o *Options) { o.Candidate = "no-such-cand" }, flakegate.EINVALID, "no-such-cand"},
+		{"no config at the base", func(o *Options) { o.Base = "nocfg" }, flakegate.EINVALID, "flakegate.yaml"},
+		{"a bad config at the base", func(o *Options) { o.Base = "badcfg" }, flakegate.EINVALID, "retry_cap"},
+		// Not refused: the attempts run in worktrees of their own, and the
+		// diff is between commits, so an out folder in the main work tree
+		// is neither seen nor graded.
+		{"the out folder in the work tree", func(o *Options) { o.OutDir = filepath.Join(r.dir, "out") }, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := r.check("base", "cand", tc.edit)
+			if tc.code == "" {
+				cr.mustLabels(t, "PASS", flakegate.VerdictPass)
+				if _, err := os.Stat(filepath.Join(cr.out, "summary.json")); err != nil {
+					t.Error(err)
+				}
+				return
+			}
+			if cr.err == nil || cr.sum != nil {
+				t.Fatalf("not refused:\n%s", cr)
+			}
+			if code := flakegate.ErrorCode(cr.err); code != tc.code || !strings.Contains(cr.err.Error(), tc.say) {
+				t.Errorf("error %q (code %s), want code %s saying %q", cr.err, code, tc.code, tc.say)
+			}
+		})
+	}
+}
