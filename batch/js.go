@@ -123,7 +123,15 @@ func jsBatchArgv(s *Shape, members []*Shape) []string {
 		if !slices.Contains(files, m.Pkg) {
 			files = append(files, m.Pkg)
 		}
-		if q := regexp.QuoteMeta(m.Test); !slices.Contains(names, q) {
+		q := regexp.QuoteMeta(m.Test)
+		if s.Framework == evidence.FrameworkVitest {
+			// vitest's list joins the titles by " > " and flakegate's name
+			// by spaces (parseVitestList), so a title that holds " > " lost
+			// it in the name: -t, which sees the titles joined by spaces,
+			// takes either at each space.
+			q = strings.ReplaceAll(q, " ", "(?: > | )")
+		}
+		if !slices.Contains(names, q) {
 			names = append(names, q)
 		}
 	}

@@ -40,6 +40,7 @@ type Shape struct {
 	Lead      []string // go: the flags before -run and the packages; pytest: the argv before the node ids
 	Trail     []string // the arguments after them
 	Pkg       string   // go: the member's package argument ("./p")
+	prog      string   // go: the go the template names ("go", or a path to one)
 	Test      string   // go: the test's name; pytest: the node id
 }
 
@@ -76,8 +77,13 @@ func ShapeOf(p *config.Property, framework, prepareSHA256 string, seed flakegate
 	}
 	s.Framework = fw
 	k, _ := json.Marshal([]any{fw, s.Lead, s.Trail, prepareSHA256})
-	if p.Suite != nil && fw == evidence.FrameworkGo {
-		k, _ = json.Marshal([]any{fw, s.Lead, s.Trail, prepareSHA256, "suite", s.Pkg}) // one process per package and seed
+	switch {
+	case p.Suite != nil && fw == evidence.FrameworkGo:
+		k, _ = json.Marshal([]any{fw, s.Lead, s.Trail, prepareSHA256, "suite", s.Pkg, s.prog}) // one process per package and seed
+	case s.prog != "" && s.prog != "go":
+		// A template that names its go by path batches only with
+		// templates of that go, and the batch runs it (Argv).
+		k, _ = json.Marshal([]any{fw, s.Lead, s.Trail, prepareSHA256, "go", s.prog})
 	}
 	s.Key = string(k)
 	return s
@@ -115,7 +121,7 @@ func goShape(tmpl, argv []string, name string) *Shape {
 	if runFlag && (sel == 0 || argv[sel-1] != "-run") {
 		return nil
 	}
-	s := &Shape{Test: name}
+	s := &Shape{Test: name, prog: argv[0]}
 	timeout, count := false, false
 	i := 2
 	for ; i < len(argv) && strings.HasPrefix(argv[i], "-"); i++ {
@@ -232,7 +238,11 @@ func Argv(s *Shape, members []*Shape) []string {
 				pkgs = append(pkgs, m.Pkg)
 			}
 		}
-		argv := []string{"go", "test", "-json"}
+		prog := s.prog
+		if prog == "" {
+			prog = "go" // a suite's new test, a known answer: the go on PATH
+		}
+		argv := []string{prog, "test", "-json"}
 		argv = append(argv, s.Lead...)
 		argv = append(argv, "-run", "^("+strings.Join(names, "|")+")$")
 		argv = append(argv, pkgs...)

@@ -232,7 +232,7 @@ func (b *batchRun) goList(pkg string) []string {
 	if s == nil || b.c.suite.lists == nil || b.c.suite.lists[s.Index] == nil {
 		return nil
 	}
-	return b.c.suite.lists[s.Index].pkgTests[pkg]
+	return b.c.suite.lists[s.Index].PkgTests[pkg]
 }
 
 // allPassed reports, once the batch cmd ended with code, whether its

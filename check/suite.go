@@ -18,8 +18,8 @@ import (
 
 // suiteState is what a check keeps of its suites.
 type suiteState struct {
-	graded   string            // the graded candidate's commit (gradedCandidate)
-	lists    map[int]*baseList // the base's lists, by suite index
+	graded   string               // the graded candidate's commit (gradedCandidate)
+	lists    map[int]*suites.List // the base's lists, by suite index
 	orders   suiteOrders
 	newTests []flakegate.NewTest
 	// changed are the base's tests the patch changes, by changedKey
@@ -30,13 +30,6 @@ type suiteState struct {
 	impacts []flakegate.SuiteImpact
 	// noImpact says why this check decides no impact ("" when it may).
 	noImpact string
-}
-
-// baseList is a suite's base list as the check keeps it: suites' List,
-// and its PkgTests under the name check/batch.go reads (pkgTests).
-type baseList struct {
-	*suites.List
-	pkgTests map[string][]string
 }
 
 // suiteOrders are the orders of a check's suite triples, by property and
@@ -74,7 +67,7 @@ func (c *site) expandSuites(ctx context.Context) error {
 	for _, p := range c.cfg.Properties {
 		named[p.Path+"\x00"+p.Name] = true
 	}
-	c.suite.lists = map[int]*baseList{}
+	c.suite.lists = map[int]*suites.List{}
 	base := c.trees.workers[0].base
 	for i := range c.cfg.Suites {
 		s := &c.cfg.Suites[i]
@@ -82,7 +75,7 @@ func (c *site) expandSuites(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		c.suite.lists[i] = &baseList{List: list, pkgTests: list.PkgTests}
+		c.suite.lists[i] = list
 		c.goBaseSkips(s, list, base.dir)
 		for _, line := range suites.Notes(i, list) {
 			c.say(line)
@@ -149,7 +142,7 @@ func (c *checker) orderSuites(jobs []job) []job {
 		for k, i := range slots {
 			jobs[i], ordered[k] = js[run[k]], sls[run[k]]
 		}
-		c.noteOrders(s, list.List, jobs, slots, ordered)
+		c.noteOrders(s, list, jobs, slots, ordered)
 	}
 	for i := range jobs {
 		jobs[i].index = i

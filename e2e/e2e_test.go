@@ -54,6 +54,13 @@ func buildAndRun(m *testing.M) int {
 	if raceEnabled && os.Getenv("FLAKEGATE_E2E_RACE") == "1" {
 		args = append(args, "-race")
 	}
+	cover, collect, err := coverBuild()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	defer collect()
+	args = append(args, cover...)
 	cmd := exec.Command("go", append(args, "./cmd/flakegate")...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {

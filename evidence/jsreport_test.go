@@ -63,3 +63,27 @@ func TestJSReport(t *testing.T) {
 		}
 	}
 }
+
+// TestJSReportVitestTitleWithSeparator: vitest's list joins titles by
+// " > ", so a title that holds " > " lost it in the name flakegate gives
+// the test ("encodes > alone" became "encodes alone"); the report's full
+// name still holds it, and the member is found by that name. jest's
+// names come from its own full names and are compared as they are.
+func TestJSReportVitestTitleWithSeparator(t *testing.T) {
+	const rep = `{"numTotalTests": 2, "testResults": [{"name": "/tree/a.test.js", "status": "passed", "assertionResults": [
+  {"fullName": "entities encodes > alone", "title": "encodes > alone", "ancestorTitles": ["entities"], "status": "passed"},
+  {"fullName": "entities encodes alone twice", "title": "encodes alone twice", "ancestorTitles": ["entities"], "status": "failed"}]}]}`
+	v := NewJSReport(FrameworkVitest)
+	v.SetFile([]byte(rep), nil, "/tree")
+	if got := v.Report("a.test.js", "entities encodes alone"); got.Result != attempt.Pass {
+		t.Errorf("vitest: %+v; want pass", got)
+	}
+	if got := v.Report("a.test.js", "entities encodes alone twice"); got.Result != attempt.Fail {
+		t.Errorf("vitest, the other test: %+v; want fail", got)
+	}
+	j := NewJSReport(FrameworkJest)
+	j.SetFile([]byte(rep), nil, "/tree")
+	if got := j.Report("a.test.js", "entities encodes alone"); got.Result != attempt.Errored {
+		t.Errorf("jest: %+v; want no such test", got)
+	}
+}

@@ -5,7 +5,10 @@
 //     writes the collected tests (skipped and todo ones left out) to F,
 //     each with its file and its name, the describe titles and its title
 //     joined by " > "; the name flakegate gives it is those titles joined
-//     by spaces, the full name vitest's -t and its JSON report use.
+//     by spaces, the full name vitest's -t and its JSON report use. A
+//     title that holds " > " cannot be told from two titles there: it
+//     loses the " > " in the name, and the batch's -t and the report's
+//     reader take either at each space (batch/js.go, evidence's JSReport).
 //   - jest: `node node_modules/jest/bin/jest.js --ci --json -t '(?!)'
 //     [PATH] --outputFile=F` collects every test file (jest's own test
 //     match) and runs none of their tests: the name pattern matches no

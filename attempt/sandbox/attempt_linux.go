@@ -161,28 +161,30 @@ func (s *Sandbox) spawn(dir string, argv, env []string, standby bool) (*sandboxR
 	if err := r.bound(spec, lv); err != nil {
 		return nil, err
 	}
-	cmd, err := helperCommand(spec)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Dir, cmd.Env = dir, env
 	if standby {
 		// Nothing of an attempt's environment: the attempt line brings
 		// it, and this standby may serve another seed's attempt. One
 		// processor for the helper's Go runtime: it only mounts and
 		// waits, and starts fewer threads (about 1.5 ms an attempt).
 		// bwrap gets an environment of its own (execEnv).
-		cmd.Env = []string{"GOMAXPROCS=1"}
+		env = []string{"GOMAXPROCS=1"}
 	}
+	cmd, err := helperCommand(spec, env)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Dir = dir
 	if lv.Root || lv.Copy {
 		cmd.Dir = "/"
 	}
 	var h handOff
-	outW, statusR, repR, err := r.pipes(&h, standby)
+	// The helper's own stdout and stderr are /dev/null until it makes
+	// the output descriptor both (helperFDs.output): nothing the Go
+	// runtime prints as the helper starts reaches the attempt.
+	statusR, repR, err := r.pipes(&h, standby)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = outW, outW // one pipe keeps the two streams in order
 	if lv.Root && lv.Idmap {
 		if err := s.idmaps(r, &h, tree); err != nil {
 			return nil, err
@@ -219,15 +221,15 @@ func (r *sandboxRun) bound(spec *helperSpec, lv Level) error {
 }
 
 // pipes makes the helper's pipes and hands their child ends to it by
-// name: the attempt's output (its stdout and stderr, in order, r.pr),
-// bwrap's status, the seccomp filter (written now: a few hundred bytes,
-// which the pipe holds), the helper's report and, for a standby, its
-// attempt line (r.specW). It returns the helper's end of the output and
-// flakegate's ends of the status and the report.
-func (r *sandboxRun) pipes(h *handOff, standby bool) (outW, statusR, repR *os.File, err error) {
+// name: the attempt's output (its stdout and stderr, in order, r.pr: one
+// pipe keeps the two streams in order), bwrap's status, the seccomp
+// filter (written now: a few hundred bytes, which the pipe holds), the
+// helper's report and, for a standby, its attempt line (r.specW). It
+// returns flakegate's ends of the status and the report.
+func (r *sandboxRun) pipes(h *handOff, standby bool) (statusR, repR *os.File, err error) {
 	prog, err := seccompProgram()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	pipe := func() (rd, wr *os.File) {
 		if err != nil {
@@ -248,13 +250,14 @@ func (r *sandboxRun) pipes(h *handOff, standby bool) (outW, statusR, repR *os.Fi
 		specR, r.specW = pipe()
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if _, err = secW.Write(prog); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	r.child = []*os.File{outW, statusW, secR, secW, repW}
 	r.pr = outR
+	h.give(fdOutput, outW)
 	h.give(fdStatus, statusW)
 	h.give(fdSeccomp, secR)
 	h.give(fdReport, repW)
@@ -262,7 +265,7 @@ func (r *sandboxRun) pipes(h *handOff, standby bool) (outW, statusR, repR *os.Fi
 		r.child = append(r.child, specR)
 		h.give(fdAttempt, specR)
 	}
-	return outW, statusR, repR, nil
+	return statusR, repR, nil
 }
 
 // idmaps hands the helper the user namespaces of its idmapped mounts

@@ -15,6 +15,7 @@ import (
 // the same way, with bwrap's own flags (--json-status-fd N, --seccomp N).
 // A descriptor that is not given is none: the helper never guesses one.
 const (
+	fdOutput      = "output"       // the attempt's output: the helper's stdout and stderr (output), bwrap's and the attempt's
 	fdStatus      = "status"       // bwrap's --json-status-fd, passed on to bwrap
 	fdSeccomp     = "seccomp"      // bwrap's --seccomp filter, passed on to bwrap
 	fdReport      = "report"       // the helper's report (helperReport)

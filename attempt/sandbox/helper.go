@@ -50,6 +50,10 @@ type helperSpec struct {
 	// CoverDir is where a binary built with coverage writes the helper's
 	// counters (cover.go); "" for none.
 	CoverDir string `json:"cover_dir,omitempty"`
+	// AttemptCover is the attempt's own GOCOVERDIR (a config passes it
+	// by name), which the helper's environment held before CoverDir
+	// replaced it there: the helper gives it back to bwrap (uncover).
+	AttemptCover *string `json:"attempt_cover,omitempty"`
 
 	fds helperFDs // the helper's descriptors, by name (handoff.go)
 }

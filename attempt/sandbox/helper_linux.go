@@ -53,6 +53,17 @@ import (
 func helperMain(args []string) int {
 	var spec helperSpec
 	defer func() { coverAtExit(spec.CoverDir) }()
+	if len(args) == 0 {
+		args = []string{""}
+	}
+	fds, err := parseFDs(args[1:])
+	if err == nil {
+		err = fds.output() // first: what the helper says goes to the attempt's output
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper:", err)
+		return helperExit
+	}
 	// No descriptor of the helper's reaches bwrap and the attempt but the
 	// ones handed to it below: not the report (an attempt could write
 	// its own), not the user namespaces, and not whatever flakegate
@@ -60,9 +71,6 @@ func helperMain(args []string) int {
 	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: cannot close its descriptors on exec:", err)
 		return helperExit
-	}
-	if len(args) == 0 {
-		args = []string{""}
 	}
 	if args[0] == specOnStdin {
 		b, err := readSpec()
@@ -76,12 +84,8 @@ func helperMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper: bad spec:", err)
 		return helperExit
 	}
-	fds, err := parseFDs(args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "flakegate: sandbox helper:", err)
-		return helperExit
-	}
 	spec.fds = fds
+	spec.uncover() // before bwrap inherits the helper's environment
 	if err := spec.mount(); err != nil {
 		fmt.Fprintf(os.Stderr, "flakegate: cannot prepare the attempt's sandbox: %v\n", err)
 		return helperExit
@@ -163,6 +167,25 @@ func (spec *helperSpec) bwrap() (*exec.Cmd, error) {
 	}
 	cmd.ExtraFiles = h.files
 	return cmd, nil
+}
+
+// output makes the descriptor given as fdOutput, the attempt's output,
+// the helper's stdout and stderr, which bwrap and the attempt inherit;
+// without one the helper keeps its own. The helper starts with both at
+// /dev/null: nothing the Go runtime prints as it starts (a binary built
+// with go build -cover and no GOCOVERDIR warns so) reaches the attempt.
+func (f helperFDs) output() error {
+	n := f.get(fdOutput)
+	if n < 0 {
+		return nil
+	}
+	for _, std := range []int{1, 2} {
+		if err := unix.Dup3(n, std, 0); err != nil {
+			return fmt.Errorf("cannot make the attempt's output its own: %w", err)
+		}
+	}
+	delete(f, fdOutput)
+	return unix.Close(n)
 }
 
 // pinLoginUID sets the calling thread's audit login uid, when it is unset, to
@@ -544,9 +567,10 @@ func readSpec() ([]byte, error) {
 	return b, nil
 }
 
-// helperCommand is flakegate's own binary as the helper.
-func helperCommand(spec *helperSpec) (*exec.Cmd, error) {
-	spec.CoverDir = coverDir()
+// helperCommand is flakegate's own binary as the helper, with env (the
+// attempt's, or a standby's own) as its environment.
+func helperCommand(spec *helperSpec, env []string) (*exec.Cmd, error) {
+	env = spec.cover(env)
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
@@ -561,6 +585,7 @@ func helperCommand(spec *helperSpec) (*exec.Cmd, error) {
 		cmd.Stdin = bytes.NewReader(b)
 	}
 	cmd.Args[0] = helperArg0
+	cmd.Env = env
 	attr := sandboxAttr()
 	if spec.Layer != "" {
 		attr.Unshareflags = syscall.CLONE_NEWNS // Go makes it private: no mount propagates back

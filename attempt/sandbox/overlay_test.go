@@ -197,7 +197,7 @@ func TestOverlayHelperRefusesHostNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(layer)
-	cmd, err := helperCommand(&helperSpec{Layer: layer, Tree: tree, Overlay: true, UID: -1, GID: -1, Disk: 1 << 20, Tmp: 1 << 20})
+	cmd, err := helperCommand(&helperSpec{Layer: layer, Tree: tree, Overlay: true, UID: -1, GID: -1, Disk: 1 << 20, Tmp: 1 << 20}, os.Environ())
 	if err != nil {
 		t.Fatal(err)
 	}
