@@ -79,7 +79,7 @@ func ShapeOf(p *config.Property, framework, prepareSHA256 string, seed flakegate
 	k, _ := json.Marshal([]any{fw, s.Lead, s.Trail, prepareSHA256})
 	switch {
 	case p.Suite != nil && fw == evidence.FrameworkGo:
-		k, _ = json.Marshal([]any{fw, s.Lead, s.Trail, prepareSHA256, "suite", s.Pkg, s.prog}) // one process per package and seed
+		k, _ = json.Marshal([]any{fw, s.Lead, s.Trail, prepareSHA256, "suite", s.Pkg}) // one process per package and seed (a suite's go is "go")
 	case s.prog != "" && s.prog != "go":
 		// A template that names its go by path batches only with
 		// templates of that go, and the batch runs it (Argv).

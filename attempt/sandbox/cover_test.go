@@ -29,16 +29,7 @@ func TestHelperCoverage(t *testing.T) {
 		t.Fatal("go test -cover set no GOCOVERDIR for the test binary")
 	}
 	bwrap := needBwrap(t)
-	root := t.TempDir()
-	tree := filepath.Join(root, "tree")
-	if err := os.MkdirAll(tree, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{filepath.Dir(root), root, tree} {
-		if err := os.Chmod(d, 0o755); err != nil { // the unprivileged identity walks into the tree
-			t.Fatal(err)
-		}
-	}
+	root, tree := walkableTree(t)
 	sb := open(t, Sandbox{Bwrap: bwrap, Tree: tree, Home: "/root", Limits: testLimits})
 	env := []string{"PATH=/usr/bin:/bin", "HOME=/root"}
 	if err := sb.Probe(context.Background(), root, env, true); err != nil {
@@ -94,16 +85,7 @@ func TestBuiltHelperCoverage(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -cover: %v\n%s", err, out)
 	}
-	root := t.TempDir()
-	tree := filepath.Join(root, "tree")
-	if err := os.MkdirAll(tree, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{filepath.Dir(root), root, tree} {
-		if err := os.Chmod(d, 0o755); err != nil { // the unprivileged identity walks into the tree
-			t.Fatal(err)
-		}
-	}
+	root, tree := walkableTree(t)
 	for _, dir := range []string{t.TempDir(), ""} {
 		cmd := exec.Command(bin, bwrap, root, tree)
 		cmd.Env = withoutCoverDir(os.Environ())
@@ -160,4 +142,21 @@ func withoutCoverDir(env []string) []string {
 		}
 	}
 	return out
+}
+
+// walkableTree makes an empty attempt tree (root/tree) that the
+// sandbox's unprivileged identity can walk into, and returns both.
+func walkableTree(t *testing.T) (root, tree string) {
+	t.Helper()
+	root = t.TempDir()
+	tree = filepath.Join(root, "tree")
+	if err := os.MkdirAll(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(root), root, tree} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, tree
 }
