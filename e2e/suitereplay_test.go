@@ -82,11 +82,13 @@ func TestSuiteReproduceGo(t *testing.T) {
 		t.Skip("end to end: real git, go and a sandbox")
 	}
 	needTool(t, "go")
-	r := newRepo(t, orderModule("seeds: [1, 2, 3, 4, 5, 6]"))
+	// Two seeds that split TestClean's orders: 5 runs TestTouch before it
+	// (as 1 to 4 do), 6 after.
+	r := newRepo(t, orderModule("seeds: [5, 6]"))
 	r.candidate("leak", map[string]string{"a/a.go": leakyTouch})
 	cr := r.check("--base", "base", "--candidate", "leak")
-	if cr.summary == nil || len(cr.summary.Results) != 9*6 {
-		t.Fatalf("want 54 triples\n%s", cr)
+	if cr.summary == nil || len(cr.summary.Results) != 9*2 {
+		t.Fatalf("want 18 triples\n%s", cr)
 	}
 	fail, pass := -1, -1
 	for i, res := range cr.summary.Results {
