@@ -172,8 +172,6 @@ func TestDeadline(t *testing.T) {
 //   - a patch adding a test in a new file of package a keeps a's base
 //     tests graded (PASS, not CONTAMINATED), and the new test runs
 //     new_test_runs times ("5 of 5 passed");
-//   - a new test file whose init hides a regression of package a does
-//     not hide it: the base's tests run without it (PROPERTY);
 //   - a new test that fails 1 run in 5 rejects (reject_flaky_new_tests).
 func TestCheckGoSuiteOrderAndNewTests(t *testing.T) {
 	t.Parallel()
@@ -207,17 +205,14 @@ func TestCheckGoSuiteOrderAndNewTests(t *testing.T) {
 		t.Fatalf("order: want exit 1 and %v, got %v\n%s", wantOrder, got, cr)
 	}
 
-	r.candidate("timing", map[string]string{"fl/fl.go": timingGo})
-	cr = r.check("--base", "base", "--candidate", "timing")
-	if got := notPass(cr); cr.code != 0 || !slices.Equal(got, []string{"TestDeadline 1 SCHEDULER"}) {
-		t.Fatalf("timing: want exit 0 and [TestDeadline 1 SCHEDULER], got %v\n%s", got, cr)
-	}
-
+	// One check holds two patches that label apart: the timing flake of
+	// package fl and a new test file of package a.
 	newTest := "package a\n\nimport \"testing\"\n\nfunc TestANew(t *testing.T) {\n\tif Value(42) != 42 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n"
-	r.candidate("newfile", map[string]string{"a/a.go": "package a\n\n// Value is i (documented).\nfunc Value(i int) int { return i }\n", "a/new_test.go": newTest})
-	cr = r.check("--base", "base", "--candidate", "newfile")
-	if got := notPass(cr); cr.code != 0 || len(got) != 0 || len(cr.summary.Results) != 36*len(seeds) {
-		t.Fatalf("new file: want exit 0 and every base test PASS, got %v\n%s", got, cr)
+	r.candidate("timing-newfile", map[string]string{"fl/fl.go": timingGo,
+		"a/a.go": "package a\n\n// Value is i (documented).\nfunc Value(i int) int { return i }\n", "a/new_test.go": newTest})
+	cr = r.check("--base", "base", "--candidate", "timing-newfile")
+	if got := notPass(cr); cr.code != 0 || !slices.Equal(got, []string{"TestDeadline 1 SCHEDULER"}) || len(cr.summary.Results) != 36*len(seeds) {
+		t.Fatalf("timing and new file: want exit 0, [TestDeadline 1 SCHEDULER] and every other base test PASS, got %v\n%s", got, cr)
 	}
 	nt := cr.summary.NewTests
 	if len(nt) != 1 || nt[0].Name != "TestANew" || nt[0].Path != "a/new_test.go" || nt[0].Suite != "./..." || nt[0].Runs != 5 || nt[0].Passed != 5 {
@@ -227,14 +222,8 @@ func TestCheckGoSuiteOrderAndNewTests(t *testing.T) {
 		t.Errorf("no new-test line:\n%s", cr.stderr)
 	}
 
-	r.candidate("hide", map[string]string{
-		"a/a.go":         "package a\n\n// Offset is a regression.\nvar Offset = 1\n\n// Value is i plus Offset.\nfunc Value(i int) int { return i + Offset }\n",
-		"a/hide_test.go": "package a\n\nfunc init() { Offset = 0 }\n",
-	})
-	cr = r.check("--base", "base", "--candidate", "hide")
-	if got := notPass(cr); cr.code != 1 || len(got) != 10*len(seeds) || !strings.HasSuffix(got[0], "PROPERTY") || !strings.HasPrefix(got[0], "TestA") {
-		t.Fatalf("hide: want exit 1 and the %d triples of package a PROPERTY, got %v\n%s", 10*len(seeds), got, cr)
-	}
+	// A new test file whose init hides a regression is
+	// TestCheckGoSuiteNewFileCannotHide's, whole.
 
 	flakyNew := `package c
 
