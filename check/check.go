@@ -22,9 +22,9 @@
 //	              up to its first attempt, over a site alone, for doctor
 //	props.go      per-property digests of both sides, watched paths (preflight),
 //	              with the test infrastructure grade/infra finds
-//	worktrees.go  the clean worktrees each worker runs in, and their lock;
-//	              clean.go resets one, normalize_linux.go undoes what git leaves
-//	              in a tree reset in full (modes, user.* xattrs)
+//	worktrees.go  the check's use of the worktrees package site opens
+//	              (where they live, their lock, the reset after an attempt):
+//	              overlay or reset mode, and the progress line saying which
 //	sandbox.go    the site's isolation (package site builds it: one builder,
 //	              for check and replay alike), its probe and each attempt's sandbox
 //	pool.go       the check's side of the worker pool (package fleet runs it):
@@ -260,7 +260,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 func (c *checker) close() {
 	c.iso.Close() // first: no standby holds a tree or a cache past here
 	if c.trees != nil {
-		c.trees.unlock()
+		c.trees.Unlock()
 	}
 	if c.store != nil {
 		c.store.Close()
@@ -344,7 +344,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	}
 	var err error
 	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: noteWriter{c.progress}}
-	root, err := makeWorktreeRoot(c.common)
+	root, err := sitepkg.MakeWorktreeRoot(c.common)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +359,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.trees, err = openWorktrees(ctx, c.git, tr, workers, c.baseSHA, c.suite.graded, overlay, lo); err != nil {
+	if c.trees, err = sitepkg.OpenWorktrees(ctx, c.git, tr, workers, c.baseSHA, c.suite.graded, overlay, lo); err != nil {
 		return nil, err
 	}
 	c.sayTrees(why, tr)
@@ -399,7 +399,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	}
 	setup := time.Since(c.started) - fill
 	c.progress.Start(total)
-	err = fleet.Run(ctx, len(c.trees.workers), src, pl, pl)
+	err = fleet.Run(ctx, len(c.trees.Workers), src, pl, pl)
 	results := pl.results
 	c.progress.Finish()
 	if err != nil {
@@ -441,7 +441,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 // warmGoCaches downloads the modules the graded tree's go.sum names,
 // fills the build cache from the base and mirrors the caches beside the
 // trees; it returns how long the fill took (timings.go).
-func (c *checker) warmGoCaches(ctx context.Context, tr treeRoot) (time.Duration, error) {
+func (c *checker) warmGoCaches(ctx context.Context, tr sitepkg.TreeRoot) (time.Duration, error) {
 	if err := c.fetchGoModules(ctx, c.suite.graded); err != nil {
 		return 0, err
 	}
@@ -450,7 +450,7 @@ func (c *checker) warmGoCaches(ctx context.Context, tr treeRoot) (time.Duration,
 		return 0, err
 	}
 	fill := time.Since(start)
-	if note := c.mirrorGoCaches(tr.shm); note != "" {
+	if note := c.mirrorGoCaches(tr.Shm); note != "" {
 		c.say("worktrees: " + c.redact(note))
 	}
 	return fill, nil

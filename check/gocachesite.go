@@ -6,6 +6,8 @@
 package check
 
 import (
+	sitepkg "github.com/flakegate/flakegate/site"
+
 	"context"
 
 	"github.com/flakegate/flakegate"
@@ -25,17 +27,17 @@ func (c *site) fillGoCache(ctx context.Context) error {
 	if c.goc.Filled(c.goc.FillKey()) {
 		return nil
 	}
-	t := c.trees.workers[0].base
-	if err := t.acquire(); err != nil {
-		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot fill the Go build cache", Err: err}
+	t := c.trees.Workers[0].Base
+	if err := t.Acquire(); err != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.Dir, Message: "cannot fill the Go build cache", Err: err}
 	}
-	defer t.release(c.resetClean)
+	defer t.Release(c.resetClean)
 	// Only the base's own code fills it: the tree is proven to be the base
 	// commit first, as before a base replay.
-	if err := c.trees.prove(ctx, t); err != nil {
+	if err := c.trees.Prove(ctx, t); err != nil {
 		return err
 	}
-	line, err := c.goc.Fill(ctx, *c.sandboxFor(t.dir), c.iso.Env, t.dir, "check")
+	line, err := c.goc.Fill(ctx, *c.sandboxFor(t.Dir), c.iso.Env, t.Dir, "check")
 	if ctx.Err() != nil {
 		return flakegate.Interrupted(ctx)
 	}
@@ -68,8 +70,8 @@ func (c *site) mirrorGoCaches(shm string) string {
 	if shm == "" || c.goc == nil || sb.GoCache == "" {
 		return ""
 	}
-	tooBig := "the Go caches stay on disk, swept before every attempt: they do not fit in a quarter of " + shmRoot
-	free, err := freeBytes(shm)
+	tooBig := "the Go caches stay on disk, swept before every attempt: they do not fit in a quarter of " + sitepkg.ShmRoot
+	free, err := sitepkg.FreeBytes(shm)
 	if err != nil {
 		return tooBig
 	}

@@ -66,7 +66,7 @@ type propState struct {
 // file the base does not have, or a command that does not exist, is a
 // configuration error (EINVALID): no triple could be judged fairly.
 func (c *checker) preflight(ctx context.Context) error {
-	base, cand := c.trees.workers[0].base.dir, c.trees.workers[0].cand[0].dir
+	base, cand := c.trees.Workers[0].Base.Dir, c.trees.Workers[0].Cand[0].Dir
 	baseFS, err := fileSystem(base)
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: base, Message: "statfs", Err: err}

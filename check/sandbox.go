@@ -17,7 +17,7 @@ import (
 // attempt of this check, from opts and the file ledger at ledgerPath (""
 // for none), which no attempt may reach.
 func (c *site) setupIsolation(ctx context.Context, opts SiteOptions, ledgerPath string) error {
-	guarded := []string{c.top, c.common, c.outDir, shmUserDir()} // the last: the trees on a tmpfs (treeroot.go)
+	guarded := []string{c.top, c.common, c.outDir, sitepkg.ShmUserDir()} // the last: the trees on a tmpfs (treeroot.go)
 	if ledgerPath != "" {
 		if abs, err := filepath.Abs(ledgerPath); err == nil {
 			guarded = append(guarded, abs)

@@ -1,8 +1,9 @@
 // Package site is where a check's attempts and a replay's command run:
 // the sandbox and environment built from the config's sandbox block, the
 // repository's Go caches given to it, and what both share of a prepare's
-// layer. (Issue 45 moves the rest of check's site here: the base, the
-// worktrees, the prepared layers and the one process starter.)
+// layer, and the clean worktrees they run in. (Issue 45 moves the rest of
+// check's site here: the base, the prepared layers and the one process
+// starter.)
 //
 // The files:
 //
@@ -11,6 +12,13 @@
 //	              secrets (SecretValues); Probe refuses what the host
 //	              cannot enforce
 //	gocache.go    SetupGoCaches: the repository's Go caches in the sandbox
+//	worktrees.go  Worktrees, WorkerTrees and Tree: the clean checkouts each
+//	              worker runs in, opened under their lock, proven, sealed;
+//	              clean.go resets one (ResetClean), normalize_linux.go undoes
+//	              what git leaves in a tree reset in full (modes, user.*
+//	              xattrs)
+//	treeroot.go   ChooseTreeRoot: where the trees live, on disk or on a
+//	              tmpfs without swap (ShmRoot), and the room there
 //	layer.go      PrepareSHA256, LayerKey, LayerMeta and ReadLayerMeta: a
 //	              prepare's layer, found by check and replay alike; ShowAt
 package site
