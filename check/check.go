@@ -47,7 +47,6 @@
 //	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
 //	              set up beside the sandbox, modules fetched, the fill from the
 //	              base tree, the mirror on the tmpfs
-//	preparegc.go  the kept layers: their bound, locks and collection; a full disk
 //	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	impact.go     impact: true: the suite tests the patch cannot reach, not run again,
 //	              and more order seeds for the ones it can (package impact decides,

@@ -67,7 +67,7 @@ func (c *checker) initPrepares() {
 // for a prepare, and no prepare runs before the check has read the
 // ledger for a triple that needs it. One prepare runs at a time; it says
 // one line per tree ("prepare candidate: 38.2 s (cached: no)"). Then the
-// kept layers are collected down to their bound (preparegc.go), and what
+// kept layers are collected down to their bound (site/layergc.go), and what
 // the prepares wrote is held against what ps is graded on
 // (preparewatch.go).
 func (c *checker) ensurePrepared(ctx context.Context, w int, ps *propState) error {
@@ -196,7 +196,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	if lock, err := flock.Share(ctx, final); err == nil {
 		if m, ok := sitepkg.ReadLayerMeta(final); ok {
 			pt.dir, pt.ok, pt.cached, pt.seconds, pt.exit, pt.lock = final, true, true, m.Seconds, m.ExitCode, lock
-			touchLayer(final)
+			sitepkg.TouchLayer(final)
 			return pt, c.layerWrites(pt)
 		}
 		lock.Close()
@@ -292,8 +292,14 @@ func (c *site) prepareFailed(out attempt.Outcome, p *config.Prepare, tail string
 	}
 }
 
+// collectLayers removes the least recently used layers until those kept
+// fit the config's bound (sitepkg.CollectLayers).
+func (c *site) collectLayers() error {
+	return sitepkg.CollectLayers(c.preparedRoot(), c.cfg.PrepareKeep(), c.say)
+}
+
 // preparedRoot is the folder of the repository's prepared layers.
-func (c *site) preparedRoot() string { return filepath.Join(c.common, "flakegate", "prepared") }
+func (c *site) preparedRoot() string { return sitepkg.PreparedRoot(c.common) }
 
 // preparedFor returns the side's prepared layer of ps, nil without
 // prepare or before it ran.

@@ -19,6 +19,8 @@
 //	              xattrs)
 //	treeroot.go   ChooseTreeRoot: where the trees live, on disk or on a
 //	              tmpfs without swap (ShmRoot), and the room there
+//	layergc.go    the kept layers (PreparedRoot): their bound, locks and
+//	              collection (CollectLayers, TouchLayer)
 //	layer.go      PrepareSHA256, LayerKey, LayerMeta and ReadLayerMeta: a
 //	              prepare's layer, found by check and replay alike; ShowAt
 package site
