@@ -5,8 +5,6 @@
 package check
 
 import (
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"context"
 	"fmt"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/evidence"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/transcript"
 )
 

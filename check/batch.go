@@ -20,8 +20,6 @@
 package check
 
 import (
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -36,6 +34,7 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/fleet"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/transcript"
 )
 

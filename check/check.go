@@ -26,7 +26,7 @@
 //	              (where they live, their lock, the reset after an attempt):
 //	              overlay or reset mode, and the progress line saying which
 //	sandbox.go    the site's isolation (package site builds it: one builder,
-//	              for check and replay alike), its probe and each attempt's sandbox
+//	              for check and replay alike, and probes it), set up for the check
 //	pool.go       the check's side of the worker pool (package fleet runs it):
 //	              the runs of a triple alone and of a batch by position, and
 //	              each labelled triple's result and progress line
@@ -46,7 +46,7 @@
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
 //	              set up beside the sandbox, modules fetched, the fill from the
-//	              base tree, the mirror on the tmpfs
+//	              base tree (package site mirrors them on the tmpfs)
 //	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	impact.go     impact: true: the suite tests the patch cannot reach, not run again,
 //	              and more order seeds for the ones it can (package impact decides,
@@ -449,7 +449,7 @@ func (c *checker) warmGoCaches(ctx context.Context, tr sitepkg.TreeRoot) (time.D
 		return 0, err
 	}
 	fill := time.Since(start)
-	if note := c.mirrorGoCaches(tr.Shm); note != "" {
+	if note := c.iso.MirrorGoCaches(c.goc, tr.Shm); note != "" {
 		c.say("worktrees: " + c.redact(note))
 	}
 	return fill, nil

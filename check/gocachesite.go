@@ -1,13 +1,11 @@
 // The check's use of the repository's Go caches (package gocache): set
 // up beside the sandbox, the modules downloaded and the build cache
-// filled from the base tree before any prepare or attempt, mirrored onto
-// the worktrees' tmpfs.
+// filled from the base tree before any prepare or attempt (site's
+// Isolation.MirrorGoCaches mirrors them onto the worktrees' tmpfs).
 
 package check
 
 import (
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"context"
 
 	"github.com/flakegate/flakegate"
@@ -60,28 +58,6 @@ func (c *site) fetchGoModules(ctx context.Context, cand string) error {
 		c.say(c.redact(line))
 	}
 	return err
-}
-
-// mirrorGoCaches points the sandbox's Go caches at mirrors under shm
-// (gocache.Mirror) when they fit in a quarter of the tmpfs's free space;
-// it returns what it did for the progress, "" when nothing.
-func (c *site) mirrorGoCaches(shm string) string {
-	sb := &c.iso.Sandbox
-	if shm == "" || c.goc == nil || sb.GoCache == "" {
-		return ""
-	}
-	tooBig := "the Go caches stay on disk, swept before every attempt: they do not fit in a quarter of " + sitepkg.ShmRoot
-	free, err := sitepkg.FreeBytes(shm)
-	if err != nil {
-		return tooBig
-	}
-	switch fits, err := gocache.Mirror(sb, shm, free/4); {
-	case !fits:
-		return tooBig
-	case err != nil:
-		return "the Go caches stay on disk, swept before every attempt: cannot mirror them: " + err.Error()
-	}
-	return "the Go caches are mirrored there too, and need no sweep either"
 }
 
 // GoMissingModule is the module a failed go command in the sandbox could

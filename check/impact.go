@@ -14,8 +14,6 @@
 package check
 
 import (
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"context"
 	"fmt"
 	"strings"
@@ -24,6 +22,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/impact"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
 

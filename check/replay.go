@@ -5,8 +5,6 @@
 package check
 
 import (
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
+	sitepkg "github.com/flakegate/flakegate/site"
 )
 
 // replayKey is the replay cache key of the triple's base seed. batch

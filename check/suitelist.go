@@ -6,8 +6,6 @@
 package check
 
 import (
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"context"
 	"fmt"
 	"os"
@@ -19,6 +17,7 @@ import (
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
 

@@ -14,8 +14,6 @@
 package check
 
 import (
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"context"
 	"fmt"
 	"os"
@@ -28,6 +26,7 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 	"github.com/flakegate/flakegate/transcript"
 )

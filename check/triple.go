@@ -6,8 +6,6 @@
 package check
 
 import (
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -21,6 +19,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/fleet"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/transcript"
 )
 

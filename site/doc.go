@@ -11,7 +11,11 @@
 //	              and hidden paths, the attempts' environment and the
 //	              secrets (SecretValues); Probe refuses what the host
 //	              cannot enforce
-//	gocache.go    SetupGoCaches: the repository's Go caches in the sandbox
+//	probe.go      ProbeTrees: the isolation this host gives, and whether the
+//	              attempts leave their trees unwritten (overlay or copy);
+//	              SandboxFor: one attempt's sandbox in a tree
+//	gocache.go    SetupGoCaches: the repository's Go caches in the sandbox;
+//	              MirrorGoCaches (probe.go) beside trees on a tmpfs
 //	worktrees.go  Worktrees, WorkerTrees and Tree: the clean checkouts each
 //	              worker runs in, opened under their lock, proven, sealed;
 //	              clean.go resets one (ResetClean), normalize_linux.go undoes
