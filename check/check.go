@@ -14,9 +14,8 @@
 //
 // Where the code is:
 //
-//	check.go      Options, Run, the checker: revisions, config, output folder
-//	base.go       Base: the repository and the config at the base, read and never
-//	              run (plan, explain-watch, doctor and the checker itself)
+//	check.go      Options, Run, the checker: revisions (from site.Base), config,
+//	              output folder
 //	site.go       site: what setting up a check's attempts needs, and those
 //	              steps' state (the checker embeds one); Site: a check set up
 //	              up to its first attempt, over a site alone, for doctor
@@ -196,7 +195,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		return nil, internalf("check: no store opener was given")
 	}
 	if strings.TrimSpace(opts.Base) == "" {
-		return nil, errNoBase
+		return nil, sitepkg.ErrNoBase
 	}
 	c := &checker{site: site{progress: opts.Progress}, opts: opts, now: opts.Now}
 	if c.progress == nil {
@@ -208,7 +207,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 	if c.opts.By == "" {
 		c.opts.By = "flakegate check"
 	}
-	b, err := OpenRepo(ctx, opts.Dir, opts.Git)
+	b, err := sitepkg.OpenRepo(ctx, opts.Dir, opts.Git)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +218,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 	if cand == "" {
 		cand = "HEAD"
 	}
-	if c.candSHA, err = resolve(ctx, b.Git, "--candidate", cand); err != nil {
+	if c.candSHA, err = sitepkg.ResolveRev(ctx, b.Git, "--candidate", cand); err != nil {
 		return nil, err
 	}
 	if err := b.LoadConfig(ctx, opts.ConfigPath); err != nil {
@@ -268,7 +267,7 @@ func (c *checker) close() {
 }
 
 // useBase takes the repository and the config of b.
-func (c *site) useBase(b *Base) {
+func (c *site) useBase(b *sitepkg.Base) {
 	c.git, c.top, c.common, c.baseSHA = b.Git, b.Top, b.Common, b.SHA
 	c.cfgPath, c.cfgSHA, c.cfg = b.ConfigPath, b.ConfigSHA, b.Config
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/grade"
 	"github.com/flakegate/flakegate/grade/infra"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/template"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
@@ -498,7 +499,7 @@ type WatchItem struct {
 
 // ExplainWatch lists what each property of b's config watches, with the
 // file ledger at ledgerPath ("" for none), without running anything.
-func ExplainWatch(ctx context.Context, b *Base, ledgerPath string) ([]WatchList, error) {
+func ExplainWatch(ctx context.Context, b *sitepkg.Base, ledgerPath string) ([]WatchList, error) {
 	ledger, err := ledgerWatch(b.Top, ledgerPath)
 	if err != nil {
 		return nil, err

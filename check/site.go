@@ -72,7 +72,7 @@ type Site struct {
 }
 
 // NewSite is the site of a check of b; nothing is set up yet.
-func NewSite(b *Base, opts SiteOptions) *Site {
+func NewSite(b *sitepkg.Base, opts SiteOptions) *Site {
 	notes := &noteRecorder{}
 	c := &site{progress: notes}
 	c.useBase(b)

@@ -7,6 +7,8 @@
 //
 // The files:
 //
+//	base.go       Base: the repository and the config at the base, read and
+//	              never run (plan, explain-watch, doctor and the check)
 //	isolation.go  Isolation and BuildIsolation: the sandbox, its shared
 //	              and hidden paths, the attempts' environment and the
 //	              secrets (SecretValues); Probe refuses what the host
