@@ -1,9 +1,10 @@
 // Package site is where a check's attempts and a replay's command run:
-// the sandbox and environment built from the config's sandbox block, the
-// repository's Go caches given to it, and what both share of a prepare's
-// layer, and the clean worktrees they run in. (Issue 45 moves the rest of
-// check's site here: the base, the prepared layers and the one process
-// starter.)
+// the base they read (the repository and its config), the sandbox and
+// environment built from the config's sandbox block and probed on this
+// host, the repository's Go caches given to it, the clean worktrees the
+// attempts run in, and what check and replay share of a prepare's layer
+// and of the kept layers. (Issue 45 moves the rest of check's site here:
+// the set-up state, the prepared layers and the one process starter.)
 //
 // The files:
 //
