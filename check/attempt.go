@@ -13,6 +13,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/evidence"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -21,12 +22,12 @@ import (
 // it gives makes the attempt an error without running it. An error is
 // flakegate's own failure (a tree it cannot reset or prove clean): it
 // ends the check, exit 3, and is never recorded as the attempt's result.
-func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *tree, precheck func() (string, error)) (string, error) {
+func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *sitepkg.Tree, precheck func() (string, error)) (string, error) {
 	c, ps := r.c, r.j.ps
 	defer c.timeProcess(ps.prop, side, time.Now()) // timings.go
-	defer at.release(c.resetClean)
-	if err := at.acquire(); err != nil {
-		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: at.dir,
+	defer at.Release(c.resetClean)
+	if err := at.Acquire(); err != nil {
+		return "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: at.Dir,
 			Message: "cannot reset the worktree for the " + side + " attempt", Err: err,
 			Hint: "a git process may have died there (look for index.lock under the repository's .git/worktrees); remove what it left and run the check again"}
 	}
@@ -42,7 +43,7 @@ func (r *tripleRun) attempt(ctx context.Context, side string, index int, at *tre
 	if why != "" {
 		out = attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: time.Now(), Reason: why}
 	} else {
-		cmd := attempt.Command{Argv: r.argv, Dir: at.dir, Env: c.iso.Env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(at, ps),
+		cmd := attempt.Command{Argv: r.argv, Dir: at.Dir, Env: c.iso.Env, WallBudget: ps.prop.WallBudget, Sandbox: c.attemptSandbox(at, ps),
 			KeepCacheOnPass: side == transcript.SideCandidate, NoTestMarkers: evidence.NoTestMarkers}
 		ev := evidence.New(ps.framework, ps.prop.Name, ps.prop.PassMarker, ps.prop.FailMarker)
 		if ev != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/fleet"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -48,7 +49,7 @@ type batchMember struct {
 // batchRun is a batch's members on one worker's trees.
 type batchRun struct {
 	c       *checker
-	trees   *workerTrees
+	trees   *sitepkg.WorkerTrees
 	members []*batchMember // in the order of the batch's command
 	shape   *batch.Shape
 }
@@ -61,7 +62,7 @@ type batchRun struct {
 func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]fleet.Finished, error) {
 	var out []fleet.Finished
 	var live []*batchMember
-	trees := c.trees.workers[w]
+	trees := c.trees.Workers[w]
 	for _, j := range jobs {
 		r, finish, voided, err := c.beginTriple(ctx, w, j)
 		if err != nil {
@@ -118,12 +119,12 @@ func (c *checker) runBatch(ctx context.Context, w int, jobs []*job) ([]fleet.Fin
 // members a killed batch never started (nothing is written for them).
 // Members keep does not take run in the process, in their place, but
 // take no result from it and nothing is written to their transcripts.
-func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, results map[*batchMember]batch.Outcome) ([]*batchMember, error) {
+func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *sitepkg.Tree, results map[*batchMember]batch.Outcome) ([]*batchMember, error) {
 	c := b.c
 	defer c.timeProcess(b.members[0].r.j.ps.prop, side, time.Now()) // timings.go
-	defer at.release(c.resetClean)
-	if err := at.acquire(); err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: at.dir,
+	defer at.Release(c.resetClean)
+	if err := at.Acquire(); err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: at.Dir,
 			Message: "cannot reset the worktree for the " + side + " batch", Err: err,
 			Hint: "a git process may have died there (look for index.lock under the repository's .git/worktrees); remove what it left and run the check again"}
 	}
@@ -140,11 +141,11 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		labels[i] = memberLabel(m.r.j)
 		budget += m.r.j.ps.prop.WallBudget
 	}
-	rep := batch.NewReport(b.shape.Framework, at.dir)
+	rep := batch.NewReport(b.shape.Framework, at.Dir)
 	sum := sha256.New()
-	cmd := attempt.Command{Dir: at.dir, Env: c.iso.Env, WallBudget: budget, NoTestMarkers: []string{},
+	cmd := attempt.Command{Dir: at.Dir, Env: c.iso.Env, WallBudget: budget, NoTestMarkers: []string{},
 		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
-	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: b.shape.Framework, Dir: at.dir, Members: shapes, Seed: run[0].r.j.seed, GoList: b.goList}, b.shape)
+	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: b.shape.Framework, Dir: at.Dir, Members: shapes, Seed: run[0].r.j.seed, GoList: b.goList}, b.shape)
 	if err != nil {
 		b.noteAll(run, keep, side, index, attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: err.Error()}, results)
 		return nil, nil
@@ -254,7 +255,7 @@ func (b *batchRun) allPassed(rep batch.Report, file string, cmd attempt.Command,
 // runnable is the members of a batch that run in it: on the base side,
 // a member whose base tree is not the one its property needs gets an
 // error of its own instead (and results says so).
-func (b *batchRun) runnable(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *tree, started time.Time, results map[*batchMember]batch.Outcome) ([]*batchMember, error) {
+func (b *batchRun) runnable(ctx context.Context, side string, members []*batchMember, keep func(*batchMember) bool, index func(*batchMember) int, at *sitepkg.Tree, started time.Time, results map[*batchMember]batch.Outcome) ([]*batchMember, error) {
 	var run []*batchMember
 	for _, m := range members {
 		if side == transcript.SideCandidate || !keep(m) {

@@ -14,19 +14,18 @@
 //
 // Where the code is:
 //
-//	check.go      Options, Run, the checker: revisions, config, output folder
-//	base.go       Base: the repository and the config at the base, read and never
-//	              run (plan, explain-watch, doctor and the checker itself)
+//	check.go      Options, Run, the checker: revisions (from site.Base), config,
+//	              output folder
 //	site.go       site: what setting up a check's attempts needs, and those
 //	              steps' state (the checker embeds one); Site: a check set up
 //	              up to its first attempt, over a site alone, for doctor
 //	props.go      per-property digests of both sides, watched paths (preflight),
 //	              with the test infrastructure grade/infra finds
-//	worktrees.go  the clean worktrees each worker runs in, and their lock;
-//	              clean.go resets one, normalize_linux.go undoes what git leaves
-//	              in a tree reset in full (modes, user.* xattrs)
+//	worktrees.go  the check's use of the worktrees package site opens
+//	              (where they live, their lock, the reset after an attempt):
+//	              overlay or reset mode, and the progress line saying which
 //	sandbox.go    the site's isolation (package site builds it: one builder,
-//	              for check and replay alike), its probe and each attempt's sandbox
+//	              for check and replay alike, and probes it), set up for the check
 //	pool.go       the check's side of the worker pool (package fleet runs it):
 //	              the runs of a triple alone and of a batch by position, and
 //	              each labelled triple's result and progress line
@@ -46,8 +45,7 @@
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
 //	              set up beside the sandbox, modules fetched, the fill from the
-//	              base tree, the mirror on the tmpfs
-//	preparegc.go  the kept layers: their bound, locks and collection; a full disk
+//	              base tree (package site mirrors them on the tmpfs)
 //	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	impact.go     impact: true: the suite tests the patch cannot reach, not run again,
 //	              and more order seeds for the ones it can (package impact decides,
@@ -197,7 +195,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		return nil, internalf("check: no store opener was given")
 	}
 	if strings.TrimSpace(opts.Base) == "" {
-		return nil, errNoBase
+		return nil, sitepkg.ErrNoBase
 	}
 	c := &checker{site: site{progress: opts.Progress}, opts: opts, now: opts.Now}
 	if c.progress == nil {
@@ -209,7 +207,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 	if c.opts.By == "" {
 		c.opts.By = "flakegate check"
 	}
-	b, err := OpenRepo(ctx, opts.Dir, opts.Git)
+	b, err := sitepkg.OpenRepo(ctx, opts.Dir, opts.Git)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +218,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 	if cand == "" {
 		cand = "HEAD"
 	}
-	if c.candSHA, err = resolve(ctx, b.Git, "--candidate", cand); err != nil {
+	if c.candSHA, err = sitepkg.ResolveRev(ctx, b.Git, "--candidate", cand); err != nil {
 		return nil, err
 	}
 	if err := b.LoadConfig(ctx, opts.ConfigPath); err != nil {
@@ -260,7 +258,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 func (c *checker) close() {
 	c.iso.Close() // first: no standby holds a tree or a cache past here
 	if c.trees != nil {
-		c.trees.unlock()
+		c.trees.Unlock()
 	}
 	if c.store != nil {
 		c.store.Close()
@@ -269,7 +267,7 @@ func (c *checker) close() {
 }
 
 // useBase takes the repository and the config of b.
-func (c *site) useBase(b *Base) {
+func (c *site) useBase(b *sitepkg.Base) {
 	c.git, c.top, c.common, c.baseSHA = b.Git, b.Top, b.Common, b.SHA
 	c.cfgPath, c.cfgSHA, c.cfg = b.ConfigPath, b.ConfigSHA, b.Config
 }
@@ -344,7 +342,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	}
 	var err error
 	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: noteWriter{c.progress}}
-	root, err := makeWorktreeRoot(c.common)
+	root, err := sitepkg.MakeWorktreeRoot(c.common)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +357,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.trees, err = openWorktrees(ctx, c.git, tr, workers, c.baseSHA, c.suite.graded, overlay, lo); err != nil {
+	if c.trees, err = sitepkg.OpenWorktrees(ctx, c.git, tr, workers, c.baseSHA, c.suite.graded, overlay, lo); err != nil {
 		return nil, err
 	}
 	c.sayTrees(why, tr)
@@ -399,7 +397,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	}
 	setup := time.Since(c.started) - fill
 	c.progress.Start(total)
-	err = fleet.Run(ctx, len(c.trees.workers), src, pl, pl)
+	err = fleet.Run(ctx, len(c.trees.Workers), src, pl, pl)
 	results := pl.results
 	c.progress.Finish()
 	if err != nil {
@@ -441,7 +439,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 // warmGoCaches downloads the modules the graded tree's go.sum names,
 // fills the build cache from the base and mirrors the caches beside the
 // trees; it returns how long the fill took (timings.go).
-func (c *checker) warmGoCaches(ctx context.Context, tr treeRoot) (time.Duration, error) {
+func (c *checker) warmGoCaches(ctx context.Context, tr sitepkg.TreeRoot) (time.Duration, error) {
 	if err := c.fetchGoModules(ctx, c.suite.graded); err != nil {
 		return 0, err
 	}
@@ -450,7 +448,7 @@ func (c *checker) warmGoCaches(ctx context.Context, tr treeRoot) (time.Duration,
 		return 0, err
 	}
 	fill := time.Since(start)
-	if note := c.mirrorGoCaches(tr.shm); note != "" {
+	if note := c.iso.MirrorGoCaches(c.goc, tr.Shm); note != "" {
 		c.say("worktrees: " + c.redact(note))
 	}
 	return fill, nil

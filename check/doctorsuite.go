@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/suites"
-	"github.com/flakegate/flakegate/transcript"
 )
 
 // siteLockWait is how long ListSuites waits for the worktree lock a
@@ -62,13 +60,13 @@ func (s *Site) RunOnBase(ctx context.Context, op string, argvs [][]string, budge
 		if err := c.fillGoCache(ctx); err != nil {
 			return err
 		}
-		t := c.trees.workers[0].base
+		t := c.trees.Workers[0].Base
 		for _, argv := range argvs {
-			if err := t.acquire(); err != nil {
-				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: t.dir, Message: "cannot reset the base worktree", Err: err}
+			if err := t.Acquire(); err != nil {
+				return &flakegate.Error{Code: flakegate.EINTERNAL, Op: op, Path: t.Dir, Message: "cannot reset the base worktree", Err: err}
 			}
-			o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.Env, WallBudget: budget, Sandbox: c.sandboxFor(t.dir), NoTestMarkers: []string{}})
-			t.release(c.resetClean)
+			o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.Dir, Env: c.iso.Env, WallBudget: budget, Sandbox: c.sandboxFor(t.Dir), NoTestMarkers: []string{}})
+			t.Release(c.resetClean)
 			if ctx.Err() != nil {
 				return flakegate.Interrupted(ctx)
 			}
@@ -98,15 +96,15 @@ func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy st
 		if err != nil {
 			return "", err
 		}
-		lock, err := flock.Lock(ctx, root.lock, flock.Options{What: "the worktree lock", Op: op, Timeout: siteLockWait})
+		lock, err := flock.Lock(ctx, root.Lock, flock.Options{What: "the worktree lock", Op: op, Timeout: siteLockWait})
 		if err != nil {
 			return "not listed (a check of this repository may hold its worktrees): " + err.Error(), nil
 		}
 		overlay := c.iso.Sandbox.Overlay || c.iso.Sandbox.Level.Copy
-		t := &tree{dir: filepath.Join(root.dir, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: overlay}
-		c.trees = &worktrees{workers: []*workerTrees{{base: t}}, lock: lock, git: c.git, overlay: overlay}
-		defer func() { c.trees.unlock(); c.trees = nil }()
-		if err := c.trees.prepare(ctx, t); err != nil {
+		c.trees = sitepkg.BaseOnly(c.git, root, c.baseSHA, overlay, lock)
+		t := c.trees.Workers[0].Base
+		defer func() { c.trees.Unlock(); c.trees = nil }()
+		if err := c.trees.Prepare(ctx, t); err != nil {
 			return "", fmt.Errorf("the base worktree: %w", err)
 		}
 	}
@@ -125,12 +123,12 @@ func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy st
 // countSuites counts what the base lists of each suite (ListSuites).
 func (c *site) countSuites(ctx context.Context) []suites.Count {
 	var counts []suites.Count
-	base := c.trees.workers[0].base
+	base := c.trees.Workers[0].Base
 	for i := range c.cfg.Suites {
 		st := &c.cfg.Suites[i]
 		list, err := c.listSuite(ctx, st, base, true)
 		if err == nil {
-			c.goBaseSkips(st, list, base.dir)
+			c.goBaseSkips(st, list, base.Dir)
 		}
 		counts = append(counts, suites.CountOf(i, st, list, err))
 	}

@@ -1,7 +1,7 @@
 // The check's use of the repository's Go caches (package gocache): set
 // up beside the sandbox, the modules downloaded and the build cache
-// filled from the base tree before any prepare or attempt, mirrored onto
-// the worktrees' tmpfs.
+// filled from the base tree before any prepare or attempt (site's
+// Isolation.MirrorGoCaches mirrors them onto the worktrees' tmpfs).
 
 package check
 
@@ -25,17 +25,17 @@ func (c *site) fillGoCache(ctx context.Context) error {
 	if c.goc.Filled(c.goc.FillKey()) {
 		return nil
 	}
-	t := c.trees.workers[0].base
-	if err := t.acquire(); err != nil {
-		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot fill the Go build cache", Err: err}
+	t := c.trees.Workers[0].Base
+	if err := t.Acquire(); err != nil {
+		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.Dir, Message: "cannot fill the Go build cache", Err: err}
 	}
-	defer t.release(c.resetClean)
+	defer t.Release(c.resetClean)
 	// Only the base's own code fills it: the tree is proven to be the base
 	// commit first, as before a base replay.
-	if err := c.trees.prove(ctx, t); err != nil {
+	if err := c.trees.Prove(ctx, t); err != nil {
 		return err
 	}
-	line, err := c.goc.Fill(ctx, *c.sandboxFor(t.dir), c.iso.Env, t.dir, "check")
+	line, err := c.goc.Fill(ctx, *c.sandboxFor(t.Dir), c.iso.Env, t.Dir, "check")
 	if ctx.Err() != nil {
 		return flakegate.Interrupted(ctx)
 	}
@@ -58,28 +58,6 @@ func (c *site) fetchGoModules(ctx context.Context, cand string) error {
 		c.say(c.redact(line))
 	}
 	return err
-}
-
-// mirrorGoCaches points the sandbox's Go caches at mirrors under shm
-// (gocache.Mirror) when they fit in a quarter of the tmpfs's free space;
-// it returns what it did for the progress, "" when nothing.
-func (c *site) mirrorGoCaches(shm string) string {
-	sb := &c.iso.Sandbox
-	if shm == "" || c.goc == nil || sb.GoCache == "" {
-		return ""
-	}
-	tooBig := "the Go caches stay on disk, swept before every attempt: they do not fit in a quarter of " + shmRoot
-	free, err := freeBytes(shm)
-	if err != nil {
-		return tooBig
-	}
-	switch fits, err := gocache.Mirror(sb, shm, free/4); {
-	case !fits:
-		return tooBig
-	case err != nil:
-		return "the Go caches stay on disk, swept before every attempt: cannot mirror them: " + err.Error()
-	}
-	return "the Go caches are mirrored there too, and need no sweep either"
 }
 
 // GoMissingModule is the module a failed go command in the sandbox could

@@ -34,7 +34,7 @@ func TestBwrapInsideTheRepository(t *testing.T) {
 			t.Errorf("bwrap %s: %v, want it refused", b, err)
 		}
 	}
-	if b := (&Base{Top: repo}); !b.Holds(link) || b.Holds("/usr/bin/bwrap") {
+	if b := (&sitepkg.Base{Top: repo}); !b.Holds(link) || b.Holds("/usr/bin/bwrap") {
 		t.Errorf("Holds: the link %v, /usr/bin/bwrap %v", b.Holds(link), b.Holds("/usr/bin/bwrap"))
 	}
 }

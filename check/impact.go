@@ -22,6 +22,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/impact"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
 
@@ -67,25 +68,25 @@ func (c *site) goImpact(ctx context.Context, s *config.Suite, list *suites.List)
 	if !ok {
 		return nil, "what the base's tests read was not recorded (no Go build cache fill with a test log here)", nil
 	}
-	w := c.trees.workers[0]
-	listIn := func(t *tree) (*impact.GoTree, error) {
+	w := c.trees.Workers[0]
+	listIn := func(t *sitepkg.Tree) (*impact.GoTree, error) {
 		return impact.ListGo(ctx, func(ctx context.Context, argv []string) ([]byte, error) {
 			o, out, err := c.listRun(ctx, t, s, argv)
 			if err != nil {
 				return nil, err
 			}
 			if o.Result != attempt.Pass {
-				return nil, fmt.Errorf("%s in the %s tree: %s", strings.Join(argv[:2], " "), t.side, strings.TrimSpace(o.Result+" "+o.Reason+": "+suites.LastLines([]byte(o.Tail), 2)))
+				return nil, fmt.Errorf("%s in the %s tree: %s", strings.Join(argv[:2], " "), t.Side, strings.TrimSpace(o.Result+" "+o.Reason+": "+suites.LastLines([]byte(o.Tail), 2)))
 			}
 			return out, nil
 		}, s.Path)
 	}
-	base, err := listIn(w.base)
+	base, err := listIn(w.Base)
 	if err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, why, err
 	}
-	cand, err := listIn(w.cand[0])
+	cand, err := listIn(w.Cand[0])
 	if err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, why, err
@@ -114,8 +115,8 @@ func decideErr(ctx context.Context, err error) (string, error) {
 // compareTrees compares the first worker's base tree with its graded
 // candidate's; why says why they could not be ("" when they were).
 func (c *site) compareTrees(ctx context.Context) (*impact.Trees, string, error) {
-	w := c.trees.workers[0]
-	trees, err := impact.Compare(ctx, w.base.dir, w.cand[0].dir)
+	w := c.trees.Workers[0]
+	trees, err := impact.Compare(ctx, w.Base.Dir, w.Cand[0].Dir)
 	if err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, why, err

@@ -21,6 +21,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/impact"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
 
@@ -50,12 +51,12 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suites.List)
 			}
 		}
 	}
-	w := c.trees.workers[0]
+	w := c.trees.Workers[0]
 	related := map[string]bool{}
 	for _, side := range []struct {
-		t    *tree
+		t    *sitepkg.Tree
 		cand bool
-	}{{w.base, false}, {w.cand[0], true}} {
+	}{{w.Base, false}, {w.Cand[0], true}} {
 		q := impact.JSQuery(trees, side.cand)
 		if len(q) == 0 || len(global) > 0 {
 			continue
@@ -68,7 +69,7 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suites.List)
 		got, err := impact.ReadJSRelated(s.Framework, out)
 		if err != nil || o.Result != attempt.Pass {
 			related = nil // not known: every test the trees' changes may reach is affected
-			c.say(fmt.Sprintf("suites[%d]: impact: %s's related search failed in the %s tree (%s): %s", s.Index, s.Framework, side.t.side,
+			c.say(fmt.Sprintf("suites[%d]: impact: %s's related search failed in the %s tree (%s): %s", s.Index, s.Framework, side.t.Side,
 				o.Result, suites.LastLines([]byte(o.Tail), 2)))
 			break
 		}

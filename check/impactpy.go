@@ -56,7 +56,7 @@ func (c *site) baseSession(ctx context.Context, s *config.Suite, list *suites.Li
 		return nil, "the suite's pytest command has no -m pytest", nil
 	}
 	started := time.Now()
-	_, out, err := c.listRun(ctx, c.trees.workers[0].base, s, argv)
+	_, out, err := c.listRun(ctx, c.trees.Workers[0].Base, s, argv)
 	if err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, why, err

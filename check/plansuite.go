@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/flakegate/flakegate/config"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
 
@@ -15,7 +16,7 @@ import (
 // not "", says why nothing was listed (no sandbox here, a running check
 // holds the worktrees): the suites' triples are then not counted. err is
 // a listing that failed, as it fails a check.
-func PlanSuites(ctx context.Context, b *Base, opts SiteOptions) (plan []suites.PlanSuite, sandbox, notListed string, err error) {
+func PlanSuites(ctx context.Context, b *sitepkg.Base, opts SiteOptions) (plan []suites.PlanSuite, sandbox, notListed string, err error) {
 	cfg := b.Config
 	if len(cfg.Suites) == 0 {
 		return nil, "", "", nil

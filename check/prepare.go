@@ -67,7 +67,7 @@ func (c *checker) initPrepares() {
 // for a prepare, and no prepare runs before the check has read the
 // ledger for a triple that needs it. One prepare runs at a time; it says
 // one line per tree ("prepare candidate: 38.2 s (cached: no)"). Then the
-// kept layers are collected down to their bound (preparegc.go), and what
+// kept layers are collected down to their bound (site/layergc.go), and what
 // the prepares wrote is held against what ps is graded on
 // (preparewatch.go).
 func (c *checker) ensurePrepared(ctx context.Context, w int, ps *propState) error {
@@ -88,9 +88,9 @@ func (c *checker) ensurePrepared(ctx context.Context, w int, ps *propState) erro
 		if cand := c.preparedFor(ps, transcript.SideCandidate); side == transcript.SideBase && cand != nil && !cand.ok {
 			break // its triples are INCOMPLETE whatever the base's prepare does
 		}
-		t := c.trees.workers[w].base
+		t := c.trees.Workers[w].Base
 		if side == transcript.SideCandidate {
-			t = c.trees.workers[w].cand[0]
+			t = c.trees.Workers[w].Cand[0]
 		}
 		pt, err := c.prepareTree(ctx, p, ps.prepareSHA256, t)
 		if err != nil {
@@ -130,7 +130,7 @@ func (c *site) keepPrepared(k string, p *config.Prepare, pt *preparedTree, what 
 // top-level prepare or a sandbox. The prepare runs once per tree and
 // check, and is cached across checks, as a property's is; why says why
 // it failed ("" when it did not).
-func (c *site) suiteLayer(ctx context.Context, t *tree) (dir, why string, err error) {
+func (c *site) suiteLayer(ctx context.Context, t *sitepkg.Tree) (dir, why string, err error) {
 	p := c.cfg.Prepare
 	if p == nil || c.iso.Mode != sitepkg.IsolationBwrap {
 		return "", "", nil
@@ -138,11 +138,11 @@ func (c *site) suiteLayer(ctx context.Context, t *tree) (dir, why string, err er
 	c.prepareMu.Lock()
 	defer c.prepareMu.Unlock()
 	sha := sitepkg.PrepareSHA256(p, c.iso.Env)
-	k, what := preparedKey(t.side, sha), t.side
-	if t.side == transcript.SideCandidate && t.sha != c.suite.graded {
+	k, what := preparedKey(t.Side, sha), t.Side
+	if t.Side == transcript.SideCandidate && t.SHA != c.suite.graded {
 		// The candidate's own tree, whose new tests run: not the
 		// graded tree of its triples.
-		k, what = preparedKey("own "+t.side, sha), "candidate (its own tree, for its new tests)"
+		k, what = preparedKey("own "+t.Side, sha), "candidate (its own tree, for its new tests)"
 	}
 	c.preparedMu.Lock()
 	if c.prepared == nil {
@@ -179,15 +179,15 @@ func (c *site) releasePrepares() {
 // built now in t. A prepare that fails is not an error of the check: the
 // layer says why, and every triple of that tree is INCOMPLETE. Nothing of
 // a failed prepare is kept. A full disk is (exit 3, "no space left on").
-func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t *tree) (*preparedTree, error) {
-	side := t.side
+func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t *sitepkg.Tree) (*preparedTree, error) {
+	side := t.Side
 	pt := &preparedTree{side: side, sha256: sha, exit: -1}
 	if c.iso.Mode != sitepkg.IsolationBwrap || !c.iso.Sandbox.Overlay || !c.iso.Sandbox.Level.Root {
 		pt.reason = "prepare failed: a prepare needs attempts on overlays (flakegate as root, with overlayfs), so that its layer can lie under them"
 		return pt, nil
 	}
-	sb := c.sandboxFor(t.dir)
-	key := sitepkg.LayerKey(t.sha, sha, c.iso.Label(), sb.GoCache, sb.Level.UID, p.Budget)
+	sb := c.sandboxFor(t.Dir)
+	key := sitepkg.LayerKey(t.SHA, sha, c.iso.Label(), sb.GoCache, sb.Level.UID, p.Budget)
 	root := c.preparedRoot()
 	final := filepath.Join(root, key)
 	if err := os.MkdirAll(root, 0o700); err != nil { // root only: no attempt walks into it
@@ -196,18 +196,18 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	if lock, err := flock.Share(ctx, final); err == nil {
 		if m, ok := sitepkg.ReadLayerMeta(final); ok {
 			pt.dir, pt.ok, pt.cached, pt.seconds, pt.exit, pt.lock = final, true, true, m.Seconds, m.ExitCode, lock
-			touchLayer(final)
+			sitepkg.TouchLayer(final)
 			return pt, c.layerWrites(pt)
 		}
 		lock.Close()
 	} else if ctx.Err() != nil {
 		return nil, flakegate.Interrupted(ctx)
 	}
-	if err := t.acquire(); err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot prepare the worktree", Err: err}
+	if err := t.Acquire(); err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.Dir, Message: "cannot prepare the worktree", Err: err}
 	}
 	if side == transcript.SideBase {
-		if err := c.trees.prove(ctx, t); err != nil {
+		if err := c.trees.Prove(ctx, t); err != nil {
 			return nil, err
 		}
 	}
@@ -250,7 +250,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	if p.Disk > 0 {
 		sb.Limits.Disk = p.Disk
 	}
-	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: t.dir, Env: c.iso.Env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
+	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: t.Dir, Env: c.iso.Env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
 	if ctx.Err() != nil {
 		return nil, flakegate.Interrupted(ctx)
 	}
@@ -262,7 +262,7 @@ func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t
 	if out.KeepErr != nil {
 		return nil, diskfull.Error(out.KeepErr, root, "cannot keep the prepared layer")
 	}
-	m := sitepkg.LayerMeta{Command: p.Run, Seconds: pt.seconds, ExitCode: out.ExitCode, At: time.Now().UTC(), Tail: tail, Side: side, Tree: t.sha}
+	m := sitepkg.LayerMeta{Command: p.Run, Seconds: pt.seconds, ExitCode: out.ExitCode, At: time.Now().UTC(), Tail: tail, Side: side, Tree: t.SHA}
 	b, _ := json.Marshal(m)
 	if err := atomicfile.WriteFile(filepath.Join(final, "meta.json"), b, 0o644); err != nil {
 		return nil, diskfull.Error(err, final, "cannot keep the prepared layer")
@@ -292,8 +292,14 @@ func (c *site) prepareFailed(out attempt.Outcome, p *config.Prepare, tail string
 	}
 }
 
+// collectLayers removes the least recently used layers until those kept
+// fit the config's bound (sitepkg.CollectLayers).
+func (c *site) collectLayers() error {
+	return sitepkg.CollectLayers(c.preparedRoot(), c.cfg.PrepareKeep(), c.say)
+}
+
 // preparedRoot is the folder of the repository's prepared layers.
-func (c *site) preparedRoot() string { return filepath.Join(c.common, "flakegate", "prepared") }
+func (c *site) preparedRoot() string { return sitepkg.PreparedRoot(c.common) }
 
 // preparedFor returns the side's prepared layer of ps, nil without
 // prepare or before it ran.
@@ -323,12 +329,12 @@ func (c *checker) prepareFailure(ps *propState) string {
 
 // attemptSandbox is the sandbox of one attempt of ps in t: with the
 // prepared layer of t's side under it.
-func (c *checker) attemptSandbox(t *tree, ps *propState) *sandbox.Sandbox {
-	sb := c.sandboxFor(t.dir)
+func (c *checker) attemptSandbox(t *sitepkg.Tree, ps *propState) *sandbox.Sandbox {
+	sb := c.sandboxFor(t.Dir)
 	if sb == nil {
 		return nil
 	}
-	if pt := c.preparedFor(ps, t.side); pt != nil && pt.ok {
+	if pt := c.preparedFor(ps, t.Side); pt != nil && pt.ok {
 		sb.Prepared = pt.dir
 	}
 	return sb

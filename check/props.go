@@ -20,6 +20,7 @@ import (
 	"github.com/flakegate/flakegate/evidence"
 	"github.com/flakegate/flakegate/grade"
 	"github.com/flakegate/flakegate/grade/infra"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/template"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
@@ -66,7 +67,7 @@ type propState struct {
 // file the base does not have, or a command that does not exist, is a
 // configuration error (EINVALID): no triple could be judged fairly.
 func (c *checker) preflight(ctx context.Context) error {
-	base, cand := c.trees.workers[0].base.dir, c.trees.workers[0].cand[0].dir
+	base, cand := c.trees.Workers[0].Base.Dir, c.trees.Workers[0].Cand[0].Dir
 	baseFS, err := fileSystem(base)
 	if err != nil {
 		return &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: base, Message: "statfs", Err: err}
@@ -498,7 +499,7 @@ type WatchItem struct {
 
 // ExplainWatch lists what each property of b's config watches, with the
 // file ledger at ledgerPath ("" for none), without running anything.
-func ExplainWatch(ctx context.Context, b *Base, ledgerPath string) ([]WatchList, error) {
+func ExplainWatch(ctx context.Context, b *sitepkg.Base, ledgerPath string) ([]WatchList, error) {
 	ledger, err := ledgerWatch(b.Top, ledgerPath)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/digest"
 	"github.com/flakegate/flakegate/evidence"
+	sitepkg "github.com/flakegate/flakegate/site"
 )
 
 // replayKey is the replay cache key of the triple's base seed. batch
@@ -50,15 +51,15 @@ func (r *tripleRun) replayKey(batch string) string {
 // tree: the tree must be exactly the base commit (a failure to prove it is
 // flakegate's, exit 3), and its fixture the bytes digested at the start
 // (else the attempt is an error: INCOMPLETE).
-func (c *checker) checkBaseTree(ctx context.Context, ps *propState, base *tree) func() (string, error) {
+func (c *checker) checkBaseTree(ctx context.Context, ps *propState, base *sitepkg.Tree) func() (string, error) {
 	return func() (string, error) {
-		if err := c.trees.prove(ctx, base); err != nil {
+		if err := c.trees.Prove(ctx, base); err != nil {
 			return "", err
 		}
 		if ps.prop.Fixture == "" {
 			return "", nil
 		}
-		sum, err := digest.Path(ctx, filepath.Join(base.dir, filepath.FromSlash(ps.prop.Fixture)))
+		sum, err := digest.Path(ctx, filepath.Join(base.Dir, filepath.FromSlash(ps.prop.Fixture)))
 		if err != nil {
 			return "cannot digest the base fixture: " + err.Error(), nil
 		}

@@ -884,14 +884,14 @@ func TestExplainWatchAndSite(t *testing.T) {
 		"fixtures/data.txt": "alpha\n",
 		"tools/gen.sh":      rtGen,
 	})
-	b, err := OpenBase(ctx, BaseOptions{Dir: r.dir, Base: "base"})
+	b, err := sitepkg.OpenBase(ctx, sitepkg.BaseOptions{Dir: r.dir, Base: "base"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.SHA != r.git("rev-parse", "base") || b.ConfigPath != "flakegate.yaml" || b.Config.Sandbox.Mode != "none" {
 		t.Fatalf("base %s config %s mode %q", b.SHA, b.ConfigPath, b.Config.Sandbox.Mode)
 	}
-	if _, err := OpenBase(ctx, BaseOptions{Dir: r.dir, Base: " "}); flakegate.ErrorCode(err) != flakegate.EINVALID {
+	if _, err := sitepkg.OpenBase(ctx, sitepkg.BaseOptions{Dir: r.dir, Base: " "}); flakegate.ErrorCode(err) != flakegate.EINVALID {
 		t.Errorf("a blank base: %v", err)
 	}
 	lists, err := ExplainWatch(ctx, b, filepath.Join(r.dir, "ledger"))

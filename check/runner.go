@@ -47,9 +47,9 @@ type aloneRunner struct{ r *tripleRun }
 
 func (a aloneRunner) Attempt(ctx context.Context, at batch.Attempt) (batch.Results, error) {
 	r := a.r
-	tree, precheck := r.trees.base, r.c.checkBaseTree(ctx, r.j.ps, r.trees.base)
+	tree, precheck := r.trees.Base, r.c.checkBaseTree(ctx, r.j.ps, r.trees.Base)
 	if at.Side == transcript.SideCandidate {
-		tree, precheck = r.trees.nextCandidate(), nil
+		tree, precheck = r.trees.NextCandidate(), nil
 	}
 	res, err := r.attempt(ctx, at.Side, at.Index, tree, precheck)
 	if err != nil {
@@ -139,9 +139,9 @@ func (br batchRunner) Attempt(ctx context.Context, a batch.Attempt) (batch.Resul
 	for i, m := range a.Members {
 		members[i] = br.of[m]
 	}
-	at := br.b.trees.base
+	at := br.b.trees.Base
 	if a.Side == transcript.SideCandidate {
-		at = br.b.trees.nextCandidate()
+		at = br.b.trees.NextCandidate()
 	}
 	results := map[*batchMember]batch.Outcome{}
 	keep := func(bm *batchMember) bool { return a.Takes(bm.m) }

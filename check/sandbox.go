@@ -2,10 +2,7 @@ package check
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	sitepkg "github.com/flakegate/flakegate/site"
 
@@ -17,7 +14,7 @@ import (
 // attempt of this check, from opts and the file ledger at ledgerPath (""
 // for none), which no attempt may reach.
 func (c *site) setupIsolation(ctx context.Context, opts SiteOptions, ledgerPath string) error {
-	guarded := []string{c.top, c.common, c.outDir, shmUserDir()} // the last: the trees on a tmpfs (treeroot.go)
+	guarded := []string{c.top, c.common, c.outDir, sitepkg.ShmUserDir()} // the last: the trees on a tmpfs (treeroot.go)
 	if ledgerPath != "" {
 		if abs, err := filepath.Abs(ledgerPath); err == nil {
 			guarded = append(guarded, abs)
@@ -50,14 +47,7 @@ func (c *site) setupIsolation(ctx context.Context, opts SiteOptions, ledgerPath 
 }
 
 // sandboxFor is the sandbox of one attempt in tree, nil without bwrap.
-func (c *site) sandboxFor(tree string) *sandbox.Sandbox {
-	if c.iso.Mode != sitepkg.IsolationBwrap {
-		return nil
-	}
-	sb := c.iso.Sandbox
-	sb.Tree = tree
-	return &sb
-}
+func (c *site) sandboxFor(tree string) *sandbox.Sandbox { return c.iso.SandboxFor(tree) }
 
 // redact replaces every secret value in s.
 func (c *site) redact(s string) string {
@@ -69,36 +59,7 @@ func (c *site) redact(s string) string {
 
 // probeSandbox finds the isolation this host gives the attempts (in trees
 // under root), says it on stderr ("sandbox: ..."), and refuses a limit
-// the config asks for that the host cannot enforce. It reports whether
-// the attempts leave their worktrees unwritten (each runs on a throwaway
-// overlay or a fresh copy of its tree), and why not, or why a copy.
+// the config asks for that the host cannot enforce (Isolation.ProbeTrees).
 func (c *site) probeSandbox(ctx context.Context, root string) (overlay bool, why string, err error) {
-	if err := c.iso.Probe(ctx, root); err != nil {
-		return false, "", err
-	}
-	sb := &c.iso.Sandbox
-	line := sb.Level.Describe(sb.Limits, sb.Overlay)
-	if c.iso.Mode == sitepkg.IsolationBwrap {
-		line += c.goc.Describe(sb.GoCache != "")
-	}
-	c.say("sandbox: " + c.redact(line))
-	if n := sandbox.SweepLayers(); n > 0 {
-		c.say(fmt.Sprintf("removed %d overlay folders that a killed check left in %s", n, os.TempDir()))
-	}
-	if n := sandbox.SweepCopies(sb.CopyDir); n > 0 {
-		c.say(fmt.Sprintf("removed %d attempt copies that a killed check left in %s", n, sb.CopyDir))
-	}
-	if sb.Overlay {
-		return true, "", nil
-	}
-	why = "no overlay"
-	if c.iso.NoOverlay {
-		why += ": " + sandbox.NoOverlayEnv + "=1"
-	}
-	for _, m := range sb.Level.Missing {
-		if strings.HasPrefix(m, "no overlay") || strings.HasPrefix(m, "no fresh copy") {
-			why = m
-		}
-	}
-	return sb.Level.Copy, why, nil
+	return c.iso.ProbeTrees(ctx, root, c.goc, c.say)
 }

@@ -44,7 +44,7 @@ type site struct {
 	cfgSHA      string // sha256 of the config bytes at the base
 	cfg         *config.Config
 	outDir      string
-	trees       *worktrees
+	trees       *sitepkg.Worktrees
 	iso         *sitepkg.Isolation
 	progress    ProgressHandler
 	preparedMu  sync.Mutex               // guards prepared
@@ -72,7 +72,7 @@ type Site struct {
 }
 
 // NewSite is the site of a check of b; nothing is set up yet.
-func NewSite(b *Base, opts SiteOptions) *Site {
+func NewSite(b *sitepkg.Base, opts SiteOptions) *Site {
 	notes := &noteRecorder{}
 	c := &site{progress: notes}
 	c.useBase(b)
@@ -99,7 +99,7 @@ func (s *Site) Probe(ctx context.Context) (string, error) {
 // them); after Probe. It may create the user's folder on the tmpfs.
 func (s *Site) Trees(ctx context.Context) (string, error) {
 	r, err := s.c.treeRoot(ctx, s.c.cfg.Workers)
-	return s.c.redact(r.why), err
+	return s.c.redact(r.Why), err
 }
 
 // Close ends the sandbox's standbys (nothing before Setup).
@@ -196,20 +196,20 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 		res.Err = err
 		return res, done
 	}
-	lock, err := flock.Lock(ctx, root.lock, flock.Options{What: "the worktree lock", Op: "doctor", Timeout: prepareLockWait})
+	lock, err := flock.Lock(ctx, root.Lock, flock.Options{What: "the worktree lock", Op: "doctor", Timeout: prepareLockWait})
 	if err != nil {
 		res.Busy, res.Runs = err, nil
 		return res, done
 	}
 	sb := c.iso.Sandbox
-	t := &tree{dir: filepath.Join(root.dir, "base-0"), side: transcript.SideBase, sha: c.baseSHA, overlay: sb.Overlay || sb.Level.Copy}
-	c.trees = &worktrees{workers: []*workerTrees{{base: t}}, lock: lock, git: c.git, overlay: t.overlay}
+	c.trees = sitepkg.BaseOnly(c.git, root, c.baseSHA, sb.Overlay || sb.Level.Copy, lock)
+	t := c.trees.Workers[0].Base
 	c.prepared = map[string]*preparedTree{}
 	done = func() {
 		c.releasePrepares()
-		c.trees.unlock()
+		c.trees.Unlock()
 	}
-	if err := c.trees.prepare(ctx, t); err != nil {
+	if err := c.trees.Prepare(ctx, t); err != nil {
 		res.Err, res.ErrWhat = err, "the base worktree"
 		return res, done
 	}
@@ -219,7 +219,7 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 	}
 	for _, bp := range res.Runs {
 		sha := sitepkg.PrepareSHA256(bp.Prepare, c.iso.Env)
-		pt, err := c.prepareTree(ctx, bp.Prepare, sha, c.trees.workers[0].base)
+		pt, err := c.prepareTree(ctx, bp.Prepare, sha, c.trees.Workers[0].Base)
 		if err != nil {
 			bp.Err = err
 			continue
@@ -230,7 +230,7 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 			bp.Failed = pt.reason
 			continue
 		}
-		bp.Sandbox = c.sandboxFor(t.dir)
+		bp.Sandbox = c.sandboxFor(t.Dir)
 		bp.Sandbox.Prepared = pt.dir
 	}
 	res.Uncollected = c.collectLayers()

@@ -68,7 +68,7 @@ func (c *site) expandSuites(ctx context.Context) error {
 		named[p.Path+"\x00"+p.Name] = true
 	}
 	c.suite.lists = map[int]*suites.List{}
-	base := c.trees.workers[0].base
+	base := c.trees.Workers[0].Base
 	for i := range c.cfg.Suites {
 		s := &c.cfg.Suites[i]
 		list, err := c.baseSuiteList(ctx, s, base)
@@ -76,12 +76,12 @@ func (c *site) expandSuites(ctx context.Context) error {
 			return err
 		}
 		c.suite.lists[i] = list
-		c.goBaseSkips(s, list, base.dir)
+		c.goBaseSkips(s, list, base.Dir)
 		for _, line := range suites.Notes(i, list) {
 			c.say(line)
 		}
 		fixture := ""
-		if s.FixtureRoot != "" && c.checkBaseFile(base.dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
+		if s.FixtureRoot != "" && c.checkBaseFile(base.Dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
 			fixture = s.FixtureRoot
 		}
 		si, err := c.impactSuite(ctx, i, s, list)

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/flakegate/flakegate/config"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
 
@@ -21,7 +22,7 @@ func (c *site) suiteListKey(s *config.Suite) string {
 
 // baseSuiteList is listSuite on the base tree t, read from the kept
 // listing when there is one.
-func (c *site) baseSuiteList(ctx context.Context, s *config.Suite, t *tree) (*suites.List, error) {
+func (c *site) baseSuiteList(ctx context.Context, s *config.Suite, t *sitepkg.Tree) (*suites.List, error) {
 	if s.Framework == config.FrameworkPytest {
 		return c.basePytestList(ctx, s, t)
 	}
@@ -44,7 +45,7 @@ func (c *site) baseSuiteList(ctx context.Context, s *config.Suite, t *tree) (*su
 
 // basePytestList is listSuite of pytest suite s on the base tree t, read
 // from the kept listing when one has the key suites.PytestListKey makes.
-func (c *site) basePytestList(ctx context.Context, s *config.Suite, t *tree) (*suites.List, error) {
+func (c *site) basePytestList(ctx context.Context, s *config.Suite, t *sitepkg.Tree) (*suites.List, error) {
 	l := c.lister(s, t, true)
 	python, hypothesis, err := l.PytestProbe(ctx)
 	if err != nil {

@@ -17,22 +17,23 @@ import (
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
 
 // listRun runs argv in the sandbox on t and returns its whole output (a
 // listing is no test: its exit code is judged by the caller).
-func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []string) (attempt.Outcome, []byte, error) {
+func (c *site) listRun(ctx context.Context, t *sitepkg.Tree, s *config.Suite, argv []string) (attempt.Outcome, []byte, error) {
 	sb, err := c.suiteSandbox(ctx, t, s)
 	if err != nil {
 		return attempt.Outcome{}, nil, err
 	}
-	if err := t.acquire(); err != nil {
-		return attempt.Outcome{}, nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
+	if err := t.Acquire(); err != nil {
+		return attempt.Outcome{}, nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.Dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}
-	defer t.release(c.resetClean)
+	defer t.Release(c.resetClean)
 	out := &attempt.Bounded{Max: suites.MaxListOutput}
-	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.Env, WallBudget: s.WallBudget, Sandbox: sb,
+	o := attempt.Run(ctx, attempt.Command{Argv: argv, Dir: t.Dir, Env: c.iso.Env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out})
 	if ctx.Err() != nil {
 		return o, nil, flakegate.Interrupted(ctx)
@@ -47,8 +48,8 @@ func (c *site) listRun(ctx context.Context, t *tree, s *config.Suite, argv []str
 // its new tests): over the top-level prepare's layer of t, as its
 // triples run (suiteLayer); nil without a sandbox. A prepare that failed
 // is an error of the suite: nothing of it can be listed or run.
-func (c *site) suiteSandbox(ctx context.Context, t *tree, s *config.Suite) (*sandbox.Sandbox, error) {
-	sb := c.sandboxFor(t.dir)
+func (c *site) suiteSandbox(ctx context.Context, t *sitepkg.Tree, s *config.Suite) (*sandbox.Sandbox, error) {
+	sb := c.sandboxFor(t.Dir)
 	if sb == nil {
 		return nil, nil
 	}
@@ -57,7 +58,7 @@ func (c *site) suiteSandbox(ctx context.Context, t *tree, s *config.Suite) (*san
 		return nil, err
 	}
 	if why != "" {
-		return nil, c.suiteError(s, "its commands run over the top-level prepare, which failed on the %s tree: %s", t.side, why)
+		return nil, c.suiteError(s, "its commands run over the top-level prepare, which failed on the %s tree: %s", t.Side, why)
 	}
 	sb.Prepared = layer
 	return sb, nil
@@ -72,13 +73,13 @@ func (c *site) suiteError(s *config.Suite, format string, args ...any) error {
 }
 
 // listSuite lists suite s in tree t; marks as suites.Lister's.
-func (c *site) listSuite(ctx context.Context, s *config.Suite, t *tree, marks bool) (*suites.List, error) {
+func (c *site) listSuite(ctx context.Context, s *config.Suite, t *sitepkg.Tree, marks bool) (*suites.List, error) {
 	return c.lister(s, t, marks).List(ctx, s)
 }
 
 // lister is the suites.Lister of suite s in tree t.
-func (c *site) lister(s *config.Suite, t *tree, marks bool) *suites.Lister {
-	return &suites.Lister{Dir: t.dir, Marks: marks,
+func (c *site) lister(s *config.Suite, t *sitepkg.Tree, marks bool) *suites.Lister {
+	return &suites.Lister{Dir: t.Dir, Marks: marks,
 		Run: func(ctx context.Context, argv []string) (attempt.Outcome, []byte, error) {
 			return c.listRun(ctx, t, s, argv)
 		},
@@ -99,17 +100,17 @@ func (c *site) lister(s *config.Suite, t *tree, marks bool) *suites.Lister {
 // file flag+F added (batch.ReportFile) and returns its outcome, its output,
 // the report file's content and the folder the framework ran in as it
 // saw it (the report names files by absolute paths there).
-func (c *site) listRunReport(ctx context.Context, t *tree, s *config.Suite, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
+func (c *site) listRunReport(ctx context.Context, t *sitepkg.Tree, s *config.Suite, argv []string, flag string) (attempt.Outcome, []byte, []byte, string, error) {
 	sb, err := c.suiteSandbox(ctx, t, s)
 	if err != nil {
 		return attempt.Outcome{}, nil, nil, "", err
 	}
-	if err := t.acquire(); err != nil {
-		return attempt.Outcome{}, nil, nil, "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree to list a suite", Err: err}
+	if err := t.Acquire(); err != nil {
+		return attempt.Outcome{}, nil, nil, "", &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.Dir, Message: "cannot reset the worktree to list a suite", Err: err}
 	}
-	defer t.release(c.resetClean)
+	defer t.Release(c.resetClean)
 	out := &attempt.Bounded{Max: suites.MaxListOutput}
-	cmd := attempt.Command{Argv: argv, Dir: t.dir, Env: c.iso.Env, WallBudget: s.WallBudget, Sandbox: sb,
+	cmd := attempt.Command{Argv: argv, Dir: t.Dir, Env: c.iso.Env, WallBudget: s.WallBudget, Sandbox: sb,
 		NoTestMarkers: []string{}, Output: out}
 	file, err := batch.ReportFile(&cmd, "list.json", flag)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/evidence"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 	"github.com/flakegate/flakegate/transcript"
 )
@@ -54,8 +55,8 @@ func (c *checker) runNewTests(ctx context.Context, root string) error {
 	if err != nil {
 		return err
 	}
-	t := &tree{dir: dir, sha: c.candSHA, side: transcript.SideCandidate, gitDir: gitDir}
-	defer t.acquire() // the last clean
+	t := &sitepkg.Tree{Dir: dir, SHA: c.candSHA, Side: transcript.SideCandidate, GitDir: gitDir}
+	defer t.Acquire() // the last clean
 	for i := range c.cfg.Suites {
 		s := &c.cfg.Suites[i]
 		list, err := c.listSuite(ctx, s, t, false)
@@ -98,7 +99,7 @@ func reasonSuffix(r string) string {
 }
 
 // tryNewTests runs the new tests of suite s new_test_runs times on t.
-func (c *checker) tryNewTests(ctx context.Context, s *config.Suite, list *suites.List, t *tree, fresh []suites.Test) ([]flakegate.NewTest, error) {
+func (c *checker) tryNewTests(ctx context.Context, s *config.Suite, list *suites.List, t *sitepkg.Tree, fresh []suites.Test) ([]flakegate.NewTest, error) {
 	runs := c.cfg.NewTestRuns
 	out := make([]flakegate.NewTest, len(fresh))
 	groups := map[string][]int{} // go: by package; pytest: one group
@@ -166,21 +167,21 @@ func memberOf(t suites.Test) string { return t.File + "::" + t.Name }
 
 // runNewBatch runs one process of new tests and returns each one's
 // report, in the order of shapes.
-func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *tree, shapes []*batch.Shape, seed flakegate.Seed) ([]evidence.TestReport, error) {
+func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *sitepkg.Tree, shapes []*batch.Shape, seed flakegate.Seed) ([]evidence.TestReport, error) {
 	sb, err := c.suiteSandbox(ctx, t, s)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.acquire(); err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.dir, Message: "cannot reset the worktree for a new test", Err: err}
+	if err := t.Acquire(); err != nil {
+		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.Dir, Message: "cannot reset the worktree for a new test", Err: err}
 	}
-	defer t.release(c.resetClean)
-	rep := batch.NewReport(shapes[0].Framework, t.dir)
-	cmd := attempt.Command{Dir: t.dir, Env: c.iso.Env, WallBudget: s.WallBudget, NoTestMarkers: []string{},
+	defer t.Release(c.resetClean)
+	rep := batch.NewReport(shapes[0].Framework, t.Dir)
+	cmd := attempt.Command{Dir: t.Dir, Env: c.iso.Env, WallBudget: s.WallBudget, NoTestMarkers: []string{},
 		Sandbox: sb, Output: rep}
 	// Known answers, as in every batch (known.go): a run whose report
 	// the test process wrote counts as passed by no new test.
-	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: shapes[0].Framework, Dir: t.dir, Members: shapes, Seed: seed}, shapes[0])
+	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: shapes[0].Framework, Dir: t.Dir, Members: shapes, Seed: seed}, shapes[0])
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/fleet"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -120,7 +121,7 @@ func (c *checker) runTriple(ctx context.Context, w int, j *job) (func() (fleet.O
 	if err != nil || finish != nil {
 		return finish, err
 	}
-	if err := r.run(ctx, c.trees.workers[w]); err != nil {
+	if err := r.run(ctx, c.trees.Workers[w]); err != nil {
 		return nil, err
 	}
 	return func() (fleet.Outcome, error) { return r.record(ctx, voided) }, nil
@@ -176,7 +177,7 @@ type tripleRun struct {
 	argv      []string
 	stem      string // the triple's files in the output folder
 	reproduce string // the command line that runs the triple again
-	trees     *workerTrees
+	trees     *sitepkg.WorkerTrees
 	t         transcriptRun
 }
 
@@ -250,7 +251,7 @@ func (r *tripleRun) giveUp(ctx context.Context, reason string, prepares bool) (f
 // run writes the transcript on the worker's trees: the retry cap and the
 // prepares first, then the attempts (attempts), then complete. An error
 // is flakegate's own failure and ends the check.
-func (r *tripleRun) run(ctx context.Context, trees *workerTrees) error {
+func (r *tripleRun) run(ctx context.Context, trees *sitepkg.WorkerTrees) error {
 	start := time.Now()
 	r.trees = trees
 	r.t = transcriptRun{Tally: batch.Tally{BudgetOK: true, Complete: true, Retries: []string{}}}

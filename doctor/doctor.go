@@ -1,5 +1,5 @@
 // Package doctor is `flakegate doctor`: what a check would meet here,
-// looked at without running one. It starts from check.Base (the
+// looked at without running one. It starts from site.Base (the
 // repository and the config at the base, as a check reads them) and
 // check.Site (the check's own sandbox and prepares, set up as a check
 // sets them up), so that what it says is what the check will do; the
@@ -24,6 +24,7 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/check"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 	"github.com/flakegate/flakegate/template"
 )
@@ -84,7 +85,7 @@ type Options struct {
 type doctor struct {
 	opts  Options
 	rep   *Report
-	base  *check.Base
+	base  *site.Base
 	cfg   *config.Config // the base's, or a config with no sandbox block
 	site  *check.Site    // the check's sandbox (nil outside a repository)
 	bwrap string         // the bwrap found ("" for none)
@@ -161,7 +162,7 @@ func (d *doctor) config(ctx context.Context) (bool, error) {
 	if !explicit {
 		opts.Base = "HEAD"
 	}
-	b, err := check.OpenRepo(ctx, opts.Dir, opts.Git)
+	b, err := site.OpenRepo(ctx, opts.Dir, opts.Git)
 	d.base = b
 	cfgOK := false
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // The Go caches' resident mirror. Where the worktrees are on a tmpfs
-// without swap (check/treeroot.go), the attempts' Go build and module
+// without swap (site/treeroot.go), the attempts' Go build and module
 // caches would still be swept from the page cache before every attempt, and
 // every attempt would read the compiled packages it links from disk
 // again: most of a warm go test's time without a memory cgroup. So,

@@ -37,7 +37,7 @@ import (
 // last attempts left; an attempt that ends after Close is swept at once.
 // A folder whose pages cannot leave memory (Resident: a tmpfs without
 // swap, where flakegate puts the worktrees when it sweeps, see
-// check/treeroot.go) is not swept: every attempt finds it as resident as
+// site/treeroot.go) is not swept: every attempt finds it as resident as
 // the last one did, and the advice would not drop its pages anyway.
 func (s *Sandbox) evictRoots() []string {
 	if s.Reclaimed() {

@@ -16,6 +16,7 @@ import (
 	"github.com/flakegate/flakegate/internal/termsafe"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/flakegate/flakegate/report"
+	"github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 	"github.com/spf13/cobra"
 )
@@ -167,7 +168,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 // --json), from the timings earlier checks and flakegate init kept
 // (check.ReadTimings); it runs nothing.
 func planCheck(ctx context.Context, opts *CheckOptions) error {
-	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config})
+	b, err := site.OpenBase(ctx, site.BaseOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config})
 	if err != nil {
 		return err
 	}
@@ -252,7 +253,7 @@ func printReproduce(w io.Writer, sum *flakegate.Summary) {
 
 // explainWatch prints what each property watches (JSON with --json).
 func explainWatch(ctx context.Context, ios *IO, asJSON bool, opts check.Options) error {
-	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: opts.Dir, Base: opts.Base, ConfigPath: opts.ConfigPath, Git: opts.Git})
+	b, err := site.OpenBase(ctx, site.BaseOptions{Dir: opts.Dir, Base: opts.Base, ConfigPath: opts.ConfigPath, Git: opts.Git})
 	if err != nil {
 		return err
 	}

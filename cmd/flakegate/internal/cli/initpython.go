@@ -18,6 +18,7 @@ import (
 	"github.com/flakegate/flakegate/cmd/flakegate/internal/initconfig"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/lazyre"
+	sitepkg "github.com/flakegate/flakegate/site"
 )
 
 // pyCandidate is one Python interpreter init looked at: the path written
@@ -131,7 +132,7 @@ var topModuleRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // is none yet), with a config that has no sandbox block, and an empty
 // folder to run them in. done closes it and removes the folder.
 func pythonSite(ctx context.Context, ios *IO, root string) (site *check.Site, tree string, done func(), err error) {
-	b, err := check.OpenRepo(ctx, root, "")
+	b, err := sitepkg.OpenRepo(ctx, root, "")
 	if err != nil {
 		return nil, "", nil, err
 	}

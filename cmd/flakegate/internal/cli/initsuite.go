@@ -21,6 +21,7 @@ import (
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/discover"
 	"github.com/flakegate/flakegate/internal/termsafe"
+	"github.com/flakegate/flakegate/site"
 )
 
 // suiteMeasureLimit bounds one bare run of a suite under --measure.
@@ -96,7 +97,7 @@ func trialSite(ctx context.Context, ios *IO, root string, raw []byte, message st
 	if err != nil {
 		return nil, fmt.Errorf("cannot make the trial commit: %v", err)
 	}
-	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: root, Base: sha})
+	b, err := site.OpenBase(ctx, site.BaseOptions{Dir: root, Base: sha})
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/termsafe"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
 
@@ -166,7 +167,7 @@ func initSuiteCost(ctx context.Context, ios *IO, root string, raw []byte) (cfg *
 	if err != nil {
 		return nil, []string{"suites: not listed: cannot make a commit to list them on: " + err.Error()}
 	}
-	b, err := check.OpenBase(ctx, check.BaseOptions{Dir: root, Base: sha})
+	b, err := sitepkg.OpenBase(ctx, sitepkg.BaseOptions{Dir: root, Base: sha})
 	if err != nil {
 		return nil, []string{"suites: not listed: " + errLine(err)}
 	}

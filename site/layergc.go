@@ -8,7 +8,7 @@
 // meta.json's modification time, which every check that uses it
 // touches.
 
-package check
+package site
 
 import (
 	"errors"
@@ -30,17 +30,20 @@ import (
 // builds a layer locks it a moment after creating it.
 const unfinishedAge = time.Minute
 
-// touchLayer marks the layer at dir used now.
-func touchLayer(dir string) {
+// PreparedRoot is the folder of the prepared layers of the repository
+// whose git common dir is common.
+func PreparedRoot(common string) string { return filepath.Join(common, "flakegate", "prepared") }
+
+// TouchLayer marks the layer at dir used now.
+func TouchLayer(dir string) {
 	now := time.Now()
 	_ = os.Chtimes(filepath.Join(dir, "meta.json"), now, now) // a layer that cannot be touched is collected sooner, no worse
 }
 
-// collectLayers removes the least recently used layers until those kept
-// fit the config's bound, passing over the ones a check holds. It says
-// what it removed.
-func (c *site) collectLayers() error {
-	root := c.preparedRoot()
+// CollectLayers removes the least recently used layers in root until
+// those kept fit in keep bytes (the config's bound), passing over the
+// ones a check holds. It says what it removed.
+func CollectLayers(root string, keep int64, say func(string)) error {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -69,7 +72,6 @@ func (c *site) collectLayers() error {
 		total += l.size
 		layers = append(layers, l)
 	}
-	keep := c.cfg.PrepareKeep()
 	sort.Slice(layers, func(i, j int) bool { return layers[i].used.Before(layers[j].used) })
 	var removed int
 	var freed int64
@@ -95,7 +97,7 @@ func (c *site) collectLayers() error {
 		removed++
 	}
 	if removed > 0 {
-		c.say(fmt.Sprintf("prepared layers: removed %d least recently used (%s), %s kept of at most %s (prepare.keep)",
+		say(fmt.Sprintf("prepared layers: removed %d least recently used (%s), %s kept of at most %s (prepare.keep)",
 			removed, bytesize.Format(freed), bytesize.Format(total), bytesize.Format(keep)))
 	}
 	return nil

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package check
+package site
 
 // normalizeTree is Linux only (the sandbox is); elsewhere it does nothing.
 func normalizeTree(dir string) error { return nil }

@@ -2,7 +2,7 @@
 // and the config at it, which plan, explain-watch and doctor start from as
 // the check does.
 
-package check
+package site
 
 import (
 	"context"
@@ -10,15 +10,13 @@ import (
 	"fmt"
 	"strings"
 
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 )
 
 // BaseOptions name a repository and the revision whose config is read:
-// Dir, Base, ConfigPath and Git mean what they mean for Run.
+// Dir, Base, ConfigPath and Git mean what they mean for check.Run.
 type BaseOptions struct {
 	Dir, Base, ConfigPath, Git string
 }
@@ -35,16 +33,16 @@ type Base struct {
 	Config     *config.Config
 }
 
-// errNoBase is the error of a blank base revision. The CLI refuses one
+// ErrNoBase is the error of a blank base revision. The CLI refuses one
 // first, naming its flag.
-var errNoBase = &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "no base revision was given",
+var ErrNoBase = &flakegate.Error{Code: flakegate.EINVALID, Op: "check", Message: "no base revision was given",
 	Hint: "name the revision the candidate is measured against (origin/main, say)"}
 
 // OpenBase opens the repository at opts.Dir, resolves opts.Base and reads
 // the config there; it runs nothing.
 func OpenBase(ctx context.Context, opts BaseOptions) (*Base, error) {
 	if strings.TrimSpace(opts.Base) == "" {
-		return nil, errNoBase
+		return nil, ErrNoBase
 	}
 	b, err := OpenRepo(ctx, opts.Dir, opts.Git)
 	if err != nil {
@@ -79,7 +77,7 @@ func OpenRepo(ctx context.Context, dir, gitBin string) (*Base, error) {
 
 // Resolve sets the base revision to rev.
 func (b *Base) Resolve(ctx context.Context, rev string) error {
-	sha, err := resolve(ctx, b.Git, "--base", rev)
+	sha, err := ResolveRev(ctx, b.Git, "--base", rev)
 	if err != nil {
 		return err
 	}
@@ -87,9 +85,9 @@ func (b *Base) Resolve(ctx context.Context, rev string) error {
 	return nil
 }
 
-// resolve is rev's commit; a revision that does not resolve is a usage
-// error of the check's option flag.
-func resolve(ctx context.Context, g *git.Client, flag, rev string) (string, error) {
+// ResolveRev is rev's commit; a revision that does not resolve is a
+// usage error of the check's option flag.
+func ResolveRev(ctx context.Context, g *git.Client, flag, rev string) (string, error) {
 	sha, err := g.RevParse(ctx, rev)
 	if err != nil {
 		var fe *flakegate.Error
@@ -125,7 +123,7 @@ func (b *Base) LoadConfig(ctx context.Context, path string) error {
 		}
 		return err
 	}
-	cfg, err := config.LoadWith(raw, clean, sitepkg.ShowAt(ctx, b.Git, b.SHA))
+	cfg, err := config.LoadWith(raw, clean, ShowAt(ctx, b.Git, b.SHA))
 	if err != nil {
 		return err
 	}
@@ -142,7 +140,7 @@ func (b *Base) Holds(path string) bool {
 		return false
 	}
 	for _, dir := range []string{b.Top, b.Common} {
-		if dir != "" && sitepkg.Within(path, dir) {
+		if dir != "" && Within(path, dir) {
 			return true
 		}
 	}

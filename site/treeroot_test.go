@@ -1,4 +1,4 @@
-package check
+package site
 
 import (
 	"context"
@@ -78,7 +78,7 @@ func TestCheckoutSizeKept(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
 	run("add", "a")
 	run("commit", "-qm", "c")
-	c := &site{git: &git.Client{Dir: dir}, common: filepath.Join(dir, ".git"), baseSHA: run("rev-parse", "HEAD")}
+	c := &repo{git: &git.Client{Dir: dir}, common: filepath.Join(dir, ".git"), baseSHA: run("rev-parse", "HEAD")}
 	os.MkdirAll(filepath.Join(c.common, "flakegate", "worktrees"), 0o755)
 	page := int64(os.Getpagesize())
 	if n, err := c.checkoutSize(context.Background()); err != nil || n != page {

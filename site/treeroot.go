@@ -1,4 +1,4 @@
-package check
+package site
 
 import (
 	"bytes"
@@ -12,10 +12,9 @@ import (
 	"strings"
 	"syscall"
 
-	sitepkg "github.com/flakegate/flakegate/site"
-
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt/sandbox"
+	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/bytesize"
 )
@@ -24,7 +23,7 @@ import (
 // dir>/flakegate/worktrees, and so are the trees, unless the attempts'
 // page cache is swept (no memory cgroup reclaims it: flakegate is not
 // root, or has no cgroup) and the machine has a tmpfs without swap at
-// shmRoot. Then the trees go to shmRoot/flakegate-UID/REPO: a tmpfs
+// ShmRoot. Then the trees go to ShmRoot/flakegate-UID/REPO: a tmpfs
 // page never leaves memory without swap, so nothing an attempt reads
 // there changes what the next attempt finds, and the sweep before every
 // attempt, about 3 µs a file (tens of milliseconds per attempt in a big
@@ -38,56 +37,67 @@ import (
 // every worker's base and candidate tree, at whole pages per file, in
 // half of the tmpfs's free space and a quarter of the memory available.
 
-// shmRoot is the tmpfs the trees may move to (a variable for tests).
-var shmRoot = "/dev/shm"
+// ShmRoot is the tmpfs the trees may move to.
+const ShmRoot = "/dev/shm"
 
-// treeRoot is where one check's worktrees are.
-type treeRoot struct {
-	dir  string // the trees' folder
-	lock string // their lock file, on the repository's disk
-	shm  string // the repository's folder on the tmpfs ("" when dir is on disk)
-	why  string // where the trees are and why, for the progress ("" on disk where nothing is swept)
+// TreeRoot is where one check's worktrees are.
+type TreeRoot struct {
+	Dir  string // the trees' folder
+	Lock string // their lock file, on the repository's disk
+	Shm  string // the repository's folder on the tmpfs ("" when Dir is on disk)
+	Why  string // where the trees are and why, for the progress ("" on disk where nothing is swept)
 }
 
-// shmUserDir is flakegate's user's folder on the tmpfs.
-func shmUserDir() string {
-	return filepath.Join(shmRoot, "flakegate-"+strconv.Itoa(os.Geteuid()))
+// ShmUserDir is flakegate's user's folder on the tmpfs.
+func ShmUserDir() string {
+	return filepath.Join(ShmRoot, "flakegate-"+strconv.Itoa(os.Geteuid()))
 }
 
-// treeRoot chooses where the worktrees of a check with workers workers
-// live (see above). Probe first: it needs the sandbox's level.
-func (c *site) treeRoot(ctx context.Context, workers int) (treeRoot, error) {
-	disk, err := makeWorktreeRoot(c.common)
+// repo is the repository whose trees they are: its git, its git common
+// dir, and the base commit the trees are sized by.
+type repo struct {
+	git     *git.Client
+	common  string
+	baseSHA string
+}
+
+// ChooseTreeRoot chooses where the worktrees of a check with workers
+// workers live (see above), the base at baseSHA of the repository at
+// git common dir common, attempts isolated by iso (nil: not set up).
+// Probe first: it needs the sandbox's level.
+func ChooseTreeRoot(ctx context.Context, g *git.Client, common, baseSHA string, iso *Isolation, workers int) (TreeRoot, error) {
+	c := &repo{git: g, common: common, baseSHA: baseSHA}
+	disk, err := MakeWorktreeRoot(c.common)
 	if err != nil {
-		return treeRoot{}, err
+		return TreeRoot{}, err
 	}
-	r := treeRoot{dir: disk, lock: filepath.Join(disk, ".lock")}
-	if c.iso == nil || c.iso.Mode != sitepkg.IsolationBwrap || c.iso.Sandbox.Reclaimed() || c.iso.Sandbox.Level.Copy {
+	r := TreeRoot{Dir: disk, Lock: filepath.Join(disk, ".lock")}
+	if iso == nil || iso.Mode != IsolationBwrap || iso.Sandbox.Reclaimed() || iso.Sandbox.Level.Copy {
 		return r, nil // nothing sweeps the trees
 	}
 	shm, why := c.residentRoot(ctx, 2*max(workers, 1))
 	if shm == "" {
-		r.why = "on disk, swept from the page cache before every attempt (" + why + ")"
+		r.Why = "on disk, swept from the page cache before every attempt (" + why + ")"
 		return r, nil
 	}
-	r.dir, r.shm = filepath.Join(shm, "worktrees"), shm
-	if err := os.MkdirAll(r.dir, 0o700); err != nil {
-		return treeRoot{}, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: r.dir, Message: "cannot create the worktree folder", Err: err}
+	r.Dir, r.Shm = filepath.Join(shm, "worktrees"), shm
+	if err := os.MkdirAll(r.Dir, 0o700); err != nil {
+		return TreeRoot{}, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: r.Dir, Message: "cannot create the worktree folder", Err: err}
 	}
-	r.why = "on a tmpfs without swap (" + r.dir + "): their pages never leave memory, so they need no sweep"
+	r.Why = "on a tmpfs without swap (" + r.Dir + "): their pages never leave memory, so they need no sweep"
 	return r, nil
 }
 
 // residentRoot returns the repository's folder on the tmpfs for trees
 // trees, created if missing, or "" and why they stay on disk.
-func (c *site) residentRoot(ctx context.Context, trees int) (string, string) {
+func (c *repo) residentRoot(ctx context.Context, trees int) (string, string) {
 	if sandbox.SwapOn() {
 		return "", "swap is on, so a tmpfs page could be swapped out"
 	}
-	if !sandbox.Resident(shmRoot) {
-		return "", shmRoot + " is not a tmpfs"
+	if !sandbox.Resident(ShmRoot) {
+		return "", ShmRoot + " is not a tmpfs"
 	}
-	user := shmUserDir()
+	user := ShmUserDir()
 	if err := os.Mkdir(user, 0o700); err != nil && !os.IsExist(err) {
 		return "", fmt.Sprintf("cannot create %s: %v", user, err)
 	}
@@ -99,12 +109,12 @@ func (c *site) residentRoot(ctx context.Context, trees int) (string, string) {
 		return "", "cannot size the base's checkout: " + err.Error()
 	}
 	need := int64(trees) * (size + size/4) // a candidate may be larger than its base
-	free, err := freeBytes(user)
+	free, err := FreeBytes(user)
 	if err != nil {
-		return "", "cannot read the free space of " + shmRoot
+		return "", "cannot read the free space of " + ShmRoot
 	}
 	if need > free/2 {
-		return "", fmt.Sprintf("%d trees of %s need more than half of the %s free on %s", trees, bytesize.Format(size), bytesize.Format(free), shmRoot)
+		return "", fmt.Sprintf("%d trees of %s need more than half of the %s free on %s", trees, bytesize.Format(size), bytesize.Format(free), ShmRoot)
 	}
 	if avail := memAvailable(); avail <= 0 || need > avail/4 {
 		return "", fmt.Sprintf("%d trees of %s need more than a quarter of the memory available", trees, bytesize.Format(size))
@@ -125,9 +135,9 @@ func (c *site) residentRoot(ctx context.Context, trees int) (string, string) {
 	return dir, ""
 }
 
-// freeBytes is the space an unprivileged user may still write on the
+// FreeBytes is the space an unprivileged user may still write on the
 // file system of dir.
-func freeBytes(dir string) (int64, error) {
+func FreeBytes(dir string) (int64, error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, err
@@ -200,7 +210,7 @@ func memAvailable() int64 {
 // page size, kept per base commit in <git common dir>/flakegate/
 // worktrees/sizes (a commit's size never changes): git reads every
 // blob's header to tell it, over a second for 50,000 loose objects.
-func (c *site) checkoutSize(ctx context.Context) (int64, error) {
+func (c *repo) checkoutSize(ctx context.Context) (int64, error) {
 	page := int64(os.Getpagesize())
 	key := c.baseSHA + " " + strconv.FormatInt(page, 10)
 	file := filepath.Join(c.common, "flakegate", "worktrees", "sizes")
