@@ -16,7 +16,7 @@ import (
 // node_modules), then, with no edit of what init wrote but its seed
 // lists, a check of a harmless patch (exit 0, every triple PASS) and of
 // a regression (exit 1, every triple PROPERTY). The checks run seed 1
-// alone (fewerSeeds): what a layout decides is each command (its
+// alone (keepSeeds): what a layout decides is each command (its
 // interpreter, PYTHONPATH, pythonpath, markers), which every seed runs
 // the same way, and each further seed cost a check a process per side.
 // What init writes for seeds is held by initconfig's tests and
@@ -30,7 +30,7 @@ type layoutCase struct {
 	bug       map[string]string // the regression
 	triples   int               // per check
 	batches   string            // when set, a line the harmless check must print this many times: "3 batch of 2 (pytest"
-	drawn     bool              // the checks draw one seed per candidate besides seed 1
+	drawn     int               // seeds the checks draw per candidate besides seed 1
 	checkRuns func(t *testing.T, r *repo)
 }
 
@@ -63,10 +63,7 @@ func runLayout(t *testing.T, lc layoutCase) *repo {
 			t.Errorf("init did not try %s and pass:\n%s", n, out)
 		}
 	}
-	fewerSeeds(t, r)
-	if lc.drawn {
-		drawOneSeed(t, r)
-	}
+	keepSeeds(t, r, lc.drawn)
 	r.git("add", "flakegate.yaml")
 	r.git("commit", "-q", "-m", "flakegate init")
 	r.git("tag", "-f", "base")
@@ -82,24 +79,6 @@ func runLayout(t *testing.T, lc layoutCase) *repo {
 	r.candidate("bug", lc.bug)
 	wantAll(t, r.check("--base", "base", "--candidate", "bug"), 1, "PROPERTY", lc.triples)
 	return r
-}
-
-// drawOneSeed makes the properties of the config fewerSeeds cut draw one
-// seed per candidate again.
-func drawOneSeed(t *testing.T, r *repo) {
-	t.Helper()
-	p := filepath.Join(r.dir, "flakegate.yaml")
-	raw, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.ReplaceAll(string(raw), "random_seeds: 0 ", "random_seeds: 1 ")
-	if s == string(raw) {
-		t.Fatalf("the config draws no seed to keep:\n%s", raw)
-	}
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // pyConftest is the conftest.py many Hypothesis projects carry: a CI
@@ -204,7 +183,7 @@ func TestInitLayoutSrc(t *testing.T) {
 		bug:     map[string]string{"src/spans/core.py": intervalsBug},
 		triples: 5,                      // two properties on seed 1 and a drawn seed (on each seed the check runs them as one batch), and the suite's plain test on order seed 1
 		batches: "2 batch of 2 (pytest", // the random seed is drawn per candidate, shared too
-		drawn:   true,
+		drawn:   1,
 	})
 	cfg := readConfig(t, r)
 	if p := cfg.Properties[0]; p.Run[0] != "env" || p.Run[1] != "PYTHONPATH=src" || p.Prepare != nil || cfg.Prepare != nil {
