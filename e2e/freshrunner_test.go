@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -65,13 +66,20 @@ func (f *freshRunner) run(t *testing.T, r *repo, args ...string) (int, string) {
 // runs the same way, and one keeps the test cheap.
 func fewerSeeds(t *testing.T, r *repo) {
 	t.Helper()
+	keepSeeds(t, r, 0)
+}
+
+// keepSeeds makes the config init wrote run seed 1 and draw drawn seeds
+// per candidate (init writes seeds [1, 2, 3] and 2 drawn).
+func keepSeeds(t *testing.T, r *repo, drawn int) {
+	t.Helper()
 	p := filepath.Join(r.dir, "flakegate.yaml")
 	raw, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := strings.ReplaceAll(string(raw), "seeds: [1, 2, 3]", "seeds: [1]")
-	s = strings.ReplaceAll(s, "random_seeds: 2 ", "random_seeds: 0 ")
+	s = strings.ReplaceAll(s, "random_seeds: 2 ", "random_seeds: "+strconv.Itoa(drawn)+" ")
 	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
