@@ -23,39 +23,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v perf >/dev/null || { echo "bench/check-cpu.sh: needs perf (apt-get install linux-perf)"; exit 2; }
 rounds=${ROUNDS:-2}
-work=$(mktemp -d /tmp/flakegate-bench-cpu.XXXXXX)
-chmod 755 "$work"
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
-mkdir -p "$work/bin"
-fg=${FLAKEGATE:-$work/bin/flakegate}
-[ -n "${FLAKEGATE:-}" ] || go build -o "$fg" ./cmd/flakegate
-src=$(go env GOMODCACHE)/github.com/spf13/cobra@v1.10.2
-
-echo "# bench/check-cpu.sh $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-echo "# uptime: $(uptime)"
-echo "# nproc: $(nproc)"
-echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
-echo "# kernel: $(uname -r); $(bwrap --version); $(go version); $(perf --version); uid $(id -u)"
-echo "# flakegate: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + uncommitted changes'); rounds $rounds"
-
-gitc() { git -c user.name=b -c user.email=b@example.com "$@"; }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-
-repo=$work/cobra
-cp -r "$src" "$repo"
-chmod -R u+w "$repo"
-cat >"$repo/flakegate.yaml" <<'YAML'
-version: 1
-retry_cap: 2
-workers: 1
-suites:
-  - path: "."
-    framework: go
-    seeds: [1, 2, 3]
-    wall_budget: 10m
-    exclude: ["TestFailGen*"]
-YAML
-(cd "$repo" && git init -q -b main && gitc add -A && gitc commit -qm base && git tag base)
+bench_name=check-cpu
+header_extra="; $(perf --version)"
+# shellcheck source=bench/cobra.sh
+. bench/cobra.sh
 
 # agent N: a function and its test beside the old ones, new in every round.
 agent() {
