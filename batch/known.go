@@ -85,6 +85,11 @@ type KnownPlan struct {
 	// GoList is a Go package's test list as go test -list prints it
 	// (suites), nil when not known.
 	GoList func(pkg string) []string
+	// Draws, with Tree (the tree's key: its side and revision), makes
+	// a go package's known answers one draw per check, tree and
+	// package (knowndraws.go); nil or "": a draw per attempt.
+	Draws *KnownDraws
+	Tree  string
 }
 
 // drawer draws names and nonces for one attempt: from the system's

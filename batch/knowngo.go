@@ -47,12 +47,41 @@ func goPackageDir(dir, pkg string) (string, string) {
 	return filepath.Join(dir, filepath.FromSlash(rel)), rel
 }
 
-// plantGoPackage adds the two fuzz targets of package pkg to k.
+// plantGoPackage adds the two fuzz targets of package pkg to k: drawn
+// for this attempt, or, with p.Draws, once per check, tree and package.
 func plantGoPackage(p KnownPlan, d *drawer, words []string, pkg string, k *KnownSet) error {
+	_, rel := goPackageDir(p.Dir, pkg)
+	key := ""
+	draws := p.Draws
+	if p.Tree == "" {
+		draws = nil // no tree key: each attempt draws its own
+	} else {
+		key = p.Tree + "\x00" + pkg
+	}
+	g, err := draws.draw(key, func() (*goDraw, error) { return drawGoPackage(p, d, words, pkg, draws != nil) })
+	if err != nil {
+		return err
+	}
+	like := g.like
+	if like != "" {
+		like = path.Join(rel, like)
+	}
+	k.files = append(k.files, knownFile(rel, g.file, like, g.src))
+	for i, want := range []string{attempt.Pass, attempt.Fail} {
+		k.answers = append(k.answers, knownAnswer{shape: &Shape{Framework: evidence.FrameworkGo, Test: g.names[i], Pkg: pkg},
+			label: path.Join(rel, g.file) + "::" + g.names[i], want: want, nonce: g.nonces[i], scope: pkg})
+	}
+	return nil
+}
+
+// drawGoPackage draws the two fuzz targets of package pkg; own: from
+// the words of the package's own tests (a draw every batch of the tree
+// shares) rather than words (the batch's members').
+func drawGoPackage(p KnownPlan, d *drawer, words []string, pkg string, own bool) (*goDraw, error) {
 	dir, rel := goPackageDir(p.Dir, pkg)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("cannot read package %s: %w", pkg, err)
+		return nil, fmt.Errorf("cannot read package %s: %w", pkg, err)
 	}
 	var sources []string // every .go file's content: a name in none is free
 	var tests []string   // the package's test files, by name
@@ -60,7 +89,7 @@ func plantGoPackage(p KnownPlan, d *drawer, words []string, pkg string, k *Known
 		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".go") {
 			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 			if err != nil {
-				return fmt.Errorf("cannot read %s: %w", path.Join(rel, e.Name()), err)
+				return nil, fmt.Errorf("cannot read %s: %w", path.Join(rel, e.Name()), err)
 			}
 			sources = append(sources, string(b))
 			if strings.HasSuffix(e.Name(), "_test.go") && !strings.HasPrefix(e.Name(), "_") && !strings.HasPrefix(e.Name(), ".") {
@@ -68,51 +97,44 @@ func plantGoPackage(p KnownPlan, d *drawer, words []string, pkg string, k *Known
 			}
 		}
 	}
+	if own {
+		words = packageWords(sources)
+	}
 	name, err := goKnownPackage(dir, ents)
 	if err != nil {
-		return fmt.Errorf("package %s: %w", pkg, err)
+		return nil, fmt.Errorf("package %s: %w", pkg, err)
 	}
 	taken := func(s string) bool {
 		return slices.ContainsFunc(sources, func(src string) bool { return strings.Contains(src, s) })
 	}
-	like := ""
-	file := freeName(func(f string) bool { return slices.Contains(tests, f) || taken(f) || fileExists(filepath.Join(dir, f)) }, func() string {
+	g := &goDraw{}
+	g.file = freeName(func(f string) bool { return slices.Contains(tests, f) || taken(f) || fileExists(filepath.Join(dir, f)) }, func() string {
 		w := d.pick(words)
 		if len(tests) == 0 {
 			return w + "_test.go"
 		}
-		like = d.pick(tests)
-		return strings.TrimSuffix(like, "_test.go") + "_" + w + "_test.go"
+		g.like = d.pick(tests)
+		return strings.TrimSuffix(g.like, "_test.go") + "_" + w + "_test.go"
 	})
-	var names []string
-	for len(names) < 2 {
-		n := freeName(func(s string) bool { return taken(s) || slices.Contains(names, s) }, func() string {
+	for i := range g.names {
+		n := freeName(func(s string) bool { return taken(s) || slices.Contains(g.names[:i], s) }, func() string {
 			return "Fuzz" + title(d.pick(words)) + title(d.pick(words))
 		})
-		if n == "" || file == "" {
-			return fmt.Errorf("package %s: no free name for a known answer", pkg)
+		if n == "" || g.file == "" {
+			return nil, fmt.Errorf("package %s: no free name for a known answer", pkg)
 		}
-		names = append(names, n)
+		g.names[i] = n
 	}
-	pass, fail := d.nonce(), d.nonce()
+	g.nonces = [2]string{d.nonce(), d.nonce()}
 	bodies := []string{
-		fmt.Sprintf("func %s(f *testing.F) {\n\tf.Logf(\"corpus %%d\", %s)\n\tf.Fuzz(func(t *testing.T, b []byte) {})\n}\n", names[0], pass),
-		fmt.Sprintf("func %s(f *testing.F) {\n\tf.Errorf(\"corpus %%d\", %s)\n}\n", names[1], fail),
+		fmt.Sprintf("func %s(f *testing.F) {\n\tf.Logf(\"corpus %%d\", %s)\n\tf.Fuzz(func(t *testing.T, b []byte) {})\n}\n", g.names[0], g.nonces[0]),
+		fmt.Sprintf("func %s(f *testing.F) {\n\tf.Errorf(\"corpus %%d\", %s)\n}\n", g.names[1], g.nonces[1]),
 	}
 	if d.r.IntN(2) == 1 {
 		bodies[0], bodies[1] = bodies[1], bodies[0]
 	}
-	src := "package " + name + "\n\nimport \"testing\"\n\n" + bodies[0] + "\n" + bodies[1]
-	if like != "" {
-		like = path.Join(rel, like)
-	}
-	k.files = append(k.files, knownFile(rel, file, like, src))
-	for i, want := range []string{attempt.Pass, attempt.Fail} {
-		nonce := []string{pass, fail}[i]
-		k.answers = append(k.answers, knownAnswer{shape: &Shape{Framework: evidence.FrameworkGo, Test: names[i], Pkg: pkg},
-			label: path.Join(rel, file) + "::" + names[i], want: want, nonce: nonce, scope: pkg})
-	}
-	return nil
+	g.src = "package " + name + "\n\nimport \"testing\"\n\n" + bodies[0] + "\n" + bodies[1]
+	return g, nil
 }
 
 func fileExists(p string) bool {

@@ -145,7 +145,8 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	sum := sha256.New()
 	cmd := attempt.Command{Dir: at.Dir, Env: c.iso.Env, WallBudget: budget, NoTestMarkers: []string{},
 		Sandbox: c.attemptSandbox(at, run[0].r.j.ps), Output: io.MultiWriter(rep, sum)}
-	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: b.shape.Framework, Dir: at.Dir, Members: shapes, Seed: run[0].r.j.seed, GoList: b.goList}, b.shape)
+	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: b.shape.Framework, Dir: at.Dir, Members: shapes, Seed: run[0].r.j.seed, GoList: b.goList,
+		Draws: &c.knownDraws, Tree: knownTree(at)}, b.shape)
 	if err != nil {
 		b.noteAll(run, keep, side, index, attempt.Outcome{Result: attempt.Errored, ExitCode: -1, Started: started, Reason: err.Error()}, results)
 		return nil, nil
@@ -293,3 +294,12 @@ func (b *batchRun) noteOne(m *batchMember, side string, index int, out *attempt.
 
 // memberLabel names a triple among a batch's members.
 func memberLabel(j *job) string { return batch.Label(j.ps.prop.Path, j.ps.prop.Name) }
+
+// knownTree is the key of a tree's known answers (batch.KnownPlan.Tree):
+// its side and revision, the same in every worker's copy.
+func knownTree(t *sitepkg.Tree) string {
+	if t.SHA == "" {
+		return ""
+	}
+	return t.Side + " " + t.SHA
+}

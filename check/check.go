@@ -188,6 +188,7 @@ type checker struct {
 	times         processTimes            // the attempts' processes (timings.go)
 	corpusMu      sync.Mutex
 	corpusRefused map[flakegate.CorpusAdd][]string // failing seeds the corpus did not keep, by why (corpus.go)
+	knownDraws    batch.KnownDraws                 // the go known answers, one draw per tree and package (batch/knowndraws.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {

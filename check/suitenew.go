@@ -181,7 +181,8 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *sitepkg.T
 		Sandbox: sb, Output: rep}
 	// Known answers, as in every batch (known.go): a run whose report
 	// the test process wrote counts as passed by no new test.
-	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: shapes[0].Framework, Dir: t.Dir, Members: shapes, Seed: seed}, shapes[0])
+	known, undo, err := batch.ArmKnown(&cmd, batch.KnownPlan{Framework: shapes[0].Framework, Dir: t.Dir, Members: shapes, Seed: seed,
+		Draws: &c.knownDraws, Tree: knownTree(t)}, shapes[0])
 	if err != nil {
 		return nil, err
 	}
