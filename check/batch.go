@@ -152,6 +152,9 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		return nil, nil
 	}
 	defer undo()
+	if b.shape.Framework == evidence.FrameworkGo {
+		c.useGoBuild(ctx, &cmd, knownTree(at)) // gobuild.go
+	}
 	stream, streamed := b.batchStream(side, index(run[0]), len(run), known) // batchstream.go: progress only
 	if stream != nil {
 		cmd.Output = io.MultiWriter(rep, sum, stream)

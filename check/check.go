@@ -189,6 +189,7 @@ type checker struct {
 	corpusMu      sync.Mutex
 	corpusRefused map[flakegate.CorpusAdd][]string // failing seeds the corpus did not keep, by why (corpus.go)
 	knownDraws    batch.KnownDraws                 // the go known answers, one draw per tree and package (batch/knowndraws.go)
+	goBuilds      goBuilds                         // the go trees' build steps (gobuild.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -265,6 +266,7 @@ func (c *checker) close() {
 		c.store.Close()
 	}
 	c.goc.Release()
+	c.removeGoBuilds()
 }
 
 // useBase takes the repository and the config of b.

@@ -187,6 +187,9 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *sitepkg.T
 		return nil, err
 	}
 	defer undo()
+	if shapes[0].Framework == evidence.FrameworkGo {
+		c.useGoBuild(ctx, &cmd, knownTree(t)) // gobuild.go
+	}
 	file, err := batch.AddReportFile(&cmd, shapes[0].Framework) // batch.go
 	if err != nil {
 		return nil, err

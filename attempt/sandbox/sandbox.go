@@ -85,6 +85,10 @@ type Sandbox struct {
 	// itself is its Go build cache, read-write. Only for trusted code
 	// (the base), never a candidate's attempt.
 	FillGoCache bool
+	// GoCacheBuilt are more read-only lower layers of the attempt's Go
+	// cache, over GoCache: what a check's build step (an attempt that
+	// ran no test code, Persist) kept of the same tree. As root only.
+	GoCacheBuilt []string
 	// GoModCache is the attempt's Go module cache, a host folder bound
 	// read-only at SandboxGoModCache ("" for none): only the modules the
 	// base's go.sum names, never the host's whole module cache.
@@ -329,7 +333,11 @@ func (spec *helperSpec) shareGoCache(s *Sandbox) {
 	case s.GoCache != "" && s.FillGoCache:
 		spec.FillGoCache = s.GoCache
 	case s.GoCache != "":
-		spec.GoCache = []cacheLayer{{Src: s.GoCache}}
+		spec.GoCache = nil
+		for _, b := range s.GoCacheBuilt {
+			spec.GoCache = append(spec.GoCache, cacheLayer{Src: b})
+		}
+		spec.GoCache = append(spec.GoCache, cacheLayer{Src: s.GoCache})
 	}
 }
 
