@@ -44,13 +44,30 @@ type goBuild struct {
 	layer string
 }
 
+// goBuildFlags are the go test flags that change what is built, and
+// whether each takes a value (its next argument unless given with =);
+// every other flag is the test binary's, and the build leaves it out, so
+// that the batches of other seeds and members share the build. A flag
+// left out can only make an attempt miss the build's cache, never hit
+// an entry of another build: the cache is keyed by what goes into a
+// build.
+var goBuildFlags = map[string]bool{"a": false, "asan": false, "msan": false, "race": false, "trimpath": false, "linkshared": false,
+	"buildmode": true, "buildvcs": true, "compiler": true, "gccgoflags": true, "gcflags": true, "installsuffix": true, "ldflags": true,
+	"mod": true, "modfile": true, "overlay": true, "pgo": true, "pkgdir": true, "tags": true, "vet": true,
+	"cover": false, "covermode": true, "coverpkg": true, "coverprofile": true, "fuzz": true, "json": false}
+
+// goRunFlags are go test's own test binary flags that take a value.
+var goRunFlags = map[string]bool{"run": true, "skip": true, "count": true, "shuffle": true, "timeout": true, "parallel": true, "cpu": true,
+	"bench": true, "benchtime": true, "list": true, "fuzztime": true, "fuzzminimizetime": true, "outputdir": true,
+	"cpuprofile": true, "memprofile": true, "blockprofile": true, "mutexprofile": true, "trace": true}
+
 // goBuildArgv is a go batch's argv (prog test ...) as a build that runs
-// no test code, and the key of the build (the argv without the flags
-// that only the test binary reads); ok is false for a command the build
-// cannot stand for (its own -exec, -toolexec, -c, -o, -args).
-func goBuildArgv(argv []string) (build []string, key string, ok bool) {
+// no test code (go test -exec /bin/true -count=1, its build flags and
+// packages), which is also the build's key; ok is false for a command
+// the build cannot stand for (its own -exec, -toolexec, -c, -o, -args).
+func goBuildArgv(argv []string) (build []string, ok bool) {
 	if len(argv) < 3 || argv[1] != "test" {
-		return nil, "", false
+		return nil, false
 	}
 	build = []string{argv[0], "test", "-exec", "/bin/true", "-count=1"}
 	for i := 2; i < len(argv); i++ {
@@ -60,18 +77,22 @@ func goBuildArgv(argv []string) (build []string, key string, ok bool) {
 			continue
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch strings.TrimPrefix(name, "test.") {
+		switch name {
 		case "exec", "toolexec", "c", "o", "args", "i", "n":
-			return nil, "", false
-		case "count", "run", "shuffle", "timeout", "skip": // the test binary's: the build leaves them out
-			if !hasValue {
-				i++ // and its value
-			}
-			continue
+			return nil, false
 		}
-		build = append(build, a)
+		takesValue, isBuild := goBuildFlags[name]
+		switch {
+		case isBuild && takesValue && !hasValue && i+1 < len(argv):
+			build = append(build, a, argv[i+1])
+			i++
+		case isBuild:
+			build = append(build, a)
+		case !hasValue && goRunFlags[name] && i+1 < len(argv):
+			i++ // a test binary flag's value
+		}
 	}
-	return build, strings.Join(build, "\x00"), true
+	return build, true
 }
 
 // useGoBuild gives cmd's attempt (a go batch of tree, its known answers
@@ -82,11 +103,11 @@ func (c *checker) useGoBuild(ctx context.Context, cmd *attempt.Command, tree str
 	if sb == nil || tree == "" || !sb.Level.Root || !sb.Overlay || sb.Level.Copy || sb.GoCache == "" || sb.FillGoCache || sb.Persist != "" {
 		return
 	}
-	argv, key, ok := goBuildArgv(cmd.Argv)
+	argv, ok := goBuildArgv(cmd.Argv)
 	if !ok {
 		return
 	}
-	key = tree + "\x00" + sb.Prepared + "\x00" + strings.TrimPrefix(cmd.Dir, sb.Tree) + "\x00" + key
+	key := tree + "\x00" + sb.Prepared + "\x00" + strings.TrimPrefix(cmd.Dir, sb.Tree) + "\x00" + strings.Join(argv, "\x00")
 	c.goBuilds.mu.Lock()
 	b := c.goBuilds.by[key]
 	first := b == nil

@@ -1,0 +1,101 @@
+package e2e_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCheckGoBuildStep (a prototype's test, see check/gobuild.go): the
+// go attempts of a tree get the build step's Go cache as one more
+// read-only lower layer (their overlay's lowerdir names two layers), and
+// no attempt sees a file that test code wrote in the cache: the build
+// step runs none (go test -exec /bin/true), and each attempt's own
+// writes are thrown away with it. The package's test variable writes
+// $GOCACHE/fg-planted in every process that runs its test code and
+// says whether it was there already.
+func TestCheckGoBuildStep(t *testing.T) {
+	t.Parallel()
+	needTool(t, "go")
+	entry := func(name string) string {
+		return `  - path: p/p_test.go
+    name: ` + name + `
+    seeds: [1, 2, 3]
+    run: [go, test, -count=1, -run, "^{name}$", ./p, "-seed={seed}"]
+    wall_budget: 60s
+`
+	}
+	r := newRepo(t, map[string]string{
+		"go.mod":         "module example.com/bs\n\ngo 1.21\n",
+		"README.md":      "bs\n",
+		"flakegate.yaml": goBatchHead + entry("TestProbe") + entry("TestOther"),
+		"p/p.go":         "package p\n\n// V is 1.\nfunc V() int { return 1 }\n",
+		"p/p_test.go": `package p
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+` + goSeedFlag + `
+var planted = plant()
+
+// plant writes a file into the Go cache and says whether it was there.
+func plant() string {
+	c := os.Getenv("GOCACHE")
+	if c == "" {
+		c = "/tmp/go-build"
+	}
+	p := filepath.Join(c, "fg-planted")
+	_, err := os.Stat(p)
+	werr := os.WriteFile(p, []byte("x"), 0o644)
+	if err == nil {
+		return "PLANTED-SEEN"
+	}
+	return "PLANTED-NOT-SEEN (write: " + func() string { if werr != nil { return werr.Error() }; return "ok" }() + ")"
+}
+
+func TestProbe(t *testing.T) {
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, l := range strings.Split(string(mi), "\n") {
+		if strings.Contains(l, " /tmp/go-build ") {
+			t.Log("GOCACHE-MOUNT " + l)
+		}
+	}
+	t.Log(planted)
+}
+
+func TestOther(t *testing.T) {
+	if V() != 1 {
+		t.Fatal("no")
+	}
+}
+`,
+	})
+	r.candidate("docs", map[string]string{"README.md": "bs, docs\n"})
+	cr := r.check("--base", "base", "--candidate", "docs")
+	if got := strings.Join(cr.labels(), ","); got != "PASS,PASS,PASS,PASS,PASS,PASS" {
+		t.Fatalf("labels %s, want six PASS\n%s", got, cr)
+	}
+	probes := 0
+	for i := range cr.summary.Results {
+		rec := cr.record(t, i)
+		for _, at := range rec.Attempts {
+			if !strings.Contains(at.OutputTail, "PLANTED-") {
+				continue // TestOther's
+			}
+			probes++
+			if !strings.Contains(at.OutputTail, "PLANTED-NOT-SEEN (write: ok)") {
+				t.Errorf("seed %s, %s attempt %d saw a file test code wrote in the Go cache, or could not write one:\n%s", rec.Seed, at.Side, at.Index, at.OutputTail)
+			}
+			if !strings.Contains(at.OutputTail, "gocache-lower/1") {
+				t.Errorf("seed %s, %s attempt %d: its Go cache has no build step's layer:\n%s", rec.Seed, at.Side, at.Index, at.OutputTail)
+			}
+		}
+	}
+	if probes < 3 {
+		t.Errorf("%d attempts of TestProbe, want one per seed at least", probes)
+	}
+}
