@@ -22,6 +22,8 @@
 //	known.go   the known answers planted in every batch (ArmKnown,
 //	           KnownSet.Judge), per framework in knowngo.go, knownpy.go
 //	           and knownjs.go
+//	knowndraws.go  a go package's known answers drawn once per check,
+//	           tree and package (KnownDraws)
 //
 // The package starts no process: the batch's command, report file and
 // known answers are put on an attempt.Command its caller runs. The Driver

@@ -41,6 +41,8 @@
 //	              has each triple's shape, the command and its known answers)
 //	batch.go      a batch's processes (the Driver asks, runner.go), each member
 //	              judged from its report (batch.Judge)
+//	gobuild.go    a go tree's build step (prototype): its test binaries built
+//	              once per check, the cache layer shared read-only
 //	graded.go     the graded candidate's use in a check (grade.MakeGraded builds it)
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
