@@ -2,6 +2,7 @@ package batch
 
 import (
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/flakegate/flakegate/evidence"
@@ -35,5 +36,32 @@ func TestKnownDrawsOncePerTree(t *testing.T) {
 	}
 	if b, c := plant("", "1", "TestA"), plant("", "1", "TestA"); same(b, c) {
 		t.Errorf("without a tree key two attempts planted the same answers: %+v", b.files)
+	}
+}
+
+// TestKnownDrawsConcurrent: workers planting in one tree at once get
+// one draw.
+func TestKnownDrawsConcurrent(t *testing.T) {
+	dir := knownModule(t)
+	var draws KnownDraws
+	sets := make([]*KnownSet, 8)
+	var wg sync.WaitGroup
+	for i := range sets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k, err := plantKnown(KnownPlan{Framework: evidence.FrameworkGo, Dir: dir, Members: goMembers("1", "TestA"), Seed: "1", Draws: &draws, Tree: "candidate abc"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			sets[i] = k
+		}()
+	}
+	wg.Wait()
+	for _, k := range sets[1:] {
+		if k == nil || sets[0] == nil || string(k.files[0].Data) != string(sets[0].files[0].Data) {
+			t.Fatalf("concurrent plants drew twice")
+		}
 	}
 }
