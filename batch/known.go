@@ -123,11 +123,18 @@ func (p *KnownPlan) words() []string {
 		if i := strings.LastIndex(name, "::"); i >= 0 {
 			name = name[i+2:]
 		}
-		for _, w := range splitWords(name) {
-			w = strings.ToLower(w)
-			if len(w) >= 3 && len(w) <= 12 && w != "test" && w != "fuzz" && w != "example" && !slices.Contains(pool, w) {
-				pool = append(pool, w)
-			}
+		pool = addNameWords(pool, name)
+	}
+	return pool
+}
+
+// addNameWords adds the words of a test name to pool: lower case, of 3
+// to 12 letters, not test, fuzz or example, each once.
+func addNameWords(pool []string, name string) []string {
+	for _, w := range splitWords(name) {
+		w = strings.ToLower(w)
+		if len(w) >= 3 && len(w) <= 12 && w != "test" && w != "fuzz" && w != "example" && !slices.Contains(pool, w) {
+			pool = append(pool, w)
 		}
 	}
 	return pool

@@ -14,8 +14,6 @@
 package batch
 
 import (
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/flakegate/flakegate/internal/lazyre"
@@ -67,12 +65,7 @@ func packageWords(sources []string) []string {
 	pool := append([]string(nil), knownWords...)
 	for _, src := range sources {
 		for _, m := range goTestFuncRe.FindAllStringSubmatch(src, -1) {
-			for _, w := range splitWords(m[1]) {
-				w = strings.ToLower(w)
-				if len(w) >= 3 && len(w) <= 12 && w != "test" && w != "fuzz" && w != "example" && !slices.Contains(pool, w) {
-					pool = append(pool, w)
-				}
-			}
+			pool = addNameWords(pool, m[1])
 		}
 	}
 	return pool
