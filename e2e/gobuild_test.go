@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -90,7 +91,7 @@ func TestOther(t *testing.T) {
 			if !strings.Contains(at.OutputTail, "PLANTED-NOT-SEEN (write: ok)") {
 				t.Errorf("seed %s, %s attempt %d saw a file test code wrote in the Go cache, or could not write one:\n%s", rec.Seed, at.Side, at.Index, at.OutputTail)
 			}
-			if !strings.Contains(at.OutputTail, "gocache-lower/1") {
+			if os.Geteuid() == 0 && !strings.Contains(at.OutputTail, "gocache-lower/1") { // the build step is root's only (check/gobuild.go)
 				t.Errorf("seed %s, %s attempt %d: its Go cache has no build step's layer:\n%s", rec.Seed, at.Side, at.Index, at.OutputTail)
 			}
 		}
