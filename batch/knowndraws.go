@@ -1,10 +1,10 @@
-// Known answers drawn once per check (a prototype: stop 51's lever).
+// Known answers drawn once per check, tree and package.
 //
 // A go batch's known answers are new source in its package, so an
 // attempt that carries answers of its own builds the package's test
 // binary again. Drawn once per check, tree and package, every go attempt
 // of that tree plants the same file, and its build can be shared
-// (site: the build step). The nonces stay secret from anything prepared
+// (gocache/build.go: the build step). The nonces stay secret from anything prepared
 // before the check (committed code, a fixture): they are drawn from the
 // system's randomness at the first use in this check. A process of the
 // check can read them in its own attempt, as it always could; no attempt

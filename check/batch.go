@@ -153,7 +153,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	}
 	defer undo()
 	if b.shape.Framework == evidence.FrameworkGo {
-		c.useGoBuild(ctx, &cmd, knownTree(at)) // gobuild.go
+		c.goBuilds.Use(ctx, &cmd, knownTree(at)) // gocache/build.go
 	}
 	stream, streamed := b.batchStream(side, index(run[0]), len(run), known) // batchstream.go: progress only
 	if stream != nil {

@@ -41,8 +41,6 @@
 //	              has each triple's shape, the command and its known answers)
 //	batch.go      a batch's processes (the Driver asks, runner.go), each member
 //	              judged from its report (batch.Judge)
-//	gobuild.go    a go tree's build step (prototype): its test binaries built
-//	              once per check, the cache layer shared read-only
 //	graded.go     the graded candidate's use in a check (grade.MakeGraded builds it)
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
@@ -81,6 +79,7 @@ import (
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/fleet"
+	"github.com/flakegate/flakegate/gocache"
 	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/internal/flock"
 )
@@ -191,7 +190,7 @@ type checker struct {
 	corpusMu      sync.Mutex
 	corpusRefused map[flakegate.CorpusAdd][]string // failing seeds the corpus did not keep, by why (corpus.go)
 	knownDraws    batch.KnownDraws                 // the go known answers, one draw per tree and package (batch/knowndraws.go)
-	goBuilds      goBuilds                         // the go trees' build steps (gobuild.go)
+	goBuilds      gocache.Builds                   // the go trees' build steps (gocache/build.go)
 }
 
 func newChecker(ctx context.Context, opts Options) (*checker, error) {
@@ -229,6 +228,7 @@ func newChecker(ctx context.Context, opts Options) (*checker, error) {
 		return nil, err
 	}
 	c.useBase(b)
+	c.goBuilds.Root = gocache.BuildsRoot(c.common)
 	c.watch = []string{b.ConfigPath}
 	if c.diff, err = c.git.DiffNames(ctx, c.baseSHA, c.candSHA); err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func (c *checker) close() {
 		c.store.Close()
 	}
 	c.goc.Release()
-	c.removeGoBuilds()
+	c.goBuilds.Close()
 }
 
 // useBase takes the repository and the config of b.

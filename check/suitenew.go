@@ -188,7 +188,7 @@ func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *sitepkg.T
 	}
 	defer undo()
 	if shapes[0].Framework == evidence.FrameworkGo {
-		c.useGoBuild(ctx, &cmd, knownTree(t)) // gobuild.go
+		c.goBuilds.Use(ctx, &cmd, knownTree(t)) // gocache/build.go
 	}
 	file, err := batch.AddReportFile(&cmd, shapes[0].Framework) // batch.go
 	if err != nil {

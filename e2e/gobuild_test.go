@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestCheckGoBuildStep (a prototype's test, see check/gobuild.go): the
+// TestCheckGoBuildStep (gocache/build.go): the
 // go attempts of a tree get the build step's Go cache as one more
 // read-only lower layer (their overlay's lowerdir names two layers), and
 // no attempt sees a file that test code wrote in the cache: the build
@@ -91,7 +91,7 @@ func TestOther(t *testing.T) {
 			if !strings.Contains(at.OutputTail, "PLANTED-NOT-SEEN (write: ok)") {
 				t.Errorf("seed %s, %s attempt %d saw a file test code wrote in the Go cache, or could not write one:\n%s", rec.Seed, at.Side, at.Index, at.OutputTail)
 			}
-			if os.Geteuid() == 0 && !strings.Contains(at.OutputTail, "gocache-lower/1") { // the build step is root's only (check/gobuild.go)
+			if os.Geteuid() == 0 && !strings.Contains(at.OutputTail, "gocache-lower/1") { // the build step is root's only (gocache/build.go)
 				t.Errorf("seed %s, %s attempt %d: its Go cache has no build step's layer:\n%s", rec.Seed, at.Side, at.Index, at.OutputTail)
 			}
 		}

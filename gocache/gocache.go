@@ -16,7 +16,9 @@
 //     command that stopped at a missing module;
 //   - mirror.go: the caches' resident mirror on the worktrees' tmpfs;
 //   - reads.go: what the base's go suites read in the fill's run (go's
-//     test log) and how long each package took, for the check's impact.
+//     test log) and how long each package took, for the check's impact;
+//   - build.go: a go tree's build step, its test binaries built once per
+//     check and laid read-only under the later attempts of that tree.
 //
 // The caller (the check, a replay) owns the sandbox: it points the
 // attempts' sandbox at BuildDir and ModDir, and gives Fill and Fetch the
