@@ -24,7 +24,11 @@ echo "# uptime: $(uptime)"
 echo "# nproc: $(nproc)"
 echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "# kernel: $(uname -r); $(bwrap --version); $(go version)${header_extra:-}; uid $(id -u)"
-echo "# flakegate: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + uncommitted changes'); rounds $rounds"
+if [ -n "${FLAKEGATE:-}" ]; then
+	echo "# flakegate: the binary $FLAKEGATE (FLAKEGATE; its name says its commit); rounds $rounds"
+else
+	echo "# flakegate: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + uncommitted changes'); rounds $rounds"
+fi
 echo "# module: github.com/spf13/cobra v1.10.2 (root package), from $src"
 
 gitc() { git -c user.name=b -c user.email=b@example.com "$@"; }
