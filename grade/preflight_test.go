@@ -186,3 +186,39 @@ func TestPreflightRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc) })
 	}
 }
+
+// TestDropGatedHelpers: a go suite test's globs leave out the test-only
+// packages its own suite gates (code under test, graded by their own
+// tests), keep a helper the suite does not gate, and keep everything for
+// a property outside a suite or a suite that is not listed.
+func TestDropGatedHelpers(t *testing.T) {
+	helper := func(dir string) infra.Watch {
+		return infra.Watch{Glob: dir + "/*.go", Why: goHelperWhy + " (a test helper of pkg)"}
+	}
+	globs := []infra.Watch{helper("cmpopts"), helper("internal/footest"), {Glob: "pkg/testdata/rapid/**", Why: "rapid fail files of the property's package"}}
+	asked := 0
+	g := &Grader{SuiteFiles: func(i int) []string {
+		asked++
+		if i != 0 {
+			return nil
+		}
+		return []string{"pkg/a_test.go", "cmpopts/equate_test.go"}
+	}}
+	suite := &config.Property{Path: "pkg/a_test.go", Framework: config.FrameworkGo, Suite: &config.Suite{Index: 0}}
+	for range 2 {
+		got := g.dropGatedHelpers(suite, slices.Clone(globs))
+		if want := []infra.Watch{globs[1], globs[2]}; !slices.Equal(got, want) {
+			t.Errorf("suite test's globs %v, want %v", got, want)
+		}
+	}
+	if asked != 1 {
+		t.Errorf("the suite's files were listed %d times, want once", asked)
+	}
+	unlisted := &config.Property{Path: "pkg/a_test.go", Framework: config.FrameworkGo, Suite: &config.Suite{Index: 1}}
+	alone := &config.Property{Path: "pkg/a_test.go", Framework: config.FrameworkGo}
+	for _, p := range []*config.Property{unlisted, alone} {
+		if got := g.dropGatedHelpers(p, slices.Clone(globs)); !slices.Equal(got, globs) {
+			t.Errorf("globs %v, want all of %v", got, globs)
+		}
+	}
+}

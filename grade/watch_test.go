@@ -1,12 +1,14 @@
 package grade
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/grade/infra"
 )
 
 func TestInDiff(t *testing.T) {
@@ -64,5 +66,35 @@ func TestWatchGlobsAndDigests(t *testing.T) {
 	py2.Run = []string{"pytest", "{path}"}
 	if EntrySHA256(cfg, &py2) == e1 || RunSHA256(&py2) == RunSHA256(py) {
 		t.Errorf("a new command kept the digests")
+	}
+}
+
+// TestExplainWatch: each property lists its file, its generator, the
+// config and an in-repository ledger, then its globs, and its prepare's
+// command apart (run, not watched).
+func TestExplainWatch(t *testing.T) {
+	files := map[string]string{"flakegate.yaml": "version: 1\n", "tests/test_x.py": "def test_x():\n    pass\n", "gen.sh": "true\n"}
+	g, shas := gitRepo(t, files)
+	cfg := &config.Config{Watch: []string{"ci/**"}, Properties: []config.Property{
+		{Path: "tests/test_x.py", Name: "test_x", Framework: config.FrameworkPytest, Generator: "gen.sh", Prepare: &config.Prepare{Run: []string{"make", "deps"}}},
+	}}
+	lists, err := ExplainWatch(context.Background(), cfg, "flakegate.yaml", []string{"ledger/"}, infra.New(g, shas[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lists) != 1 || lists[0].Property != "tests/test_x.py::test_x" || lists[0].Framework != config.FrameworkPytest || !slices.Equal(lists[0].Prepare, []string{"make", "deps"}) {
+		t.Fatalf("lists %+v", lists)
+	}
+	var got []string
+	for _, w := range lists[0].Watch {
+		got = append(got, w.Glob+" = "+w.Why)
+	}
+	want := []string{"tests/test_x.py = the property file", "gen.sh = the fixture generator", "flakegate.yaml = the config",
+		"ledger/ = the ledger (inside the repository)", "tests/conftest.py = pytest configuration"}
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Errorf("watch %q\nwant it to start with %q", got, want)
+	}
+	if !slices.Contains(got, "ci/** = the global watch") || slices.Contains(got, "pyproject.toml = pytest configuration") {
+		t.Errorf("watch %q: want the global watch, and no pyproject.toml (the prepare reads it)", got)
 	}
 }
