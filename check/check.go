@@ -19,8 +19,9 @@
 //	site.go       site: what setting up a check's attempts needs, and those
 //	              steps' state (the checker embeds one); Site: a check set up
 //	              up to its first attempt, over a site alone, for doctor
-//	props.go      per-property digests of both sides, watched paths (preflight),
-//	              with the test infrastructure grade/infra finds
+//	props.go      per-property state and the check's calls into package grade:
+//	              the preflight (digests of both sides, watched paths), what
+//	              the prepares wrote, grader edits, the tests the patch changes
 //	worktrees.go  the check's use of the worktrees package site opens
 //	              (where they live, their lock, the reset after an attempt):
 //	              overlay or reset mode, and the progress line saying which
@@ -41,12 +42,10 @@
 //	              has each triple's shape, the command and its known answers)
 //	batch.go      a batch's processes (the Driver asks, runner.go), each member
 //	              judged from its report (batch.Judge)
-//	graded.go     the graded candidate's use in a check (grade.MakeGraded builds it)
 //	prepare.go    the prepared layer of each tree, and its cache, after the ledger lookup
 //	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
 //	              set up beside the sandbox, modules fetched, the fill from the
 //	              base tree (package site mirrors them on the tmpfs)
-//	preparewatch.go  what a prepare wrote to watched paths (CONTAMINATED, FIXTURE)
 //	impact.go     impact: true: the suite tests the patch cannot reach, not run again,
 //	              and more order seeds for the ones it can (package impact decides,
 //	              package suites plans the runs; impactpy.go, impactjs.go per framework)
@@ -67,7 +66,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -80,7 +78,6 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/gocache"
-	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/internal/flock"
 )
 
@@ -171,22 +168,19 @@ type checker struct {
 	opts          Options
 	candSHA       string
 	diff          []string      // where the graded tree differs from the base (the candidate's tree, without suites or properties that take files back)
-	graded        *grade.Graded // the graded candidate (graded.go)
+	graded        *grade.Graded // the graded candidate (grade/graded.go)
 	watch         []string      // config and in-repo ledger: every triple's watch_paths
 	store         flakegate.Store
 	props         []*propState
 	now           func() time.Time
 	secret        []byte        // the store's seed secret, when seeds are drawn (seeds.go)
-	baseInfra     *infra.Finder // the base revision's test infrastructure (props.go)
+	grader        *grade.Grader // grades the properties: preflight, prepares' writes, changed tests (props.go)
 	histMu        sync.Mutex
 	hist          map[string]batch.History // base results of earlier records, by triple (probe.go)
 	prepWatchMu   sync.Mutex
-	prepWatch     map[int]*prepWatch      // what the prepares of a property wrote, by its index (preparewatch.go)
-	digests       map[string]digested     // digestIn's answers by tree and path (the preflight's; props.go)
-	partChanged   map[string]bool         // watchedChange's answers by glob and path (the preflight's; graded.go)
-	gatedPkgs     map[int]map[string]bool // the Go package folders each go suite gates, by suite index (props.go)
-	started       time.Time               // when Run began (timings.go)
-	times         processTimes            // the attempts' processes (timings.go)
+	prepWatch     map[int]*grade.PrepareWatch // what the prepares of a property wrote, by its index (props.go)
+	started       time.Time                   // when Run began (timings.go)
+	times         processTimes                // the attempts' processes (timings.go)
 	corpusMu      sync.Mutex
 	corpusRefused map[flakegate.CorpusAdd][]string // failing seeds the corpus did not keep, by why (corpus.go)
 	knownDraws    batch.KnownDraws                 // the go known answers, one draw per tree and package (batch/knowndraws.go)
@@ -376,10 +370,7 @@ func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
 	if err := c.expandSuites(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.noteChangedTests(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.preflight(ctx); err != nil {
+	if err := c.gradeProperties(ctx); err != nil {
 		return nil, err
 	}
 	if err := c.seedSecret(ctx); err != nil {
@@ -457,22 +448,6 @@ func (c *checker) warmGoCaches(ctx context.Context, tr sitepkg.TreeRoot) (time.D
 		c.say("worktrees: " + c.redact(note))
 	}
 	return fill, nil
-}
-
-// inDiff returns the watched paths found in the diff: an entry ending in
-// "/" matches every path under it.
-func inDiff(diff, watched []string) []string {
-	var hits []string
-	for _, w := range watched {
-		for _, d := range diff {
-			d = path.Clean(d)
-			if d == path.Clean(w) || strings.HasSuffix(w, "/") && strings.HasPrefix(d, w) {
-				hits = append(hits, w)
-				break
-			}
-		}
-	}
-	return hits
 }
 
 // source returns where the workers take their triples from, the

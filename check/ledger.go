@@ -67,7 +67,7 @@ func (c *checker) useLedgerKey(key string) error {
 // mayConsultLedger is false when a freeze must not hide what the patch
 // did: a watched path is in the diff or the fixture changed (the table
 // rejects such a triple), or the patch edits the test's file or its
-// world, which the graded tree took back (graded.go): the base's version
+// world, which the graded tree took back (grade/gradertests.go): the base's version
 // runs, and a failure of it is CONTAMINATED, never skipped.
 func (c *checker) mayConsultLedger(ps *propState) bool {
 	return len(ps.contaminated) == 0 && ps.candFixtureSHA256 == ps.baseFixtureSHA256 && len(ps.graderEdits) == 0

@@ -21,6 +21,7 @@ import (
 	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
+	"github.com/flakegate/flakegate/grade"
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/diskfull"
 	"github.com/flakegate/flakegate/internal/flock"
@@ -38,8 +39,8 @@ type preparedTree struct {
 	cached  bool
 	exit    int
 	lock    *os.File // a shared lock on dir while the check uses it
-	// wrote lists what the prepare wrote to the tree (preparewatch.go).
-	wrote []layerEntry
+	// wrote lists what the prepare wrote to the tree (grade/preparewatch.go).
+	wrote []grade.LayerEntry
 }
 
 func preparedKey(side, sha string) string { return side + "\x00" + sha }
@@ -53,7 +54,7 @@ func (c *checker) initPrepares() {
 		c.prepared = map[string]*preparedTree{}
 	}
 	c.preparedMu.Unlock()
-	c.prepWatch = map[int]*prepWatch{}
+	c.prepWatch = map[int]*grade.PrepareWatch{}
 	for _, ps := range c.props {
 		if p := ps.prop.Prepare; p != nil {
 			ps.prepareSHA256 = sitepkg.PrepareSHA256(p, c.iso.Env)
@@ -69,7 +70,7 @@ func (c *checker) initPrepares() {
 // one line per tree ("prepare candidate: 38.2 s (cached: no)"). Then the
 // kept layers are collected down to their bound (site/layergc.go), and what
 // the prepares wrote is held against what ps is graded on
-// (preparewatch.go).
+// (grade/preparewatch.go).
 func (c *checker) ensurePrepared(ctx context.Context, w int, ps *propState) error {
 	p := ps.prop.Prepare
 	if p == nil {

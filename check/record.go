@@ -52,7 +52,7 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 	c, ps, t := r.c, r.j.ps, &r.t
 	p := ps.prop
 	// What the candidate's prepare wrote of the watched paths is part of
-	// the patch's change (preparewatch.go), and the fixture digests are
+	// the patch's change (grade/preparewatch.go), and the fixture digests are
 	// those of the trees the attempts see.
 	diff, watch := c.diff, ps.watch
 	if wrote := c.prepareWrote(ps); len(wrote) > 0 {
@@ -106,7 +106,7 @@ func (r *tripleRun) runRecord() *flakegate.RunRecord {
 	}
 	rec.SeedOrigin = r.j.seedOrigin()
 	rec.Suite, rec.Order = c.suiteKeys(r.j)
-	r.graderKeys(rec) // graded.go
+	r.graderKeys(rec) // grade/gradertests.go
 	return rec
 }
 

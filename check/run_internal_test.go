@@ -20,6 +20,7 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/filestore"
 	"github.com/flakegate/flakegate/fleet"
+	"github.com/flakegate/flakegate/grade"
 	sitepkg "github.com/flakegate/flakegate/site"
 )
 
@@ -916,7 +917,7 @@ func TestExplainWatchAndSite(t *testing.T) {
 			t.Errorf("watch %s: %q (listed %t), want %q; all %v", glob, got, ok, want, why)
 		}
 	}
-	if !slices.ContainsFunc(lists[0].Watch, func(w WatchItem) bool { return strings.Contains(w.Why, "the ledger") }) {
+	if !slices.ContainsFunc(lists[0].Watch, func(w grade.WatchItem) bool { return strings.Contains(w.Why, "the ledger") }) {
 		t.Errorf("a ledger inside the work tree is not watched: %v", why)
 	}
 

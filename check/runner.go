@@ -24,7 +24,7 @@ func (c *checker) driver(runner batch.Runner, runs map[*batch.Member]*tripleRun)
 			return c.baseHistory(ctx, runs[m].j)
 		},
 		// CONTAMINATED: the base passes, and the patch edited what grades
-		// the test (graded.go): a retry would not change the label.
+		// the test (grade/gradertests.go): a retry would not change the label.
 		NoRetry: func(m *batch.Member) bool { return len(runs[m].graderEdits()) > 0 },
 	}
 	if !c.opts.NoReplayCache {

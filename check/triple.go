@@ -320,8 +320,8 @@ func (r *tripleRun) skipWhy() string {
 		return "contaminated by the candidate's prepare, which wrote " + strings.Join(r.c.prepareWrote(ps), ", ")
 	case candFixture != baseFixture:
 		why := ""
-		if pw := r.c.preparedWatch(ps); pw != nil && pw.fixtureWhy != "" {
-			why = " (" + pw.fixtureWhy + ")"
+		if pw := r.c.preparedWatch(ps); pw != nil && pw.FixtureWhy != "" {
+			why = " (" + pw.FixtureWhy + ")"
 		}
 		return fmt.Sprintf("fixture differs from base: %s is %s on the candidate, %s on base%s",
 			ps.prop.Fixture, flakegate.ShortSHA(candFixture), flakegate.ShortSHA(baseFixture), why)

@@ -26,8 +26,29 @@
 // A declared fixture, a generator, the gate's config and a ledger inside
 // the repository stay the candidate's: the table's own rows judge them.
 //
-// MakeGraded (graded.go) builds the graded tree of a check or a replay
-// from a git repository: Build's Plan made a commit.
+// Where the code is:
+//
+//	grade.go        Build: the Plan of the graded tree (which file is the
+//	                base's, and why), by framework: gofiles.go and gomod.go
+//	                (go), pytestconf.go and plugins.go (pytest), pyjs.go and
+//	                npmlock.go (pytest, vitest, jest test files; the locked
+//	                test tooling)
+//	graded.go       MakeGraded: the graded tree of a check or a replay built
+//	                from a git repository, Build's Plan made a commit
+//	edits.go        the patch's edits the graded tree takes back, and which
+//	                of them grade a test
+//	changed*.go     which of the base's tests the patch changes (go, py, js)
+//	watch.go        what a property is graded against: its watched globs
+//	                (with grade/infra's finds), the digests binding a freeze
+//	                to its command and config entry, explain-watch's list
+//	preflight.go    the Grader: a check's properties checked against the
+//	                base worktree and digested on both sides, the diff paths
+//	                that make their triples CONTAMINATED
+//	preparewatch.go what a prepare wrote to watched paths (CONTAMINATED,
+//	                FIXTURE)
+//	gradertests.go  a test's run against the graded tree: the edits that
+//	                make a failure of its base version CONTAMINATED, and the
+//	                tests the patch changes
 package grade
 
 import (
