@@ -8,37 +8,21 @@ package check
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	sitepkg "github.com/flakegate/flakegate/site"
 
 	"github.com/flakegate/flakegate"
-	"github.com/flakegate/flakegate/attempt"
 	"github.com/flakegate/flakegate/attempt/sandbox"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade"
-	"github.com/flakegate/flakegate/internal/atomicfile"
-	"github.com/flakegate/flakegate/internal/diskfull"
-	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/transcript"
 )
 
 // preparedTree is the prepared layer of one side's tree for one prepare.
 type preparedTree struct {
-	side    string
-	sha256  string // prepare_sha256: its command and environment
-	dir     string // the layer (tree/, gocache/), when ok
-	ok      bool
-	reason  string // why it failed: "prepare failed: exit 1: <tail>"
-	seconds float64
-	cached  bool
-	exit    int
-	lock    *os.File // a shared lock on dir while the check uses it
+	*sitepkg.Prepared
 	// wrote lists what the prepare wrote to the tree (grade/preparewatch.go).
 	wrote []grade.LayerEntry
 }
@@ -86,7 +70,7 @@ func (c *checker) ensurePrepared(ctx context.Context, w int, ps *propState) erro
 		if c.preparedFor(ps, side) != nil {
 			continue
 		}
-		if cand := c.preparedFor(ps, transcript.SideCandidate); side == transcript.SideBase && cand != nil && !cand.ok {
+		if cand := c.preparedFor(ps, transcript.SideCandidate); side == transcript.SideBase && cand != nil && !cand.OK {
 			break // its triples are INCOMPLETE whatever the base's prepare does
 		}
 		t := c.trees.Workers[w].Base
@@ -113,16 +97,16 @@ func (c *site) keepPrepared(k string, p *config.Prepare, pt *preparedTree, what 
 	c.prepared[k] = pt
 	c.preparedMu.Unlock()
 	cached := "no"
-	if pt.cached {
+	if pt.Cached {
 		cached = "yes"
 	}
-	line := fmt.Sprintf("prepare %s: %.1f s (cached: %s)", what, pt.seconds, cached)
-	if !pt.ok {
-		line += ": " + pt.reason
+	line := fmt.Sprintf("prepare %s: %.1f s (cached: %s)", what, pt.Seconds, cached)
+	if !pt.OK {
+		line += ": " + pt.Reason
 	}
 	c.say(line)
-	c.prepareRuns = append(c.prepareRuns, flakegate.PrepareRun{Side: pt.side, PrepareSHA256: pt.sha256, Command: p.Run,
-		Seconds: pt.seconds, Cached: pt.cached, ExitCode: pt.exit, OK: pt.ok, Reason: pt.reason})
+	c.prepareRuns = append(c.prepareRuns, flakegate.PrepareRun{Side: pt.Side, PrepareSHA256: pt.SHA256, Command: p.Run,
+		Seconds: pt.Seconds, Cached: pt.Cached, ExitCode: pt.Exit, OK: pt.OK, Reason: pt.Reason})
 }
 
 // suiteLayer is the prepared layer of the config's top-level prepare on
@@ -157,10 +141,10 @@ func (c *site) suiteLayer(ctx context.Context, t *sitepkg.Tree) (dir, why string
 		}
 		c.keepPrepared(k, p, pt, what)
 	}
-	if !pt.ok {
-		return "", pt.reason, nil
+	if !pt.OK {
+		return "", pt.Reason, nil
 	}
-	return pt.dir, "", nil
+	return pt.Dir, "", nil
 }
 
 // releasePrepares lets go of the layers this check used: a later
@@ -169,128 +153,25 @@ func (c *site) releasePrepares() {
 	c.preparedMu.Lock()
 	defer c.preparedMu.Unlock()
 	for _, pt := range c.prepared {
-		if pt.lock != nil {
-			pt.lock.Close()
-			pt.lock = nil
+		if pt.Lock != nil {
+			pt.Lock.Close()
+			pt.Lock = nil
 		}
 	}
 }
 
-// prepareTree returns the prepared layer of tree t for p: cached, or
-// built now in t. A prepare that fails is not an error of the check: the
-// layer says why, and every triple of that tree is INCOMPLETE. Nothing of
-// a failed prepare is kept. A full disk is (exit 3, "no space left on").
+// prepareTree returns the prepared layer of tree t for p
+// (site.PrepareTree), with what it wrote to the tree when it is kept.
 func (c *site) prepareTree(ctx context.Context, p *config.Prepare, sha string, t *sitepkg.Tree) (*preparedTree, error) {
-	side := t.Side
-	pt := &preparedTree{side: side, sha256: sha, exit: -1}
-	if c.iso.Mode != sitepkg.IsolationBwrap || !c.iso.Sandbox.Overlay || !c.iso.Sandbox.Level.Root {
-		pt.reason = "prepare failed: a prepare needs attempts on overlays (flakegate as root, with overlayfs), so that its layer can lie under them"
-		return pt, nil
-	}
-	sb := c.sandboxFor(t.Dir)
-	key := sitepkg.LayerKey(t.SHA, sha, c.iso.Label(), sb.GoCache, sb.Level.UID, p.Budget)
-	root := c.preparedRoot()
-	final := filepath.Join(root, key)
-	if err := os.MkdirAll(root, 0o700); err != nil { // root only: no attempt walks into it
-		return nil, diskfull.Error(err, root, "cannot create the prepared layers' folder")
-	}
-	if lock, err := flock.Share(ctx, final); err == nil {
-		if m, ok := sitepkg.ReadLayerMeta(final); ok {
-			pt.dir, pt.ok, pt.cached, pt.seconds, pt.exit, pt.lock = final, true, true, m.Seconds, m.ExitCode, lock
-			sitepkg.TouchLayer(final)
-			return pt, c.layerWrites(pt)
-		}
-		lock.Close()
-	} else if ctx.Err() != nil {
-		return nil, flakegate.Interrupted(ctx)
-	}
-	if err := t.Acquire(); err != nil {
-		return nil, &flakegate.Error{Code: flakegate.EINTERNAL, Op: "check", Path: t.Dir, Message: "cannot prepare the worktree", Err: err}
-	}
-	if side == transcript.SideBase {
-		if err := c.trees.Prove(ctx, t); err != nil {
-			return nil, err
-		}
-	}
-	// The layer is built in place: the worktree lock keeps other checks of
-	// this repository out, and a layer without meta.json (a check killed
-	// while preparing, or a failed prepare) is never used and is removed.
-	if err := os.RemoveAll(final); err != nil {
-		return nil, diskfull.Error(err, final, "cannot remove an unfinished prepared layer")
-	}
-	keep := false
-	defer func() {
-		if !keep {
-			os.RemoveAll(final)
-			if pt.lock != nil {
-				pt.lock.Close()
-				pt.lock = nil
-			}
-		}
-	}()
-	if err := os.Mkdir(final, 0o755); err != nil {
-		return nil, diskfull.Error(err, final, "cannot create a prepared layer")
-	}
-	lock, err := flock.Share(ctx, final)
+	sp, err := c.iso.PrepareTree(ctx, c.trees, c.preparedRoot(), p, sha, t)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, flakegate.Interrupted(ctx)
-		}
-		return nil, diskfull.Error(err, final, "cannot lock a prepared layer")
+		return nil, err
 	}
-	pt.lock = lock
-	for _, d := range []string{"tree", "gocache"} {
-		if err := os.Mkdir(filepath.Join(final, d), 0o755); err != nil {
-			return nil, diskfull.Error(err, final, "cannot create a prepared layer")
-		}
-	}
-	sb.Persist, sb.Network = final, false // never the host's network, whatever sandbox.network says
-	if p.Network {
-		sb.Outbound = &sandbox.Outbound{Allow: p.Allow}
-	}
-	if p.Disk > 0 {
-		sb.Limits.Disk = p.Disk
-	}
-	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: t.Dir, Env: c.iso.Env, WallBudget: p.Budget, Sandbox: sb, NoTestMarkers: []string{}})
-	if ctx.Err() != nil {
-		return nil, flakegate.Interrupted(ctx)
-	}
-	pt.seconds, pt.exit = attempt.Seconds(out.Wall), out.ExitCode
-	tail := c.redact(out.Tail)
-	if pt.reason = c.prepareFailed(out, p, tail); pt.reason != "" {
+	pt := &preparedTree{Prepared: sp}
+	if !sp.OK {
 		return pt, nil
 	}
-	if out.KeepErr != nil {
-		return nil, diskfull.Error(out.KeepErr, root, "cannot keep the prepared layer")
-	}
-	m := sitepkg.LayerMeta{Command: p.Run, Seconds: pt.seconds, ExitCode: out.ExitCode, At: time.Now().UTC(), Tail: tail, Side: side, Tree: t.SHA}
-	b, _ := json.Marshal(m)
-	if err := atomicfile.WriteFile(filepath.Join(final, "meta.json"), b, 0o644); err != nil {
-		return nil, diskfull.Error(err, final, "cannot keep the prepared layer")
-	}
-	keep = true
-	pt.dir, pt.ok = final, true
 	return pt, c.layerWrites(pt)
-}
-
-// prepareFailed says why a prepare that ended as out failed ("" for
-// none), with the end of its output, tail (redacted).
-func (c *site) prepareFailed(out attempt.Outcome, p *config.Prepare, tail string) string {
-	if out.Limit != "" {
-		return fmt.Sprintf("prepare failed: sandbox %s reached: %s", out.Limit, attempt.ShortTail(tail))
-	}
-	switch out.Result {
-	case attempt.Pass:
-		return ""
-	case attempt.Timeout:
-		return fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, attempt.ShortTail(tail))
-	default:
-		why := fmt.Sprintf("exit %d", out.ExitCode)
-		if out.ExitCode < 0 {
-			why = c.redact(out.Reason)
-		}
-		return "prepare failed: " + why + ": " + attempt.ShortTail(tail)
-	}
 }
 
 // collectLayers removes the least recently used layers until those kept
@@ -318,8 +199,8 @@ func (c *checker) preparedFor(ps *propState, side string) *preparedTree {
 func (c *checker) prepareFailure(ps *propState) string {
 	var why []string
 	for _, side := range []string{transcript.SideCandidate, transcript.SideBase} {
-		if pt := c.preparedFor(ps, side); pt != nil && !pt.ok {
-			why = append(why, side+" "+pt.reason)
+		if pt := c.preparedFor(ps, side); pt != nil && !pt.OK {
+			why = append(why, side+" "+pt.Reason)
 		}
 	}
 	if w := c.basePrepareWrote(ps); w != "" {
@@ -335,8 +216,8 @@ func (c *checker) attemptSandbox(t *sitepkg.Tree, ps *propState) *sandbox.Sandbo
 	if sb == nil {
 		return nil
 	}
-	if pt := c.preparedFor(ps, t.Side); pt != nil && pt.ok {
-		sb.Prepared = pt.dir
+	if pt := c.preparedFor(ps, t.Side); pt != nil && pt.OK {
+		sb.Prepared = pt.Dir
 	}
 	return sb
 }
@@ -348,7 +229,7 @@ func (c *checker) prepareEvents(ps *propState, write func(transcript.Event)) {
 		if pt == nil {
 			continue
 		}
-		write(transcript.Event{Type: transcript.EventPrepare, Side: side, ExitCode: pt.exit, WallSeconds: pt.seconds, FromCache: pt.cached, Reason: pt.reason})
+		write(transcript.Event{Type: transcript.EventPrepare, Side: side, ExitCode: pt.Exit, WallSeconds: pt.Seconds, FromCache: pt.Cached, Reason: pt.Reason})
 	}
 }
 
@@ -359,6 +240,6 @@ func (c *checker) prepareSeconds(ps *propState, side string) *float64 {
 	if pt == nil {
 		return nil
 	}
-	s := pt.seconds
+	s := pt.Seconds
 	return &s
 }

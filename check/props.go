@@ -171,7 +171,7 @@ func (r *tripleRun) graderReason() string {
 // layerWrites lists what the prepared layer pt wrote to its tree
 // (grade.LayerWrites).
 func (c *site) layerWrites(pt *preparedTree) error {
-	wrote, err := grade.LayerWrites(filepath.Join(pt.dir, "tree"))
+	wrote, err := grade.LayerWrites(filepath.Join(pt.Dir, "tree"))
 	pt.wrote = wrote
 	return err
 }
@@ -185,8 +185,8 @@ func (c *checker) watchPrepares(ctx context.Context, ps *propState) error {
 	}
 	var sides []grade.Prepared
 	for _, side := range []string{transcript.SideCandidate, transcript.SideBase} {
-		if pt := c.preparedFor(ps, side); pt != nil && pt.ok {
-			sides = append(sides, grade.Prepared{Side: side, Wrote: pt.wrote, Tree: filepath.Join(pt.dir, "tree")})
+		if pt := c.preparedFor(ps, side); pt != nil && pt.OK {
+			sides = append(sides, grade.Prepared{Side: side, Wrote: pt.wrote, Tree: filepath.Join(pt.Dir, "tree")})
 		}
 	}
 	pw, err := c.grader.PrepareHits(ctx, ps.prop, sides)

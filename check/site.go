@@ -225,13 +225,13 @@ func (s *Site) PrepareBase(ctx context.Context) (res *BasePrepares, done func())
 			continue
 		}
 		c.prepared[preparedKey(transcript.SideBase, sha)] = pt // releasePrepares lets go of it
-		bp.Seconds, bp.Cached = pt.seconds, pt.cached
-		if !pt.ok {
-			bp.Failed = pt.reason
+		bp.Seconds, bp.Cached = pt.Seconds, pt.Cached
+		if !pt.OK {
+			bp.Failed = pt.Reason
 			continue
 		}
 		bp.Sandbox = c.sandboxFor(t.Dir)
-		bp.Sandbox.Prepared = pt.dir
+		bp.Sandbox.Prepared = pt.Dir
 	}
 	res.Uncollected = c.collectLayers()
 	return res, done

@@ -41,7 +41,7 @@ func (r *Replay) prepareIn(ctx context.Context, sb *sandbox.Sandbox, dir, tree s
 	sha := site.PrepareSHA256(p, r.iso.Env)
 	if r.common != "" && tree != "" {
 		key := site.LayerKey(tree, sha, r.iso.Label(), sb.GoCache, sb.Level.UID, p.Budget)
-		layer := filepath.Join(r.common, "flakegate", "prepared", key)
+		layer := filepath.Join(site.PreparedRoot(r.common), key)
 		if m, ok := site.ReadLayerMeta(layer); ok {
 			sb.Prepared = layer
 			r.notes = append(r.notes, fmt.Sprintf("prepare: the check's prepared layer of %s (%.1f s when it ran)", flakegate.ShortSHA(tree), m.Seconds))
@@ -66,17 +66,8 @@ func (r *Replay) prepareIn(ctx context.Context, sb *sandbox.Sandbox, dir, tree s
 		psb.Outbound = &sandbox.Outbound{Allow: p.Allow}
 	}
 	out := attempt.Run(ctx, attempt.Command{Argv: p.Run, Dir: dir, Env: r.iso.Env, WallBudget: p.Budget, Sandbox: &psb, NoTestMarkers: []string{}})
-	tail := r.iso.Redact(out.Tail)
-	switch out.Result {
-	case attempt.Pass:
-	case attempt.Timeout:
-		return done, fmt.Sprintf("prepare failed: ran past its budget %s: %s", p.Budget, attempt.ShortTail(tail))
-	default:
-		what := fmt.Sprintf("exit %d", out.ExitCode)
-		if out.ExitCode < 0 {
-			what = r.iso.Redact(out.Reason)
-		}
-		return done, "prepare failed: " + what + ": " + attempt.ShortTail(tail)
+	if why := r.iso.PrepareFailed(out, p, r.iso.Redact(out.Tail)); why != "" {
+		return done, why
 	}
 	for _, d := range []string{"tree.work", "gocache.work"} {
 		os.RemoveAll(filepath.Join(layer, d))

@@ -3,8 +3,7 @@
 // environment built from the config's sandbox block and probed on this
 // host, the repository's Go caches given to it, the clean worktrees the
 // attempts run in, and what check and replay share of a prepare's layer
-// and of the kept layers. (Issue 45 moves the rest of check's site here:
-// the set-up state, the prepared layers and the one process starter.)
+// and of the kept layers: a prepare's layer is built here too.
 //
 // The files:
 //
@@ -30,4 +29,7 @@
 //	              collection (CollectLayers, TouchLayer)
 //	layer.go      PrepareSHA256, LayerKey, LayerMeta and ReadLayerMeta: a
 //	              prepare's layer, found by check and replay alike; ShowAt
+//	prepare.go    PrepareTree: a prepare run in its tree and kept as a layer
+//	              (or found kept); PrepareFailed, why one failed (check and
+//	              replay alike)
 package site
