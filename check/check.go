@@ -58,8 +58,9 @@
 //	progress.go   the ProgressHandler interface
 //	reason.go     the summary's reasons in words (an attempt that never ran,
 //	              a contamination naming each path once)
-//	plan.go       what a config will cost (check --plan, init)
-//	timings.go    the seconds per process each check keeps for the plan
+//	plan.go       PlanCost: which triples share a process, for package plan's
+//	              estimate of what a config will cost (check --plan, init)
+//	timings.go    what each check measures for the plan (package plan keeps it)
 package check
 
 import (
@@ -79,6 +80,7 @@ import (
 	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/gocache"
 	"github.com/flakegate/flakegate/internal/flock"
+	"github.com/flakegate/flakegate/plan"
 )
 
 // Options are the inputs of one check.
@@ -142,7 +144,7 @@ type Options struct {
 	// Runner names this runner in records (runner_id, runner_host).
 	Runner flakegate.Runner
 	// Timings is what the check keeps for check --plan (timings.go).
-	Timings TimingsKept
+	Timings plan.TimingsKept
 }
 
 // Run performs the check and returns its summary. A reject is a summary

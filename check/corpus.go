@@ -123,3 +123,11 @@ func (t *transcriptRun) candidateFailed() bool {
 	}
 	return false
 }
+
+// count is n things in words: "1 seed", "3 seeds".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/impact"
+	"github.com/flakegate/flakegate/plan"
 	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
@@ -83,7 +84,7 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suites.List)
 		return nil, why, err
 	}
 	total := time.Duration(0)
-	if sec, ok := ReadTimings(c.common).Seconds[ProcessKey(&p)]; ok && sec > 0 {
+	if sec, ok := plan.ReadTimings(c.common).Seconds[plan.ProcessKey(&p)]; ok && sec > 0 {
 		total = time.Duration(sec * float64(time.Second))
 	}
 	return suites.FilePlan(s, list, verdicts, total, gated)

@@ -2,8 +2,6 @@ package check_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"github.com/flakegate/flakegate/check"
 	fgconfig "github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/internal/golden"
+	"github.com/flakegate/flakegate/plan"
 	"github.com/flakegate/flakegate/suites"
 )
 
@@ -30,7 +29,7 @@ func TestPlanCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := check.PlanCost(cfg, check.Timings{Seconds: measured, Source: "flakegate init --measure"}, "")
+	c := check.PlanCost(cfg, plan.Timings{Seconds: measured, Source: "flakegate init --measure"}, "")
 	if c.Triples != 160 || c.Attempts != 320 || c.Processes != 320 || c.MaxAttempts != 160*7 || c.Seconds != 320*14 || !c.Warn || c.Measured != 32 || c.Unmeasured != 0 {
 		t.Fatalf("cost %+v", c)
 	}
@@ -42,15 +41,15 @@ func TestPlanCost(t *testing.T) {
 		}
 	}
 	// Without timings, each process counts its wall budget: an upper bound.
-	c = check.PlanCost(cfg, check.Timings{}, "")
+	c = check.PlanCost(cfg, plan.Timings{}, "")
 	if c.Seconds != 320*300 || c.Measured != 0 || !strings.Contains(strings.Join(c.Lines(), "\n"), "at most") {
 		t.Errorf("unmeasured: %+v\n%s", c, strings.Join(c.Lines(), "\n"))
 	}
 	// One process per property (a batch of its 5 triples).
 	old := check.ProcessGroups
 	defer func() { check.ProcessGroups = old }()
-	check.ProcessGroups = func(_ *fgconfig.Config, ts []check.PlanTriple) [][]check.PlanTriple {
-		by := map[int][]check.PlanTriple{}
+	check.ProcessGroups = func(_ *fgconfig.Config, ts []plan.Triple) [][]plan.Triple {
+		by := map[int][]plan.Triple{}
 		var order []int
 		for _, tr := range ts {
 			if _, ok := by[tr.Property]; !ok {
@@ -58,13 +57,13 @@ func TestPlanCost(t *testing.T) {
 			}
 			by[tr.Property] = append(by[tr.Property], tr)
 		}
-		var out [][]check.PlanTriple
+		var out [][]plan.Triple
 		for _, p := range order {
 			out = append(out, by[p])
 		}
 		return out
 	}
-	c = check.PlanCost(cfg, check.Timings{Seconds: measured, Source: "x"}, "")
+	c = check.PlanCost(cfg, plan.Timings{Seconds: measured, Source: "x"}, "")
 	if c.Triples != 160 || c.Attempts != 320 || c.Processes != 64 || c.Seconds != 64*14 {
 		t.Errorf("batched: %+v", c)
 	}
@@ -81,7 +80,7 @@ func TestPlanCostAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := check.PlanCost(cfg, check.Timings{Seconds: map[string]float64{"a_test.go::TestA": 4}, Source: "flakegate init"}, "")
+	c := check.PlanCost(cfg, plan.Timings{Seconds: map[string]float64{"a_test.go::TestA": 4}, Source: "flakegate init"}, "")
 	// TestA and TestB share a go test process (a batch, as a check runs
 	// them): 2 processes for them (candidate and base), 2 for test_c.
 	if c.Measured != 1 || c.Alike != 1 || c.Unmeasured != 1 || c.Processes != 4 || c.Seconds != 2*4+2*60 {
@@ -110,13 +109,13 @@ func TestPlanCostFromACheck(t *testing.T) {
 			WallBudget: st.WallBudget, Suite: st, Framework: "go", Batch: true, Index: i,
 			Run: []string{"go", "test", "-shuffle={seed}", "-run", "^{name}$", "./" + f[:1]}})
 	}
-	none := check.PlanCost(cfg, check.Timings{}, "b1")
+	none := check.PlanCost(cfg, plan.Timings{}, "b1")
 	text := strings.Join(none.Lines(), "\n")
 	if !none.UpperBound || none.Warn || !strings.Contains(text, "at most") || !strings.Contains(text, "an upper bound from the wall budgets, not a forecast") || strings.Contains(text, "warning") {
 		t.Errorf("unmeasured: %+v\n%s", none, text)
 	}
-	tm := check.Timings{Source: "the check of base b1", Seconds: map[string]float64{"suite ./... a": 2, "suite ./... b": 1},
-		Check: &check.CheckTimes{Base: "b1", Setup: 5, Fill: 40, FillBase: "b1"}}
+	tm := plan.Timings{Source: "the check of base b1", Seconds: map[string]float64{"suite ./... a": 2, "suite ./... b": 1},
+		Check: &plan.CheckTimes{Base: "b1", Setup: 5, Fill: 40, FillBase: "b1"}}
 	c := check.PlanCost(cfg, tm, "b1")
 	// 2 packages x 3 seeds = 6 groups of 2 processes: (2*2 + 2*1) * 3 = 18 s
 	// busy, 9 s at 2 workers; 5 s of setup; no fill (this base is filled).
@@ -166,47 +165,21 @@ func TestPlanLinesGolden(t *testing.T) {
 	var b strings.Builder
 	for _, tc := range []struct {
 		name string
-		t    check.Timings
+		t    plan.Timings
 		base string
 	}{
-		{"nothing measured", check.Timings{}, "b1"},
-		{"after init", check.Timings{Source: "flakegate init, 2026-12-06 14:00 UTC", Seconds: map[string]float64{"t/a_test.go::TestA": 1.5}}, ""},
-		{"after a check of this base", check.Timings{Source: "the check of base b1, 2026-12-06 14:10 UTC",
+		{"nothing measured", plan.Timings{}, "b1"},
+		{"after init", plan.Timings{Source: "flakegate init, 2026-12-06 14:00 UTC", Seconds: map[string]float64{"t/a_test.go::TestA": 1.5}}, ""},
+		{"after a check of this base", plan.Timings{Source: "the check of base b1, 2026-12-06 14:10 UTC",
 			Seconds: map[string]float64{"t/a_test.go::TestA": 1.5, "t/b.py::test_b": 0.8},
-			Check:   &check.CheckTimes{Base: "b1", Setup: 3, Fill: 25, FillBase: "b1", Replays: true}}, "b1"},
-		{"a new base", check.Timings{Source: "the check of base b1, 2026-12-06 14:10 UTC",
+			Check:   &plan.CheckTimes{Base: "b1", Setup: 3, Fill: 25, FillBase: "b1", Replays: true}}, "b1"},
+		{"a new base", plan.Timings{Source: "the check of base b1, 2026-12-06 14:10 UTC",
 			Seconds: map[string]float64{"t/a_test.go::TestA": 1.5, "t/b.py::test_b": 0.8},
-			Check:   &check.CheckTimes{Base: "b1", Setup: 3, Fill: 25, FillBase: "b1", Replays: true}}, "b2"},
+			Check:   &plan.CheckTimes{Base: "b1", Setup: 3, Fill: 25, FillBase: "b1", Replays: true}}, "b2"},
 	} {
 		fmt.Fprintf(&b, "# %s\n%s\n\n", tc.name, strings.Join(check.PlanCost(cfg, tc.t, tc.base).Lines(), "\n"))
 	}
 	golden.Assert(t, "plan-lines.golden", []byte(b.String()))
-}
-
-// TestKeepTimings: a check's timings merge into the kept ones; a check
-// whose base was filled before keeps the last fill that ran; a file that
-// does not read back is no timings.
-func TestKeepTimings(t *testing.T) {
-	common := t.TempDir()
-	if err := check.KeepTimings(common, "init", map[string]float64{"p::a": 1, "p::b": 2}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := check.KeepTimings(common, "the check", map[string]float64{"p::a": 3}, &check.CheckTimes{Base: "b1", Setup: 4, Fill: 30, FillBase: "b1"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := check.KeepTimings(common, "the check", nil, &check.CheckTimes{Base: "b1", Setup: 2}); err != nil {
-		t.Fatal(err)
-	}
-	got := check.ReadTimings(common)
-	if got.Source != "the check" || got.Seconds["p::a"] != 3 || got.Seconds["p::b"] != 2 || got.Check == nil || got.Check.Setup != 2 || got.Check.Fill != 30 || got.Check.FillBase != "b1" {
-		t.Errorf("kept %+v %+v", got, got.Check)
-	}
-	if err := os.WriteFile(filepath.Join(common, "flakegate", check.TimingsFile), []byte("{\"seconds\": {\"p::a\": \"x\""), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := check.ReadTimings(common); got.Seconds != nil || got.Check != nil {
-		t.Errorf("a broken file read as %+v", got)
-	}
 }
 
 // TestPlanImpactLine: with impact: true and a suite, the plan says that
@@ -217,13 +190,13 @@ func TestPlanImpactLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := check.PlanCost(cfg, check.Timings{}, "b1")
+	c := check.PlanCost(cfg, plan.Timings{}, "b1")
 	c.Impact = true
 	if strings.Contains(strings.Join(c.Lines(), "\n"), "impact:") {
 		t.Fatalf("impact without a suite: %q", c.Lines())
 	}
 	c.Suites = []suites.PlanSuite{{Index: 0, Framework: "go", Path: "./...", Tests: 3, Triples: 9}}
-	if !slices.Contains(c.Lines(), check.ImpactLine) {
+	if !slices.Contains(c.Lines(), plan.ImpactLine) {
 		t.Fatalf("no impact line: %q", c.Lines())
 	}
 }

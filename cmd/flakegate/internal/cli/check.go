@@ -14,6 +14,7 @@ import (
 	"github.com/flakegate/flakegate/cmd/flakegate/internal/store"
 	"github.com/flakegate/flakegate/filestore"
 	"github.com/flakegate/flakegate/internal/termsafe"
+	"github.com/flakegate/flakegate/plan"
 	"github.com/flakegate/flakegate/postgres"
 	"github.com/flakegate/flakegate/report"
 	"github.com/flakegate/flakegate/site"
@@ -166,7 +167,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 
 // planCheck prints what a check of the base config will cost (JSON with
 // --json), from the timings earlier checks and flakegate init kept
-// (check.ReadTimings); it runs nothing.
+// (plan.ReadTimings); it runs nothing.
 func planCheck(ctx context.Context, opts *CheckOptions) error {
 	b, err := site.OpenBase(ctx, site.BaseOptions{Dir: ".", Base: opts.Base, ConfigPath: opts.Config})
 	if err != nil {
@@ -183,7 +184,7 @@ func planCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	cost := check.PlanCost(b.Config, check.ReadTimings(b.Common), b.SHA)
+	cost := check.PlanCost(b.Config, plan.ReadTimings(b.Common), b.SHA)
 	cost.Suites, cost.SuitesNotListed = planned, notListed
 	cost.Impact = b.Config.Impact
 	if opts.JSON {

@@ -20,6 +20,7 @@ import (
 	"github.com/flakegate/flakegate/internal/atomicfile"
 	"github.com/flakegate/flakegate/internal/discover"
 	"github.com/flakegate/flakegate/internal/termsafe"
+	"github.com/flakegate/flakegate/plan"
 	"github.com/spf13/cobra"
 )
 
@@ -186,7 +187,7 @@ func runInit(ctx context.Context, opts *InitOptions) error {
 		}
 		source += ", one sandboxed attempt each, " + time.Now().UTC().Format("2006-01-02 15:04 UTC")
 		if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil && len(secs) > 0 && !opts.DryRun {
-			if err := check.KeepTimings(common, source, secs, nil); err != nil {
+			if err := plan.KeepTimings(common, source, secs, nil); err != nil {
 				fmt.Fprintf(report, "warning: cannot keep the timings: %s\n", termsafe.Line(err.Error()))
 			}
 		}
@@ -257,9 +258,9 @@ func printInitCost(ctx context.Context, opts *InitOptions, report io.Writer, roo
 	if err != nil {
 		return
 	}
-	var t check.Timings
+	var t plan.Timings
 	if common, err := (&git.Client{Dir: root}).CommonDir(ctx); err == nil {
-		t = check.ReadTimings(common)
+		t = plan.ReadTimings(common)
 	}
 	if len(secs) > 0 {
 		if t.Seconds == nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/git"
 	"github.com/flakegate/flakegate/internal/termsafe"
+	"github.com/flakegate/flakegate/plan"
 	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
 )
@@ -34,7 +35,7 @@ const suiteTrialLimit = 2 * time.Minute
 // them: a check of the suites alone (initconfig.RenderSuiteTrial: each
 // with its first order seed, no retry, no probe) on a commit of the work
 // tree with that file, in the sandbox, whose timings the check keeps for
-// check --plan (check.KeepTimings). It is stopped after suiteTrialLimit
+// check --plan (plan.KeepTimings). It is stopped after suiteTrialLimit
 // (suiteMeasureLimit with --measure). It says what it measured, or why
 // not, on report; nothing it finds is a problem of the config (the
 // listing and the runs are the check's to judge).
@@ -144,9 +145,9 @@ func trialCheck(ctx context.Context, ios *IO, root string, raw []byte, msg strin
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	keep := check.KeepProcessTimings
+	keep := plan.KeepProcessTimings
 	if noTimings {
-		keep = check.KeepNoTimings
+		keep = plan.KeepNoTimings
 	}
 	return check.Run(ctx, check.Options{
 		Dir: root, Base: sha, Candidate: sha, OutDir: filepath.Join(tmp, "out"), NoReplayCache: true,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flakegate/flakegate/check"
+	"github.com/flakegate/flakegate/plan"
 )
 
 // TestCheckPlan: check --plan runs nothing and prints the cost of the
@@ -40,7 +40,7 @@ func TestCheckPlan(t *testing.T) {
 		t.Errorf("--plan ran something: %s", st)
 	}
 	common := filepath.Join(repo, ".git")
-	if err := check.KeepTimings(common, "flakegate init --measure, one sandboxed attempt each, 2026-12-01 22:00 UTC", map[string]float64{"props/a.sh": 3, "props/b.sh": 1}, nil); err != nil {
+	if err := plan.KeepTimings(common, "flakegate init --measure, one sandboxed attempt each, 2026-12-01 22:00 UTC", map[string]float64{"props/a.sh": 3, "props/b.sh": 1}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r = fg(t, repo, "check", "--base", "main", "--plan")
