@@ -7,10 +7,10 @@ package check
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade"
 	"github.com/flakegate/flakegate/suites"
@@ -56,64 +56,31 @@ func (c *checker) gradedCandidate(ctx context.Context) (string, error) {
 }
 
 // expandSuites lists every suite's tests in the base tree and adds one
-// property per test to the config, after the config's own properties. A
-// test a property already names (same file and name) is gated once, as
-// the property.
+// property per test to the config (suites.Env.Expand), keeping the
+// base's lists and impact's decisions.
 func (c *site) expandSuites(ctx context.Context) error {
 	if len(c.cfg.Suites) == 0 {
 		return nil
 	}
-	named := map[string]bool{}
-	for _, p := range c.cfg.Properties {
-		named[p.Path+"\x00"+p.Name] = true
-	}
 	c.suite.lists = map[int]*suites.List{}
-	base := c.trees.Workers[0].Base
-	for i := range c.cfg.Suites {
-		s := &c.cfg.Suites[i]
-		list, err := c.baseSuiteList(ctx, s, base)
-		if err != nil {
-			return err
-		}
-		c.suite.lists[i] = list
-		c.goBaseSkips(s, list, base.Dir)
-		for _, line := range suites.Notes(i, list) {
-			c.say(line)
-		}
-		fixture := ""
-		if s.FixtureRoot != "" && c.checkBaseFile(base.Dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
-			fixture = s.FixtureRoot
-		}
-		si, err := c.impactSuite(ctx, i, s, list)
-		if err != nil {
-			return err
-		}
-		for _, t := range list.Tests {
-			if !list.Gated(s, t) || named[t.File+"\x00"+t.Name] {
-				continue
-			}
-			if si != nil && si.Unaffected[si.UnitOf(t)] {
-				continue // impact: its base result stands
-			}
-			named[t.File+"\x00"+t.Name] = true
-			p := suites.Property(c.cfg, s, t, list, fixture)
-			if si != nil {
-				p.RandomSeeds += si.Extra
-			}
-			c.cfg.Properties = append(c.cfg.Properties, p)
-		}
-	}
-	return nil
+	impacts, err := c.suitesEnv().Expand(ctx, c.suite.lists)
+	c.suite.impacts = append(c.suite.impacts, impacts...)
+	return err
 }
 
-// goBaseSkips marks the tests of go suite s that the base's own run of
-// the suite skipped (t.Skip; the fill runs every go suite once on the
-// base, trusted code, and records them): such a test passes on no tree,
-// so it is not gated. dir is the base tree (its go.mod names the module).
-func (c *site) goBaseSkips(s *config.Suite, list *suites.List, dir string) {
-	if c.goc != nil {
-		suites.MarkGoSkips(c.goc, c.goc.FillKey(), s, list, dir)
-	}
+// suitesEnv is what the suites package needs of the site, as it stands
+// now: its state, and its own steps (the top-level prepare's layer, the
+// reset after a command) and batch's report file as functions.
+func (c *site) suitesEnv() *suites.Env {
+	return &suites.Env{Cfg: c.cfg, CfgPath: c.cfgPath, Common: c.common, BaseSHA: c.baseSHA, Git: c.git,
+		Iso: c.iso, Trees: c.trees, Goc: c.goc, Say: c.say,
+		Layer: c.suiteLayer, Reset: c.resetClean, ReportFile: batch.ReportFile, ReportRoot: batch.JSRoot,
+		CheckFile: c.checkBaseFile,
+		Seconds: func(p *config.Property) (float64, bool) {
+			sec, ok := ReadTimings(c.common).Seconds[ProcessKey(p)]
+			return sec, ok
+		},
+		Graded: c.suite.graded, NoImpact: c.suite.noImpact}
 }
 
 // orderSuites puts the jobs of each suite in the order their batches run
@@ -174,4 +141,13 @@ func (c *checker) suiteKeys(j *job) (string, *flakegate.SuiteOrder) {
 		return "", nil
 	}
 	return s.Path, c.suite.orders[j.ps.prop][j.seed]
+}
+
+// suiteMember reports whether j is a triple of a suite that batches:
+// alone, it still runs as a batch (of one), which carries known answers
+// (known.go: a test of a suite is never judged from output it could
+// have printed itself) and, for vitest and jest, quotes its name in its
+// -t pattern (jsBatchArgv).
+func suiteMember(j *job) bool {
+	return j.shape != nil && j.ps.prop.Suite != nil
 }

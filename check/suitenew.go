@@ -59,7 +59,7 @@ func (c *checker) runNewTests(ctx context.Context, root string) error {
 	defer t.Acquire() // the last clean
 	for i := range c.cfg.Suites {
 		s := &c.cfg.Suites[i]
-		list, err := c.listSuite(ctx, s, t, false)
+		list, err := c.suitesEnv().List(ctx, s, t, false)
 		if err != nil {
 			return err
 		}
@@ -168,7 +168,7 @@ func memberOf(t suites.Test) string { return t.File + "::" + t.Name }
 // runNewBatch runs one process of new tests and returns each one's
 // report, in the order of shapes.
 func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *sitepkg.Tree, shapes []*batch.Shape, seed flakegate.Seed) ([]evidence.TestReport, error) {
-	sb, err := c.suiteSandbox(ctx, t, s)
+	sb, err := c.suitesEnv().Sandbox(ctx, t, s)
 	if err != nil {
 		return nil, err
 	}
