@@ -7,7 +7,6 @@ package check
 
 import (
 	"context"
-	"sort"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/batch"
@@ -84,7 +83,7 @@ func (c *site) suitesEnv() *suites.Env {
 }
 
 // orderSuites puts the jobs of each suite in the order their batches run
-// (suites.Less), in the places the suite's jobs held, renumbers every
+// (suites.RunOrder), in the places the suite's jobs held, renumbers every
 // job and notes the order of each suite triple for its record.
 func (c *checker) orderSuites(jobs []job) []job {
 	c.suite.orders = suiteOrders{}
@@ -95,21 +94,15 @@ func (c *checker) orderSuites(jobs []job) []job {
 		}
 	}
 	for s, slots := range bySuite {
-		list := c.suite.lists[s.Index]
 		js, sls := make([]job, len(slots)), make([]suites.Slot, len(slots))
 		for k, i := range slots {
 			js[k], sls[k] = jobs[i], orderSlot(&jobs[i])
 		}
-		run := make([]int, len(slots)) // js's indexes in run order
-		for k := range run {
-			run[k] = k
-		}
-		sort.SliceStable(run, func(a, b int) bool { return suites.Less(s, sls[run[a]], sls[run[b]]) })
-		ordered := make([]suites.Slot, len(slots))
+		run, orders := suites.RunOrder(s, c.suite.lists[s.Index], sls)
 		for k, i := range slots {
-			jobs[i], ordered[k] = js[run[k]], sls[run[k]]
+			jobs[i] = js[run[k]]
+			c.suite.orders.note(&jobs[i], orders[k])
 		}
-		c.noteOrders(s, list, jobs, slots, ordered)
 	}
 	for i := range jobs {
 		jobs[i].index = i
@@ -120,17 +113,13 @@ func (c *checker) orderSuites(jobs []job) []job {
 // orderSlot is what suites' order needs of j.
 func orderSlot(j *job) suites.Slot { return suites.SlotOf(j.ps.prop, j.seed) }
 
-// noteOrders records the order of each job of suite s (at the places
-// slots of jobs, in run order; sls are their slots).
-func (c *checker) noteOrders(s *config.Suite, list *suites.List, jobs []job, slots []int, sls []suites.Slot) {
-	for k, o := range suites.Orders(s, list, sls) {
-		j := &jobs[slots[k]]
-		p := j.ps.prop
-		if c.suite.orders[p] == nil {
-			c.suite.orders[p] = map[flakegate.Seed]*flakegate.SuiteOrder{}
-		}
-		c.suite.orders[p][j.seed] = o
+// note records o as the order of j's triple.
+func (so suiteOrders) note(j *job, o *flakegate.SuiteOrder) {
+	p := j.ps.prop
+	if so[p] == nil {
+		so[p] = map[flakegate.Seed]*flakegate.SuiteOrder{}
 	}
+	so[p][j.seed] = o
 }
 
 // suiteKeys are the record's suite and order keys of j ("" and nil for a
