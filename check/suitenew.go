@@ -63,19 +63,9 @@ func (c *checker) runNewTests(ctx context.Context, root string) error {
 		if err != nil {
 			return err
 		}
-		base := map[string]bool{}
-		for _, bt := range c.suite.lists[i].Tests {
-			base[bt.Pkg+"\x00"+bt.File+"\x00"+bt.Name] = true
-			base[bt.Pkg+"\x00"+bt.Name] = s.Framework == config.FrameworkGo
-		}
-		var fresh []suites.Test
-		for _, ct := range list.Tests {
-			known := base[ct.Pkg+"\x00"+ct.File+"\x00"+ct.Name] || base[ct.Pkg+"\x00"+ct.Name]
-			if s.Excluded(ct.Name) || known && !c.suite.changed[changedKey(s.Framework, ct.File, ct.Name)] {
-				continue // a test the base lists, unchanged: graded by its triples
-			}
-			fresh = append(fresh, ct)
-		}
+		fresh := suites.Fresh(s, c.suite.lists[i], list, func(t suites.Test) bool {
+			return c.suite.changed[changedKey(s.Framework, t.File, t.Name)]
+		})
 		if len(fresh) == 0 {
 			continue
 		}

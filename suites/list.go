@@ -180,6 +180,29 @@ func (l *Lister) List(ctx context.Context, s *config.Suite) (*List, error) {
 	return l.listPytest(ctx, s)
 }
 
+// Fresh are the tests of suite s the candidate's own list cand holds
+// that its triples do not grade: those the base's list base lacks (a go
+// test is known by its package and name, wherever its file), and those
+// changed says the patch changes (their base version runs as triples on
+// the graded tree; these run on the candidate's own). An excluded test
+// is neither.
+func Fresh(s *config.Suite, base, cand *List, changed func(t Test) bool) []Test {
+	known := map[string]bool{}
+	for _, bt := range base.Tests {
+		known[bt.Pkg+"\x00"+bt.File+"\x00"+bt.Name] = true
+		known[bt.Pkg+"\x00"+bt.Name] = s.Framework == config.FrameworkGo
+	}
+	var fresh []Test
+	for _, ct := range cand.Tests {
+		listed := known[ct.Pkg+"\x00"+ct.File+"\x00"+ct.Name] || known[ct.Pkg+"\x00"+ct.Name]
+		if s.Excluded(ct.Name) || listed && !changed(ct) {
+			continue // a test the base lists, unchanged: graded by its triples
+		}
+		fresh = append(fresh, ct)
+	}
+	return fresh
+}
+
 // LastLines is the end of a command's output for a message.
 func LastLines(out []byte, n int) string {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
