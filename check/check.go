@@ -46,9 +46,9 @@
 //	gocachesite.go  the repository's Go caches (package gocache) for the attempts:
 //	              set up beside the sandbox, modules fetched, the fill from the
 //	              base tree (package site mirrors them on the tmpfs)
-//	impact.go     impact: true: the suite tests the patch cannot reach, not run again,
-//	              and more order seeds for the ones it can (package impact decides,
-//	              package suites plans the runs; impactpy.go, impactjs.go per framework)
+//	suite.go      the suites in a check: the graded candidate, the base's lists expanded
+//	              into properties (package suites over its Env: the listings, impact:
+//	              true decided and its runs planned), the orders noted
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the records' history of a triple's base seed (the flake origin's)
 //	replay.go     the replay key of a base seed, the base tree's check and the replay lock

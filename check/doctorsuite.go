@@ -28,7 +28,7 @@ func (s *Site) ListSuites(ctx context.Context) (counts []suites.Count, busy stri
 		return nil, "", nil
 	}
 	busy, err = s.withBase(ctx, "doctor", func() error {
-		counts = c.countSuites(ctx)
+		counts = c.suitesEnv().Counts(ctx) // what the base lists of each suite
 		return nil
 	})
 	return counts, busy, err
@@ -118,19 +118,4 @@ func (s *Site) withBase(ctx context.Context, op string, f func() error) (busy st
 		return "", err
 	}
 	return "", f()
-}
-
-// countSuites counts what the base lists of each suite (ListSuites).
-func (c *site) countSuites(ctx context.Context) []suites.Count {
-	var counts []suites.Count
-	base := c.trees.Workers[0].Base
-	for i := range c.cfg.Suites {
-		st := &c.cfg.Suites[i]
-		list, err := c.listSuite(ctx, st, base, true)
-		if err == nil {
-			c.goBaseSkips(st, list, base.Dir)
-		}
-		counts = append(counts, suites.CountOf(i, st, list, err))
-	}
-	return counts
 }

@@ -33,8 +33,9 @@ import (
 // caches (setupIsolation, probeSandbox), the worktrees, the prepared
 // layers (prepareTree, collectLayers), where notes go (say) and what is
 // redacted (redact). Its methods are those steps (the suites' listings
-// too, suitelist.go); they name their receiver c, as the checker's do,
-// since the checker that embeds a site calls them as its own.
+// are package suites', over suitesEnv, suite.go); they name their
+// receiver c, as the checker's do, since the checker that embeds a site
+// calls them as its own.
 type site struct {
 	git         *git.Client
 	top         string

@@ -7,12 +7,12 @@ package check
 
 import (
 	"context"
-	"fmt"
-	"sort"
 
 	"github.com/flakegate/flakegate"
+	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade"
+	"github.com/flakegate/flakegate/plan"
 	"github.com/flakegate/flakegate/suites"
 )
 
@@ -56,68 +56,35 @@ func (c *checker) gradedCandidate(ctx context.Context) (string, error) {
 }
 
 // expandSuites lists every suite's tests in the base tree and adds one
-// property per test to the config, after the config's own properties. A
-// test a property already names (same file and name) is gated once, as
-// the property.
+// property per test to the config (suites.Env.Expand), keeping the
+// base's lists and impact's decisions.
 func (c *site) expandSuites(ctx context.Context) error {
 	if len(c.cfg.Suites) == 0 {
 		return nil
 	}
-	named := map[string]bool{}
-	for _, p := range c.cfg.Properties {
-		named[p.Path+"\x00"+p.Name] = true
-	}
 	c.suite.lists = map[int]*suites.List{}
-	base := c.trees.Workers[0].Base
-	for i := range c.cfg.Suites {
-		s := &c.cfg.Suites[i]
-		list, err := c.baseSuiteList(ctx, s, base)
-		if err != nil {
-			return err
-		}
-		c.suite.lists[i] = list
-		c.goBaseSkips(s, list, base.Dir)
-		for _, line := range suites.Notes(i, list) {
-			c.say(line)
-		}
-		fixture := ""
-		if s.FixtureRoot != "" && c.checkBaseFile(base.Dir, fmt.Sprintf("suites[%d].fixture", i), s.FixtureRoot, "fixture") == nil {
-			fixture = s.FixtureRoot
-		}
-		si, err := c.impactSuite(ctx, i, s, list)
-		if err != nil {
-			return err
-		}
-		for _, t := range list.Tests {
-			if !list.Gated(s, t) || named[t.File+"\x00"+t.Name] {
-				continue
-			}
-			if si != nil && si.Unaffected[si.UnitOf(t)] {
-				continue // impact: its base result stands
-			}
-			named[t.File+"\x00"+t.Name] = true
-			p := suites.Property(c.cfg, s, t, list, fixture)
-			if si != nil {
-				p.RandomSeeds += si.Extra
-			}
-			c.cfg.Properties = append(c.cfg.Properties, p)
-		}
-	}
-	return nil
+	impacts, err := c.suitesEnv().Expand(ctx, c.suite.lists)
+	c.suite.impacts = append(c.suite.impacts, impacts...)
+	return err
 }
 
-// goBaseSkips marks the tests of go suite s that the base's own run of
-// the suite skipped (t.Skip; the fill runs every go suite once on the
-// base, trusted code, and records them): such a test passes on no tree,
-// so it is not gated. dir is the base tree (its go.mod names the module).
-func (c *site) goBaseSkips(s *config.Suite, list *suites.List, dir string) {
-	if c.goc != nil {
-		suites.MarkGoSkips(c.goc, c.goc.FillKey(), s, list, dir)
-	}
+// suitesEnv is what the suites package needs of the site, as it stands
+// now: its state, and its own steps (the top-level prepare's layer, the
+// reset after a command) and batch's report file as functions.
+func (c *site) suitesEnv() *suites.Env {
+	return &suites.Env{Cfg: c.cfg, CfgPath: c.cfgPath, Common: c.common, BaseSHA: c.baseSHA, Git: c.git,
+		Iso: c.iso, Trees: c.trees, Goc: c.goc, Say: c.say,
+		Layer: c.suiteLayer, Reset: c.resetClean, ReportFile: batch.ReportFile, ReportRoot: batch.JSRoot,
+		CheckFile: c.checkBaseFile,
+		Seconds: func(p *config.Property) (float64, bool) {
+			sec, ok := plan.ReadTimings(c.common).Seconds[plan.ProcessKey(p)]
+			return sec, ok
+		},
+		Graded: c.suite.graded, NoImpact: c.suite.noImpact}
 }
 
 // orderSuites puts the jobs of each suite in the order their batches run
-// (suites.Less), in the places the suite's jobs held, renumbers every
+// (suites.RunOrder), in the places the suite's jobs held, renumbers every
 // job and notes the order of each suite triple for its record.
 func (c *checker) orderSuites(jobs []job) []job {
 	c.suite.orders = suiteOrders{}
@@ -128,21 +95,15 @@ func (c *checker) orderSuites(jobs []job) []job {
 		}
 	}
 	for s, slots := range bySuite {
-		list := c.suite.lists[s.Index]
 		js, sls := make([]job, len(slots)), make([]suites.Slot, len(slots))
 		for k, i := range slots {
 			js[k], sls[k] = jobs[i], orderSlot(&jobs[i])
 		}
-		run := make([]int, len(slots)) // js's indexes in run order
-		for k := range run {
-			run[k] = k
-		}
-		sort.SliceStable(run, func(a, b int) bool { return suites.Less(s, sls[run[a]], sls[run[b]]) })
-		ordered := make([]suites.Slot, len(slots))
+		run, orders := suites.RunOrder(s, c.suite.lists[s.Index], sls)
 		for k, i := range slots {
-			jobs[i], ordered[k] = js[run[k]], sls[run[k]]
+			jobs[i] = js[run[k]]
+			c.suite.orders.note(&jobs[i], orders[k])
 		}
-		c.noteOrders(s, list, jobs, slots, ordered)
 	}
 	for i := range jobs {
 		jobs[i].index = i
@@ -153,17 +114,13 @@ func (c *checker) orderSuites(jobs []job) []job {
 // orderSlot is what suites' order needs of j.
 func orderSlot(j *job) suites.Slot { return suites.SlotOf(j.ps.prop, j.seed) }
 
-// noteOrders records the order of each job of suite s (at the places
-// slots of jobs, in run order; sls are their slots).
-func (c *checker) noteOrders(s *config.Suite, list *suites.List, jobs []job, slots []int, sls []suites.Slot) {
-	for k, o := range suites.Orders(s, list, sls) {
-		j := &jobs[slots[k]]
-		p := j.ps.prop
-		if c.suite.orders[p] == nil {
-			c.suite.orders[p] = map[flakegate.Seed]*flakegate.SuiteOrder{}
-		}
-		c.suite.orders[p][j.seed] = o
+// note records o as the order of j's triple.
+func (so suiteOrders) note(j *job, o *flakegate.SuiteOrder) {
+	p := j.ps.prop
+	if so[p] == nil {
+		so[p] = map[flakegate.Seed]*flakegate.SuiteOrder{}
 	}
+	so[p][j.seed] = o
 }
 
 // suiteKeys are the record's suite and order keys of j ("" and nil for a
@@ -174,4 +131,13 @@ func (c *checker) suiteKeys(j *job) (string, *flakegate.SuiteOrder) {
 		return "", nil
 	}
 	return s.Path, c.suite.orders[j.ps.prop][j.seed]
+}
+
+// suiteMember reports whether j is a triple of a suite that batches:
+// alone, it still runs as a batch (of one), which carries known answers
+// (known.go: a test of a suite is never judged from output it could
+// have printed itself) and, for vitest and jest, quotes its name in its
+// -t pattern (jsBatchArgv).
+func suiteMember(j *job) bool {
+	return j.shape != nil && j.ps.prop.Suite != nil
 }

@@ -59,23 +59,13 @@ func (c *checker) runNewTests(ctx context.Context, root string) error {
 	defer t.Acquire() // the last clean
 	for i := range c.cfg.Suites {
 		s := &c.cfg.Suites[i]
-		list, err := c.listSuite(ctx, s, t, false)
+		list, err := c.suitesEnv().List(ctx, s, t, false)
 		if err != nil {
 			return err
 		}
-		base := map[string]bool{}
-		for _, bt := range c.suite.lists[i].Tests {
-			base[bt.Pkg+"\x00"+bt.File+"\x00"+bt.Name] = true
-			base[bt.Pkg+"\x00"+bt.Name] = s.Framework == config.FrameworkGo
-		}
-		var fresh []suites.Test
-		for _, ct := range list.Tests {
-			known := base[ct.Pkg+"\x00"+ct.File+"\x00"+ct.Name] || base[ct.Pkg+"\x00"+ct.Name]
-			if s.Excluded(ct.Name) || known && !c.suite.changed[changedKey(s.Framework, ct.File, ct.Name)] {
-				continue // a test the base lists, unchanged: graded by its triples
-			}
-			fresh = append(fresh, ct)
-		}
+		fresh := suites.Fresh(s, c.suite.lists[i], list, func(t suites.Test) bool {
+			return c.suite.changed[changedKey(s.Framework, t.File, t.Name)]
+		})
 		if len(fresh) == 0 {
 			continue
 		}
@@ -168,7 +158,7 @@ func memberOf(t suites.Test) string { return t.File + "::" + t.Name }
 // runNewBatch runs one process of new tests and returns each one's
 // report, in the order of shapes.
 func (c *checker) runNewBatch(ctx context.Context, s *config.Suite, t *sitepkg.Tree, shapes []*batch.Shape, seed flakegate.Seed) ([]evidence.TestReport, error) {
-	sb, err := c.suiteSandbox(ctx, t, s)
+	sb, err := c.suitesEnv().Sandbox(ctx, t, s)
 	if err != nil {
 		return nil, err
 	}

@@ -139,7 +139,7 @@ type Config struct {
 	RejectFlakyNewTests bool
 	// Impact is impact: a go suite's tests that nothing of the patch can
 	// reach are not run again (their base result stands), and the tests
-	// it can reach get the runs saved (package impact; check/impact.go).
+	// it can reach get the runs saved (package impact; suites/decide.go).
 	Impact bool
 }
 

@@ -1,6 +1,6 @@
 // The plan of impact's runs (issue 44): which tests of a suite the
-// patch can reach is decided by the impact package's rules (check's
-// impact*.go runs them over its trees); what the verdicts make of a
+// patch can reach is decided by the impact package's rules (decide*.go
+// runs them over a check's trees); what the verdicts make of a
 // suite's list is planned here: the units not run again, and the order
 // seeds each affected test gets beyond the suite's, up to what the whole
 // suite once per seed would cost (impact.Budget).

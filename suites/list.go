@@ -2,10 +2,14 @@
 // lists in the base tree becomes a property of its own. It lists a
 // suite per framework (go.go, pytest.go, js.go) through a Lister whose
 // processes are run by functions its caller gives it (check over its
-// site, replay over its own sandbox), keeps the base's listing between
-// checks (cache.go), builds each test's property and run (property.go),
-// orders a suite's triples (order.go), and plans the runs impact leaves
-// (impact.go). It never imports check: the process runs come to it.
+// site: Env, site.go; replay over its own sandbox), keeps the base's
+// listing between checks (cache.go, baselist.go), expands a check's
+// suites into properties and counts them for doctor (expand.go), builds
+// each test's property and run (property.go), orders a suite's triples
+// (order.go), decides impact over a check's trees (decide.go,
+// decidepy.go, decidejs.go) and plans the runs it leaves (impact.go).
+// It never imports check, nor batch (which imports it): the process
+// runs and the site's own steps come to it as functions (Env).
 //
 // Suites (config suites:): every test the framework lists in the base
 // tree is a property of its own, one triple per order seed, batched per
@@ -87,7 +91,7 @@ type List struct {
 	// output), by kind: not gated, and said.
 	NotRun NotRunSet
 	// Key names a kept pytest listing of the base (cache.go): what
-	// decides it decides the base's session too (check/impactpy.go); "" when
+	// decides it decides the base's session too (decidepy.go); "" when
 	// it is not kept.
 	Key string
 }
@@ -144,7 +148,7 @@ func ShortID(id string) string {
 const MaxListOutput = 64 << 20
 
 // Lister runs the listing commands of a suite in one tree: a
-// check's base worktree (check's listSuite), or a replay's checkout of
+// check's base worktree (Env.List, site.go), or a replay's checkout of
 // the base (replay/suite.go). Its processes are run by the
 // functions it is given: it starts none itself.
 type Lister struct {
@@ -174,6 +178,29 @@ func (l *Lister) List(ctx context.Context, s *config.Suite) (*List, error) {
 		return l.listJS(ctx, s) // js.go
 	}
 	return l.listPytest(ctx, s)
+}
+
+// Fresh are the tests of suite s the candidate's own list cand holds
+// that its triples do not grade: those the base's list base lacks (a go
+// test is known by its package and name, wherever its file), and those
+// changed says the patch changes (their base version runs as triples on
+// the graded tree; these run on the candidate's own). An excluded test
+// is neither.
+func Fresh(s *config.Suite, base, cand *List, changed func(t Test) bool) []Test {
+	known := map[string]bool{}
+	for _, bt := range base.Tests {
+		known[bt.Pkg+"\x00"+bt.File+"\x00"+bt.Name] = true
+		known[bt.Pkg+"\x00"+bt.Name] = s.Framework == config.FrameworkGo
+	}
+	var fresh []Test
+	for _, ct := range cand.Tests {
+		listed := known[ct.Pkg+"\x00"+ct.File+"\x00"+ct.Name] || known[ct.Pkg+"\x00"+ct.Name]
+		if s.Excluded(ct.Name) || listed && !changed(ct) {
+			continue // a test the base lists, unchanged: graded by its triples
+		}
+		fresh = append(fresh, ct)
+	}
+	return fresh
 }
 
 // LastLines is the end of a command's output for a message.

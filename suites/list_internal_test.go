@@ -193,3 +193,31 @@ func TestShortIDAndLastLines(t *testing.T) {
 		t.Errorf("LastLines %q", got)
 	}
 }
+
+// TestFresh: the candidate's tests its triples do not grade are those
+// the base does not list and those the patch changes; a go test moved
+// to another file of its package is still the base's, a pytest test in
+// another file is not; an excluded test is never one.
+func TestFresh(t *testing.T) {
+	base := &List{Tests: []Test{{Pkg: "./p", File: "p/a_test.go", Name: "TestA"}, {Pkg: "./p", File: "p/a_test.go", Name: "TestB"},
+		{File: "t/test_a.py", Name: "test_a"}}}
+	cand := &List{Tests: []Test{{Pkg: "./p", File: "p/b_test.go", Name: "TestA"}, {Pkg: "./p", File: "p/a_test.go", Name: "TestB"},
+		{Pkg: "./p", File: "p/a_test.go", Name: "TestNew"}, {Pkg: "./p", File: "p/a_test.go", Name: "TestSlowNew"}}}
+	changed := func(t Test) bool { return t.Name == "TestB" }
+	goSuite := &config.Suite{Framework: config.FrameworkGo, Exclude: []string{"TestSlow*"}}
+	var got []string
+	for _, ft := range Fresh(goSuite, base, cand, changed) {
+		got = append(got, ft.File+"::"+ft.Name)
+	}
+	if want := []string{"p/a_test.go::TestB", "p/a_test.go::TestNew"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("go: %v, want %v", got, want)
+	}
+	py := &List{Tests: []Test{{File: "t/test_a.py", Name: "test_a"}, {File: "t/test_b.py", Name: "test_a"}}}
+	fresh := Fresh(&config.Suite{Framework: config.FrameworkPytest}, base, py, func(Test) bool { return false })
+	if len(fresh) != 1 || fresh[0].File != "t/test_b.py" {
+		t.Errorf("pytest: %+v", fresh)
+	}
+	if fresh := Fresh(goSuite, base, base, func(Test) bool { return false }); fresh != nil {
+		t.Errorf("the base's own list: %+v", fresh)
+	}
+}

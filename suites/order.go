@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/flakegate/flakegate"
@@ -62,6 +63,23 @@ func seedBefore(seeds []flakegate.Seed, a, b flakegate.Seed) bool {
 		return ia >= 0
 	}
 	return a < b
+}
+
+// RunOrder is the order suite s's triples run in: run[k] is the index
+// in slots of the k-th to run (a stable sort by Less, so the slots'
+// order stands where Less says neither is before the other), and
+// orders[k] its order for its record (Orders; l is the base's list).
+func RunOrder(s *config.Suite, l *List, slots []Slot) (run []int, orders []*flakegate.SuiteOrder) {
+	run = make([]int, len(slots))
+	for k := range run {
+		run[k] = k
+	}
+	sort.SliceStable(run, func(a, b int) bool { return Less(s, slots[run[a]], slots[run[b]]) })
+	ordered := make([]Slot, len(slots))
+	for k, i := range run {
+		ordered[k] = slots[i]
+	}
+	return run, Orders(s, l, ordered)
 }
 
 // Orders are the orders of suite s's triples (slots, in run order, as

@@ -74,6 +74,29 @@ func TestOrders(t *testing.T) {
 	}
 }
 
+// TestRunOrder: a go suite's triples run by seed (the suite's listed
+// seeds first), then package, then name, whatever order they came in;
+// each one's order is its package's, and equal slots keep their places.
+func TestRunOrder(t *testing.T) {
+	s := &config.Suite{Framework: config.FrameworkGo, Seeds: []flakegate.Seed{"9"}}
+	l := &List{PkgTests: map[string][]string{"./a": {"TestA", "TestB"}, "./b": {"TestC"}}, Rapid: map[string]bool{}}
+	slots := []Slot{{Seed: "1", Pkg: "./b", Name: "TestC"}, {Seed: "9", Pkg: "./a", Name: "TestB"}, {Seed: "1", Pkg: "./a", Name: "TestA"},
+		{Seed: "9", Pkg: "./a", Name: "TestA"}, {Seed: "1", Pkg: "./a", Name: "TestA", Label: "second"}}
+	run, orders := RunOrder(s, l, slots)
+	if !reflect.DeepEqual(run, []int{3, 1, 2, 4, 0}) {
+		t.Fatalf("run order %v", run)
+	}
+	for k, o := range orders {
+		sl := slots[run[k]]
+		if o.Package != sl.Pkg || o.Seed != sl.Seed || o.Tests != len(l.PkgTests[sl.Pkg]) {
+			t.Errorf("order %d (%+v): %+v", k, sl, o)
+		}
+	}
+	if run, orders := RunOrder(s, l, nil); len(run) != 0 || len(orders) != 0 {
+		t.Errorf("no slots: %v %v", run, orders)
+	}
+}
+
 // TestProperty: a suite test's property carries the suite's seeds and
 // budget, the config's prepare and probe runs, and its framework's run.
 func TestProperty(t *testing.T) {

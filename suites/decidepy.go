@@ -1,4 +1,4 @@
-// Impact of a pytest suite (impact.go): the base's session log, from one
+// Impact of a pytest suite (decide.go): the base's session log, from one
 // run of the whole suite on the base with impact's audit hook, kept
 // between checks under the key of the base's kept listing (the base
 // tree, the interpreter and what is installed outside the tree); the two
@@ -7,7 +7,7 @@
 // process is the suite: its start is taken as at most a second of the
 // session's time, and each test's as an even share of the rest.
 
-package check
+package suites
 
 import (
 	"bytes"
@@ -16,47 +16,46 @@ import (
 
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/impact"
-	"github.com/flakegate/flakegate/suites"
 )
 
-// pytestImpact runs impact's pytest rule for suite s.
-func (c *site) pytestImpact(ctx context.Context, s *config.Suite, list *suites.List) (*suites.Impact, string, error) {
-	kept, why, err := c.baseSession(ctx, s, list)
+// decidePytest runs impact's pytest rule for suite s.
+func (e *Env) decidePytest(ctx context.Context, s *config.Suite, list *List) (*Impact, string, error) {
+	kept, why, err := e.baseSession(ctx, s, list)
 	if err != nil || why != "" {
 		return nil, why, err
 	}
-	trees, why, err := c.compareTrees(ctx)
+	trees, why, err := e.compareTrees(ctx)
 	if err != nil || why != "" {
 		return nil, why, err
 	}
-	files, gated, _ := suites.GatedFiles(s, list)
+	files, gated, _ := GatedFiles(s, list)
 	verdicts, err := impact.Pytest(impact.PytestInput{Trees: trees, Tests: files, Session: kept.Session})
 	if err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, why, err
 	}
-	return suites.FilePlan(s, list, verdicts, time.Duration(kept.Seconds*float64(time.Second)), gated)
+	return FilePlan(s, list, verdicts, time.Duration(kept.Seconds*float64(time.Second)), gated)
 }
 
 // baseSession is the base's session log of pytest suite s: kept from an
 // earlier check of the same base and interpreter, or run now (the whole
 // suite once, on the base tree, in the sandbox over the prepare's layer).
 // why says why there is none ("" when there is).
-func (c *site) baseSession(ctx context.Context, s *config.Suite, list *suites.List) (*suites.KeptSession, string, error) {
+func (e *Env) baseSession(ctx context.Context, s *config.Suite, list *List) (*KeptSession, string, error) {
 	file := ""
 	if list.Key != "" {
-		file = suites.SessionPath(c.common, list.Key)
-		if k, ok := suites.ReadSession(file); ok {
-			suites.Touch(file)
+		file = SessionPath(e.Common, list.Key)
+		if k, ok := ReadSession(file); ok {
+			Touch(file)
 			return k, "", nil
 		}
 	}
-	argv := impact.PytestSessionArgv(suites.PytestArgv(s, list.Python), s.Path)
+	argv := impact.PytestSessionArgv(PytestArgv(s, list.Python), s.Path)
 	if argv == nil {
 		return nil, "the suite's pytest command has no -m pytest", nil
 	}
 	started := time.Now()
-	_, out, err := c.listRun(ctx, c.trees.Workers[0].Base, s, argv)
+	_, out, err := e.run(ctx, e.Trees.Workers[0].Base, s, argv)
 	if err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, why, err
@@ -67,11 +66,11 @@ func (c *site) baseSession(ctx context.Context, s *config.Suite, list *suites.Li
 	// not known.
 	session, err := impact.ReadPytestSession(bytes.NewReader(out))
 	if err != nil {
-		return nil, "the base's session log: " + err.Error() + ": " + suites.LastLines(out, 2), nil
+		return nil, "the base's session log: " + err.Error() + ": " + LastLines(out, 2), nil
 	}
-	k := &suites.KeptSession{Session: session, Seconds: took.Seconds()}
+	k := &KeptSession{Session: session, Seconds: took.Seconds()}
 	if file != "" {
-		suites.WriteSession(file, k) // best effort: the next check runs it again
+		WriteSession(file, k) // best effort: the next check runs it again
 	}
 	return k, "", nil
 }

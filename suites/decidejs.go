@@ -1,4 +1,4 @@
-// Impact of a vitest or jest suite (impact.go): the two checkouts
+// Impact of a vitest or jest suite (decide.go): the two checkouts
 // compared, and the framework's own module graph asked, in each tree and
 // its sandbox over the prepare's layer (node_modules), which test files
 // import a changed module or one that imports by a computed name
@@ -8,9 +8,10 @@
 // one of them (as grade/infra finds them in the base's config, imports
 // followed) reaches every test. All of the suite's tests run in one
 // process per seed: the budget's process is the suite, timed by the last
-// check that ran it (timings.go), its start taken as at most a second.
+// check that ran it (Env.Seconds, check's timings), its start taken as
+// at most a second.
 
-package check
+package suites
 
 import (
 	"context"
@@ -21,24 +22,22 @@ import (
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade/infra"
 	"github.com/flakegate/flakegate/impact"
-	"github.com/flakegate/flakegate/plan"
-	sitepkg "github.com/flakegate/flakegate/site"
-	"github.com/flakegate/flakegate/suites"
+	"github.com/flakegate/flakegate/site"
 )
 
-// jsImpact runs impact's vitest and jest rule for suite s.
-func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suites.List) (*suites.Impact, string, error) {
-	trees, why, err := c.compareTrees(ctx)
+// decideJS runs impact's vitest and jest rule for suite s.
+func (e *Env) decideJS(ctx context.Context, s *config.Suite, list *List) (*Impact, string, error) {
+	trees, why, err := e.compareTrees(ctx)
 	if err != nil || why != "" {
 		return nil, why, err
 	}
-	files, gated, first := suites.GatedFiles(s, list)
+	files, gated, first := GatedFiles(s, list)
 	if first == nil {
 		return nil, "the suite gates no test", nil
 	}
 	// The config's and setup files' world, as the base's config names it.
-	p := suites.Property(c.cfg, s, *first, list, "")
-	watches, err := infra.New(c.git, c.baseSHA).Find(ctx, &p)
+	p := Property(e.Cfg, s, *first, list, "")
+	watches, err := infra.New(e.Git, e.BaseSHA).Find(ctx, &p)
 	if err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, "the base's " + s.Framework + " config: " + why, err
@@ -52,17 +51,17 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suites.List)
 			}
 		}
 	}
-	w := c.trees.Workers[0]
+	w := e.Trees.Workers[0]
 	related := map[string]bool{}
 	for _, side := range []struct {
-		t    *sitepkg.Tree
+		t    *site.Tree
 		cand bool
 	}{{w.Base, false}, {w.Cand[0], true}} {
 		q := impact.JSQuery(trees, side.cand)
 		if len(q) == 0 || len(global) > 0 {
 			continue
 		}
-		o, out, err := c.listRun(ctx, side.t, s, impact.JSRelatedArgv(s.Framework, q))
+		o, out, err := e.run(ctx, side.t, s, impact.JSRelatedArgv(s.Framework, q))
 		if err != nil {
 			why, err := decideErr(ctx, err)
 			return nil, why, err
@@ -70,8 +69,8 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suites.List)
 		got, err := impact.ReadJSRelated(s.Framework, out)
 		if err != nil || o.Result != attempt.Pass {
 			related = nil // not known: every test the trees' changes may reach is affected
-			c.say(fmt.Sprintf("suites[%d]: impact: %s's related search failed in the %s tree (%s): %s", s.Index, s.Framework, side.t.Side,
-				o.Result, suites.LastLines([]byte(o.Tail), 2)))
+			e.Say(fmt.Sprintf("suites[%d]: impact: %s's related search failed in the %s tree (%s): %s", s.Index, s.Framework, side.t.Side,
+				o.Result, LastLines([]byte(o.Tail), 2)))
 			break
 		}
 		for f := range got {
@@ -84,8 +83,8 @@ func (c *site) jsImpact(ctx context.Context, s *config.Suite, list *suites.List)
 		return nil, why, err
 	}
 	total := time.Duration(0)
-	if sec, ok := plan.ReadTimings(c.common).Seconds[plan.ProcessKey(&p)]; ok && sec > 0 {
+	if sec, ok := e.Seconds(&p); ok && sec > 0 {
 		total = time.Duration(sec * float64(time.Second))
 	}
-	return suites.FilePlan(s, list, verdicts, total, gated)
+	return FilePlan(s, list, verdicts, total, gated)
 }
