@@ -50,31 +50,9 @@ gitc() { git -c user.name=b -c user.email=b@example.com "$@"; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { if [ "$(echo "$2 == 0" | bc)" = 1 ]; then echo n/a; else echo "scale=2; $1 / $2" | bc; fi; }
 
-# CPU time is read from a cpuacct cgroup (v1) the command runs in: the
-# sandboxed attempts are no children flakegate waits for, so getrusage
-# (GNU time) would leave them out. Without a writable cpuacct hierarchy,
-# CPU is GNU time's user+system and says so.
-cg=/sys/fs/cgroup/cpuacct/flakegate-bench-batch-$$
-if mkdir "$cg" 2>/dev/null; then
-	trap 'rm -rf "$work"; rmdir "$cg" 2>/dev/null || true' EXIT
-	echo "# cpu time: cpuacct.usage of a cgroup every measured command runs in"
-else
-	cg=
-	echo "# cpu time: GNU time user+system (no writable cpuacct cgroup: sandboxed attempts are left out)"
-fi
-
-# timed CMD...: runs CMD and writes "wall cpu" (seconds) to $work/t.last.
-timed() {
-	local u0=0 u1=0
-	[ -z "$cg" ] || u0=$(cat "$cg/cpuacct.usage")
-	/usr/bin/time -f "%e %U %S" -o "$work/t.raw" sh -c '[ -z "$1" ] || echo $$ >"$1/tasks"; shift; exec "$@"' sh "$cg" "$@"
-	if [ -n "$cg" ]; then
-		u1=$(cat "$cg/cpuacct.usage")
-		awk -v ns=$((u1 - u0)) '{printf "%s %.2f\n", $1, ns / 1e9}' "$work/t.raw" >"$work/t.last"
-	else
-		awk '{printf "%s %.2f\n", $1, $2 + $3}' "$work/t.raw" >"$work/t.last"
-	fi
-}
+bench_name=batch
+# shellcheck source=bench/timed.sh
+. bench/timed.sh
 
 seedlist() {
 	if [ "$seedmode" = drawn ]; then echo "[1, 2, 3]"; else echo "[1, 2, 3, 4, 5]"; fi

@@ -6,8 +6,8 @@
 # (every test, every seed; packaging's 1,751 tests would take a quarter
 # of an hour per check that way). Each project's figures: the tests
 # impact found unaffected, the runs of the affected ones, and the wall
-# and CPU seconds. The CPU of a check is what /usr/bin/time sees of
-# flakegate's process tree.
+# and CPU seconds (bench/timed.sh: a cpuacct cgroup's, which counts the
+# sandboxed attempts; what /usr/bin/time saw, before, left them out).
 #
 # Projects:
 #   go:     github.com/google/go-cmp v0.7.0 from the Go module proxy
@@ -45,7 +45,9 @@ echo "# flakegate: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + u
 
 gitc() { git -c user.name=b -c user.email=b@example.com "$@"; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-timed() { /usr/bin/time -f "%e %U %S" -o "$work/t.raw" "$@"; tail -1 "$work/t.raw" | awk '{printf "%s %.2f\n", $1, $2 + $3}' >"$work/t.last"; }
+bench_name=impact-real
+# shellcheck source=bench/timed.sh
+. bench/timed.sh # timed CMD...: "WALL CPU" of CMD into $work/t.last
 
 # check REPO BASE CAND: prints "VERDICT RESULTS RUNS AFFECTED UNAFFECTED".
 check() {
