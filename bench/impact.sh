@@ -15,8 +15,9 @@
 # Then C: 20 checks of 20 patches that each add a 1-in-3 flake to p9's
 # code (a test of p9 fails when a clock's nanoseconds are 0 mod 3), with
 # reject_new_flakes: true; each should be rejected.
-# ROUNDS rounds (default 3), medians of wall seconds; CPU seconds (user +
-# system of the process tree) beside them.
+# ROUNDS rounds (default 3), medians of wall seconds; CPU seconds beside
+# them (bench/timed.sh: a cpuacct cgroup's, which counts the sandboxed
+# attempts; what /usr/bin/time saw, before, left them out).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -76,9 +77,9 @@ YAML
 echo "# module: 10 packages of 4 tests of 0.5 s; p1, p2, p3 import p0"
 (cd "$repo" && git init -q -b main && gitc add -A && gitc commit -qm base && git tag base)
 
-# timed CMD...: wall and CPU seconds (children's user + system) of CMD
-# into $work/t.last as "WALL CPU".
-timed() { /usr/bin/time -f "%e %U %S" -o "$work/t.raw" "$@"; tail -1 "$work/t.raw" | awk '{printf "%s %.2f\n", $1, $2 + $3}' >"$work/t.last"; }
+bench_name=impact
+# shellcheck source=bench/timed.sh
+. bench/timed.sh # timed CMD...: "WALL CPU" of CMD into $work/t.last
 
 candidate() { # $1: tag, $2: file, $3: content appended
 	(cd "$repo" && git checkout -q --detach base && printf '%s' "$3" >>"$2" && git add -A && gitc commit -qm "$1" && git tag "$1")
