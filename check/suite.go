@@ -1,19 +1,24 @@
 // Suites (config suites:) in a check: the glue over the suites package
 // (suites/list.go says how a suite is gated): the graded candidate, the
-// base's lists expanded into properties, what is not gated said, and
-// the order of the suite triples noted for their records.
+// base's lists expanded into properties, what is not gated said, the
+// order of the suite triples noted for their records, and the tree the
+// patch's new tests run on (package suites/newtests runs them).
 
 package check
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade"
 	"github.com/flakegate/flakegate/plan"
+	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
+	"github.com/flakegate/flakegate/suites/newtests"
+	"github.com/flakegate/flakegate/transcript"
 )
 
 // suiteState is what a check keeps of its suites.
@@ -123,6 +128,14 @@ func (so suiteOrders) note(j *job, o *flakegate.SuiteOrder) {
 	so[p][j.seed] = o
 }
 
+// suitePath is the suite path of j's test, "" for a property.
+func suitePath(j *job) string {
+	if s := j.ps.prop.Suite; s != nil {
+		return s.Path
+	}
+	return ""
+}
+
 // suiteKeys are the record's suite and order keys of j ("" and nil for a
 // property).
 func (c *checker) suiteKeys(j *job) (string, *flakegate.SuiteOrder) {
@@ -140,4 +153,31 @@ func (c *checker) suiteKeys(j *job) (string, *flakegate.SuiteOrder) {
 // -t pattern (jsBatchArgv).
 func suiteMember(j *job) bool {
 	return j.shape != nil && j.ps.prop.Suite != nil
+}
+
+// runNewTests runs the tests the base does not list new_test_runs times
+// on a worktree of the candidate's own (package suites/newtests), into
+// c.suite.newTests. Nothing to do when the graded candidate is the
+// candidate (no test file of a suite differs from the base's).
+func (c *checker) runNewTests(ctx context.Context, root string) error {
+	if len(c.cfg.Suites) == 0 || c.suite.graded == c.candSHA || c.opts.Join != nil || c.opts.Shard != nil && c.opts.Shard.Index != 1 {
+		return nil
+	}
+	dir := filepath.Join(root, "suites-candidate")
+	if err := c.git.PrepareWorktree(ctx, dir, c.candSHA); err != nil {
+		return err
+	}
+	gitDir, err := c.git.WorktreeGitDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	t := &sitepkg.Tree{Dir: dir, SHA: c.candSHA, Side: transcript.SideCandidate, GitDir: gitDir}
+	defer t.Acquire() // the last clean
+	r := &newtests.Runner{Env: c.suitesEnv(), Lists: c.suite.lists, Draws: &c.knownDraws, TreeKey: knownTree, Build: c.goBuilds.Use,
+		Changed: func(s *config.Suite, t suites.Test) bool {
+			return c.suite.changed[changedKey(s.Framework, t.File, t.Name)]
+		}}
+	got, err := r.Run(ctx, t)
+	c.suite.newTests = append(c.suite.newTests, got...)
+	return err
 }

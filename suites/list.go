@@ -32,7 +32,8 @@
 //     them, so a fix with a new test in a new file keeps the package's
 //     gate.
 //   - The tests the candidate adds (in its own list, not the base's) run
-//     new_test_runs times on the candidate's own tree (check/suitenew.go).
+//     new_test_runs times on the candidate's own tree (package
+//     suites/newtests).
 //
 // A patch that only adds a test file: the graded candidate is the base's
 // tree plus nothing, so every base triple runs (and passes where the
