@@ -49,7 +49,7 @@
 //	suite.go      the suites in a check: the graded candidate, the base's lists expanded
 //	              into properties (package suites over its Env: the listings, impact:
 //	              true decided and its runs planned), the orders noted, the candidate's
-//	              tree the patch's new tests run on (package suites/newtests runs them)
+//	              tree the patch's new tests run on (package newtests runs them)
 //	ledger.go     what a freeze must match, skipped triples, freezes granted
 //	probe.go      the records' history of a triple's base seed (the flake origin's)
 //	replay.go     the replay key of a base seed, the base tree's check and the replay lock

@@ -2,7 +2,7 @@
 // (suites/list.go says how a suite is gated): the graded candidate, the
 // base's lists expanded into properties, what is not gated said, the
 // order of the suite triples noted for their records, and the tree the
-// patch's new tests run on (package suites/newtests runs them).
+// patch's new tests run on (package newtests runs them).
 
 package check
 
@@ -14,10 +14,10 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/config"
 	"github.com/flakegate/flakegate/grade"
+	"github.com/flakegate/flakegate/newtests"
 	"github.com/flakegate/flakegate/plan"
 	sitepkg "github.com/flakegate/flakegate/site"
 	"github.com/flakegate/flakegate/suites"
-	"github.com/flakegate/flakegate/suites/newtests"
 	"github.com/flakegate/flakegate/transcript"
 )
 
@@ -156,7 +156,7 @@ func suiteMember(j *job) bool {
 }
 
 // runNewTests runs the tests the base does not list new_test_runs times
-// on a worktree of the candidate's own (package suites/newtests), into
+// on a worktree of the candidate's own (package newtests), into
 // c.suite.newTests. Nothing to do when the graded candidate is the
 // candidate (no test file of a suite differs from the base's).
 func (c *checker) runNewTests(ctx context.Context, root string) error {

@@ -33,7 +33,7 @@
 //     gate.
 //   - The tests the candidate adds (in its own list, not the base's) run
 //     new_test_runs times on the candidate's own tree (package
-//     suites/newtests).
+//     newtests).
 //
 // A patch that only adds a test file: the graded candidate is the base's
 // tree plus nothing, so every base triple runs (and passes where the
