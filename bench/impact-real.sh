@@ -9,26 +9,29 @@
 # and CPU seconds (bench/timed.sh: a cpuacct cgroup's, which counts the
 # sandboxed attempts; what /usr/bin/time saw, before, left them out).
 #
-# Projects:
+# Projects, each patched as an agent patches: a function added to one
+# module of the project's code and a test of it beside the old ones in
+# that module's test file:
 #   go:     github.com/google/go-cmp v0.7.0 from the Go module proxy
-#           (go mod download); suite ./..., seeds [1, 2, 3]; the patch adds
-#           a function to cmp/cmpopts/equate.go.
-#   pytest: github.com/pypa/packaging, a git clone at $PACKAGING (default
-#           /work/.mirror/pypa+packaging/repo, fetched from GitHub);
-#           suite tests with pythonpath [src], seeds [1, 2, 3], its five
-#           huge parametrized groups excluded (about 60,000 of its 62,000
-#           tests; the rest, 1,751, are gated); the patch adds a function
-#           to src/packaging/dependency_groups.py, which one test file
-#           imports (a patch to tags.py reaches every test: conftest.py
-#           imports markers, which imports utils, which imports tags).
-#           Needs python3-pytest, python3-pretend and python3-tomli-w
-#           (Debian).
+#           (go mod download); suite ./..., seeds [1, 2, 3]; the patch
+#           goes to cmp/cmpopts/equate.go and cmp/cmpopts/util_test.go.
+#   pytest: github.com/mahmoud/boltons, a git clone at $BOLTONS (default
+#           /work/.mirror/mahmoud+boltons/repo, fetched from GitHub);
+#           suite tests, seeds [1, 2, 3], three tests excluded by name
+#           (test_basic and test_scrub: ecoutils' two run `uname -p`, and
+#           a session that starts a process makes every change reach
+#           every test; urlutils' test_basic shares the name); the patch
+#           goes to boltons/mathutils.py and tests/test_mathutils.py.
+#           Needs python3-pytest (Debian).
+# Earlier runs (bench/results/2026-12-06-2250-impact-real.txt) used
+# pypa/packaging: there every test reaches src/packaging/tags.py, which
+# uses subprocess, so impact leaves nothing out.
 # ROUNDS rounds (default 3), medians.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-3}
-packaging=${PACKAGING:-/work/.mirror/pypa+packaging/repo}
+boltons=${BOLTONS:-/work/.mirror/mahmoud+boltons/repo}
 work=$(mktemp -d /tmp/flakegate-bench-impact-real.XXXXXX)
 chmod 755 "$work"
 [ -n "${KEEP:-}" ] || trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
@@ -64,15 +67,16 @@ print(s["verdict"], len(s["results"]), imp.get("runs", "-"), imp.get("affected_t
 PY
 }
 
-# project NAME OFF REPO PATCHFILE PATCHTEXT BARE...: the rounds of one
-# project. The warm-up checks a first patch of PATCHFILE (the first
+# project NAME OFF REPO FILE TEXT TESTFILE TESTTEXT BARE...: the rounds
+# of one project; a patch appends TEXT to FILE and TESTTEXT to TESTFILE,
+# with @R@ the round (0 for the warm-up). The warm-up checks a first patch of PATCHFILE (the first
 # check of the base: caches, the session log, the base replays of the
 # tests it reaches); each round checks another. OFF=1 also checks each
 # patch with impact: false, on a base commit of its own (whose first
 # check replays every test on the base).
 project() {
-	local name=$1 off=$2 repo=$3 file=$4 text=$5
-	shift 5
+	local name=$1 off=$2 repo=$3 file=$4 text=$5 tfile=$6 ttext=$7
+	shift 7
 	local bases=base
 	if [ "$off" = 1 ]; then
 		bases="base base-off"
@@ -80,13 +84,13 @@ project() {
 			gitc commit -qam "impact off" && git tag base-off)
 	fi
 	for b in $bases; do
-		(cd "$repo" && git checkout -q --detach "$b" && printf '%s' "${text//@R@/0}" >>"$file" && git add -A && gitc commit -qm warm && git tag "warm-$b")
+		(cd "$repo" && git checkout -q --detach "$b" && printf '%s' "${text//@R@/0}" >>"$file" && printf '%s' "${ttext//@R@/0}" >>"$tfile" && git add -A && gitc commit -qm warm && git tag "warm-$b")
 		echo "# $name warm-up check on $b: $(check "$repo" "$b" "warm-$b"); wall cpu $(cat "$work/t.last")"
 	done
 	: >"$work/on"; : >"$work/off"; : >"$work/bare"
 	for r in $(seq 1 "$rounds"); do
 		for b in $bases; do
-			(cd "$repo" && git checkout -q --detach "$b" && printf '%s' "${text//@R@/$r}" >>"$file" && git add -A && gitc commit -qm "patch $r" && git tag "p$r-$b")
+			(cd "$repo" && git checkout -q --detach "$b" && printf '%s' "${text//@R@/$r}" >>"$file" && printf '%s' "${ttext//@R@/$r}" >>"$tfile" && git add -A && gitc commit -qm "patch $r" && git tag "p$r-$b")
 		done
 		got=$(check "$repo" base "p$r-base")
 		echo "#   $name round $r impact on (verdict results runs affected unaffected): $got; wall cpu $(cat "$work/t.last")"
@@ -134,14 +138,19 @@ YAML
 echo "# go: github.com/google/go-cmp v0.7.0, $(cd "$repo" && go list ./... | wc -l) packages, $(cd "$repo" && go test -list . ./... 2>/dev/null | grep -c '^Test') tests"
 project go-cmp 1 "$repo" cmp/cmpopts/equate.go "
 // EquateNothing@R@ is new.
-func EquateNothing@R@() bool { return @R@ > 0 }
+func EquateNothing@R@() bool { return @R@ >= 0 }
+" cmp/cmpopts/util_test.go "
+func TestEquateNothing@R@(t *testing.T) {
+	if !EquateNothing@R@() {
+		t.Fatal(\"EquateNothing@R@\")
+	}
+}
 " sh -c 'for s in 1 2 3; do go test -count=1 -shuffle=$s ./... >/dev/null || exit 1; done'
 
-# packaging.
-repo=$work/packaging
-git clone -q "$packaging" "$repo"
-excl='TestVersion*::*", "test_basic_valid_requirement_parsing*", "TestMarker*::*", "TestSpecifier*::*'
-cat >"$repo/flakegate.yaml" <<YAML
+# boltons.
+repo=$work/boltons
+git clone -q "$boltons" "$repo"
+cat >"$repo/flakegate.yaml" <<'YAML'
 version: 1
 retry_cap: 2
 workers: 2
@@ -150,16 +159,21 @@ impact: true
 suites:
   - path: tests
     framework: pytest
-    pythonpath: [src]
     seeds: [1, 2, 3]
     wall_budget: 10m
-    exclude: ["$excl"]
+    exclude: ["test_basic", "test_scrub"]
 YAML
 (cd "$repo" && gitc add -A && gitc commit -qm "flakegate" && git tag base)
-echo "# pytest: github.com/pypa/packaging $(cd "$repo" && git rev-parse --short HEAD~1), $(cd "$repo" && PYTHONPATH=src /usr/bin/python3 -m pytest tests -q --co -p no:cacheprovider -k 'not (TestVersion or test_basic_valid_requirement_parsing or TestMarker or TestSpecifier)' 2>/dev/null | grep -c '::') tests gated"
-project packaging 0 "$repo" src/packaging/dependency_groups.py "
+desel="--deselect tests/test_ecoutils.py::test_basic --deselect tests/test_ecoutils.py::test_scrub --deselect tests/test_urlutils.py::test_basic"
+echo "# pytest: github.com/mahmoud/boltons $(cd "$repo" && git rev-parse --short HEAD~1), $(cd "$repo" && /usr/bin/python3 -m pytest tests -q --co -p no:cacheprovider $desel 2>/dev/null | grep -c '::') tests gated"
+project boltons 1 "$repo" boltons/mathutils.py "
 
-def _nothing_@R@() -> int:
+def _nothing_@R@():
     return @R@
-" sh -c 'for s in 1 2 3; do PYTHONPATH=src /usr/bin/python3 -m pytest tests -q -p no:cacheprovider -k "not (TestVersion or test_basic_valid_requirement_parsing or TestMarker or TestSpecifier)" >/dev/null || exit 1; done'
+" tests/test_mathutils.py "
+
+def test_nothing_@R@():
+    from boltons.mathutils import _nothing_@R@
+    assert _nothing_@R@() == @R@
+" sh -c "for s in 1 2 3; do /usr/bin/python3 -m pytest tests -q -p no:cacheprovider $desel >/dev/null || exit 1; done"
 echo "# uptime at the end: $(uptime)"

@@ -182,6 +182,9 @@ func TestCheckImpactGo(t *testing.T) {
 // the base's are not run again; the ones the patch reaches run, a
 // regression among them is caught, and a harmless README edit runs none.
 // The base's session log is kept: the second check does not run it again.
+// A test the suite excludes starts a process; the session runs only the
+// gated tests, so that process does not make every change reach every
+// test (with the whole folder in the session, beta's patch reached all 3).
 func TestCheckImpactPytest(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -201,7 +204,9 @@ suites:
     framework: pytest
     seeds: [1, 2, 3]
     wall_budget: 120s
+    exclude: ["test_uname"]
 `,
+		"tests/test_uname.py": "import subprocess\n\n\ndef test_uname():\n    subprocess.run([\"uname\"], check=True)\n",
 		"tests/test_alpha.py": "import alpha\n\n\ndef test_one():\n    assert alpha.value() == 1\n\n\ndef test_again():\n    assert alpha.value() + 1 == 2\n",
 		"tests/test_beta.py":  "import beta\n\n\ndef test_two():\n    assert beta.value() == 2\n",
 	})

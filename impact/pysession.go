@@ -76,13 +76,14 @@ sys.exit(pytest.main(sys.argv[1:], plugins=[_Session()]))
 `
 
 // PytestSessionArgv turns a pytest command of the suite (PYTHON -m pytest
-// OPTIONS, perhaps after env NAME=VALUE) into the session run of path:
-// the same interpreter and options, with PytestSessionScript in place of
-// -m pytest. It returns nil when pytestArgv has no "-m pytest".
-func PytestSessionArgv(pytestArgv []string, path string) []string {
+// OPTIONS, perhaps after env NAME=VALUE) into the session run of targets
+// (the suite's folder, or the node ids the check runs): the same
+// interpreter and options, with PytestSessionScript in place of -m
+// pytest. It returns nil when pytestArgv has no "-m pytest".
+func PytestSessionArgv(pytestArgv []string, targets ...string) []string {
 	for i := 0; i+1 < len(pytestArgv); i++ {
 		if pytestArgv[i] == "-m" && pytestArgv[i+1] == "pytest" {
-			return slices.Concat(pytestArgv[:i], []string{"-c", PytestSessionScript}, pytestArgv[i+2:], []string{path})
+			return slices.Concat(pytestArgv[:i], []string{"-c", PytestSessionScript}, pytestArgv[i+2:], targets)
 		}
 	}
 	return nil

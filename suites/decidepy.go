@@ -12,6 +12,7 @@ package suites
 import (
 	"bytes"
 	"context"
+	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate/config"
@@ -37,20 +38,41 @@ func (e *Env) decidePytest(ctx context.Context, s *config.Suite, list *List) (*I
 	return FilePlan(s, list, verdicts, time.Duration(kept.Seconds*float64(time.Second)), gated)
 }
 
+// SessionTargets is what the base's session of pytest suite s runs: the
+// suite's folder when the check gates every test the base lists, else
+// the node ids it gates. A test the check never runs (excluded by the
+// suite, or skipped on the base) is then not in the session either, so
+// what it reads or starts (a test that runs `uname`) does not make every
+// change reach the tests the check does run; their batches never hold
+// it.
+func SessionTargets(s *config.Suite, list *List) []string {
+	var ids []string
+	for _, t := range list.Tests {
+		if list.Gated(s, t) {
+			ids = append(ids, t.File+"::"+t.Name)
+		}
+	}
+	if len(ids) == 0 || len(ids) == len(list.Tests) {
+		return []string{s.Path}
+	}
+	return ids
+}
+
 // baseSession is the base's session log of pytest suite s: kept from an
 // earlier check of the same base and interpreter, or run now (the whole
 // suite once, on the base tree, in the sandbox over the prepare's layer).
 // why says why there is none ("" when there is).
 func (e *Env) baseSession(ctx context.Context, s *config.Suite, list *List) (*KeptSession, string, error) {
+	targets := SessionTargets(s, list)
 	file := ""
 	if list.Key != "" {
-		file = SessionPath(e.Common, list.Key)
+		file = SessionPath(e.Common, list.Key+"\x00"+strings.Join(targets, "\x00"))
 		if k, ok := ReadSession(file); ok {
 			Touch(file)
 			return k, "", nil
 		}
 	}
-	argv := impact.PytestSessionArgv(PytestArgv(s, list.Python), s.Path)
+	argv := impact.PytestSessionArgv(PytestArgv(s, list.Python), targets...)
 	if argv == nil {
 		return nil, "the suite's pytest command has no -m pytest", nil
 	}
