@@ -19,8 +19,8 @@
 //	suites:                     optional; whole suites, see Suite (suite.go)
 //	new_test_runs: 5            runs of each test a candidate adds to a suite (1..100)
 //	reject_flaky_new_tests: false   optional; a new test that failed a run makes the check exit 1
-//	impact: false               optional; true: a go suite's packages the patch cannot reach
-//	                            are not run again, and the reachable ones get more seeds
+//	impact: true                optional (default true); the tests of suites the patch cannot
+//	                            reach are not run again, and the reachable ones get more seeds
 //	properties:                 required unless suites are there, at least one
 //	  - path: tests/props/test_retry_budget.py   required; the property file (watched)
 //	    name: test_budget                        optional; the test id in the file ({name})
@@ -137,9 +137,10 @@ type Config struct {
 	NewTestRuns int
 	// RejectFlakyNewTests makes a check exit 1 when a new test failed a run.
 	RejectFlakyNewTests bool
-	// Impact is impact: a go suite's tests that nothing of the patch can
-	// reach are not run again (their base result stands), and the tests
-	// it can reach get the runs saved (package impact; suites/decide.go).
+	// Impact is impact (default true): a suite's tests that nothing of the
+	// patch can reach are not run again (their base result stands), and
+	// the tests it can reach get the runs saved (package impact;
+	// suites/decide.go). false runs every test, every seed, every check.
 	Impact bool
 }
 

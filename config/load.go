@@ -237,6 +237,7 @@ func (l *loader) scalars(cfg *Config, root *ast.MappingNode, f map[string]ast.No
 			return err
 		}
 	}
+	cfg.Impact = true
 	if v, ok := f["impact"]; ok {
 		if cfg.Impact, err = l.boolean("impact", v); err != nil {
 			return err

@@ -49,7 +49,7 @@ suites:
 		t.Fatalf("js suites: %+v %+v", v, j)
 	}
 	def, err := Load([]byte("version: 1\nsuites: [{path: ./p, framework: go, seeds: [1], wall_budget: 1m}]\n"), "f.yaml")
-	if err != nil || def.NewTestRuns != DefaultNewTestRuns || def.RejectFlakyNewTests {
+	if err != nil || def.NewTestRuns != DefaultNewTestRuns || def.RejectFlakyNewTests || !def.Impact {
 		t.Fatalf("defaults: %+v %v", def, err)
 	}
 }

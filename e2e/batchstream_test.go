@@ -21,14 +21,14 @@ func slowSuite(fw string) map[string]string {
 			fmt.Fprintf(&b, "\nfunc TestSlow%02d(t *testing.T) { time.Sleep(time.Second) }\n", i)
 		}
 		files["slow_test.go"] = b.String()
-		files["flakegate.yaml"] = "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: ./...\n    framework: go\n    seeds: [1]\n    wall_budget: 5m\n"
+		files["flakegate.yaml"] = "version: 1\nflake_probe_runs: 0\nimpact: false\nsuites:\n  - path: ./...\n    framework: go\n    seeds: [1]\n    wall_budget: 5m\n"
 	default:
 		b.WriteString("import time\n")
 		for i := range 12 {
 			fmt.Fprintf(&b, "\n\ndef test_slow_%02d():\n    time.sleep(1)\n", i)
 		}
 		files["tests/test_slow.py"] = b.String()
-		files["flakegate.yaml"] = "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 5m\n"
+		files["flakegate.yaml"] = "version: 1\nflake_probe_runs: 0\nimpact: false\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 5m\n"
 	}
 	return files
 }

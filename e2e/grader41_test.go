@@ -219,7 +219,7 @@ func TestCheckGraderPytestEditedTestFile(t *testing.T) {
 		"README.md":          "calc\n",
 		"calc.py":            graderCalcPy,
 		"tests/test_calc.py": graderTestPy,
-		"flakegate.yaml":     "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nreject_flaky_new_tests: true\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1, 2]\n    wall_budget: 120s\n",
+		"flakegate.yaml":     "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nreject_flaky_new_tests: true\nimpact: false\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1, 2]\n    wall_budget: 120s\n",
 	})
 	fixed := strings.Replace(graderCalcPy, "lo, hi = lo, lo  # a bug: the bounds are not swapped", "lo, hi = hi, lo", 1)
 	r.candidate("fix", map[string]string{"calc.py": fixed, "tests/test_calc.py": graderTestPy + "\n\ndef test_swapped():\n    assert clamp(5, 10, 0) == 5\n"})
@@ -316,7 +316,7 @@ func TestCheckGraderGoLibraryOfTests(t *testing.T) {
 		"core/core.go":                "package core\n\n// Add is a+b.\nfunc Add(a, b int) int { return a + b }\n",
 		"core/core_test.go": "package core\n\nimport (\n\t\"testing\"\n\n\t\"example.com/lib/internal/footest\"\n\t\"example.com/lib/opts\"\n)\n\n" +
 			"func TestAdd(t *testing.T) { footest.Check(t, Add(2, 3), 5) }\n\nfunc TestAddTwice(t *testing.T) { footest.Check(t, Add(opts.Twice(1), 1), 3) }\n",
-		"flakegate.yaml": "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nsuites:\n  - path: \"./...\"\n    framework: go\n    seeds: [1]\n    wall_budget: 120s\n",
+		"flakegate.yaml": "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nimpact: false\nsuites:\n  - path: \"./...\"\n    framework: go\n    seeds: [1]\n    wall_budget: 120s\n",
 	}
 	r := newRepo(t, files)
 	r.candidate("opts", map[string]string{"opts/opts.go": "package opts\n\n// Twice is x+x.\nfunc Twice(x int) int { return x + x }\n"})

@@ -51,7 +51,6 @@ const impactConfig = `version: 1
 retry_cap: 1
 flake_probe_runs: 0
 reject_new_flakes: true
-impact: true
 suites:
   - path: "./..."
     framework: go
@@ -59,7 +58,8 @@ suites:
     wall_budget: 120s
 `
 
-// TestCheckImpactGo: with impact: true, a go suite's packages the patch
+// TestCheckImpactGo: with impact on (the default: its config does not
+// name it), a go suite's packages the patch
 // cannot reach are not run again, and the ones it can reach get the runs
 // saved (12 for one package of five, whose full suite is 15 package runs
 // per check), where a 1-in-2 flake of the patch shows. A change to a data
@@ -150,10 +150,10 @@ func TestCheckImpactGo(t *testing.T) {
 		}
 	}
 
-	// impact: false (the default) runs every package with the suite's
-	// seeds, whatever the patch.
+	// impact: false runs every package with the suite's seeds, whatever
+	// the patch.
 	r.git("checkout", "-q", "--detach", "base")
-	r.commit("impact off", map[string]string{"flakegate.yaml": strings.Replace(impactConfig, "impact: true", "impact: false", 1)})
+	r.commit("impact off", map[string]string{"flakegate.yaml": strings.Replace(impactConfig, "reject_new_flakes: true\n", "reject_new_flakes: true\nimpact: false\n", 1)})
 	r.git("tag", "base-off")
 	cand := r.commit("p4 off", map[string]string{"p4/more.go": "package p4\n\n// More is new.\nfunc More() int { return 44 }\n"})
 	cr := r.check("--base", "base-off", "--candidate", cand)

@@ -21,7 +21,7 @@ func slowModule(config bool) map[string]string {
 			"func TestTwo(t *testing.T) { time.Sleep(500 * time.Millisecond) }\n"
 	}
 	if config {
-		files["flakegate.yaml"] = "version: 1\nworkers: 1\nflake_probe_runs: 0\nsuites:\n  - path: ./...\n    framework: go\n    seeds: [1, 2]\n    wall_budget: 5m\n"
+		files["flakegate.yaml"] = "version: 1\nworkers: 1\nflake_probe_runs: 0\nimpact: false\nsuites:\n  - path: ./...\n    framework: go\n    seeds: [1, 2]\n    wall_budget: 5m\n"
 	}
 	return files
 }

@@ -12,6 +12,16 @@ import (
 	"github.com/flakegate/flakegate"
 )
 
+// impactOff is "impact: false\n" unless extra config lines set impact:
+// the fixtures whose tests count every test of a suite on every seed
+// turn impact (on by default) off; TestCheckImpact* keep the default.
+func impactOff(extra string) string {
+	if strings.Contains(extra, "impact:") {
+		return ""
+	}
+	return "impact: false\n"
+}
+
 // suiteModule is a Go module of 30 plain tests in three packages (a, b,
 // c: TestA00..TestC09, each checking its package's Value), gated by one
 // suites: entry and no properties.
@@ -22,7 +32,7 @@ func suiteModule(cfgExtra string) map[string]string {
 		"flakegate.yaml": `version: 1
 retry_cap: 2
 flake_probe_runs: 0
-` + cfgExtra + `suites:
+` + cfgExtra + impactOff(cfgExtra) + `suites:
   - path: "./..."
     framework: go
     seeds: [1, 2]
@@ -277,7 +287,7 @@ func TestCheckGoSuiteNewFileCannotHide(t *testing.T) {
 		"a/a.go": "package a\n\n// Value is i.\nfunc Value(i int) int { return i }\n",
 		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif Value(1) != 1 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n\n" +
 			"func TestTwo(t *testing.T) {\n\tif Value(2) != 2 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
-		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: ./a\n    framework: go\n    seeds: [1]\n    wall_budget: 60s\n" +
+		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nimpact: false\nsuites:\n  - path: ./a\n    framework: go\n    seeds: [1]\n    wall_budget: 60s\n" +
 			"properties:\n  - path: a/a_test.go\n    name: TestOne\n    seeds: [1]\n    run: [go, test, -count=1, -run, \"^{name}$\", ./a]\n    wall_budget: 60s\n",
 	})
 	r.candidate("hide", map[string]string{
@@ -318,6 +328,7 @@ func TestCheckGoSuiteBaseSkips(t *testing.T) {
 		"flakegate.yaml": `version: 1
 retry_cap: 1
 flake_probe_runs: 0
+impact: false
 suites:
   - path: "./..."
     framework: go

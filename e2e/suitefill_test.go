@@ -28,6 +28,7 @@ func TestCheckGoSuiteTestBuildsAreCached(t *testing.T) {
 		"flakegate.yaml": `version: 1
 retry_cap: 1
 flake_probe_runs: 0
+impact: false
 suites:
   - path: "./..."
     framework: go

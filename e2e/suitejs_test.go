@@ -31,7 +31,7 @@ func jsSuiteRepo(t *testing.T, fw jsFramework) *repo { return jsSuiteRepoWith(t,
 
 // jsSuiteRepoWith is jsSuiteRepo with more top-level config lines.
 func jsSuiteRepoWith(t *testing.T, fw jsFramework, more string) *repo {
-	cfg := "version: 1\nretry_cap: 2\nflake_probe_runs: 0\nreject_flaky_new_tests: true\n" + more + "suites:\n  - path: tests\n    framework: " + fw.name +
+	cfg := "version: 1\nretry_cap: 2\nflake_probe_runs: 0\nreject_flaky_new_tests: true\n" + more + impactOff(more) + "suites:\n  - path: tests\n    framework: " + fw.name +
 		"\n    seeds: [" + strings.Join(jsSuiteSeeds, ", ") + "]\n    wall_budget: 120s\n"
 	src := map[string]string{
 		"src/calc.js":  jsSuiteCalc,

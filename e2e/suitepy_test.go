@@ -29,6 +29,7 @@ func pySuiteRepo(t *testing.T) *repo {
 retry_cap: 2
 flake_probe_runs: 0
 reject_flaky_new_tests: true
+impact: false
 sandbox:
   rw: ["@FG_STATE@"]
   env: [FG_STATE]
@@ -182,7 +183,7 @@ func TestCheckPytestSuiteLongNodeID(t *testing.T) {
 	needProgram(t, "python3")
 	r := newRepo(t, map[string]string{
 		"README.md":      "long ids\n",
-		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 120s\n",
+		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nimpact: false\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 120s\n",
 		"tests/test_blob.py": "import pytest\n\n\n@pytest.mark.parametrize('blob', [b'\\x80\\x05\\x95' * 30 + b'A', b'\\x80\\x05\\x95' * 30 + b'B', b'\\x80' * 200])\n" +
 			"def test_unpickle(blob):\n    assert blob[:1] == b'\\x80'\n\n\ndef test_short():\n    pass\n",
 	})
@@ -225,7 +226,7 @@ func TestCheckPytestSuiteIDsWithSpaces(t *testing.T) {
 		"README.md":      "ids with spaces\n",
 		"calc.py":        "def add(a, b):\n    return a + b\n",
 		"pytest.ini":     "[pytest]\npythonpath = .\n",
-		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 120s\n",
+		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nimpact: false\nsuites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 120s\n",
 		"tests/test_calc.py": "import pytest\n\nfrom calc import add\n\n\n" +
 			"@pytest.mark.parametrize('a,b', [(1, 2), (3, 4), (5, 6)], ids=['one two', '; \"3.\" not in v-[a,b]', 'x - y'])\n" +
 			"def test_add(a, b):\n    assert add(a, b) == a + b\n\n\ndef test_plain():\n    assert add(1, 1) == 2\n",
@@ -268,6 +269,7 @@ func TestCheckPytestSuiteBaseSkips(t *testing.T) {
 		"flakegate.yaml": `version: 1
 retry_cap: 1
 flake_probe_runs: 0
+impact: false
 suites:
   - path: tests
     framework: pytest

@@ -33,7 +33,7 @@ func TestPytestListingKept(t *testing.T) {
 	r := newRepo(t, map[string]string{
 		"README.md": "kept listing\n",
 		"calc.py":   pyCalc,
-		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nsandbox:\n  rw: [\"@FG_STATE@\"]\n  env: [FG_STATE, FG_KEY]\n" +
+		"flakegate.yaml": "version: 1\nflake_probe_runs: 0\nimpact: false\nsandbox:\n  rw: [\"@FG_STATE@\"]\n  env: [FG_STATE, FG_KEY]\n" +
 			"suites:\n  - path: tests\n    framework: pytest\n    seeds: [1]\n    wall_budget: 120s\n",
 		"tests/conftest.py":  collectConftest,
 		"tests/test_calc.py": "import calc\n\n\ndef test_one():\n    assert calc.value(1) == 1\n\n\ndef test_two():\n    assert calc.value(2) == 2\n",

@@ -19,7 +19,7 @@ func orderModule(seedsKey string) map[string]string {
 	files := map[string]string{
 		"go.mod":    "module example.com/order\n\ngo 1.21\n",
 		"README.md": "order module\n",
-		"flakegate.yaml": "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nsuites:\n  - path: \"./...\"\n    framework: go\n    " +
+		"flakegate.yaml": "version: 1\nretry_cap: 1\nflake_probe_runs: 0\nimpact: false\nsuites:\n  - path: \"./...\"\n    framework: go\n    " +
 			seedsKey + "\n    wall_budget: 120s\n",
 		"a/a.go": "package a\n\nvar touched bool\n\n// Touch is a no-op.\nfunc Touch() {}\n\n// Clean says nothing touched the package.\nfunc Clean() bool { return !touched }\n",
 		"b/b.go": "package b\n\n// Value is i.\nfunc Value(i int) int { return i }\n",

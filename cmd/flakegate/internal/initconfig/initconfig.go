@@ -393,7 +393,9 @@ func render(pl *Plan, hook, trial bool) ([]byte, error) {
 	w("version: 1\n")
 	w("retry_cap: %d            # retries after a failed first run; a pass among them is SCHEDULER\n", retryCap)
 	if trial {
-		w("flake_probe_runs: 0\n")
+		// The trial measures every test: impact (on by default) would
+		// run none of a commit of the work tree that changes no code.
+		w("flake_probe_runs: 0\nimpact: false\n")
 	}
 	w("workers: 1              # triples run at once\n")
 	w("freeze:\n  expires_after_runs: 20\n")
