@@ -64,7 +64,8 @@ suites:
 // saved (12 for one package of five, whose full suite is 15 package runs
 // per check), where a 1-in-2 flake of the patch shows. A change to a data
 // file reaches every package (p2 reads one when it loads, which no test
-// log records). Without impact a patch to p4 runs every package 3 times.
+// log records). The base's go listing is kept for the checks after the
+// first. Without impact a patch to p4 runs every package 3 times.
 func TestCheckImpactGo(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -148,6 +149,12 @@ func TestCheckImpactGo(t *testing.T) {
 				}
 			}
 		}
+	}
+
+	// The base's go listing is kept: the checks after the first read it
+	// (their verdicts above are the proof that it reads as listed).
+	if kept, _ := filepath.Glob(filepath.Join(r.dir, ".git", "flakegate", "impact", "*.json")); len(kept) != 1 {
+		t.Fatalf("want the base's go listing kept once, got %v", kept)
 	}
 
 	// impact: false runs every package with the suite's seeds, whatever

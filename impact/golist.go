@@ -7,6 +7,7 @@
 package impact
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,6 +120,27 @@ func concat(lists ...[]string) []string {
 // ListGo runs go env and go list (GoEnvArgv, GoListArgv(pattern)) with
 // run, in one tree, and reads what they printed.
 func ListGo(ctx context.Context, run Runner, pattern string) (*GoTree, error) {
+	l, err := RunGoListing(ctx, run, pattern)
+	if err != nil {
+		return nil, err
+	}
+	return l.Tree()
+}
+
+// GoListing is what go env and go list printed in one tree, as printed:
+// a base's listing can be kept between checks and read again.
+type GoListing struct {
+	Env  []byte `json:"env"`
+	List []byte `json:"list"`
+}
+
+// GoListingVersion names what a GoListing holds (the commands and the
+// fields listed): a kept listing is only read under the same name.
+const GoListingVersion = "go listing v1\x00" + goListFields
+
+// RunGoListing runs go env and go list (GoEnvArgv, GoListArgv(pattern))
+// with run, in one tree.
+func RunGoListing(ctx context.Context, run Runner, pattern string) (*GoListing, error) {
 	env, err := run(ctx, GoEnvArgv())
 	if err != nil {
 		return nil, err
@@ -127,7 +149,12 @@ func ListGo(ctx context.Context, run Runner, pattern string) (*GoTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ReadGoTree(strings.NewReader(string(list)), strings.NewReader(string(env)))
+	return &GoListing{Env: env, List: list}, nil
+}
+
+// Tree reads the listing.
+func (l *GoListing) Tree() (*GoTree, error) {
+	return ReadGoTree(bytes.NewReader(l.List), bytes.NewReader(l.Env))
 }
 
 // ReadGoTree reads the output of GoListArgv and of GoEnvArgv run in one

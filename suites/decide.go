@@ -14,9 +14,11 @@
 package suites
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/flakegate/flakegate"
 	"github.com/flakegate/flakegate/attempt"
@@ -69,8 +71,8 @@ func (e *Env) decideGo(ctx context.Context, s *config.Suite, list *List) (si *Im
 		return nil, "what the base's tests read was not recorded (no Go build cache fill with a test log here)", nil
 	}
 	w := e.Trees.Workers[0]
-	listIn := func(t *site.Tree) (*impact.GoTree, error) {
-		return impact.ListGo(ctx, func(ctx context.Context, argv []string) ([]byte, error) {
+	runIn := func(t *site.Tree) impact.Runner {
+		return func(ctx context.Context, argv []string) ([]byte, error) {
 			o, out, err := e.run(ctx, t, s, argv)
 			if err != nil {
 				return nil, err
@@ -79,15 +81,31 @@ func (e *Env) decideGo(ctx context.Context, s *config.Suite, list *List) (si *Im
 				return nil, fmt.Errorf("%s in the %s tree: %s", strings.Join(argv[:2], " "), t.Side, strings.TrimSpace(o.Result+" "+o.Reason+": "+LastLines([]byte(o.Tail), 2)))
 			}
 			return out, nil
-		}, s.Path)
+		}
 	}
-	base, err := listIn(w.Base)
-	if err != nil {
-		why, err := decideErr(ctx, err)
-		return nil, why, err
+	// The base's listing is kept between checks, under its listing's key
+	// and its tree and prepared layer; when it is not, it runs beside the
+	// candidate's (two trees, two sandboxes).
+	keep, base, baseErr := e.goListingPath(ctx, s, w.Base), (*impact.GoTree)(nil), error(nil)
+	var listed sync.WaitGroup
+	if kept, ok := ReadGoListing(keep); keep != "" && ok {
+		base = kept
+	} else {
+		listed.Add(1)
+		go func() {
+			defer listed.Done()
+			var l *impact.GoListing
+			if l, baseErr = impact.RunGoListing(ctx, runIn(w.Base), s.Path); baseErr != nil {
+				return
+			}
+			if base, baseErr = l.Tree(); baseErr == nil && keep != "" {
+				WriteGoListing(keep, l)
+			}
+		}()
 	}
-	cand, err := listIn(w.Cand[0])
-	if err != nil {
+	cand, candErr := impact.ListGo(ctx, runIn(w.Cand[0]), s.Path)
+	listed.Wait()
+	if err := cmp.Or(baseErr, candErr); err != nil {
 		why, err := decideErr(ctx, err)
 		return nil, why, err
 	}
@@ -101,6 +119,21 @@ func (e *Env) decideGo(ctx context.Context, s *config.Suite, list *List) (si *Im
 		return nil, why, err
 	}
 	return GoBudget(s, list, verdicts, reads.Seconds)
+}
+
+// goListingPath is the file that keeps the base's go listing of suite s
+// in tree t, "" when it is not kept (no listing key, or the top-level
+// prepare's layer is not known).
+func (e *Env) goListingPath(ctx context.Context, s *config.Suite, t *site.Tree) string {
+	key := e.listKey(s)
+	if key == "" {
+		return ""
+	}
+	layer, why, err := e.Layer(ctx, t)
+	if err != nil || why != "" {
+		return ""
+	}
+	return GoListingPath(e.Common, key, t.Dir, layer)
 }
 
 // decideErr is why impact cannot decide after err ("" and the error

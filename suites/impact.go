@@ -194,3 +194,38 @@ func WriteSession(file string, k *KeptSession) {
 		atomicfile.WriteFile(file, b, 0o600)
 	}
 }
+
+// GoListingPath is the file under common (the repository's git common
+// dir) that keeps the base's go listing of the listing named key, in the
+// base tree at dir over the prepared layer layer ("" without one).
+func GoListingPath(common, key, dir, layer string) string {
+	return filepath.Join(common, "flakegate", "impact", flakegate.SHA256Hex([]byte(impact.GoListingVersion + "\x00" + key + "\x00" + dir + "\x00" + layer))[:32]+".json")
+}
+
+// ReadGoListing reads a kept go listing; false when there is none or it
+// cannot be read as one (the base is listed again).
+func ReadGoListing(file string) (*impact.GoTree, bool) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, false
+	}
+	var l impact.GoListing
+	if json.Unmarshal(b, &l) != nil {
+		return nil, false
+	}
+	t, err := l.Tree()
+	if err != nil {
+		return nil, false
+	}
+	Touch(file) // last used
+	return t, true
+}
+
+// WriteGoListing keeps l in file. Best effort: the next check lists the
+// base again.
+func WriteGoListing(file string, l *impact.GoListing) {
+	if b, err := json.Marshal(l); err == nil {
+		os.MkdirAll(filepath.Dir(file), 0o755)
+		atomicfile.WriteFile(file, b, 0o600)
+	}
+}

@@ -123,3 +123,44 @@ func TestGoListKey(t *testing.T) {
 		t.Errorf("ListPath %s", got)
 	}
 }
+
+// TestGoListingKept: the base's go listing is kept as printed and read
+// back as the same tree; it is named by the listing's key, the tree's
+// folder and the prepared layer, and a kept file that is not a whole
+// listing is not read (the base is listed again).
+func TestGoListingKept(t *testing.T) {
+	common := t.TempDir()
+	file := GoListingPath(common, "k1", "/w/base-0", "")
+	for _, other := range []string{GoListingPath(common, "k2", "/w/base-0", ""), GoListingPath(common, "k1", "/w/base-1", ""), GoListingPath(common, "k1", "/w/base-0", "/l/1")} {
+		if other == file {
+			t.Fatalf("two listings share the file %s", file)
+		}
+	}
+	if _, ok := ReadGoListing(file); ok {
+		t.Fatal("a listing read where none is kept")
+	}
+	l := &impact.GoListing{
+		Env:  []byte(`{"GOMOD":"/w/base-0/go.mod","GOVERSION":"go1.26"}`),
+		List: []byte(`{"ImportPath":"example.com/m/a","Name":"a","Dir":"/w/base-0/a","GoFiles":["a.go"]}` + "\n"),
+	}
+	WriteGoListing(file, l)
+	got, ok := ReadGoListing(file)
+	if !ok {
+		t.Fatal("the kept listing is not read")
+	}
+	want, err := l.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Root != "/w/base-0" || fmt.Sprint(got.Packages()) != fmt.Sprint(want.Packages()) {
+		t.Fatalf("read back root %q packages %v, want %q %v", got.Root, got.Packages(), want.Root, want.Packages())
+	}
+	for _, bad := range []string{"", "{", `{"env":"e30=","list":"e30="}`, `{"list":"e30="}`} {
+		if err := os.WriteFile(file, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ReadGoListing(file); ok {
+			t.Errorf("a kept file %q read as a listing", bad)
+		}
+	}
+}
