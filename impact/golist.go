@@ -157,6 +157,19 @@ func (l *GoListing) Tree() (*GoTree, error) {
 	return ReadGoTree(bytes.NewReader(l.List), bytes.NewReader(l.Env))
 }
 
+// Whole reports whether go listed every package of the tree without an
+// error (a module missing from the cache, a file that does not parse):
+// only such a listing is worth keeping, since the same tree may list
+// whole once the cause is gone.
+func (t *GoTree) Whole() bool {
+	for _, p := range t.pkgs {
+		if p.Error != nil || len(p.DepsErrors) > 0 || p.Incomplete {
+			return false
+		}
+	}
+	return true
+}
+
 // ReadGoTree reads the output of GoListArgv and of GoEnvArgv run in one
 // tree.
 func ReadGoTree(list, env io.Reader) (*GoTree, error) {

@@ -84,8 +84,11 @@ func (e *Env) decideGo(ctx context.Context, s *config.Suite, list *List) (si *Im
 		}
 	}
 	// The base's listing is kept between checks, under its listing's key
-	// and its tree and prepared layer; when it is not, it runs beside the
-	// candidate's (two trees, two sandboxes).
+	// and its tree and prepared layer, when go listed every package
+	// without an error (a module missing from a fresh runner's cache
+	// would otherwise stay missing for every check of this base); when
+	// it is not kept, it runs beside the candidate's (two trees, two
+	// sandboxes).
 	keep, base, baseErr := e.goListingPath(ctx, s, w.Base), (*impact.GoTree)(nil), error(nil)
 	var listed sync.WaitGroup
 	if kept, ok := ReadGoListing(keep); keep != "" && ok {
@@ -98,7 +101,7 @@ func (e *Env) decideGo(ctx context.Context, s *config.Suite, list *List) (si *Im
 			if l, baseErr = impact.RunGoListing(ctx, runIn(w.Base), s.Path); baseErr != nil {
 				return
 			}
-			if base, baseErr = l.Tree(); baseErr == nil && keep != "" {
+			if base, baseErr = l.Tree(); baseErr == nil && keep != "" && base.Whole() {
 				WriteGoListing(keep, l)
 			}
 		}()

@@ -155,6 +155,13 @@ func TestGoListingKept(t *testing.T) {
 	if got.Root != "/w/base-0" || fmt.Sprint(got.Packages()) != fmt.Sprint(want.Packages()) {
 		t.Fatalf("read back root %q packages %v, want %q %v", got.Root, got.Packages(), want.Root, want.Packages())
 	}
+	if !got.Whole() {
+		t.Error("a listing without errors is not whole")
+	}
+	broken := &impact.GoListing{Env: l.Env, List: []byte(`{"ImportPath":"example.com/m/a","Name":"a","Dir":"/w/base-0/a","Error":{"Err":"no required module provides package x"}}` + "\n")}
+	if bt, err := broken.Tree(); err != nil || bt.Whole() {
+		t.Errorf("a listing with a package error reads as whole (%v)", err)
+	}
 	for _, bad := range []string{"", "{", `{"env":"e30=","list":"e30="}`, `{"list":"e30="}`} {
 		if err := os.WriteFile(file, []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
