@@ -130,6 +130,12 @@ func WriteList(file string, list *List) {
 		return
 	}
 	_ = atomicfile.WriteFile(file, b, 0o600)
+	removeUnused(dir)
+}
+
+// removeUnused removes the kept files in dir unused for ListMaxAge (a
+// read touches what it uses).
+func removeUnused(dir string) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > ListMaxAge {

@@ -188,10 +188,17 @@ func ReadSession(file string) (*KeptSession, bool) {
 
 // WriteSession keeps k in file. Best effort: the next check runs the
 // session again.
-func WriteSession(file string, k *KeptSession) {
-	if b, err := json.Marshal(k); err == nil {
+func WriteSession(file string, k *KeptSession) { keepImpact(file, k) }
+
+// keepImpact keeps v as JSON in file, a kept base log or listing of
+// impact, and removes those of its folder unused for ListMaxAge (one is
+// kept per base: a runner that checks many bases would otherwise keep
+// them all).
+func keepImpact(file string, v any) {
+	if b, err := json.Marshal(v); err == nil {
 		os.MkdirAll(filepath.Dir(file), 0o755)
 		atomicfile.WriteFile(file, b, 0o600)
+		removeUnused(filepath.Dir(file))
 	}
 }
 
@@ -223,9 +230,4 @@ func ReadGoListing(file string) (*impact.GoTree, bool) {
 
 // WriteGoListing keeps l in file. Best effort: the next check lists the
 // base again.
-func WriteGoListing(file string, l *impact.GoListing) {
-	if b, err := json.Marshal(l); err == nil {
-		os.MkdirAll(filepath.Dir(file), 0o755)
-		atomicfile.WriteFile(file, b, 0o600)
-	}
-}
+func WriteGoListing(file string, l *impact.GoListing) { keepImpact(file, l) }

@@ -171,3 +171,28 @@ func TestGoListingKept(t *testing.T) {
 		}
 	}
 }
+
+// TestImpactKeptAge: writing a kept session or go listing removes the
+// ones of its folder unused for ListMaxAge, and only those.
+func TestImpactKeptAge(t *testing.T) {
+	common := t.TempDir()
+	old, recent := SessionPath(common, "old"), SessionPath(common, "recent")
+	for _, f := range []string{old, recent} {
+		WriteSession(f, &KeptSession{Session: &impact.PytestSession{}})
+	}
+	long := time.Now().Add(-ListMaxAge - time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	l := &impact.GoListing{Env: []byte(`{"GOMOD":"/w/go.mod"}`), List: []byte{}}
+	WriteGoListing(GoListingPath(common, "k", "/w", ""), l)
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("a session unused for %v is still kept (%v)", ListMaxAge, err)
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("a recent session was removed: %v", err)
+	}
+	if _, ok := ReadGoListing(GoListingPath(common, "k", "/w", "")); !ok {
+		t.Error("the listing just kept is not read")
+	}
+}
