@@ -122,6 +122,15 @@ func (g *goReport) Of(s *Shape) evidence.TestReport {
 	return g.Report(g.importPath(s.Pkg), s.Test)
 }
 
+// GoModule is the module path the go report rep names packages by, ""
+// for another framework's report or a tree whose go.mod has none.
+func GoModule(rep Report) string {
+	if g, ok := rep.(*goReport); ok && g.modErr == nil {
+		return g.module
+	}
+	return ""
+}
+
 // importPath is the import path of a package argument ("./p", ".").
 func (g *goReport) importPath(arg string) string {
 	pkg := g.module

@@ -152,8 +152,9 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		return nil, nil
 	}
 	defer undo()
+	argv := cmd.Argv // the command the record names, whichever process runs it (gocache/binary.go)
 	if b.shape.Framework == evidence.FrameworkGo {
-		c.goBuilds.Use(ctx, &cmd, knownTree(at)) // gocache/build.go
+		c.goBuilds.Use(ctx, &cmd, knownTree(at), batch.GoModule(rep)) // gocache/build.go, binary.go
 	}
 	stream, streamed := b.batchStream(side, index(run[0]), len(run), known) // batchstream.go: progress only
 	if stream != nil {
@@ -166,7 +167,6 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	if file != "" {
 		defer os.RemoveAll(filepath.Dir(file))
 	}
-	argv := cmd.Argv
 	if side == transcript.SideCandidate {
 		// As for a triple alone (attempt.go), a candidate batch whose
 		// members all pass keeps what it read in the page cache: that

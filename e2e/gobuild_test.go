@@ -6,14 +6,17 @@ import (
 	"testing"
 )
 
-// TestCheckGoBuildStep (gocache/build.go): the
-// go attempts of a tree get the build step's Go cache as one more
-// read-only lower layer (their overlay's lowerdir names two layers), and
-// no attempt sees a file that test code wrote in the cache: the build
-// step runs none (go test -exec /bin/true), and each attempt's own
-// writes are thrown away with it. The package's test variable writes
-// $GOCACHE/fg-planted in every process that runs its test code and
-// says whether it was there already.
+// TestCheckGoBuildStep (gocache/build.go, binary.go): the
+// go attempts of a tree get the build step's Go cache as more read-only
+// lower layers (their overlay's lowerdir names them), and no attempt
+// sees a file that test code wrote in the cache or beside its binary:
+// the build step runs none (its -exec only keeps the linked binary), and
+// each attempt's own writes are thrown away with it. The package's test
+// variable writes $GOCACHE/fg-planted and a file beside its own binary
+// in every process that runs its test code and says whether they were
+// there already. As root, every attempt runs the binary the step kept,
+// with go test's own arguments for it (-test.paniconexit0, the seed's
+// -test.shuffle, the batch's -test.run, the template's -seed).
 func TestCheckGoBuildStep(t *testing.T) {
 	t.Parallel()
 	needTool(t, "go")
@@ -52,6 +55,11 @@ func plant() string {
 	p := filepath.Join(c, "fg-planted")
 	_, err := os.Stat(p)
 	werr := os.WriteFile(p, []byte("x"), 0o644)
+	beside := filepath.Join(filepath.Dir(os.Args[0]), "fg-planted")
+	if _, err := os.Stat(beside); err == nil {
+		return "PLANTED-SEEN beside the binary"
+	}
+	os.WriteFile(beside, []byte("x"), 0o644)
 	if err == nil {
 		return "PLANTED-SEEN"
 	}
@@ -66,6 +74,7 @@ func TestProbe(t *testing.T) {
 		}
 	}
 	t.Log(planted)
+	t.Log("ARGS " + strings.Join(os.Args, " "))
 }
 
 func TestOther(t *testing.T) {
@@ -91,8 +100,16 @@ func TestOther(t *testing.T) {
 			if !strings.Contains(at.OutputTail, "PLANTED-NOT-SEEN (write: ok)") {
 				t.Errorf("seed %s, %s attempt %d saw a file test code wrote in the Go cache, or could not write one:\n%s", rec.Seed, at.Side, at.Index, at.OutputTail)
 			}
-			if os.Geteuid() == 0 && !strings.Contains(at.OutputTail, "gocache-lower/1") { // the build step is root's only (gocache/build.go)
+			if os.Geteuid() != 0 {
+				continue // the build step is root's only (gocache/build.go)
+			}
+			if !strings.Contains(at.OutputTail, "gocache-lower/1") {
 				t.Errorf("seed %s, %s attempt %d: its Go cache has no build step's layer:\n%s", rec.Seed, at.Side, at.Index, at.OutputTail)
+			}
+			args := "ARGS /tmp/go-build/flakegate-bin/sandbox/tree/p/p.test -test.paniconexit0 -test.v=test2json -test.count=1 -test.timeout=0s -test.run=^("
+			seed := "-seed=" + rec.Seed.String()
+			if !strings.Contains(at.OutputTail, args) || !strings.Contains(at.OutputTail, seed) {
+				t.Errorf("seed %s, %s attempt %d did not run the kept binary with go test's arguments (%q ... %q):\n%s", rec.Seed, at.Side, at.Index, args, seed, at.OutputTail)
 			}
 		}
 	}

@@ -5,14 +5,16 @@
 // attempt of a tree in a check builds the same test binaries. Before the
 // first go attempt of a tree and build, one attempt in the same sandbox,
 // with the same tree files, runs the batch's own command as a build that
-// runs no test code: go test -exec /bin/true -count=1 with the command's
-// build flags and packages (Fill does the same for the base). /bin/true
-// is the test binary's runner, so the binary is linked and never run;
-// -count=1 keeps the build from caching a test result (of /bin/true)
-// that a later attempt could read. The build is a prepare of its Go cache
-// alone (sandbox.Persist): what it wrote there is kept when it exits 0,
-// and the later attempts of that tree and build get it as one more
-// read-only lower layer of their cache (sandbox.GoCacheBuilt).
+// runs no test code: go test -exec KEEPER -count=1 with the command's
+// build flags and packages (Fill does the same for the base, with
+// /bin/true). KEEPER (keeperExec, binary.go) is the test binary's
+// runner: it copies the linked binary into the Go cache and never runs
+// it; -count=1 keeps the build from caching a test result that a later
+// attempt could read. The build is a prepare of its Go cache alone
+// (sandbox.Persist): what it wrote there is kept when it exits 0, and
+// the later attempts of that tree and build get it as one more
+// read-only lower layer of their cache (sandbox.GoCacheBuilt), beside a
+// layer holding go tool test2json, and run the kept binary (binary.go).
 //
 // What it trusts is what Fill trusts: the go command, which compiles,
 // vets and links the code without running it. Test code writes no cache
@@ -61,8 +63,8 @@ type Builds struct {
 // build is one build step: done is closed when it ended; layer is its
 // kept Go cache ("" when it kept nothing: the attempts build alone).
 type build struct {
-	done  chan struct{}
-	layer string
+	done   chan struct{}
+	layers []string
 }
 
 // BuildsRoot is the folder of the build steps' layers of the repository
@@ -87,14 +89,14 @@ var runFlags = map[string]bool{"run": true, "skip": true, "count": true, "shuffl
 	"cpuprofile": true, "memprofile": true, "blockprofile": true, "mutexprofile": true, "trace": true}
 
 // BuildArgv is a go batch's argv (prog test ...) as a build that runs no
-// test code (go test -exec /bin/true -count=1, its build flags and
+// test code (go test -exec KEEPER -count=1, its build flags and
 // packages), which is also the build's key; ok is false for a command
 // the build cannot stand for (its own -exec, -toolexec, -c, -o, -args).
 func BuildArgv(argv []string) (build []string, ok bool) {
 	if len(argv) < 3 || argv[1] != "test" {
 		return nil, false
 	}
-	build = []string{argv[0], "test", "-exec", "/bin/true", "-count=1"}
+	build = []string{argv[0], "test", "-exec", keeperExec, "-count=1"}
 	for i := 2; i < len(argv); i++ {
 		a := argv[i]
 		if !strings.HasPrefix(a, "-") {
@@ -145,7 +147,11 @@ func BuildKey(cmd *attempt.Command, tree string) string {
 // the build step's cache layer of its tree and build, running the build
 // step first when this is the first such attempt of the check; others
 // wait for it.
-func (b *Builds) Use(ctx context.Context, cmd *attempt.Command, tree string) {
+//
+// When the step kept the test binary of cmd's one package, cmd runs it
+// (binary.go): module is the module path of the tree's go.mod, "" to
+// leave cmd's argv as it is.
+func (b *Builds) Use(ctx context.Context, cmd *attempt.Command, tree, module string) {
 	key := BuildKey(cmd, tree)
 	if b == nil || b.Root == "" || key == "" {
 		return
@@ -162,7 +168,7 @@ func (b *Builds) Use(ctx context.Context, cmd *attempt.Command, tree string) {
 	}
 	b.mu.Unlock()
 	if first {
-		s.layer = b.run(ctx, cmd)
+		s.layers = b.run(ctx, cmd)
 		close(s.done)
 	}
 	select {
@@ -170,16 +176,43 @@ func (b *Builds) Use(ctx context.Context, cmd *attempt.Command, tree string) {
 	case <-ctx.Done():
 		return
 	}
-	if s.layer != "" {
+	if len(s.layers) > 0 {
 		sb := cmd.Sandbox.(*sandbox.Sandbox)
-		sb.GoCacheBuilt = append(sb.GoCacheBuilt, s.layer)
+		sb.GoCacheBuilt = append(sb.GoCacheBuilt, s.layers...)
+		if len(s.layers) == 2 {
+			runKept(cmd, s.layers[0], module)
+		}
 	}
 }
 
 // run runs one build step in a copy of cmd's sandbox: the same tree,
 // tree files, prepared layer and caches, its Go cache's writes kept. It
-// returns the kept cache's folder, "" when the build failed or kept none.
-func (b *Builds) run(ctx context.Context, cmd *attempt.Command) string {
+// returns the kept caches' folders: none when the build failed or kept
+// nothing; the build's alone when go tool test2json could not be built
+// over it (the attempts then run go test); the build's and test2json's.
+func (b *Builds) run(ctx context.Context, cmd *attempt.Command) []string {
+	argv, _ := BuildArgv(cmd.Argv)
+	// go tool builds test2json (the toolchain ships none) into the Go
+	// cache on its first run: once here, beside the build, not in every
+	// attempt.
+	var tool string
+	var wg sync.WaitGroup
+	wg.Go(func() { tool = b.persist(ctx, cmd, []string{argv[0], "tool", "test2json"}) })
+	layer := b.persist(ctx, cmd, argv)
+	wg.Wait()
+	switch {
+	case layer == "":
+		return nil
+	case tool == "":
+		return []string{layer}
+	}
+	return []string{layer, tool}
+}
+
+// persist runs argv, which runs no test code, in a copy of cmd's
+// sandbox, and returns the folder of what it wrote to the Go cache, ""
+// when it failed or wrote nothing.
+func (b *Builds) persist(ctx context.Context, cmd *attempt.Command, argv []string) string {
 	root, err := b.checkDir()
 	if err != nil {
 		return ""
@@ -188,7 +221,6 @@ func (b *Builds) run(ctx context.Context, cmd *attempt.Command) string {
 	if err != nil {
 		return ""
 	}
-	argv, _ := BuildArgv(cmd.Argv)
 	bs := *cmd.Sandbox.(*sandbox.Sandbox)
 	bs.Persist, bs.GoCacheBuilt = dir, nil
 	bs.TreeFiles = append([]sandbox.TreeFile(nil), bs.TreeFiles...)

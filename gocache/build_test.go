@@ -17,7 +17,7 @@ import (
 // own -exec or -toolexec has no build step.
 func TestBuildArgv(t *testing.T) {
 	a, ok := BuildArgv([]string{"go", "test", "-json", "-shuffle=1", "-count=1", "-timeout=0", "-race", "-run", "^(TestA|FuzzX)$", "./p", "-tags", "x", "-seed=1"})
-	want := []string{"go", "test", "-exec", "/bin/true", "-count=1", "-json", "-race", "./p", "-tags", "x"}
+	want := []string{"go", "test", "-exec", keeperExec, "-count=1", "-json", "-race", "./p", "-tags", "x"}
 	if !ok || !slices.Equal(a, want) {
 		t.Fatalf("got %q %v, want %q", a, ok, want)
 	}

@@ -18,7 +18,9 @@
 //   - reads.go: what the base's go suites read in the fill's run (go's
 //     test log) and how long each package took, for the check's impact;
 //   - build.go: a go tree's build step, its test binaries built once per
-//     check and laid read-only under the later attempts of that tree.
+//     check and laid read-only under the later attempts of that tree;
+//   - binary.go: the step's kept test binaries, which those attempts run
+//     as go test would, through go tool test2json.
 //
 // The caller (the check, a replay) owns the sandbox: it points the
 // attempts' sandbox at BuildDir and ModDir, and gives Fill and Fetch the
@@ -707,6 +709,14 @@ func (gc *Caches) Fill(ctx context.Context, sb sandbox.Sandbox, env []string, tr
 		if out.Result != attempt.Pass {
 			why = append(why, fmt.Sprintf("%s: %s: %s", m, strings.TrimSpace(out.Result+" "+out.Reason), Failure(out.Tail, 3)))
 		}
+	}
+	// go tool test2json, which the attempts that run a kept test binary
+	// run (binary.go), is built into the cache on its first run: here,
+	// not in every check's build step. It reads nothing (no input) and
+	// decides nothing; a failure only leaves it to the build step.
+	if len(gc.modules) > 0 {
+		attempt.Run(ctx, attempt.Command{Argv: []string{"go", "tool", "test2json"}, Dir: tree, Env: env,
+			WallBudget: goFillBudget, Sandbox: &sb, NoTestMarkers: []string{}})
 	}
 	var skipped []string
 	var reads []*BaseReads

@@ -55,7 +55,7 @@ type Runner struct {
 	TreeKey func(t *site.Tree) string
 	// Build points a go command at its tree's build step
 	// (gocache.Builds.Use).
-	Build func(ctx context.Context, cmd *attempt.Command, tree string)
+	Build func(ctx context.Context, cmd *attempt.Command, tree, module string)
 }
 
 // Run lists every suite on the candidate's own tree t and runs the tests

@@ -64,7 +64,7 @@ func (r *Runner) process(ctx context.Context, s *config.Suite, t *site.Tree, sha
 	}
 	defer undo()
 	if shapes[0].Framework == evidence.FrameworkGo {
-		r.Build(ctx, &cmd, r.TreeKey(t)) // gocache/build.go
+		r.Build(ctx, &cmd, r.TreeKey(t), batch.GoModule(rep)) // gocache/build.go, binary.go
 	}
 	file, err := batch.AddReportFile(&cmd, shapes[0].Framework)
 	if err != nil {
