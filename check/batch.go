@@ -152,7 +152,7 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		return nil, nil
 	}
 	defer undo()
-	argv := cmd.Argv // the command the record names, whichever process runs it (gocache/binary.go)
+	named := cmd.Argv // a go batch's command, as its record names it whichever process runs it (gocache/binary.go)
 	if b.shape.Framework == evidence.FrameworkGo {
 		c.goBuilds.Use(ctx, &cmd, knownTree(at), batch.GoModule(rep)) // gocache/build.go, binary.go
 	}
@@ -166,6 +166,10 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	}
 	if file != "" {
 		defer os.RemoveAll(filepath.Dir(file))
+	}
+	argv := cmd.Argv
+	if b.shape.Framework == evidence.FrameworkGo {
+		argv = named
 	}
 	if side == transcript.SideCandidate {
 		// As for a triple alone (attempt.go), a candidate batch whose

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,6 +106,11 @@ func TestOther(t *testing.T) {
 			}
 			if !strings.Contains(at.OutputTail, "gocache-lower/1") {
 				t.Errorf("seed %s, %s attempt %d: its Go cache has no build step's layer:\n%s", rec.Seed, at.Side, at.Index, at.OutputTail)
+			}
+			for _, b := range transcriptBatches(t, rec.TranscriptPath) {
+				if len(b.Argv) < 3 || b.Argv[0] != "go" || b.Argv[1] != "test" || !slices.Contains(b.Argv, "./p") {
+					t.Errorf("seed %s: the transcript names a batch's command %q, not its go test command", rec.Seed, b.Argv)
+				}
 			}
 			args := "ARGS /tmp/go-build/flakegate-bin/sandbox/tree/p/p.test -test.paniconexit0 -test.v=test2json -test.count=1 -test.timeout=0s -test.run=^("
 			seed := "-seed=" + rec.Seed.String()
