@@ -160,16 +160,12 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 	if stream != nil {
 		cmd.Output = io.MultiWriter(rep, sum, stream)
 	}
-	file, err := batch.AddReportFile(&cmd, b.shape.Framework)
+	file, argv, err := b.reportFile(&cmd, named)
 	if err != nil {
 		return nil, err
 	}
 	if file != "" {
 		defer os.RemoveAll(filepath.Dir(file))
-	}
-	argv := cmd.Argv
-	if b.shape.Framework == evidence.FrameworkGo {
-		argv = named
 	}
 	if side == transcript.SideCandidate {
 		// As for a triple alone (attempt.go), a candidate batch whose
@@ -219,6 +215,18 @@ func (b *batchRun) attempt(ctx context.Context, side string, members []*batchMem
 		results[m] = batch.Outcome{Result: o.Result, Absent: o.Result == attempt.Errored && !tr.Started}
 	}
 	return unstarted, nil
+}
+
+// reportFile adds the report file of the batch's framework to cmd
+// (batch.AddReportFile) and returns it with the argv the batch's record
+// names: cmd's, but a go batch's go test command (named) whichever
+// process runs it (gocache/binary.go).
+func (b *batchRun) reportFile(cmd *attempt.Command, named []string) (string, []string, error) {
+	file, err := batch.AddReportFile(cmd, b.shape.Framework)
+	if b.shape.Framework == evidence.FrameworkGo {
+		return file, named, err
+	}
+	return file, cmd.Argv, err
 }
 
 // noteAll writes out as the attempt of each member of run that keep
