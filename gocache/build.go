@@ -60,8 +60,9 @@ type Builds struct {
 	by   map[string]*build
 }
 
-// build is one build step: done is closed when it ended; layer is its
-// kept Go cache ("" when it kept nothing: the attempts build alone).
+// build is one build step: done is closed when it ended; layers are its
+// kept Go caches (run: none when it kept nothing and the attempts build
+// alone; the build's, then test2json's when the kept binary can run).
 type build struct {
 	done   chan struct{}
 	layers []string
