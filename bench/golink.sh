@@ -9,6 +9,10 @@
 #        test2json as go test runs it (-test.v=test2json, in p9's folder).
 # The difference is the link and the go command's own work per run: what
 # every run of an affected package pays (issue 44's 12 runs).
+# Then, ROUNDS times each, the CPU (user + system, every process) of
+# starting test2json with no input two ways: go tool test2json, and the
+# executable go tool -n test2json names (what a kept binary's attempt
+# runs, gocache/binary.go).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -46,4 +50,16 @@ done
 g=$(median <"$work/g")
 b=$(median <"$work/b")
 echo "go test -json: median $g s; the binary built once, run by test2json: median $b s; per run the go command and its link cost $(echo "$g - $b" | bc) s ($(echo "scale=2; $g / $b" | bc)x)"
+cpu() { /usr/bin/time -f "%U %S" -o "$work/t" "$@" </dev/null >/dev/null; awk '{print $1 + $2}' "$work/t"; }
+tool=$(go tool -n test2json)
+for r in $(seq 1 "$rounds"); do
+	a=$(cpu go tool test2json)
+	d=$(cpu "$tool")
+	echo "# round $r: go tool test2json $a s CPU, the executable $d s CPU"
+	echo "$a" >>"$work/a"
+	echo "$d" >>"$work/d"
+done
+a=$(median <"$work/a")
+d=$(median <"$work/d")
+echo "go tool test2json: median $a s CPU; the executable itself: median $d s CPU; per run go tool costs $(echo "$a - $d" | bc) s of CPU"
 echo "# uptime at the end: $(uptime)"

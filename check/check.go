@@ -16,6 +16,10 @@
 //
 //	check.go      Options, Run, the checker: revisions (from site.Base), config,
 //	              output folder
+//	stages.go     run: the check as a list of named stages, in order, over the
+//	              state they hand on (runState): worktrees, go caches, suites,
+//	              properties, seeds, corpus, triples, attempts, freezes, new
+//	              tests, summary
 //	site.go       site: what setting up a check's attempts needs, and those
 //	              steps' state (the checker embeds one); Site: a check set up
 //	              up to its first attempt, over a site alone, for doctor
@@ -80,7 +84,6 @@ import (
 	"github.com/flakegate/flakegate/batch"
 	"github.com/flakegate/flakegate/fleet"
 	"github.com/flakegate/flakegate/gocache"
-	"github.com/flakegate/flakegate/internal/flock"
 	"github.com/flakegate/flakegate/plan"
 )
 
@@ -335,104 +338,6 @@ func (c *checker) makeOutDir() error {
 	os.Remove(probe.Name())
 	c.outDir = abs
 	return nil
-}
-
-func (c *checker) run(ctx context.Context) (*flakegate.Summary, error) {
-	workers := min(c.cfg.Workers, c.cfg.Triples())
-	if len(c.cfg.Suites) > 0 {
-		workers = c.cfg.Workers // the suites' tests are listed below
-	}
-	var err error
-	lo := flock.Options{Timeout: c.opts.LockTimeout, Wait: noteWriter{c.progress}}
-	root, err := sitepkg.MakeWorktreeRoot(c.common)
-	if err != nil {
-		return nil, err
-	}
-	overlay, why, err := c.chooseTrees(ctx, root)
-	if err != nil {
-		return nil, err
-	}
-	if c.suite.graded, err = c.gradedCandidate(ctx); err != nil {
-		return nil, err
-	}
-	tr, err := c.treeRoot(ctx, workers)
-	if err != nil {
-		return nil, err
-	}
-	if c.trees, err = sitepkg.OpenWorktrees(ctx, c.git, tr, workers, c.baseSHA, c.suite.graded, overlay, lo); err != nil {
-		return nil, err
-	}
-	c.sayTrees(why, tr)
-	fill, err := c.warmGoCaches(ctx, tr)
-	if err != nil {
-		return nil, err
-	}
-	if c.opts.Shard != nil || c.opts.Join != nil {
-		c.suite.noImpact = "a check split across runners (--shard, --join) gates the same triples on every runner"
-	}
-	if err := c.expandSuites(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.gradeProperties(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.seedSecret(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.readCorpus(ctx); err != nil {
-		return nil, err
-	}
-	c.initPrepares()
-	defer c.releasePrepares()
-	jobs := c.orderSuites(c.jobs())
-	pl := c.newPool(jobs)
-	src, mine, shard, err := c.source(ctx, pl)
-	if err != nil {
-		return nil, err
-	}
-	total := len(mine)
-	if c.opts.Join != nil {
-		total = len(jobs) // this runner labels a part; the lines count it out of the whole
-	}
-	setup := time.Since(c.started) - fill
-	c.progress.Start(total)
-	err = fleet.Run(ctx, len(c.trees.Workers), src, pl, pl)
-	results := pl.results
-	c.progress.Finish()
-	if err != nil {
-		return nil, err
-	}
-	c.keepTimings(setup, fill, time.Since(c.started))
-	c.sayCorpus()
-	if c.opts.FreezeOwner != "" {
-		if err := c.grantFreezes(ctx, jobs, results); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.runNewTests(ctx, root); err != nil {
-		return nil, err
-	}
-	sum := &flakegate.Summary{Base: c.baseSHA, Candidate: c.candSHA, ConfigSHA256: c.cfgSHA, Shard: shard, Isolation: c.iso.Label(), Prepares: c.prepareRuns, Results: make([]flakegate.Result, len(mine))}
-	for i, pos := range mine {
-		sum.Results[i] = results[pos].Result
-	}
-	if c.opts.Join != nil {
-		// The summary of a joined check is the whole check's, read from
-		// the queue once every runner's triples are labelled.
-		if sum, err = c.joinedSummary(ctx); err != nil {
-			return nil, err
-		}
-		sum.Isolation = c.iso.Label()
-		sum.Prepares = c.prepareRuns
-	}
-	sum.RejectNewFlakes = c.cfg.RejectNewFlakes
-	sum.NewTests, sum.RejectFlakyNewTests = c.suite.newTests, c.cfg.RejectFlakyNewTests
-	sum.Impact = c.suite.impacts
-	sum.SetVerdict()
-	if err := writeJSON(filepath.Join(c.outDir, "summary.json"), sum); err != nil {
-		return nil, err
-	}
-	return sum, nil
 }
 
 // warmGoCaches downloads the modules the graded tree's go.sum names,

@@ -11,26 +11,6 @@ import (
 	"github.com/flakegate/flakegate"
 )
 
-func TestShellQuote(t *testing.T) {
-	type testCase struct{ in, want string }
-	run := func(t *testing.T, tc testCase) {
-		if got := shellQuote(tc.in); got != tc.want {
-			t.Errorf("shellQuote(%q) = %s, want %s", tc.in, got, tc.want)
-		}
-	}
-	for _, tc := range []testCase{
-		{"pytest", "pytest"},
-		{"--hypothesis-seed=1400", "--hypothesis-seed=1400"},
-		{"", "''"},
-		{"a b", "'a b'"},
-		{"it's", `'it'\''s'`},
-		{"$HOME", "'$HOME'"},
-		{"^TestX$", "'^TestX$'"},
-	} {
-		t.Run(tc.in, func(t *testing.T) { run(t, tc) })
-	}
-}
-
 func TestSlug(t *testing.T) {
 	if got := slug("tests/props/test_x.py"); got != "tests_props_test_x.py" {
 		t.Errorf("slug = %q", got)

@@ -16,10 +16,11 @@ import (
 )
 
 // fleetGoMain is the TestMain of each package of the fleet's Go module:
-// every test binary the go command starts logs one line to
-// <shared>/go.log: the side (side.txt), the seed, the go command's
-// build folder (random per go command: one go test process runs one
-// binary per package, all from one build folder) and the package. On the
+// every test binary an attempt starts logs one line to <shared>/go.log:
+// the side (side.txt), the seed, the attempt's process (its pid
+// namespace: each attempt's sandbox has its own, and the binaries of
+// one batch's packages run in it, whether go test runs them or the
+// build step's kept binaries run one after another) and the package. On the
 // candidate, the first run of the seed named by <shared>/hang-seed hangs
 // in p1 (it makes <shared>/hang), so a test can kill its runner in the
 // middle of a batch.
@@ -44,7 +45,11 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	b, _ := os.ReadFile("../side.txt")
 	side := strings.TrimSpace(string(b))
-	build := filepath.Base(filepath.Dir(filepath.Dir(os.Args[0])))
+	build, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		fmt.Println("cannot read the pid namespace:", err)
+		os.Exit(3)
+	}
 	f, err := os.OpenFile(filepath.Join(*shared, "go.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o666)
 	if err != nil {
 		fmt.Println("cannot log:", err)
@@ -61,7 +66,7 @@ func TestMain(m *testing.M) {
 
 // fleetGoModule is a module of packages p1 and p2 with TestOne and
 // TestTwo each, seeds 1..3: 12 triples, which a check batches into one
-// go test process per seed. The candidate breaks p2's Double: p2's
+// process per seed. The candidate breaks p2's Double: p2's
 // TestOne is PROPERTY for every seed. The run line passes shared as a
 // test flag, and the sandbox shares it read-write (sandbox.rw).
 func fleetGoModule(t *testing.T, shared string) *repo {
@@ -89,7 +94,7 @@ func fleetGoModule(t *testing.T, shared string) *repo {
 	return r
 }
 
-// goProcesses counts the go test processes of <shared>/go.log by side
+// goProcesses counts the attempts' processes of <shared>/go.log by side
 // (distinct build folders), and the lines (package binaries).
 func goProcesses(t *testing.T, shared string) (procs, binaries map[string]int) {
 	t.Helper()
@@ -115,8 +120,8 @@ func goProcesses(t *testing.T, shared string) (procs, binaries map[string]int) {
 
 // TestFleetJoinGoBatches: two runners join one check of a Go module on
 // PostgreSQL. A joined runner claims a whole batch (the batch plan a
-// check alone makes) and runs it as one go test process per attempt:
-// the go test processes of both runners together are exactly those of
+// check alone makes) and runs it as one process per attempt:
+// the processes of both runners together are exactly those of
 // one runner checking alone, one per seed and attempt (not one per
 // triple), and the labels are the same. The runner in the middle of one
 // batch is SIGKILLed: the other takes every triple of that batch over
@@ -150,7 +155,7 @@ func TestFleetJoinGoBatches(t *testing.T) {
 	// first candidate attempt, the base seed and the retry (p2's TestOne
 	// fails on the candidate), never a process per triple.
 	if singleProcs["candidate"] != 6 || singleProcs["base"] != 3 || singleBins["candidate"] != 12 || singleBins["base"] != 6 {
-		t.Fatalf("the single runner ran %v go test processes (%v binaries); want candidate 6, base 3 (12 and 6 binaries)", singleProcs, singleBins)
+		t.Fatalf("the single runner ran %v processes (%v binaries); want candidate 6, base 3 (12 and 6 binaries)", singleProcs, singleBins)
 	}
 	if err := os.Remove(filepath.Join(shared, "go.log")); err != nil {
 		t.Fatal(err)
@@ -196,11 +201,11 @@ func TestFleetJoinGoBatches(t *testing.T) {
 		t.Errorf("the joined check's labels %s, want the single runner's %s\n%s", got, want, other)
 	}
 
-	// The killed batch's go test process is the one process more than the
+	// The killed batch's process is the one process more than the
 	// single runner's: the takeover ran the batch as one process again.
 	procs, bins := goProcesses(t, shared)
 	if procs["candidate"] != singleProcs["candidate"]+1 || procs["base"] != singleProcs["base"] {
-		t.Errorf("the joined runners ran %v go test processes (%v binaries); want the single runner's %v and one killed", procs, bins, singleProcs)
+		t.Errorf("the joined runners ran %v processes (%v binaries); want the single runner's %v and one killed", procs, bins, singleProcs)
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)

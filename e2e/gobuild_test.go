@@ -17,23 +17,37 @@ import (
 // in every process that runs its test code and says whether they were
 // there already. As root, every attempt runs the binary the step kept,
 // with go test's own arguments for it (-test.paniconexit0, the seed's
-// -test.shuffle, the batch's -test.run, the template's -seed).
+// -test.shuffle, the batch's -test.run, the template's -seed), and so
+// does package q's test in the same batch: a batch of two packages runs
+// both kept binaries, one after the other.
 func TestCheckGoBuildStep(t *testing.T) {
 	t.Parallel()
 	needTool(t, "go")
-	entry := func(name string) string {
-		return `  - path: p/p_test.go
+	entry := func(pkg, name string) string {
+		return `  - path: ` + pkg + `/` + pkg + `_test.go
     name: ` + name + `
     seeds: [1, 2, 3]
-    run: [go, test, -count=1, -run, "^{name}$", ./p, "-seed={seed}"]
+    run: [go, test, -count=1, -run, "^{name}$", ./` + pkg + `, "-seed={seed}"]
     wall_budget: 60s
 `
 	}
 	r := newRepo(t, map[string]string{
 		"go.mod":         "module example.com/bs\n\ngo 1.21\n",
 		"README.md":      "bs\n",
-		"flakegate.yaml": goBatchHead + entry("TestProbe") + entry("TestOther"),
-		"p/p.go":         "package p\n\n// V is 1.\nfunc V() int { return 1 }\n",
+		"flakegate.yaml": goBatchHead + entry("p", "TestProbe") + entry("p", "TestOther") + entry("q", "TestQProbe"),
+		"q/q_test.go": `package q
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+` + goSeedFlag + `
+func TestQProbe(t *testing.T) { t.Log("QARGS " + strings.Join(os.Args, " ")) }
+`,
+		"p/p.go": "package p\n\n// V is 1.\nfunc V() int { return 1 }\n",
 		"p/p_test.go": `package p
 
 import (
@@ -87,15 +101,22 @@ func TestOther(t *testing.T) {
 	})
 	r.candidate("docs", map[string]string{"README.md": "bs, docs\n"})
 	cr := r.check("--base", "base", "--candidate", "docs")
-	if got := strings.Join(cr.labels(), ","); got != "PASS,PASS,PASS,PASS,PASS,PASS" {
-		t.Fatalf("labels %s, want six PASS\n%s", got, cr)
+	if got := strings.Join(cr.labels(), ","); got != "PASS,PASS,PASS,PASS,PASS,PASS,PASS,PASS,PASS" {
+		t.Fatalf("labels %s, want nine PASS\n%s", got, cr)
 	}
-	probes := 0
+	probes, qprobes := 0, 0
 	for i := range cr.summary.Results {
 		rec := cr.record(t, i)
 		for _, at := range rec.Attempts {
+			if strings.Contains(at.OutputTail, "QARGS ") && os.Geteuid() == 0 {
+				qprobes++
+				args := "QARGS /tmp/go-build/flakegate-bin/sandbox/tree/q/q.test -test.paniconexit0 -test.v=test2json -test.count=1 -test.timeout=0s -test.run=^("
+				if !strings.Contains(at.OutputTail, args) || !strings.Contains(at.OutputTail, "-seed="+rec.Seed.String()) {
+					t.Errorf("seed %s, %s attempt %d of TestQProbe did not run q's kept binary with go test's arguments (%q):\n%s", rec.Seed, at.Side, at.Index, args, at.OutputTail)
+				}
+			}
 			if !strings.Contains(at.OutputTail, "PLANTED-") {
-				continue // TestOther's
+				continue // TestOther's, TestQProbe's
 			}
 			probes++
 			if !strings.Contains(at.OutputTail, "PLANTED-NOT-SEEN (write: ok)") {
@@ -119,7 +140,7 @@ func TestOther(t *testing.T) {
 			}
 		}
 	}
-	if probes < 3 {
-		t.Errorf("%d attempts of TestProbe, want one per seed at least", probes)
+	if probes < 3 || qprobes < 3 && os.Geteuid() == 0 {
+		t.Errorf("%d attempts of TestProbe and %d of TestQProbe, want one per seed at least", probes, qprobes)
 	}
 }

@@ -133,10 +133,13 @@ func TestInitMeasuresSuites(t *testing.T) {
 	if est.UpperBound {
 		t.Fatalf("after init: want an estimate, got an upper bound\n%s", planOut)
 	}
+	t.Logf("init kept %s; the plan after init:\n%s", raw, planOut)
 	r.candidate("c1", map[string]string{"c/doc.go": "// Package c is documented.\npackage c\n"})
 	cr := r.check("--base", "base", "--candidate", "c1")
 	if cr.code != 0 {
 		t.Fatalf("c1: exit %d\n%s", cr.code, cr)
 	}
+	after, _ := os.ReadFile(filepath.Join(r.dir, ".git", "flakegate", "measured.json"))
+	t.Logf("the check kept %s", after)
 	within2x(t, fmt.Sprintf("the first check after init (%d triples)", len(cr.summary.Results)), est.Seconds, cr)
 }

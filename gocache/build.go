@@ -181,7 +181,7 @@ func (b *Builds) Use(ctx context.Context, cmd *attempt.Command, tree, module str
 		sb := cmd.Sandbox.(*sandbox.Sandbox)
 		sb.GoCacheBuilt = append(sb.GoCacheBuilt, s.layers...)
 		if len(s.layers) == 2 {
-			runKept(cmd, s.layers[0], module)
+			runKept(cmd, s.layers[0], s.layers[1], module)
 		}
 	}
 }
@@ -194,11 +194,11 @@ func (b *Builds) Use(ctx context.Context, cmd *attempt.Command, tree, module str
 func (b *Builds) run(ctx context.Context, cmd *attempt.Command) []string {
 	argv, _ := BuildArgv(cmd.Argv)
 	// go tool builds test2json (the toolchain ships none) into the Go
-	// cache on its first run: once here, beside the build, not in every
-	// attempt.
+	// cache on its first run: once here, beside the build, and kept
+	// where the attempts run it without the go command (binary.go).
 	var tool string
 	var wg sync.WaitGroup
-	wg.Go(func() { tool = b.persist(ctx, cmd, []string{argv[0], "tool", "test2json"}) })
+	wg.Go(func() { tool = b.persist(ctx, cmd, toolKeeper(argv[0])) })
 	layer := b.persist(ctx, cmd, argv)
 	wg.Wait()
 	switch {
