@@ -18,9 +18,10 @@ import (
 // fleetGoMain is the TestMain of each package of the fleet's Go module:
 // every test binary an attempt starts logs one line to <shared>/go.log:
 // the side (side.txt), the seed, the attempt's process (its pid
-// namespace: each attempt's sandbox has its own, and the binaries of
-// one batch's packages run in it, whether go test runs them or the
-// build step's kept binaries run one after another) and the package. On the
+// namespace and when the namespace's first process started: each
+// attempt's sandbox has its own, whose number a later one may reuse, and
+// the binaries of one batch's packages run in it, whether go test runs
+// them or the build step's kept binaries run) and the package. On the
 // candidate, the first run of the seed named by <shared>/hang-seed hangs
 // in p1 (it makes <shared>/hang), so a test can kill its runner in the
 // middle of a batch.
@@ -45,11 +46,13 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	b, _ := os.ReadFile("../side.txt")
 	side := strings.TrimSpace(string(b))
-	build, err := os.Readlink("/proc/self/ns/pid")
-	if err != nil {
-		fmt.Println("cannot read the pid namespace:", err)
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	stat, serr := os.ReadFile("/proc/1/stat")
+	if err != nil || serr != nil {
+		fmt.Println("cannot read the pid namespace:", err, serr)
 		os.Exit(3)
 	}
+	build := ns + "/" + strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))[19]
 	f, err := os.OpenFile(filepath.Join(*shared, "go.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o666)
 	if err != nil {
 		fmt.Println("cannot log:", err)

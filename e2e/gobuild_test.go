@@ -19,7 +19,7 @@ import (
 // with go test's own arguments for it (-test.paniconexit0, the seed's
 // -test.shuffle, the batch's -test.run, the template's -seed), and so
 // does package q's test in the same batch: a batch of two packages runs
-// both kept binaries, one after the other.
+// both kept binaries.
 func TestCheckGoBuildStep(t *testing.T) {
 	t.Parallel()
 	needTool(t, "go")

@@ -16,10 +16,10 @@
 // command's test flags as -test.NAME=VALUE, in go test's order), each
 // in its package's folder, with go test's PATH; and their output is
 // framed by test2json, the converter go test -json uses, reading stdout
-// and stderr alike. The binaries of more than one package run one after
-// another (runKept). A command this file cannot speak for exactly (a
-// pattern, a flag it does not know, GOFLAGS that set a test flag) runs
-// go test as before. The record keeps the command's go test argv: the
+// and stderr alike. The binaries of several packages run side by side,
+// as go test runs them (keptArgv). A command this file cannot speak for
+// exactly (a pattern, a flag it does not know, GOFLAGS that set a test
+// flag) runs go test as before. The record keeps the command's go test argv: the
 // process is that command's run.
 //
 // Test code never writes a binary another attempt runs: the keepers
@@ -37,6 +37,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -217,14 +218,10 @@ func keptBinary(sb *sandbox.Sandbox, layer, dir, pkg, module string) (keptRun, b
 
 // runKept makes cmd (a go test -json command, in module module, whose
 // attempt has the build step layer) run the test binaries the step
-// kept, through go tool test2json; it leaves cmd as it was when it
-// cannot. One package's binary is cmd's process; the binaries of more
-// packages run one after another from /bin/sh, in the command's order,
-// and it exits 1 when any of them failed, as go test does. go test runs
-// them side by side and, under -json, writes each package's events as
-// they come, so one package's events after another's is one of the
-// orders go test may write; the attempts of a check already fill the
-// cores.
+// kept, through the test2json executable it kept; it leaves cmd as it
+// was when it cannot. One package's binary is cmd's process; the
+// binaries of several packages run side by side as go test runs them
+// (keptArgv).
 func runKept(cmd *attempt.Command, layer, toolLayer, module string) {
 	sb, _ := cmd.Sandbox.(*sandbox.Sandbox)
 	if sb == nil || module == "" || layer == "" {
@@ -250,7 +247,7 @@ func runKept(cmd *attempt.Command, layer, toolLayer, module string) {
 		cmd.Argv = append([]string{tool, "-t", "-p", runs[0].importPath, runs[0].bin}, args...)
 		cmd.Dir = runs[0].dir
 	} else {
-		cmd.Argv = []string{"/bin/sh", "-c", keptScript(tool, runs, args)}
+		cmd.Argv = keptArgv(tool, runs, args)
 	}
 	env := make([]string, 0, len(cmd.Env)+1)
 	for _, kv := range cmd.Env {
@@ -261,22 +258,41 @@ func runKept(cmd *attempt.Command, layer, toolLayer, module string) {
 	cmd.Env = append(env, "PATH="+runs[0].path)
 }
 
-// keptScript is the /bin/sh script that runs runs' binaries one after
-// another through test2json (the executable tool), each in its
-// package's folder, and exits 1 when any of them did not exit 0. Every
-// word is quoted: the import paths come from the tree's go.mod and the
-// arguments from the command.
-func keptScript(tool string, runs []keptRun, args []string) string {
+// keptArgv runs runs' binaries through test2json (tool), each in its
+// package's folder, as go test runs a command of several packages: up to
+// -p of them at once, go's default -p being GOMAXPROCS (the variable,
+// else the CPUs: nproc), each package's events written as they come
+// (test2json writes one event at a time), and it exits 1 when any of
+// them did not exit 0. /bin/sh hands the packages' numbers to xargs -P,
+// which runs the script keptCase picks each one's command from; every
+// word of it is quoted (the import paths come from the tree's go.mod,
+// the arguments from the command).
+func keptArgv(tool string, runs []keptRun, args []string) []string {
+	const fanOut = `p=${GOMAXPROCS:-}
+case $p in ''|*[!0-9]*|0) p=$(nproc 2>/dev/null) || p=1 ;; esac
+i=0
+while [ "$i" -lt "$1" ]; do echo "$i"; i=$((i + 1)); done | xargs -n 1 -P "$p" /bin/sh -c "$0" sh
+[ $? -eq 0 ]
+`
+	return []string{"/bin/sh", "-c", fanOut, keptCase(tool, runs, args), strconv.Itoa(len(runs))}
+}
+
+// keptCase is the script that runs package number $1 of runs and exits
+// 0 when its binary passed, else 1 (xargs stops at no exit code of 1).
+func keptCase(tool string, runs []keptRun, args []string) string {
 	var b strings.Builder
-	b.WriteString("r=0\n")
-	for _, k := range runs {
+	b.WriteString("case $1 in\n")
+	for i, k := range runs {
 		words := append([]string{tool, "-t", "-p", k.importPath, k.bin}, args...)
-		b.WriteString("(cd " + shquote.Word(k.inside) + " && exec")
-		for _, w := range words {
-			b.WriteString(" " + shquote.Word(w))
+		b.WriteString(strconv.Itoa(i) + ") cd " + shquote.Word(k.inside) + " || exit 1\n")
+		for j, w := range words {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(shquote.Word(w))
 		}
-		b.WriteString(") || r=1\n")
+		b.WriteString(" || exit 1 ;;\n")
 	}
-	b.WriteString("exit $r\n")
+	b.WriteString("*) exit 1 ;;\nesac\n")
 	return b.String()
 }

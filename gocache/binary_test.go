@@ -130,11 +130,12 @@ func TestTestBinaryArgsRefuses(t *testing.T) {
 	}
 }
 
-// TestKeptScriptAsGoTest: the script that runs the kept binaries of a
+// TestKeptScriptAsGoTest: the command that runs the kept binaries of a
 // command of two packages gives, package by package, the test events go
 // test -json gives for that command, and its exit code: one package
-// failing does not stop the next, and a value with quotes and $( ) in
-// it reaches the binary as one word.
+// failing does not stop the other, the two run side by side (TestMeet
+// of each waits for the other's to start), and a value with quotes and
+// $( ) in it reaches the binary as one word.
 func TestKeptScriptAsGoTest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test")
@@ -144,12 +145,28 @@ func TestKeptScriptAsGoTest(t *testing.T) {
 		t.Skip("no go")
 	}
 	dir := t.TempDir()
+	// TestMeet marks its package started in $MEET and waits up to 20 s
+	// for the other package's mark: it passes only when both run at once.
+	meet := `
+func TestMeet(t *testing.T) {
+	dir := os.Getenv("MEET")
+	me, _ := os.Getwd()
+	os.WriteFile(filepath.Join(dir, filepath.Base(me)), nil, 0o644)
+	for i := 0; i < 200; i++ {
+		if ents, _ := os.ReadDir(dir); len(ents) >= 2 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the other package's binary did not run beside this one")
+}
+`
 	files := map[string]string{
 		"go.mod": "module example.com/m\n\ngo 1.21\n",
-		"p/p_test.go": "package p\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\nvar msg = flag.String(\"msg\", \"\", \"\")\n\n" +
-			"func TestA(t *testing.T) { t.Log(\"MSG[\" + *msg + \"]\") }\nfunc TestB(t *testing.T) { t.Fatal(\"B fails\") }\n",
-		"q/q_test.go": "package q\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\nvar msg = flag.String(\"msg\", \"\", \"\")\n\n" +
-			"func TestA(t *testing.T) {}\nfunc TestQ(t *testing.T) { t.Skip(\"q skips\") }\n",
+		"p/p_test.go": "package p\n\nimport (\n\t\"flag\"\n\t\"os\"\n\t\"path/filepath\"\n\t\"testing\"\n\t\"time\"\n)\n\nvar msg = flag.String(\"msg\", \"\", \"\")\n\n" +
+			"func TestA(t *testing.T) { t.Log(\"MSG[\" + *msg + \"]\") }\nfunc TestB(t *testing.T) { t.Fatal(\"B fails\") }\n" + meet,
+		"q/q_test.go": "package q\n\nimport (\n\t\"flag\"\n\t\"os\"\n\t\"path/filepath\"\n\t\"testing\"\n\t\"time\"\n)\n\nvar msg = flag.String(\"msg\", \"\", \"\")\n\n" +
+			"func TestA(t *testing.T) {}\nfunc TestQ(t *testing.T) { t.Skip(\"q skips\") }\n" + meet,
 	}
 	for name, body := range files {
 		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
@@ -157,9 +174,11 @@ func TestKeptScriptAsGoTest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	// GOMAXPROCS=2: go test runs two binaries at once, and so must the
+	// script, on any machine.
+	env := append(os.Environ(), "GOFLAGS=", "GOWORK=off", "GOMAXPROCS=2")
 	msg := `it's $(echo pwned) "x"`
-	argv := []string{"go", "test", "-json", "-count=1", "-run", "^(TestA|TestB|TestQ)$", "./p", "./q", "-msg=" + msg}
+	argv := []string{"go", "test", "-json", "-count=1", "-run", "^(TestA|TestB|TestQ|TestMeet)$", "./p", "./q", "-msg=" + msg}
 	pkgs, args, ok := TestBinaryArgs(argv, nil)
 	if !ok {
 		t.Fatalf("%q refused", argv)
@@ -199,15 +218,16 @@ func TestKeptScriptAsGoTest(t *testing.T) {
 		return by, code
 	}
 	goTest := exec.Command(goBin, argv[1:]...)
-	goTest.Dir, goTest.Env = dir, env
+	goTest.Dir, goTest.Env = dir, append(env, "MEET="+t.TempDir())
 	want, wantCode := events(goTest)
 	// The step's tool keeper keeps the executable go tool -n names.
 	tool, err := exec.Command(goBin, "tool", "-n", "test2json").Output()
 	if err != nil {
 		t.Fatalf("go tool -n test2json: %v", err)
 	}
-	script := exec.Command("/bin/sh", "-c", keptScript(strings.TrimSpace(string(tool)), runs, args))
-	script.Dir, script.Env = t.TempDir(), env
+	kept := keptArgv(strings.TrimSpace(string(tool)), runs, args)
+	script := exec.Command(kept[0], kept[1:]...)
+	script.Dir, script.Env = t.TempDir(), append(env, "MEET="+t.TempDir())
 	got, code := events(script)
 	if code != wantCode || wantCode != 1 {
 		t.Errorf("the script exits %d, go test %d (want 1)", code, wantCode)
