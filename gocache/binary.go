@@ -59,10 +59,11 @@ const keeperExec = `/bin/sh -c 'd=` + sandbox.SandboxGoCache + `/` + keptBins + 
 
 // keptTool is test2json's path in the step's test2json layer, apart
 // from keptBins (the attempt's Go cache stacks both layers, and the
-// layer a folder was made in hides that folder of the other): toolKeeper copies the executable go tool runs there, so that
-// an attempt runs it as go tool would, without a go command of its own
-// (about 0.2 s of CPU each: the go command, and compile and link asked
-// for their versions to find the tool in the cache).
+// layer a folder was made in hides that folder of the other):
+// toolKeeper copies the executable go tool runs there, so that an
+// attempt runs it as go tool would, without a go command of its own
+// (0.17 s of CPU a run, bench/golink.sh: the go command, and compile and
+// link asked for their versions to find the tool in the cache).
 const keptTool = "flakegate-tool/test2json"
 
 // toolKeeper is the build step's second command: it has go tool build
